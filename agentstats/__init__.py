@@ -1,0 +1,47 @@
+"""agentstats: honest numbers for AI agent evaluations.
+
+Pipeline (see ``docs/`` and ``shared/design/architecture.md``)::
+
+    load_trials ─▶ score_trials ─▶ to_counts ─▶ pass_at_k / pass_hat_k / suite_pass_k / beta_pass_k
+                                          └──▶ fit (PyMC) ─▶ posterior_pass_at_k / posterior_pass_hat_k
+    ─▶ report (papermill notebook ─▶ HTML)
+
+Public names are imported lazily (PEP 562), so ``import agentstats`` stays fast and PyMC is only imported when
+a model is fitted.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_API: dict[str, str] = {
+    # schema
+    "Trial": "agentstats.schema",
+    "Interaction": "agentstats.schema",
+    "ToolCall": "agentstats.schema",
+    "ToolSpec": "agentstats.schema",
+    "Usage": "agentstats.schema",
+    "Status": "agentstats.schema",
+    # simulation
+    "simulate_trials": "agentstats.simulate",
+    "true_suite_pass_k": "agentstats.simulate",
+}
+
+__all__ = sorted(_API) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentstats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -1,0 +1,234 @@
+"""Command line: ``agentstats simulate | estimate | fit | score | report``.
+
+A thin layer: every command calls library functions and formats their results; no statistics live here.
+Errors in the input exit with status 2 and a message naming the file, line and field; other failures exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="agentstats: honest pass@k / pass^k for AI agent evaluations.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Input format: auto, jsonl (agentstats trials), tau_bench, metr, counts, bfcl, fai_jsonl.",
+    ),
+]
+KOpt = Annotated[
+    str | None,
+    typer.Option("--k", help="k values: '1,2,4' or a range '1..8'. Default: 1 .. smallest trials per task."),
+]
+AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
+TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]
+SuccessColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding 0/1 success.")]
+AgentOpt = Annotated[str | None, typer.Option(help="Agent name for single-agent files (tau-bench).")]
+
+
+def parse_k(spec: str | None) -> list[int] | None:
+    """Parse ``"1,2,4"`` or ``"1..8"`` (or a mix, ``"1..3,8"``) into a sorted list of positive ints."""
+    if spec is None or spec.strip() == "":
+        return None
+    ks: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        try:
+            if ".." in part:
+                lo, hi = part.split("..", 1)
+                ks.update(range(int(lo), int(hi) + 1))
+            elif "-" in part[1:]:
+                lo, hi = part.split("-", 1)
+                ks.update(range(int(lo), int(hi) + 1))
+            else:
+                ks.add(int(part))
+        except ValueError:
+            raise typer.BadParameter(f"--k: cannot read {part!r}; use e.g. 1,2,4 or 1..8") from None
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter("--k: values must be positive integers")
+    return sorted(ks)
+
+
+def _loader_opts(agent: str | None, agent_col: str | None, task_col: str | None, success_col: str | None):
+    opts: dict[str, Any] = {}
+    if agent is not None:
+        opts["agent"] = agent
+    if agent_col is not None:
+        opts["agent_col"] = agent_col
+    if task_col is not None:
+        opts["task_col"] = task_col
+    if success_col is not None:
+        opts["success_col"] = success_col
+    return opts
+
+
+def _fail(exc: BaseException, code: int = 1) -> typer.Exit:
+    console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _load_counts(path: Path, fmt: str, opts: dict[str, Any]):
+    from agentstats.io import load_counts_any
+
+    with console.status(f"loading {path} ..."):
+        try:
+            return load_counts_any(path, format=fmt, **opts)
+        except (ValueError, OSError) as exc:
+            raise _fail(exc, 2) from exc
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if hasattr(v, "item"):
+        return _clean(v.item())
+    return v
+
+
+@app.command()
+def simulate(
+    out_path: Annotated[Path, typer.Option("--out", help="Where to write the trials JSONL.")] = Path(
+        "data/example_trials.jsonl"
+    ),
+    n_tasks: Annotated[int, typer.Option(help="Tasks.")] = 40,
+    n_trials: Annotated[int, typer.Option(help="Trials per (agent, task).")] = 5,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 20261130,
+    truth: Annotated[
+        Path | None, typer.Option(help="Also write the true per-cell success probabilities (CSV).")
+    ] = None,
+) -> None:
+    """Draw example trials (3 agents x tasks x trials) from the crossed logit-normal model with known truth."""
+    from agentstats.simulate import simulate_trials, write_trials_jsonl
+
+    runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
+    write_trials_jsonl(runs.trials, out_path)
+    console.print(f"wrote {len(runs.trials)} trials to {out_path}")
+    if truth is not None:
+        runs.p.to_csv(truth, float_format="%.6f")
+        console.print(f"wrote true success probabilities to {truth}")
+
+
+@app.command()
+def estimate(
+    input: Annotated[Path, typer.Argument(help="Trials or counts file (JSONL, tau-bench JSON, CSV, ...).")],
+    format: FormatOpt = "auto",
+    k: KOpt = None,
+    n_boot: Annotated[int, typer.Option(help="Task-cluster bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON records instead of a table.")] = False,
+    agent: AgentOpt = None,
+    agent_col: AgentColOpt = None,
+    task_col: TaskColOpt = None,
+    success_col: SuccessColOpt = None,
+) -> None:
+    """Per-agent unbiased pass@k and pass^k with task-cluster bootstrap 95% intervals."""
+    from agentstats.estimators import suite_pass_k
+
+    counts = _load_counts(input, format, _loader_opts(agent, agent_col, task_col, success_col))
+    with console.status("estimating ..."):
+        try:
+            table = suite_pass_k(counts, k=parse_k(k), n_boot=n_boot, seed=seed)
+        except ValueError as exc:
+            raise _fail(exc, 2) from exc
+    cols = [
+        "agent",
+        "k",
+        "n_tasks",
+        "pass_at_k",
+        "pass_at_k_ci_low",
+        "pass_at_k_ci_high",
+        "pass_hat_k",
+        "pass_hat_k_ci_low",
+        "pass_hat_k_ci_high",
+    ]
+    if as_json:
+        records = [{c: _clean(row[c]) for c in cols} for _, row in table.iterrows()]
+        out.print_json(json.dumps(records))
+        return
+    t = Table(title=f"{input.name}: unbiased estimators, 95% task-cluster bootstrap intervals")
+    for c in ["agent", "k", "tasks", "pass@k", "95% interval", "pass^k", "95% interval"]:
+        t.add_column(c, justify="left" if c == "agent" else "right")
+    for _, r in table.iterrows():
+        t.add_row(
+            str(r["agent"]),
+            str(r["k"]),
+            str(r["n_tasks"]),
+            f"{r['pass_at_k']:.3f}",
+            f"[{r['pass_at_k_ci_low']:.3f}, {r['pass_at_k_ci_high']:.3f}]",
+            f"{r['pass_hat_k']:.3f}",
+            f"[{r['pass_hat_k_ci_low']:.3f}, {r['pass_hat_k_ci_high']:.3f}]",
+        )
+    out.print(t)
+
+
+@app.command()
+def report(
+    input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
+    format: FormatOpt = "auto",
+    k: KOpt = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder for .ipynb and .html.")] = Path(
+        "reports"
+    ),
+    name: Annotated[str | None, typer.Option(help="Report file stem (default: input file stem).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for bootstrap and sampling.")] = 0,
+    bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
+    draws: Annotated[int, typer.Option(help="Posterior draws per chain (Bayesian section).")] = 1000,
+    kernel: Annotated[str, typer.Option(help="Jupyter kernel name.")] = "python3",
+    agent: AgentOpt = None,
+    agent_col: AgentColOpt = None,
+    task_col: TaskColOpt = None,
+    success_col: SuccessColOpt = None,
+) -> None:
+    """Execute the report notebook on INPUT (papermill) and export it to HTML (nbconvert)."""
+    from agentstats.report import run_report
+
+    if not input.exists():
+        raise _fail(FileNotFoundError(f"{input}: no such file"), 2)
+    params: dict[str, Any] = {
+        "input_path": str(input.resolve()),
+        "input_format": format,
+        "k_values": parse_k(k),
+        "seed": seed,
+        "run_bayes": bayes,
+        "draws": draws,
+        "loader_options": _loader_opts(agent, agent_col, task_col, success_col),
+    }
+    try:
+        paths = run_report(params, out_dir=out_dir, name=name or _stem(input), kernel_name=kernel)
+    except Exception as exc:  # papermill wraps cell errors; show the cell's message
+        raise _fail(exc, 1) from exc
+    console.print(f"report: {paths.html}")
+    console.print(f"notebook: {paths.notebook}")
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".json", ".csv", ".parquet"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,188 @@
+"""Opening files (gzip by magic bytes) and detecting their format.
+
+Formats (``format=`` in :func:`agentstats.io.load_trials`):
+
+``"jsonl"``      the project's own trial records, one JSON object per line (``docs/data-format.md``);
+``"json"``       the same records as one JSON array;
+``"tau_bench"``  a tau-bench result file (JSON array of ``task_id, trial, reward, info, traj`` records);
+``"runs"``       a run table, one run per JSON line / CSV row / Parquet row, with an agent, a task and a 0/1
+                 success column (``"metr"`` is an alias: METR's column names are the defaults);
+``"counts"``     a counts table (CSV / Parquet / DataFrame with ``agent, task|task_id, n, c[, n_missing]``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["FORMATS", "detect_format", "is_gzip", "normalize_format", "open_text", "source_name"]
+
+FORMATS = ("jsonl", "json", "tau_bench", "runs", "counts")
+_ALIASES = {
+    "auto": "auto",
+    "jsonl": "jsonl",
+    "trials": "jsonl",
+    "json": "json",
+    "tau_bench": "tau_bench",
+    "tau-bench": "tau_bench",
+    "taubench": "tau_bench",
+    "runs": "runs",
+    "metr": "runs",
+    "counts": "counts",
+    "csv": "counts",
+    "parquet": "counts",
+}
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+_HEAD_BYTES = 1 << 16
+
+
+def normalize_format(fmt: str) -> str:
+    """Map a user-given format name (or alias) to one of :data:`FORMATS` or ``"auto"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+    """
+    key = str(fmt).strip().lower()
+    if key not in _ALIASES:
+        raise ValueError(f"unknown format {fmt!r}; use one of: auto, {', '.join(sorted(set(_ALIASES) - {'auto'}))}")
+    return _ALIASES[key]
+
+
+def source_name(src: Any) -> str:
+    """Display name of a path or a DataFrame."""
+    if isinstance(src, (str, os.PathLike)):
+        return str(src)
+    return "<DataFrame>"
+
+
+def _magic(path: Path, n: int = 4) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def is_gzip(path: str | os.PathLike) -> bool:
+    """True when the file starts with the gzip magic bytes ``1f 8b`` (whatever its suffix)."""
+    return _magic(Path(path), 2) == GZIP_MAGIC
+
+
+def open_binary(path: str | os.PathLike) -> IO[bytes]:
+    """Open for reading bytes, decompressing gzip transparently (detected by magic bytes)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a data file")
+    if is_gzip(path):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def open_text(path: str | os.PathLike) -> IO[str]:
+    """Open as UTF-8 text (BOM tolerated), decompressing gzip transparently."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
+
+
+def _head(path: Path) -> bytes:
+    with open_binary(path) as fh:
+        try:
+            return fh.read(_HEAD_BYTES)
+        except (OSError, EOFError) as exc:  # truncated/corrupt gzip
+            raise ValueError(f"{path}: cannot decompress: {exc}") from exc
+
+
+def detect_format(
+    src: Any,
+    *,
+    agent_col: str = "alias",
+    task_col: str = "task_id",
+    success_col: str = "score_binarized",
+) -> str:
+    """Guess the format of a file or DataFrame from its content (not only its name).
+
+    Parameters
+    ----------
+    src : path or pandas.DataFrame
+    agent_col, task_col, success_col : str
+        Run-table column names, used to recognise a run table.
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
+
+    Raises
+    ------
+    ValueError
+        When the content matches no known format; the message says what was seen.
+    """
+    run_cols = {agent_col, task_col, success_col}
+    if not isinstance(src, (str, os.PathLike)):
+        cols = set(map(str, getattr(src, "columns", ())))
+        if not cols:
+            raise ValueError(f"cannot read {type(src).__name__}: pass a file path or a pandas DataFrame")
+        return _table_kind(cols, run_cols, "<DataFrame>")
+    path = Path(src)
+    name = str(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if _magic(path) == PARQUET_MAGIC:
+        import pyarrow.parquet as pq
+
+        return _table_kind(set(pq.read_schema(path).names), run_cols, name)
+    head = _head(path)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if not text:
+        raise ValueError(f"{name}: file is empty")
+    if text[0] == "[":
+        # tau-bench arrays carry a conversation under "traj"; our own trial arrays carry "agent".
+        if '"traj"' in text:
+            return "tau_bench"
+        if '"agent"' in text:
+            return "json"
+        return "tau_bench"
+    if text[0] == "{":
+        first = text.split("\n", 1)[0]
+        try:
+            rec = json.loads(first)
+        except json.JSONDecodeError:
+            return "jsonl"  # the JSONL reader reports the malformed line with its number
+        if not isinstance(rec, dict):
+            return "jsonl"
+        keys = set(rec)
+        if {"agent", "task_id", "trial"} <= keys:
+            return "jsonl"
+        if run_cols <= keys:
+            return "runs"
+        if "traj" in keys:
+            raise ValueError(
+                f"{name}: looks like a single tau-bench record per line; tau-bench files are one JSON array "
+                "(pass format='tau_bench' on the array file)"
+            )
+        raise ValueError(
+            f"{name}: line 1 is a JSON object with keys {sorted(keys)[:12]}, which is neither a trial record "
+            f"(needs agent, task_id, trial) nor a run table with columns {sorted(run_cols)}; pass format= and, "
+            "for run tables, agent_col=, task_col=, success_col="
+        )
+    # anything else: a CSV table
+    header = text.split("\n", 1)[0].strip().lstrip("\ufeff")
+    cols = {c.strip().strip('"') for c in header.split(",")}
+    return _table_kind(cols, run_cols, name)
+
+
+def _table_kind(cols: set[str], run_cols: set[str], name: str) -> str:
+    if {"n", "c"} <= cols and ("agent" in cols) and ({"task", "task_id"} & cols):
+        return "counts"
+    if run_cols <= cols:
+        return "runs"
+    raise ValueError(
+        f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) nor a "
+        f"run table with columns {sorted(run_cols)}; pass format= and column names"
+    )

@@ -1,0 +1,147 @@
+"""Load problems and the error that lists them.
+
+Every loader collects *all* problems it finds in a file before deciding what to do, so that a user fixes a
+file in one pass:
+
+* ``on_error="raise"`` (default): one :class:`TrialLoadError` listing every :class:`Problem`;
+* ``on_error="skip"``: the valid records are returned, the problems are attached to the result
+  (``.skipped``) and a :class:`TrialLoadWarning` gives their count.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["OnError", "Problem", "ProblemLog", "TrialLoadError", "TrialLoadWarning"]
+
+OnError = Literal["raise", "skip"]
+
+#: How many problems the error *message* spells out; all of them are on ``TrialLoadError.problems``.
+MAX_LISTED = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem found while loading.
+
+    Parameters
+    ----------
+    source : str
+        File path (or ``"<DataFrame>"``) the problem is in.
+    line : int or None
+        Where in the source: a 1-based line number for JSONL and CSV (the CSV header is line 1), a
+        0-based record index for JSON arrays, a 0-based row index for Parquet files and DataFrames; see
+        ``unit``. ``None`` when the problem concerns the whole file.
+    field : str or None
+        Dotted path of the offending field (pydantic's error location, e.g. ``"interactions.0.tool_calls"``),
+        or ``None`` when the whole record is at fault (malformed JSON).
+    message : str
+        What is wrong.
+    unit : {"line", "record", "row"}
+        What ``line`` counts.
+    """
+
+    source: str
+    line: int | None
+    field: str | None
+    message: str
+    unit: str = "line"
+
+    def where(self) -> str:
+        """``"path, line 3, field 'trial'"`` style location."""
+        parts = [self.source]
+        if self.line is not None:
+            if self.unit == "line":
+                parts.append(f"line {self.line}")
+            else:
+                parts.append(f"{self.unit} {self.line} (0-based)")
+        if self.field is not None:
+            parts.append(f"field {self.field!r}")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.where()}: {self.message}"
+
+
+class TrialLoadError(ValueError):
+    """Raised when a file has problems and ``on_error="raise"``.
+
+    Attributes
+    ----------
+    problems : list of Problem
+        Every problem found, in file order.
+    source : str
+        The file (or ``"<DataFrame>"``).
+    """
+
+    def __init__(self, problems: list[Problem], source: str):
+        self.problems = list(problems)
+        self.source = source
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in {source}"
+        lines = [f"  {p}" for p in self.problems[:MAX_LISTED]]
+        if n > MAX_LISTED:
+            lines.append(f"  ... and {n - MAX_LISTED} more (all in TrialLoadError.problems)")
+        hint = "Fix them, or pass on_error='skip' to load the valid records and get a list of what was skipped."
+        super().__init__("\n".join([head + ":", *lines, hint]))
+
+
+class TrialLoadWarning(UserWarning):
+    """Warned when ``on_error="skip"`` dropped records."""
+
+
+class ProblemLog:
+    """Collects problems for one source and applies the ``on_error`` policy at the end."""
+
+    def __init__(self, source: str, on_error: OnError = "raise", unit: str = "line"):
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        self.source = source
+        self.on_error = on_error
+        self.unit = unit
+        self.problems: list[Problem] = []
+        self.bad_records: set[int | None] = set()
+
+    def add(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
+        """Record one problem at ``line`` (in ``unit``, default this log's unit)."""
+        self.problems.append(Problem(self.source, line, field, message, unit or self.unit))
+        self.bad_records.add(line)
+
+    def add_pydantic(self, line: int | None, exc: Exception, prefix: str = "", unit: str | None = None) -> None:
+        """Record each error of a pydantic ``ValidationError`` with its location as the field."""
+        for err in exc.errors(include_url=False):  # type: ignore[attr-defined]
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            field = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or None)
+            msg = err.get("msg", "invalid")
+            if err.get("type") != "missing" and "input" in err:
+                msg = f"{msg} (got {_short(err['input'])})"
+            self.add(line, field, msg, unit)
+
+    def finish(self, n_records: int | None = None) -> list[Problem]:
+        """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode)."""
+        if not self.problems:
+            return []
+        if self.on_error == "raise":
+            raise TrialLoadError(self.problems, self.source)
+        n_bad = len(self.bad_records)
+        warnings.warn(
+            f"{self.source}: skipped {n_bad} record{'s' if n_bad != 1 else ''} with "
+            f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} "
+            f"(see .skipped); first: {self.problems[0]}",
+            TrialLoadWarning,
+            stacklevel=4,
+        )
+        return list(self.problems)
+
+
+def _short(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def format_problems(problems: Iterable[Problem]) -> str:
+    """One problem per line, for display."""
+    return "\n".join(str(p) for p in problems)

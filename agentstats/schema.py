@@ -1,0 +1,223 @@
+"""Trial records: the data every other part of agentstats reads.
+
+One :class:`Trial` is one attempt of one task by one agent. It holds the conversation as a list of
+:class:`Interaction` (query, answer, tool calls), optional ground truth (expected answers, expected tool
+calls), the tool specs offered to the agent, usage (tokens, latency, cost) and the benchmark's own verdict
+(``success`` / ``reward``) when it has one.
+
+The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``shared/design/architecture.md``:
+
+* ``status == "infra_error"`` -> ``"missing"`` (excluded from counts and reported, never a failure);
+* ``status == "agent_error"`` -> ``"failure"``;
+* a given ``success`` wins; otherwise ``reward`` counts as success only when it is 1 within ``1e-6``
+  (tau-bench's rule, Yao et al. 2024, arXiv 2406.12045); partial rewards such as 0.5 are failures here and
+  stay available as a separate metric;
+* neither given -> ``None`` (unscored: run :func:`agentstats.scoring.score_trials` first).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "REWARD_TOL",
+    "Interaction",
+    "Outcome",
+    "Status",
+    "ToolCall",
+    "ToolSpec",
+    "Trial",
+    "Usage",
+]
+
+#: A reward counts as success when ``abs(reward - 1) <= REWARD_TOL`` (tau-bench's rule).
+REWARD_TOL = 1e-6
+
+Outcome = Literal["success", "failure", "missing"]
+
+
+class Status(StrEnum):
+    """How a trial ended.
+
+    ``completed``: the agent ran to the end (its answer may still be wrong).
+    ``agent_error``: the agent crashed, looped or gave up; counts as a failure.
+    ``infra_error``: the harness, network or provider failed; the trial is missing, never a failure.
+    """
+
+    completed = "completed"
+    agent_error = "agent_error"
+    infra_error = "infra_error"
+
+
+class ToolCall(BaseModel):
+    """One tool (function) call, made by the agent or expected by the ground truth.
+
+    Parameters
+    ----------
+    name : str
+        Tool name.
+    arguments : Any
+        Arguments, normally a dict. A JSON string (OpenAI wire format) is parsed on construction; a string
+        that does not parse is kept verbatim in ``arguments_raw`` with ``arguments=None`` and
+        ``parse_error`` set, so the call is *malformed*, not a crash.
+    id : str, optional
+        Call id (OpenAI ``tool_call_id``), used to link results.
+    result : Any, optional
+        The tool's returned value, when recorded.
+    arguments_raw : str, optional
+        The original JSON string, when arguments came as one.
+    parse_error : str, optional
+        Why ``arguments_raw`` could not be parsed.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    arguments: Any = Field(default_factory=dict)
+    id: str | None = None
+    result: Any = None
+    arguments_raw: str | None = None
+    parse_error: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_arguments(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        # OpenAI format: {"id":..., "type":"function", "function": {"name":..., "arguments": "..."}}
+        fn = data.get("function")
+        if isinstance(fn, dict) and "name" not in data:
+            data.pop("function")
+            data.pop("type", None)
+            data["name"] = fn.get("name")
+            if "arguments" in fn:
+                data["arguments"] = fn["arguments"]
+        args = data.get("arguments")
+        if isinstance(args, str):
+            data["arguments_raw"] = args
+            text = args.strip()
+            if text == "":
+                data["arguments"] = {}
+            else:
+                try:
+                    data["arguments"] = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    data["arguments"] = None
+                    data["parse_error"] = f"arguments are not valid JSON: {exc}"
+        elif args is None and "arguments" in data:
+            data["arguments"] = {}
+        return data
+
+    @property
+    def is_malformed(self) -> bool:
+        """True when the arguments could not be parsed."""
+        return self.parse_error is not None
+
+
+class ToolSpec(BaseModel):
+    """A tool offered to the agent, with a JSON-Schema for its parameters.
+
+    Accepts the plain form ``{"name", "description", "parameters"}`` and OpenAI's function format
+    ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap_openai(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("function"), dict) and "name" not in data:
+            return dict(data["function"])
+        return data
+
+
+class Usage(BaseModel):
+    """Resources one trial used. Units: seconds, tokens, US dollars."""
+
+    model_config = ConfigDict(extra="allow")
+
+    latency_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class Interaction(BaseModel):
+    """One user turn and the agent's reply, with the tool calls made in between.
+
+    ``expected_tool_calls`` hold this turn's expectations (Fair Forge ``ground_truth_agentic``); whole-
+    conversation expectations (tau-bench actions) live on :class:`Trial`.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = None
+    query: str | None = None
+    answer: str | None = None
+    expected_answer: Any = None
+    context: list[str] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    expected_tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_sequence_matters: bool = False
+
+
+class Trial(BaseModel):
+    """One attempt of one task by one agent.
+
+    The key ``(agent, task_id, trial)`` is unique within a data set. See the module docstring for how
+    ``status``, ``success`` and ``reward`` become an outcome.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    agent: str
+    task_id: str
+    trial: int
+    status: Status = Status.completed
+    success: bool | None = None
+    reward: float | None = None
+    interactions: list[Interaction] = Field(default_factory=list)
+    expected_tool_calls: list[ToolCall] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    usage: Usage | None = None
+    tags: list[str] = Field(default_factory=list)
+    risk_level: str | None = None
+    #: Source-specific fields kept by importers (e.g. METR ``run_id``, ``score``; tau-bench ``instruction``).
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce_ids(cls, data: Any) -> Any:
+        # task ids are often integers in benchmark files (tau-bench): keep them as text, exactly.
+        if isinstance(data, dict):
+            for key in ("agent", "task_id"):
+                v = data.get(key)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    data = {**data, key: str(v)}
+        return data
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The unique key ``(agent, task_id, trial)``."""
+        return (self.agent, self.task_id, self.trial)
+
+    def outcome(self) -> Outcome | None:
+        """Outcome of this trial: ``"success"``, ``"failure"``, ``"missing"``, or ``None`` when unscored."""
+        if self.status == Status.infra_error:
+            return "missing"
+        if self.status == Status.agent_error:
+            return "failure"
+        if self.success is not None:
+            return "success" if self.success else "failure"
+        if self.reward is not None:
+            return "success" if abs(self.reward - 1.0) <= REWARD_TOL else "failure"
+        return None
