@@ -1,0 +1,272 @@
+"""Figures for reports. Every function takes computed results and returns a ``matplotlib.figure.Figure``;
+none of them fits or samples anything."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+__all__ = [
+    "plot_pass_k_curves",
+    "plot_task_outcomes",
+    "plot_posterior_pass_k_curves",
+    "plot_forest",
+    "plot_contrast_matrix",
+    "plot_task_difficulty",
+    "plot_ppc",
+]
+
+_METRICS = (("pass_at_k", "pass@k  (at least one success in k tries)"), ("pass_hat_k", "pass^k  (all k tries succeed)"))
+
+
+def _colors(agents: Sequence[str]) -> dict[str, tuple]:
+    cmap = plt.get_cmap("tab10")
+    return {a: cmap(i % 10) for i, a in enumerate(agents)}
+
+
+def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """pass@k and pass^k against k, one line per agent with its interval as a band.
+
+    Parameters
+    ----------
+    suite : pandas.DataFrame
+        Columns ``agent, k`` and, for ``m`` in ``pass_at_k, pass_hat_k``: ``m, m_ci_low, m_ci_high``
+        (as from :func:`agentstats.estimators.suite_pass_k`).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the k axis.
+    """
+    agents = list(dict.fromkeys(suite["agent"]))
+    colors = _colors(agents)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
+    for ax, (m, label) in zip(axes, _METRICS):
+        for a in agents:
+            g = suite[suite["agent"] == a].sort_values("k")
+            ax.plot(g["k"], g[m], marker="o", color=colors[a], label=a)
+            ax.fill_between(g["k"], g[f"{m}_ci_low"], g[f"{m}_ci_high"], color=colors[a], alpha=0.18, lw=0)
+        ax.set_title(label)
+        ax.set_xlabel("k (tries)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0].set_ylabel("share of tasks")
+    axes[1].legend(loc="best", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_task_outcomes(counts: pd.DataFrame, *, max_tasks: int = 120) -> Figure:
+    """Heat map of per-task success rate c/n, agents x tasks, tasks sorted from easiest to hardest.
+
+    Cells with no recorded trial are blank; cells with missing (infrastructure error) trials are marked with a dot.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing``.
+    max_tasks : int
+        Show at most this many tasks (an evenly spaced selection over the difficulty order) to keep it legible.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rate = counts.assign(rate=np.where(counts["n"] > 0, counts["c"] / counts["n"].where(counts["n"] > 0), np.nan))
+    mat = rate.pivot(index="agent", columns="task_id", values="rate")
+    miss = counts.pivot(index="agent", columns="task_id", values="n_missing").reindex_like(mat).fillna(0)
+    order = mat.mean(axis=0).sort_values(ascending=False).index
+    if len(order) > max_tasks:
+        order = order[np.linspace(0, len(order) - 1, max_tasks).round().astype(int)]
+    mat, miss = mat[order], miss[order]
+    width = min(16, 3 + 0.12 * mat.shape[1])
+    fig, ax = plt.subplots(figsize=(width, 1.2 + 0.45 * mat.shape[0]), layout="constrained")
+    im = ax.imshow(mat.to_numpy(dtype=float), aspect="auto", cmap="RdYlGn", vmin=0, vmax=1, interpolation="none")
+    yy, xx = np.nonzero(miss.to_numpy() > 0)
+    ax.scatter(xx, yy, s=6, c="black", marker="o", label="has missing trials")
+    ax.set_yticks(range(mat.shape[0]), mat.index)
+    ax.set_xlabel(f"task (sorted by mean success, {mat.shape[1]} shown)")
+    ax.set_xticks([])
+    fig.colorbar(im, ax=ax, label="success rate c/n", fraction=0.03)
+    if len(xx):
+        ax.legend(loc="upper right", fontsize="x-small", framealpha=0.8)
+    return fig
+
+
+def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = None) -> Figure:
+    """Posterior pass@k and pass^k against k with credible bands; extrapolated k drawn dashed and hatched.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Columns ``metric`` (``pass_at_k`` / ``pass_hat_k``), ``agent, k, mean, ci_low, ci_high, extrapolated``
+        (one row per metric, agent, k), e.g. two outputs of :func:`agentstats.posterior.summarize_pass_k`
+        concatenated with a ``metric`` column.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    agents = list(dict.fromkeys(summary["agent"]))
+    colors = _colors(agents)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
+    for ax, (m, label) in zip(axes, _METRICS):
+        sm = summary[summary["metric"] == m]
+        for a in agents:
+            g = sm[sm["agent"] == a].sort_values("k")
+            obs = g[~g["extrapolated"].astype(bool)]
+            ext = g[g["extrapolated"].astype(bool)]
+            ax.plot(obs["k"], obs["mean"], marker="o", color=colors[a], label=a)
+            ax.fill_between(obs["k"], obs["ci_low"], obs["ci_high"], color=colors[a], alpha=0.2, lw=0)
+            if len(ext):
+                # join the last observed k to the extrapolated part so the line is continuous
+                joined = pd.concat([obs.tail(1), ext]) if len(obs) else ext
+                ax.plot(joined["k"], joined["mean"], ls="--", marker="o", mfc="white", color=colors[a])
+                ax.fill_between(
+                    joined["k"], joined["ci_low"], joined["ci_high"], facecolor="none",
+                    edgecolor=colors[a], hatch="///", alpha=0.35, lw=0,
+                )
+        ax.set_title(label)
+        ax.set_xlabel("k (tries)  — dashed/hatched: beyond the observed trials (model extrapolation)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    axes[0].set_ylabel("posterior mean, 95% credible band")
+    axes[1].legend(loc="best", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figure:
+    """Forest plot: one row per (agent, k) with posterior mean and credible interval.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Columns ``agent, k, mean, ci_low, ci_high`` (and optionally ``ci_kind``).
+    metric_label : str
+        Axis label for the metric.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    agents = list(dict.fromkeys(summary["agent"]))
+    colors = _colors(agents)
+    ks = sorted(summary["k"].unique())
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
+    y, ypos, labels = 0.0, [], []
+    for k in ks:
+        for a in agents:
+            r = summary[(summary["agent"] == a) & (summary["k"] == k)]
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5)
+            ax.plot(r["mean"], y, "o", color=colors[a])
+            ypos.append(y)
+            labels.append(f"{a}  k={k}")
+            y += 1
+        y += 0.5  # gap between k groups
+    ax.set_yticks(ypos, labels)
+    ax.invert_yaxis()
+    kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
+    ax.set_xlabel(f"{metric_label}: posterior mean and 95% credible interval ({kind})")
+    ax.set_xlim(0, 1)
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k") -> Figure:
+    """Matrix of P(metric[row] > metric[column]) from joint posterior draws.
+
+    Parameters
+    ----------
+    prob : pandas.DataFrame
+        Square, index and columns are agents; entry = posterior probability that the row agent beats the column.
+    k : int
+        The k of the metric, for the title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    n = prob.shape[0]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n), layout="constrained")
+    vals = prob.to_numpy(dtype=float)
+    im = ax.imshow(vals, cmap="RdBu", vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            if i != j and np.isfinite(vals[i, j]):
+                ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center",
+                        color="white" if abs(vals[i, j] - 0.5) > 0.35 else "black")
+    ax.set_xticks(range(n), prob.columns, rotation=30, ha="right")
+    ax.set_yticks(range(n), prob.index)
+    ax.set_title(f"P({metric_label.replace('k', str(k))}[row] > {metric_label.replace('k', str(k))}[column])")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    return fig
+
+
+def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 80) -> Figure:
+    """Posterior task effects (difficulty) with credible intervals, sorted.
+
+    Parameters
+    ----------
+    tasks : pandas.DataFrame
+        Columns ``task, mean, ci_low, ci_high`` on the logit scale (higher = easier).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    t = tasks.sort_values("mean").reset_index(drop=True)
+    if len(t) > max_tasks:
+        t = t.iloc[np.linspace(0, len(t) - 1, max_tasks).round().astype(int)].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(min(16, 3 + 0.14 * len(t)), 4), layout="constrained")
+    x = np.arange(len(t))
+    ax.vlines(x, t["ci_low"], t["ci_high"], color="tab:gray", lw=1.5)
+    ax.plot(x, t["mean"], "o", color="tab:blue", ms=3)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(x, t["task"], rotation=90, fontsize=6 if len(t) > 40 else 8)
+    ax.set_ylabel("task effect β (logit; higher = easier)")
+    ax.set_title("Task difficulty: posterior mean and 95% credible interval")
+    return fig
+
+
+def plot_ppc(observed: dict[str, float], replicated: dict[str, np.ndarray], *, p_values: dict[str, float] | None = None) -> Figure:
+    """Posterior predictive check: histogram of replicated statistics with the observed value marked.
+
+    Parameters
+    ----------
+    observed : dict of str to float
+        Statistic name -> value on the observed data.
+    replicated : dict of str to ndarray
+        Statistic name -> values over posterior predictive replications (1-D).
+    p_values : dict of str to float, optional
+        Posterior predictive p-values to show in each panel title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    names = list(observed)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2), layout="constrained", squeeze=False)
+    for ax, nm in zip(axes[0], names):
+        rep = np.asarray(replicated[nm]).ravel()
+        ax.hist(rep, bins=30, color="tab:blue", alpha=0.6)
+        ax.axvline(observed[nm], color="black", lw=2, label="observed")
+        ttl = nm if not p_values else f"{nm}\np = {p_values[nm]:.2f}"
+        ax.set_title(ttl, fontsize="small")
+        ax.legend(fontsize="x-small")
+    return fig
