@@ -26,6 +26,18 @@ _API: dict[str, str] = {
     "ToolSpec": "agentstats.schema",
     "Usage": "agentstats.schema",
     "Status": "agentstats.schema",
+    # estimators (closed form)
+    "pass_at_k": "agentstats.estimators",
+    "pass_hat_k": "agentstats.estimators",
+    "plugin_pass_at_k": "agentstats.estimators",
+    "plugin_pass_hat_k": "agentstats.estimators",
+    "beta_pass_k": "agentstats.estimators",
+    "suite_pass_k": "agentstats.estimators",
+    # summaries and reports
+    "describe_counts": "agentstats.describe",
+    "format_suite_table": "agentstats.describe",
+    "read_suite": "agentstats.describe",
+    "run_report": "agentstats.report",
     # simulation
     "simulate_trials": "agentstats.simulate",
     "true_suite_pass_k": "agentstats.simulate",

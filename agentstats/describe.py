@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["describe_counts", "read_suite"]
+__all__ = ["describe_counts", "format_suite_table", "read_suite"]
 
 
 def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
@@ -128,3 +128,45 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
         "as well as the trial-to-trial noise."
     )
     return "\n".join(lines)
+
+
+def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Compact display of :func:`agentstats.estimators.suite_pass_k`: one row per (agent, k), value and interval.
+
+    Parameters
+    ----------
+    suite : pandas.DataFrame
+        Output of :func:`agentstats.estimators.suite_pass_k`.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``(agent, k)``; columns ``tasks``, ``pass@k``, ``pass@k 95% CI``, ``pass^k``, ``pass^k 95% CI``,
+        ``dropped`` (tasks with fewer than k trials, left out of that k's mean). Values are strings.
+    """
+
+    def ci(lo: float, hi: float) -> str:
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return "n/a"
+        return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+    def val(x: float) -> str:
+        return f"{x:.{digits}f}" if np.isfinite(x) else "n/a"
+
+    rows = []
+    for _, r in suite.iterrows():
+        rows.append(
+            {
+                "agent": r["agent"],
+                "k": int(r["k"]),
+                "tasks": int(r["n_tasks"]),
+                "pass@k": val(r["pass_at_k"]),
+                "pass@k 95% CI": ci(r["pass_at_k_ci_low"], r["pass_at_k_ci_high"]),
+                "pass^k": val(r["pass_hat_k"]),
+                "pass^k 95% CI": ci(r["pass_hat_k_ci_low"], r["pass_hat_k_ci_high"]),
+                "dropped": int(r.get("n_tasks_dropped", 0) or 0),
+            }
+        )
+    return pd.DataFrame(rows).set_index(["agent", "k"])

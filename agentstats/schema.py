@@ -9,6 +9,7 @@ The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``shar
 
 * ``status == "infra_error"`` -> ``"missing"`` (excluded from counts and reported, never a failure);
 * ``status == "agent_error"`` -> ``"failure"``;
+* ``judge_missing`` (set by scoring when a needed judge verdict could not be obtained) -> ``"missing"``;
 * a given ``success`` wins; otherwise ``reward`` counts as success only when it is 1 within ``1e-6``
   (tau-bench's rule, Yao et al. 2024, arXiv 2406.12045); partial rewards such as 0.5 are failures here and
   stay available as a separate metric;
@@ -109,7 +110,8 @@ class ToolCall(BaseModel):
                 except json.JSONDecodeError as exc:
                     data["arguments"] = None
                     data["parse_error"] = f"arguments are not valid JSON: {exc}"
-        elif args is None and "arguments" in data:
+        elif args is None and "arguments" in data and not data.get("parse_error"):
+            # null means "no arguments", except on a re-read malformed call (keeps arguments=None)
             data["arguments"] = {}
         return data
 
@@ -191,6 +193,10 @@ class Trial(BaseModel):
     usage: Usage | None = None
     tags: list[str] = Field(default_factory=list)
     risk_level: str | None = None
+    #: Set by :func:`agentstats.scoring.score_trials` when a judge verdict this trial's outcome depends on
+    #: could not be obtained: the outcome is then ``"missing"`` (excluded from counts and reported), never a
+    #: failure. Benchmark-given outcomes that stay authoritative never set it.
+    judge_missing: bool = False
     #: Source-specific fields kept by importers (e.g. METR ``run_id``, ``score``; tau-bench ``instruction``).
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -216,6 +222,8 @@ class Trial(BaseModel):
             return "missing"
         if self.status == Status.agent_error:
             return "failure"
+        if self.judge_missing:
+            return "missing"
         if self.success is not None:
             return "success" if self.success else "failure"
         if self.reward is not None:

@@ -19,7 +19,16 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["FORMATS", "detect_format", "is_gzip", "normalize_format", "open_text", "source_name"]
+__all__ = [
+    "FORMATS",
+    "RUN_COLUMN_CANDIDATES",
+    "detect_format",
+    "is_gzip",
+    "normalize_format",
+    "open_text",
+    "resolve_run_columns",
+    "source_name",
+]
 
 FORMATS = ("jsonl", "json", "tau_bench", "runs", "counts")
 _ALIASES = {
@@ -41,6 +50,40 @@ GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 _HEAD_BYTES = 1 << 16
 
+#: Column names tried, in order, for a run table's agent, task and success columns when not given.
+#: METR's names (``alias``, ``task_id``, ``score_binarized``) come first.
+RUN_COLUMN_CANDIDATES = {
+    "agent_col": ("alias", "agent"),
+    "task_col": ("task_id", "task"),
+    "success_col": ("score_binarized", "success"),
+}
+
+
+def resolve_run_columns(
+    columns: set[str] | None,
+    agent_col: str | None = None,
+    task_col: str | None = None,
+    success_col: str | None = None,
+) -> dict[str, str] | None:
+    """Run-table column names: the given ones, else the first of :data:`RUN_COLUMN_CANDIDATES` in ``columns``.
+
+    Returns ``None`` when ``columns`` is given and some column is neither given nor found. With
+    ``columns=None`` the missing ones fall back to the first candidate (METR's names).
+    """
+    given = {"agent_col": agent_col, "task_col": task_col, "success_col": success_col}
+    out: dict[str, str] = {}
+    for key, name in given.items():
+        if name is not None:
+            if columns is not None and name not in columns:
+                return None
+            out[key] = name
+            continue
+        found = [c for c in RUN_COLUMN_CANDIDATES[key] if columns is None or c in columns]
+        if not found:
+            return None
+        out[key] = found[0]
+    return out
+
 
 def normalize_format(fmt: str) -> str:
     """Map a user-given format name (or alias) to one of :data:`FORMATS` or ``"auto"``.
@@ -52,7 +95,9 @@ def normalize_format(fmt: str) -> str:
     """
     key = str(fmt).strip().lower()
     if key not in _ALIASES:
-        raise ValueError(f"unknown format {fmt!r}; use one of: auto, {', '.join(sorted(set(_ALIASES) - {'auto'}))}")
+        raise ValueError(
+            f"unknown format {fmt!r}; use one of: auto, {', '.join(sorted(set(_ALIASES) - {'auto'}))}"
+        )
     return _ALIASES[key]
 
 
@@ -101,17 +146,17 @@ def _head(path: Path) -> bytes:
 def detect_format(
     src: Any,
     *,
-    agent_col: str = "alias",
-    task_col: str = "task_id",
-    success_col: str = "score_binarized",
+    agent_col: str | None = None,
+    task_col: str | None = None,
+    success_col: str | None = None,
 ) -> str:
     """Guess the format of a file or DataFrame from its content (not only its name).
 
     Parameters
     ----------
     src : path or pandas.DataFrame
-    agent_col, task_col, success_col : str
-        Run-table column names, used to recognise a run table.
+    agent_col, task_col, success_col : str, optional
+        Run-table column names, used to recognise a run table (default: see :func:`resolve_run_columns`).
 
     Returns
     -------
@@ -123,7 +168,7 @@ def detect_format(
     ValueError
         When the content matches no known format; the message says what was seen.
     """
-    run_cols = {agent_col, task_col, success_col}
+    run_cols = (agent_col, task_col, success_col)
     if not isinstance(src, (str, os.PathLike)):
         cols = set(map(str, getattr(src, "columns", ())))
         if not cols:
@@ -159,7 +204,7 @@ def detect_format(
         keys = set(rec)
         if {"agent", "task_id", "trial"} <= keys:
             return "jsonl"
-        if run_cols <= keys:
+        if resolve_run_columns(keys, *run_cols) is not None:
             return "runs"
         if "traj" in keys:
             raise ValueError(
@@ -168,7 +213,7 @@ def detect_format(
             )
         raise ValueError(
             f"{name}: line 1 is a JSON object with keys {sorted(keys)[:12]}, which is neither a trial record "
-            f"(needs agent, task_id, trial) nor a run table with columns {sorted(run_cols)}; pass format= and, "
+            f"(needs agent, task_id, trial) nor a run table ({_run_cols_text(run_cols)}); pass format= and, "
             "for run tables, agent_col=, task_col=, success_col="
         )
     # anything else: a CSV table
@@ -177,12 +222,19 @@ def detect_format(
     return _table_kind(cols, run_cols, name)
 
 
-def _table_kind(cols: set[str], run_cols: set[str], name: str) -> str:
+def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
+    parts = []
+    for key, name in zip(("agent_col", "task_col", "success_col"), run_cols, strict=True):
+        parts.append(name if name is not None else " or ".join(RUN_COLUMN_CANDIDATES[key]))
+    return "columns " + ", ".join(parts)
+
+
+def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> str:
     if {"n", "c"} <= cols and ("agent" in cols) and ({"task", "task_id"} & cols):
         return "counts"
-    if run_cols <= cols:
+    if resolve_run_columns(cols, *run_cols) is not None:
         return "runs"
     raise ValueError(
-        f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) nor a "
-        f"run table with columns {sorted(run_cols)}; pass format= and column names"
+        f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) "
+        f"nor a run table ({_run_cols_text(run_cols)}); pass format= and column names"
     )

@@ -85,7 +85,9 @@ class TrialLoadError(ValueError):
         lines = [f"  {p}" for p in self.problems[:MAX_LISTED]]
         if n > MAX_LISTED:
             lines.append(f"  ... and {n - MAX_LISTED} more (all in TrialLoadError.problems)")
-        hint = "Fix them, or pass on_error='skip' to load the valid records and get a list of what was skipped."
+        hint = (
+            "Fix them, or pass on_error='skip' to load the valid records and get a list of what was skipped."
+        )
         super().__init__("\n".join([head + ":", *lines, hint]))
 
 
@@ -110,7 +112,9 @@ class ProblemLog:
         self.problems.append(Problem(self.source, line, field, message, unit or self.unit))
         self.bad_records.add(line)
 
-    def add_pydantic(self, line: int | None, exc: Exception, prefix: str = "", unit: str | None = None) -> None:
+    def add_pydantic(
+        self, line: int | None, exc: Exception, prefix: str = "", unit: str | None = None
+    ) -> None:
         """Record each error of a pydantic ``ValidationError`` with its location as the field."""
         for err in exc.errors(include_url=False):  # type: ignore[attr-defined]
             loc = ".".join(str(x) for x in err.get("loc", ()))

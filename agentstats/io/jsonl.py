@@ -18,7 +18,14 @@ from agentstats.io.detect import open_text
 from agentstats.io.errors import ProblemLog
 from agentstats.schema import Trial
 
-__all__ = ["build_trials", "iter_json_array", "iter_jsonl", "read_json_trials", "read_jsonl_trials", "save_trials"]
+__all__ = [
+    "build_trials",
+    "iter_json_array",
+    "iter_jsonl",
+    "read_json_trials",
+    "read_jsonl_trials",
+    "save_trials",
+]
 
 
 def iter_jsonl(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -71,7 +78,9 @@ def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[
     yield from enumerate(data)
 
 
-def build_trials(items: Iterable[tuple[int, Any]], log: ProblemLog, *, unit: str | None = None) -> list[Trial]:
+def build_trials(
+    items: Iterable[tuple[int, Any]], log: ProblemLog, *, unit: str | None = None
+) -> list[Trial]:
     """Validate records as :class:`Trial` and reject duplicate keys; problems go to ``log``.
 
     Parameters
@@ -130,7 +139,7 @@ def read_json_trials(path: str | os.PathLike, log: ProblemLog) -> list[Trial]:
 
 
 def save_trials(trials: Iterable[Trial], path: str | os.PathLike) -> Path:
-    """Write trials as the project's JSONL, one record per line; gzip-compressed when ``path`` ends in ``.gz``.
+    """Write trials as the project's JSONL, one record per line (gzip when ``path`` ends in ``.gz``).
 
     Fields equal to their defaults are left out (they come back on reading), so ``load_trials`` on the
     written file returns equal :class:`Trial` objects.

@@ -1,0 +1,303 @@
+"""Public entry points: :func:`load_trials`, :func:`load_counts`, :func:`load_counts_any`.
+
+Two kinds of input exist. *Trial* inputs (own JSONL/JSON, tau-bench files, run tables) hold one record per
+attempt and load as a :class:`TrialSet`. *Counts* tables hold only ``n`` and ``c`` per (agent, task): they
+have no trials, so :func:`load_trials` refuses them and points at :func:`load_counts`. Reports and the CLI
+use :func:`load_counts_any`, which returns a counts table for every input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from agentstats.counts import counts_frame, to_counts
+from agentstats.io.counts import read_counts_table, read_table
+from agentstats.io.detect import _ALIASES, detect_format, normalize_format, source_name
+from agentstats.io.errors import OnError, Problem, ProblemLog
+from agentstats.io.jsonl import read_json_trials, read_jsonl_trials
+from agentstats.io.metr import read_runs, runs_from_table_rows, table_records
+from agentstats.io.tau_bench import read_tau_bench
+from agentstats.schema import Trial
+
+__all__ = ["TrialSet", "load_counts", "load_counts_any", "load_trials", "register_format"]
+
+PathOrFrame = str | os.PathLike | pd.DataFrame
+
+
+#: Importers added by other modules (e.g. scoring's BFCL / FAI JSONL readers): name -> reader.
+_READERS: dict[str, Callable[..., list[Trial]]] = {}
+
+
+def register_format(name: str, reader: Callable[..., list[Trial]], *, aliases: tuple[str, ...] = ()) -> None:
+    """Add an input format to :func:`load_trials` (explicit ``format=name`` only; not auto-detected).
+
+    Parameters
+    ----------
+    name : str
+        Format name, e.g. ``"bfcl"``.
+    reader : callable
+        ``reader(path, log, **options) -> list[Trial]``; ``log`` is a
+        :class:`agentstats.io.errors.ProblemLog` to which the reader adds every problem (location, field,
+        message) instead of raising (:func:`agentstats.io.jsonl.build_trials` validates records and rejects
+        duplicate keys); ``options`` are the extra keyword arguments given to :func:`load_trials`, with
+        ``agent`` when given.
+    aliases : tuple of str
+        Other names for the same format.
+    """
+    key = name.strip().lower()
+    _READERS[key] = reader
+    for alias in (key, *aliases):
+        _ALIASES[alias.strip().lower()] = key
+
+
+class TrialSet(list):
+    """A list of :class:`~agentstats.schema.Trial` with where it came from and what was skipped.
+
+    Attributes
+    ----------
+    source : str
+        File path, or ``"<DataFrame>"``.
+    format : str
+        Format read (one of :data:`agentstats.io.detect.FORMATS`).
+    skipped : list of Problem
+        Problems of the records left out (``on_error="skip"``); empty otherwise.
+    """
+
+    def __init__(self, trials=(), *, source: str = "", format: str = "", skipped=()):
+        super().__init__(trials)
+        self.source = source
+        self.format = format
+        self.skipped: list[Problem] = list(skipped)
+
+    @property
+    def n_skipped(self) -> int:
+        """Number of records skipped (a record can have several problems)."""
+        return len({(p.line, p.unit) for p in self.skipped})
+
+    def to_counts(self) -> pd.DataFrame:
+        """:func:`agentstats.counts.to_counts` of these trials."""
+        return to_counts(self)
+
+    def __repr__(self) -> str:
+        agents = len({t.agent for t in self})
+        tasks = len({t.task_id for t in self})
+        skipped = f", {self.n_skipped} skipped" if self.skipped else ""
+        return (
+            f"TrialSet({len(self)} trials, {agents} agents, {tasks} tasks, format={self.format!r}, "
+            f"source={self.source!r}{skipped})"
+        )
+
+
+def _resolve_format(src: Any, format: str, run_cols: dict[str, str | None]) -> str:
+    fmt = normalize_format(format)
+    if fmt == "auto":
+        fmt = detect_format(src, **run_cols)
+    return fmt
+
+
+def load_trials(
+    path: PathOrFrame,
+    format: str = "auto",
+    *,
+    on_error: OnError = "raise",
+    agent: str | None = None,
+    agent_col: str | None = None,
+    task_col: str | None = None,
+    success_col: str | None = None,
+    trial_col: str | None = "trial",
+    run_id_col: str | None = "run_id",
+    status_col: str | None = "status",
+    error_status: str = "infra_error",
+    **options: Any,
+) -> TrialSet:
+    """Load trial records from a file (plain or gzip, detected by magic bytes) or a run-table DataFrame.
+
+    Parameters
+    ----------
+    path : str, PathLike or pandas.DataFrame
+        The input. DataFrames are read as run tables.
+    format : {"auto", "jsonl", "json", "tau_bench", "runs", "metr"}
+        ``"auto"`` detects from content (:func:`agentstats.io.detect.detect_format`). ``"metr"`` is an
+        alias of ``"runs"``. See ``docs/data-format.md``.
+    on_error : {"raise", "skip"}
+        ``"raise"``: every problem in the file is collected, then one :class:`TrialLoadError` lists them.
+        ``"skip"``: valid records are returned, the problems are on ``result.skipped`` and a
+        :class:`TrialLoadWarning` gives their count. Valid records are never dropped silently.
+    agent : str, optional
+        tau-bench only: the agent's name (default: the file name without ``.json``/``.gz``).
+    agent_col, task_col, success_col : str, optional
+        Run tables: agent, task and 0/1 success columns. Defaults: METR's ``alias``, ``task_id``,
+        ``score_binarized`` when present, else ``agent``, ``task``/``task_id``, ``success``.
+    trial_col, run_id_col, status_col : str or None
+        Run tables: optional trial-index, run-id and status columns, used when present. Without a trial
+        column, trials are numbered in order of appearance within (agent, task), from 0.
+    error_status : {"infra_error", "agent_error"}
+        tau-bench only: status of records whose runner caught an exception (``info.error``).
+    **options
+        Passed to a reader added with :func:`register_format`; an error for the built-in formats.
+
+    Returns
+    -------
+    TrialSet
+        A list of :class:`~agentstats.schema.Trial` in file order, with ``.source``, ``.format`` and
+        ``.skipped``.
+
+    Raises
+    ------
+    TrialLoadError
+        (a ``ValueError``) with ``on_error="raise"`` when any record has a problem; each
+        :class:`Problem` names the file, line (1-based; 0-based record/row index for JSON arrays,
+        Parquet, DataFrames) and field.
+    ValueError
+        For a counts table (use :func:`load_counts`), an undetectable or unknown format, or options that
+        do not apply to the format.
+    FileNotFoundError
+        When ``path`` does not exist.
+    """
+    run_cols = {"agent_col": agent_col, "task_col": task_col, "success_col": success_col}
+    fmt = _resolve_format(path, format, run_cols)
+    name = source_name(path)
+    if fmt == "counts":
+        raise ValueError(
+            f"{name} is a counts table (agent, task, n, c): it holds no per-trial records. Use "
+            "agentstats.load_counts(...) for it, or agentstats.load_counts_any(...) to get counts from "
+            "any input."
+        )
+    if agent is not None and fmt in _READERS:
+        options["agent"] = agent
+    elif agent is not None and fmt != "tau_bench":
+        raise ValueError(
+            f"agent= applies to tau-bench files only; {name} is read as {fmt!r} "
+            "(trial records carry their agent; run tables name it with agent_col=)"
+        )
+    if options and fmt not in _READERS:
+        raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {fmt!r}")
+    log = ProblemLog(name, on_error)
+    if fmt in _READERS:
+        trials = list(_READERS[fmt](path, log, **options))
+    elif fmt == "jsonl":
+        trials = read_jsonl_trials(path, log)
+    elif fmt == "json":
+        trials = read_json_trials(path, log)
+    elif fmt == "tau_bench":
+        trials = read_tau_bench(path, log, agent=agent, error_status=error_status)
+    elif fmt == "runs":
+        opt = {"trial_col": trial_col, "run_id_col": run_id_col, "status_col": status_col}
+        if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
+            trials = read_runs(path, log, **run_cols, **opt)
+        else:
+            df, offset = read_table(path, log)
+            rows = [] if df is None else list(table_records(df, line_offset=offset))
+            trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
+    else:  # pragma: no cover - normalize_format guards this
+        raise ValueError(f"unsupported format {fmt!r}")
+    skipped = log.finish()
+    return TrialSet(trials, source=name, format=fmt, skipped=skipped)
+
+
+def _is_table_file(path: str | os.PathLike) -> bool:
+    """True for CSV / Parquet files (run tables in table form), False for JSONL."""
+    from agentstats.io.detect import PARQUET_MAGIC, open_binary
+
+    with open(path, "rb") as fh:
+        if fh.read(4) == PARQUET_MAGIC:
+            return True
+    with open_binary(path) as fh:
+        head = fh.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    return not head.startswith("{")
+
+
+def load_counts(
+    path_or_df: PathOrFrame,
+    *,
+    on_error: OnError = "raise",
+    agent_col: str = "agent",
+    task_col: str | None = None,
+    n_col: str = "n",
+    c_col: str = "c",
+    n_missing_col: str = "n_missing",
+) -> pd.DataFrame:
+    """Load and validate a counts table: CSV (plain or gzip), Parquet, or a pandas DataFrame.
+
+    Parameters
+    ----------
+    path_or_df : str, PathLike or pandas.DataFrame
+        One row per (agent, task) with columns ``agent``, ``task`` or ``task_id``, ``n``, ``c`` and optionally
+        ``n_missing`` (names configurable).
+    on_error : {"raise", "skip"}
+        As in :func:`load_trials`; problems: missing column or value, non-integer, negative, ``c > n``,
+        duplicate (agent, task).
+    agent_col, task_col, n_col, c_col, n_missing_col : str
+        Column names; ``task_col=None`` takes ``task_id`` if present, else ``task``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing`` (int64 counts), sorted by agent then task_id;
+        ``attrs["source"]``, ``attrs["format"] = "counts"``, ``attrs["skipped"]`` (list of Problem).
+
+    Raises
+    ------
+    TrialLoadError
+        With ``on_error="raise"`` when any row has a problem (file, CSV line or row index, column).
+    """
+    name = source_name(path_or_df)
+    log = ProblemLog(name, on_error)
+    out = read_counts_table(
+        path_or_df,
+        log,
+        agent_col=agent_col,
+        task_col=task_col,
+        n_col=n_col,
+        c_col=c_col,
+        n_missing_col=n_missing_col,
+    )
+    skipped = log.finish()
+    out.attrs.update(source=name, format="counts", skipped=skipped)
+    return out
+
+
+def load_counts_any(
+    path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise", **options: Any
+) -> pd.DataFrame:
+    """Counts per (agent, task) from any supported input: trials are counted, counts tables validated.
+
+    Parameters
+    ----------
+    path : str, PathLike or pandas.DataFrame
+    format : str
+        As in :func:`load_trials`, plus ``"counts"`` (``"csv"``, ``"parquet"`` are aliases).
+    on_error : {"raise", "skip"}
+    **options
+        Passed to :func:`load_trials` (trial inputs) or :func:`load_counts` (counts tables).
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`agentstats.counts.to_counts`, with ``attrs`` ``source``, ``format``, ``skipped``.
+
+    Raises
+    ------
+    TrialLoadError, ValueError
+        As the underlying loader, and :func:`agentstats.counts.to_counts` for unscored trials.
+    """
+    run_cols = {k: options.get(k) for k in ("agent_col", "task_col", "success_col")}
+    fmt = _resolve_format(path, format, run_cols)
+    if fmt == "counts":
+        allowed = {"agent_col", "task_col", "n_col", "c_col", "n_missing_col"}
+        given = {k: v for k, v in options.items() if v is not None}
+        wrong = sorted(set(given) - allowed)
+        if wrong:
+            raise ValueError(
+                f"{source_name(path)} is a counts table; option(s) {', '.join(wrong)} apply to trial "
+                f"inputs only (counts tables take {', '.join(sorted(allowed))})"
+            )
+        return load_counts(path, on_error=on_error, **given)
+    trials = load_trials(path, fmt, on_error=on_error, **options)
+    out = to_counts(trials) if trials else counts_frame([], [], [], [], [])
+    out.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
+    return out
