@@ -26,6 +26,16 @@ _API: dict[str, str] = {
     "ToolSpec": "agentstats.schema",
     "Usage": "agentstats.schema",
     "Status": "agentstats.schema",
+    # loading
+    "load": "agentstats.io",
+    "Dataset": "agentstats.io",
+    "load_trials": "agentstats.io",
+    "load_counts": "agentstats.io",
+    "load_counts_any": "agentstats.io",
+    "save_trials": "agentstats.io",
+    "TrialSet": "agentstats.io",
+    "TrialLoadError": "agentstats.io",
+    "to_counts": "agentstats.counts",
     # estimators (closed form)
     "pass_at_k": "agentstats.estimators",
     "pass_hat_k": "agentstats.estimators",

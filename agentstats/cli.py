@@ -115,10 +115,12 @@ def simulate(
     ] = None,
 ) -> None:
     """Draw example trials (3 agents x tasks x trials) from the crossed logit-normal model with known truth."""
-    from agentstats.simulate import simulate_trials, write_trials_jsonl
+    from agentstats.io import save_trials
+    from agentstats.simulate import simulate_trials
 
     runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
-    write_trials_jsonl(runs.trials, out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    save_trials(runs.trials, out_path)
     console.print(f"wrote {len(runs.trials)} trials to {out_path}")
     if truth is not None:
         runs.p.to_csv(truth, float_format="%.6f")

@@ -17,7 +17,6 @@ The committed example data in ``data/`` is made by :func:`simulate_trials` with 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,7 +26,7 @@ from scipy.special import expit
 
 from agentstats.schema import Status, Trial
 
-__all__ = ["SimulatedRuns", "simulate_trials", "true_suite_pass_k", "write_trials_jsonl"]
+__all__ = ["SimulatedRuns", "simulate_trials", "true_suite_pass_k"]
 
 DEFAULT_AGENTS: dict[str, float] = {"baseline": 0.0, "candidate": 0.6, "experimental": -0.4}
 
@@ -172,26 +171,3 @@ def true_suite_pass_k(p: pd.DataFrame, k: Sequence[int] = range(1, 9)) -> pd.Dat
             )
     return pd.DataFrame(rows)
 
-
-def write_trials_jsonl(trials: Sequence[Trial], path) -> None:
-    """Write trials as agentstats JSONL, one record per line (fields left at their defaults are omitted).
-
-    Parameters
-    ----------
-    trials : sequence of Trial
-    path : str or pathlib.Path
-        Destination; parent folders are created. A ``.gz`` suffix writes gzip.
-    """
-    import gzip
-    from pathlib import Path
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as fh:
-        for t in trials:
-            record = t.model_dump(mode="json", exclude_defaults=True)
-            record["status"] = t.status.value
-            record = {"agent": record.pop("agent"), "task_id": record.pop("task_id"),
-                      "trial": record.pop("trial"), **record}
-            fh.write(json.dumps(record) + "\n")

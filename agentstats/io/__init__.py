@@ -8,11 +8,13 @@ options are described in ``docs/data-format.md``.
 from agentstats.io.detect import FORMATS, detect_format
 from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
 from agentstats.io.jsonl import save_trials
-from agentstats.io.loaders import TrialSet, load_counts, load_counts_any, load_trials, register_format
+from agentstats.io.loaders import Dataset, TrialSet, load, load_counts, load_counts_any, load_trials, register_format
 from agentstats.io.tau_bench import agent_from_filename
 
 __all__ = [
     "FORMATS",
+    "Dataset",
+    "load",
     "Problem",
     "TrialLoadError",
     "TrialLoadWarning",

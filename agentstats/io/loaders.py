@@ -9,6 +9,7 @@ use :func:`load_counts_any`, which returns a counts table for every input.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
@@ -261,10 +262,44 @@ def load_counts(
     return out
 
 
-def load_counts_any(
-    path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise", **options: Any
-) -> pd.DataFrame:
-    """Counts per (agent, task) from any supported input: trials are counted, counts tables validated.
+@dataclass(frozen=True)
+class Dataset:
+    """What :func:`load` read: the trials (``None`` for a counts table) and the counts per (agent, task).
+
+    Attributes
+    ----------
+    trials : TrialSet or None
+        Per-trial records; ``None`` when the input was a counts table.
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing`` (see :func:`agentstats.counts.to_counts`).
+    source, format : str
+        File path (or ``"<DataFrame>"``) and the format read.
+    skipped : list of Problem
+        Records left out with ``on_error="skip"``.
+    """
+
+    trials: TrialSet | None
+    counts: pd.DataFrame
+    source: str
+    format: str
+    skipped: list[Problem]
+
+    def summary_markdown(self) -> str:
+        """One Markdown paragraph: source, format, size, skipped records."""
+        c = self.counts
+        text = (
+            f"Read **{self.source}** (format `{self.format}`): {c['agent'].nunique()} agents, "
+            f"{c['task_id'].nunique()} tasks, {int(c['n'].sum())} recorded trials, "
+            f"{int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
+        )
+        if self.skipped:
+            lines = {(p.line, p.unit) for p in self.skipped}
+            text += f" **{len(lines)} malformed record(s) skipped**, first: {self.skipped[0]}."
+        return text
+
+
+def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise", **options: Any) -> Dataset:
+    """Read any supported input: trials when it holds them, and always the counts per (agent, task).
 
     Parameters
     ----------
@@ -277,8 +312,7 @@ def load_counts_any(
 
     Returns
     -------
-    pandas.DataFrame
-        As :func:`agentstats.counts.to_counts`, with ``attrs`` ``source``, ``format``, ``skipped``.
+    Dataset
 
     Raises
     ------
@@ -296,8 +330,35 @@ def load_counts_any(
                 f"{source_name(path)} is a counts table; option(s) {', '.join(wrong)} apply to trial "
                 f"inputs only (counts tables take {', '.join(sorted(allowed))})"
             )
-        return load_counts(path, on_error=on_error, **given)
+        counts = load_counts(path, on_error=on_error, **given)
+        return Dataset(
+            trials=None,
+            counts=counts,
+            source=counts.attrs.get("source", source_name(path)),
+            format="counts",
+            skipped=list(counts.attrs.get("skipped", [])),
+        )
     trials = load_trials(path, fmt, on_error=on_error, **options)
-    out = to_counts(trials) if trials else counts_frame([], [], [], [], [])
-    out.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
-    return out
+    counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
+    counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
+    return Dataset(trials=trials, counts=counts, source=trials.source, format=trials.format, skipped=trials.skipped)
+
+
+def load_counts_any(
+    path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise", **options: Any
+) -> pd.DataFrame:
+    """Counts per (agent, task) from any supported input: trials are counted, counts tables validated.
+
+    Equivalent to ``load(path, format, on_error=on_error, **options).counts``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`agentstats.counts.to_counts`, with ``attrs`` ``source``, ``format``, ``skipped``.
+
+    Raises
+    ------
+    TrialLoadError, ValueError
+        As :func:`load`.
+    """
+    return load(path, format, on_error=on_error, **options).counts
