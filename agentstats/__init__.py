@@ -47,6 +47,7 @@ _API: dict[str, str] = {
     "describe_counts": "agentstats.describe",
     "format_suite_table": "agentstats.describe",
     "read_suite": "agentstats.describe",
+    "suggest_k": "agentstats.describe",
     "run_report": "agentstats.report",
     # simulation
     "simulate_trials": "agentstats.simulate",

@@ -35,7 +35,11 @@ FormatOpt = Annotated[
 ]
 KOpt = Annotated[
     str | None,
-    typer.Option("--k", help="k values: '1,2,4' or a range '1..8'. Default: 1 .. smallest trials per task."),
+    typer.Option(
+        "--k",
+        help="k values: '1,2,4' or a range '1..8'. Default: estimate, 1 .. each agent's smallest trials per task; "
+        "report, 1 .. the median trials per task (tasks with fewer than k trials are dropped for that k, and listed).",
+    ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
 TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["describe_counts", "format_suite_table", "read_suite"]
+__all__ = ["describe_counts", "format_suite_table", "read_suite", "suggest_k"]
 
 
 def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
@@ -170,3 +170,27 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index(["agent", "k"])
+
+
+def suggest_k(counts: pd.DataFrame, max_k: int = 8) -> list[int]:
+    """k values for a report: 1 .. the median number of recorded trials per (agent, task) cell, capped at ``max_k``.
+
+    With unequal trials per task (METR-style data: most tasks 8 runs, a few 1), the smallest n would restrict every
+    agent to k = 1; the median keeps the typical design while :func:`agentstats.estimators.suite_pass_k` drops,
+    for each k, the tasks with fewer than k trials and says which.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing``.
+    max_k : int
+        Upper cap.
+
+    Returns
+    -------
+    list of int
+        ``[1, ..., K]``; ``[1]`` when no cell has a trial.
+    """
+    n = counts.loc[counts["n"] > 0, "n"]
+    k_hi = int(np.median(n)) if len(n) else 1
+    return list(range(1, max(1, min(max_k, k_hi)) + 1))

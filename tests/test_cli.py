@@ -1,0 +1,109 @@
+"""CLI: estimate / report / simulate, run through typer's CliRunner (in-process) on small inputs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentstats.cli import app, parse_k
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "data" / "example_trials.jsonl"
+runner = CliRunner()
+
+
+def _raw_pass1(path: Path) -> dict[str, float]:
+    """Mean over tasks of c/n straight from the JSONL lines (infra errors excluded), per agent."""
+    cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("status") == "infra_error":
+            continue
+        ok = r.get("status", "completed") == "completed" and r.get("success") is True
+        cell = cells[(r["agent"], r["task_id"])]
+        cell[0] += 1
+        cell[1] += int(ok)
+    per_agent: dict[str, list[float]] = defaultdict(list)
+    for (agent, _), (n, c) in cells.items():
+        per_agent[agent].append(c / n)
+    return {a: sum(v) / len(v) for a, v in per_agent.items()}
+
+
+def test_parse_k():
+    assert parse_k("1,2,4") == [1, 2, 4]
+    assert parse_k("1..3,8") == [1, 2, 3, 8]
+    assert parse_k(None) is None
+    with pytest.raises(Exception):
+        parse_k("0,1")
+    with pytest.raises(Exception):
+        parse_k("a")
+
+
+def test_estimate_json_matches_raw_counts():
+    res = runner.invoke(app, ["estimate", str(EXAMPLE), "--k", "1,2", "--json", "--n-boot", "200"])
+    assert res.exit_code == 0, res.output
+    records = json.loads(res.stdout)
+    keys = {"agent", "k", "n_tasks", "pass_at_k", "pass_hat_k", "pass_at_k_ci_low", "pass_at_k_ci_high",
+            "pass_hat_k_ci_low", "pass_hat_k_ci_high"}
+    assert all(keys <= set(r) for r in records)
+    expected = _raw_pass1(EXAMPLE)
+    got = {r["agent"]: r["pass_hat_k"] for r in records if r["k"] == 1}
+    assert got.keys() == expected.keys()
+    for agent, v in expected.items():
+        assert got[agent] == pytest.approx(v, abs=1e-12)
+    for r in records:
+        assert r["pass_hat_k_ci_low"] <= r["pass_hat_k"] <= r["pass_hat_k_ci_high"]
+
+
+def test_estimate_bad_input_names_file_line_field(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"agent": "a", "task_id": "t1", "trial": 0, "success": true}\n'
+        '{"agent": "a", "task_id": "t1", "trial": "zero", "success": true}\n'
+    )
+    res = runner.invoke(app, ["estimate", str(bad)])
+    assert res.exit_code == 2
+    text = res.output
+    assert "bad.jsonl" in text and "line 2" in text and "trial" in text
+
+
+def test_simulate_is_deterministic(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for p in (a, b):
+        res = runner.invoke(app, ["simulate", "--out", str(p), "--n-tasks", "5", "--n-trials", "3"])
+        assert res.exit_code == 0, res.output
+    assert a.read_bytes() == b.read_bytes()
+    assert len(a.read_text().splitlines()) == 3 * 5 * 3
+
+
+def test_tau_bench_published_pass_hat_k(shared_data):
+    path = shared_data / "tau-bench-historical" / "gpt-4o-airline.json.gz"
+    res = runner.invoke(app, ["estimate", str(path), "--k", "1..4", "--json", "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    got = [round(r["pass_hat_k"], 3) for r in sorted(json.loads(res.stdout), key=lambda r: r["k"])]
+    assert got == [0.420, 0.273, 0.220, 0.200]  # tau-bench README, gpt-4o airline
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("tau", ["tau-bench-historical/gpt-4o-airline.json.gz", "--k", "1..4"]),
+        ("metr", ["metr-time-horizon/all_runs.jsonl.gz", "--format", "metr", "--agent-col", "alias",
+                  "--task-col", "task_id", "--success-col", "score_binarized"]),
+    ],
+)
+def test_report_on_real_data_writes_html(shared_data, tmp_path, name, args):
+    args = [str(shared_data / args[0]), *args[1:]]
+    res = runner.invoke(app, ["report", *args, "--out", str(tmp_path), "--name", name, "--no-bayes"])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / f"{name}.html").read_text()
+    assert "pass^k" in html
+    if name == "metr":
+        raw = [json.loads(x) for x in gzip.open(shared_data / "metr-time-horizon/all_runs.jsonl.gz", "rt")]
+        for agent in {r["alias"] for r in raw}:
+            assert agent in html
