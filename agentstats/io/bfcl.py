@@ -1,0 +1,576 @@
+"""Importer for Berkeley Function Calling Leaderboard (BFCL) results, with BFCL's own verdicts.
+
+Reads, for the BFCL version of 2024-08 (gorilla ``berkeley-function-call-leaderboard/data`` @ de8307b4 and
+``HuanzhiMao/BFCL-Result`` folder ``2024-08-11``; Patil et al., "Gorilla", arXiv 2305.15334, and the BFCL
+blog/leaderboard, 2024):
+
+* questions ``gorilla_openfunctions_v1_test_<category>.json`` (``id, question, function``),
+* possible answers ``possible_answer/gorilla_openfunctions_v1_test_<category>.json``
+  (``{param: [acceptable values]}``, ``""`` = may be omitted),
+* model results ``result/<model>/gorilla_openfunctions_v1_test_<category>_result.json[.gz]``,
+* scores ``score/<model>/<category>_score.json[.gz]`` (header line, then one line per *failed* entry with a
+  1-based ``id``).
+
+Each (model, entry) becomes one :class:`~agentstats.schema.Trial` (``trial=0``) with one interaction: the
+question, the model's calls decoded from its raw output (per-model output styles, as BFCL's model handlers
+decode them), the expected calls with acceptable alternatives as ``{"$any_of": [...], "$optional": bool}``
+markers (see :class:`agentstats.scoring.tools.AnyOf`), the function specs as ``tools``, and BFCL's verdict
+as ``success``. :func:`bfcl_verdict` scores a trial with the ``bfcl`` preset of
+:func:`agentstats.scoring.tools.score_tool_calls`.
+
+Only the AST categories (simple, multiple_function, parallel_function, parallel_multiple_function) are
+supported: the executable, REST and relevance categories need execution or no ground truth calls.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import operator
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentstats.schema import Interaction, ToolCall, ToolSpec, Trial
+from agentstats.scoring.tools import ToolScore, bfcl_options, from_possible_answer, score_tool_calls
+
+__all__ = [
+    "AST_CATEGORIES",
+    "BfclDecodeError",
+    "BfclImport",
+    "UNDERSCORE_TO_DOT",
+    "bfcl_verdict",
+    "decode_bfcl_output",
+    "load_bfcl",
+    "output_style",
+]
+
+AST_CATEGORIES = ("simple", "multiple_function", "parallel_function", "parallel_multiple_function")
+
+#: Models whose calls use ``_`` where function names have ``.`` (OpenAI-style APIs forbid dots): BFCL
+#: compares them against the name with dots replaced (gorilla ``model_handler/constant.py``,
+#: ``UNDERSCORE_TO_DOT``, as of 2024-08; folder names, ``/`` written as ``_``).
+UNDERSCORE_TO_DOT = frozenset(
+    {
+        "gpt-4o-2024-08-06-FC",
+        "gpt-4o-2024-05-13-FC",
+        "gpt-4o-mini-2024-07-18-FC",
+        "gpt-4-turbo-2024-04-09-FC",
+        "gpt-4-1106-preview-FC",
+        "gpt-4-0125-preview-FC",
+        "gpt-4-0613-FC",
+        "gpt-3.5-turbo-0125-FC",
+        "claude-3-opus-20240229-FC",
+        "claude-3-sonnet-20240229-FC",
+        "claude-3-haiku-20240307-FC",
+        "claude-3-5-sonnet-20240620-FC",
+        "open-mistral-nemo-2407-FC-Any",
+        "open-mistral-nemo-2407-FC-Auto",
+        "open-mixtral-8x22b-FC-Any",
+        "open-mixtral-8x22b-FC-Auto",
+        "mistral-large-2407-FC-Any",
+        "mistral-large-2407-FC-Auto",
+        "mistral-small-2402-FC-Any",
+        "mistral-small-2402-FC-Auto",
+        "gemini-1.0-pro",
+        "gemini-1.5-pro-preview-0409",
+        "gemini-1.5-pro-preview-0514",
+        "gemini-1.5-flash-preview-0514",
+        "meetkai_functionary-small-v3.1-FC",
+        "meetkai_functionary-medium-v3.1-FC",
+        "meetkai_functionary-small-v3.2-FC",
+        "NousResearch_Hermes-2-Pro-Llama-3-8B",
+        "NousResearch_Hermes-2-Pro-Llama-3-70B",
+        "NousResearch_Hermes-2-Pro-Mistral-7B",
+        "NousResearch_Hermes-2-Theta-Llama-3-8B",
+        "NousResearch_Hermes-2-Theta-Llama-3-70B",
+        "command-r-plus-FC",
+        "THUDM_glm-4-9b-chat",
+        "ibm-granite_granite-20b-functioncalling",
+        "yi-large-fc",
+    }
+)
+
+
+class BfclDecodeError(ValueError):
+    """A model's raw output holds no decodable function call (BFCL: ``ast_decoder:*`` failures)."""
+
+
+def output_style(model: str) -> str:
+    """How a model's raw output is decoded.
+
+    ``fc``: list of ``{name: json-args}``; ``hermes``: ``<tool_call>`` JSON lines; ``granite``:
+    ``<function_call>`` JSON; ``xlam``: ``{"tool_calls": [...]}``; ``glm``: name line + JSON line; ``raven``:
+    ``f(...); g(...);``; Python call lists: ``python`` (newlines removed, brackets added when missing),
+    ``python_mistral`` (also un-escapes Markdown ``\\_``), ``python_extract`` (the first ``[...]`` span),
+    ``python_fenced`` (inside a Markdown code fence), ``python_strip`` (outer ``[]'`` stripped, a bare call
+    allowed).
+
+    The style per model was chosen to follow BFCL's model handlers of 2024-08 (gorilla
+    ``model_handler/*``) and checked against BFCL's decoder verdicts on this data (see
+    ``docs/scoring.md``, "BFCL agreement").
+    """
+    if model.startswith("NousResearch_"):
+        return "hermes"
+    if model.startswith("ibm-granite_"):
+        return "granite"
+    if model.startswith("Salesforce_xLAM"):
+        return "xlam"
+    if model.startswith("THUDM_glm"):
+        return "glm"
+    if model.startswith("Nexusflow-Raven"):
+        return "raven"
+    if "-FC" in model or model.endswith("-fc") or model.startswith("gemini-"):
+        return "fc"
+    if model.startswith(("mistral-", "open-mistral", "open-mixtral")):
+        return "python_mistral"
+    if model.startswith("google_gemma"):
+        return "python_extract"
+    if model.startswith("deepseek-ai_"):
+        return "python_fenced"
+    if model.startswith(("databricks-dbrx", "snowflake_arctic", "nvidia_nemotron")):
+        return "python_strip"
+    return "python"
+
+
+def _wrap_list(text: str) -> str:
+    text = text.replace("\n", "")
+    if not text.startswith("["):
+        text = "[" + text
+    if not text.endswith("]"):
+        text = text + "]"
+    return text
+
+
+# ----------------------------------------------------------------------------------------------------
+# decoding raw model output
+# ----------------------------------------------------------------------------------------------------
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
+def _value(node: ast.AST) -> Any:
+    """Python value of an argument expression, as BFCL's ``resolve_ast_by_type`` gives it."""
+    if isinstance(node, ast.Constant):
+        return "..." if node.value is Ellipsis else node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        v = _value(node.operand)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return -v if isinstance(node.op, ast.USub) else v
+        return ast.unparse(node)
+    if isinstance(node, ast.List):
+        return [_value(x) for x in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_value(x) for x in node.elts)
+    if isinstance(node, ast.Dict):
+        return {
+            _value(k) if k is not None else None: _value(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left, right = _value(node.left), _value(node.right)
+        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in (left, right)):
+            try:
+                return _BINOPS[type(node.op)](left, right)
+            except (ArithmeticError, ValueError):
+                pass
+        return ast.unparse(node)
+    if isinstance(node, ast.Name):
+        return node.id
+    return ast.unparse(node)
+
+
+def _call_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_call_name(node.value)}.{node.attr}"
+    raise BfclDecodeError(f"not a function name: {ast.unparse(node)}")
+
+
+def _call(node: ast.AST) -> ToolCall:
+    if not isinstance(node, ast.Call):
+        raise BfclDecodeError(f"not a function call: {ast.unparse(node)[:80]}")
+    if node.args:
+        raise BfclDecodeError("positional arguments (BFCL: decoder_wrong_output_format)")
+    args = {}
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise BfclDecodeError("**kwargs in call")
+        args[kw.arg] = _value(kw.value)
+    return ToolCall(name=_call_name(node.func), arguments=args)
+
+
+def _parse_python_list(text: str, *, allow_bare: bool) -> list[ToolCall]:
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise BfclDecodeError(f"invalid syntax: {exc.msg}") from None
+    body = tree.body
+    if isinstance(body, ast.List | ast.Tuple):
+        return [_call(e) for e in body.elts]
+    if allow_bare and isinstance(body, ast.Call):
+        return [_call(body)]
+    raise BfclDecodeError("output is not a list of calls")
+
+
+def _json_call(obj: Any, name_key: str = "name", args_key: str = "arguments") -> ToolCall:
+    if not isinstance(obj, dict) or name_key not in obj:
+        raise BfclDecodeError(f"not a call object: {str(obj)[:80]}")
+    args = obj.get(args_key, {})
+    if not isinstance(args, dict):
+        raise BfclDecodeError("arguments are not an object")
+    return ToolCall(name=str(obj[name_key]), arguments=args)
+
+
+def _loads(s: str) -> Any:
+    try:
+        return json.loads(s)
+    except json.JSONDecodeError as exc:
+        raise BfclDecodeError(f"invalid JSON: {exc}") from None
+
+
+def decode_bfcl_output(result: Any, model: str) -> list[ToolCall]:
+    """Decode one raw BFCL model output into calls, in the style of the model's BFCL handler.
+
+    Parameters
+    ----------
+    result : str or list
+        The ``result`` field of a BFCL result line.
+    model : str
+        Model folder name (decides the output style, :func:`output_style`).
+
+    Returns
+    -------
+    list of ToolCall
+
+    Raises
+    ------
+    BfclDecodeError
+        When the output holds no decodable call list (BFCL then fails the entry).
+    """
+    style = output_style(model)
+    if style == "fc":
+        if not isinstance(result, list):
+            raise BfclDecodeError("no function call (text answer)")
+        calls = []
+        for item in result:
+            if not isinstance(item, dict) or len(item) != 1:
+                raise BfclDecodeError(f"not a {{name: arguments}} item: {str(item)[:80]}")
+            ((name, args),) = item.items()
+            if isinstance(args, str):
+                args = _loads(args)
+            if not isinstance(args, dict):
+                raise BfclDecodeError("arguments are not an object")
+            calls.append(ToolCall(name=name, arguments=args))
+        return calls
+    if not isinstance(result, str):
+        raise BfclDecodeError(f"expected text output, got {type(result).__name__}")
+    if style == "hermes":
+        calls, inside = [], False
+        for line in result.split("\n"):
+            if line == "<tool_call>":
+                inside = True
+            elif line == "</tool_call>":
+                inside = False
+            elif inside:
+                calls.append(_json_call(_loads(line.replace("'", '"'))))
+        return calls
+    if style == "granite":
+        calls = []
+        for chunk in result.split("<function_call>"):
+            chunk = chunk.strip()
+            if chunk:
+                calls.append(_json_call(_loads(chunk)))
+        return calls
+    if style == "xlam":
+        obj = _loads(result.strip())
+        if not isinstance(obj, dict) or not isinstance(obj.get("tool_calls"), list):
+            raise BfclDecodeError("no tool_calls list")
+        return [_json_call(c) for c in obj["tool_calls"]]
+    if style == "glm":
+        lines = result.split("\n")
+        if len(lines) < 2:
+            raise BfclDecodeError("no arguments line")
+        args = _loads(lines[1])
+        if not isinstance(args, dict):
+            raise BfclDecodeError("arguments are not an object")
+        return [ToolCall(name=lines[0].strip(), arguments=args)]
+    if style == "raven":
+        try:
+            tree = ast.parse(result.strip())
+        except SyntaxError as exc:
+            raise BfclDecodeError(f"invalid syntax: {exc.msg}") from None
+        calls = []
+        for stmt in tree.body:
+            if not isinstance(stmt, ast.Expr):
+                raise BfclDecodeError("not a call statement")
+            calls.append(_call(stmt.value))
+        return calls
+    if style == "python_mistral":
+        return _parse_python_list(_wrap_list(result.replace("\\_", "_")), allow_bare=False)
+    if style == "python_extract":
+        m = re.search(r"\[.*\]", result.replace("\n", ""))
+        return _parse_python_list(_wrap_list(m.group() if m else result), allow_bare=False)
+    if style == "python_fenced":
+        text = result
+        if "```" in text:
+            text = text.split("```")[1]
+            if text.startswith("python"):
+                text = text[len("python"):]
+        return _parse_python_list(_wrap_list(text.strip()), allow_bare=False)
+    if style == "python_strip":
+        return _parse_python_list(result.strip().strip("[]'"), allow_bare=True)
+    # "python": newlines removed, brackets added when missing; leading spaces stay (BFCL: unexpected indent)
+    return _parse_python_list(_wrap_list(result), allow_bare=False)
+
+
+# ----------------------------------------------------------------------------------------------------
+# files
+# ----------------------------------------------------------------------------------------------------
+def _open_text(path: Path) -> Iterator[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        yield from fh
+
+
+def _find(path: Path) -> Path:
+    if path.exists():
+        return path
+    gz = path.with_name(path.name + ".gz")
+    if gz.exists():
+        return gz
+    raise FileNotFoundError(f"BFCL file not found: {path} (nor {gz.name})")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for lineno, line in enumerate(_open_text(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {lineno}: malformed JSON ({exc.msg})") from None
+    return out
+
+
+@dataclass
+class BfclImport:
+    """What :func:`load_bfcl` returns.
+
+    Attributes
+    ----------
+    trials : list of Trial
+        One per (model, entry); ``success`` holds BFCL's verdict.
+    verdicts : dict
+        ``(model, entry_id) -> passed`` per BFCL's score files.
+    decode_errors : dict
+        ``(model, entry_id) -> message`` for outputs our decoder could not read (their calls are empty).
+    headers : dict
+        ``(model, category) -> {"accuracy", "correct_count", "total_count"}`` score-file headers.
+    """
+
+    trials: list[Trial]
+    verdicts: dict[tuple[str, str], bool]
+    decode_errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    headers: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+
+
+def _spec_for_key(key: str, specs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    # BFCL's find_description: the first spec whose name is a substring of the possible-answer key
+    # (parallel keys carry a "_1", "_2" suffix); with a single spec (simple, parallel_function) BFCL uses
+    # that spec whatever the key says
+    if len(specs) == 1:
+        return specs[0]
+    for s in specs:
+        if s["name"] == key:
+            return s
+    for s in specs:
+        if s["name"] in key:
+            return s
+    return None
+
+
+def _convert_name(name: str, model: str) -> str:
+    return name.replace(".", "_") if model in UNDERSCORE_TO_DOT else name
+
+
+def _expected_calls(
+    gt: Mapping[str, Any], specs: Sequence[Mapping[str, Any]], model: str, where: str
+) -> list[ToolCall]:
+    calls = []
+    for key, params in gt.items():
+        spec = _spec_for_key(key, specs)
+        if spec is None:
+            # broken ground truth (e.g. parallel_multiple_function_179 has a stray key "deck"): BFCL can never
+            # pass such an entry; keep the key as an expected call no model can make
+            calls.append(ToolCall(name=key, arguments={}, bfcl_note=f"{where}: no function spec for key"))
+            continue
+        required = (spec.get("parameters") or {}).get("required") or []
+        args = from_possible_answer(params, required=required)
+        calls.append(
+            ToolCall(
+                name=_convert_name(spec["name"], model), arguments={k: v.to_json() for k, v in args.items()}
+            )
+        )
+    return calls
+
+
+def load_bfcl(
+    root: str | Path,
+    *,
+    models: Iterable[str] | None = None,
+    categories: Iterable[str] = AST_CATEGORIES,
+    result_dir: str = "2024-08-11",
+    data_dir: str = "gorilla_data_de8307b4",
+) -> BfclImport:
+    """Load BFCL questions, possible answers, model results and verdicts as trials.
+
+    Parameters
+    ----------
+    root : path
+        Folder holding ``<result_dir>/result``, ``<result_dir>/score`` and ``<data_dir>`` (the layout of
+        ``shared/data/bfcl-results-2024-08``).
+    models : iterable of str, optional
+        Model folder names; all models with a result folder by default.
+    categories : iterable of str
+        AST categories to load (default: all four).
+    result_dir, data_dir : str
+        Sub-folder names.
+
+    Returns
+    -------
+    BfclImport
+
+    Raises
+    ------
+    FileNotFoundError
+        When a needed file is missing.
+    ValueError
+        For an unsupported category or malformed JSON (naming file and line), or results and questions
+        that do not line up (naming file, line and id).
+    """
+    root = Path(root)
+    cats = list(categories)
+    for c in cats:
+        if c not in AST_CATEGORIES:
+            raise ValueError(f"unsupported BFCL category {c!r}; supported: {', '.join(AST_CATEGORIES)}")
+    res_root = root / result_dir / "result"
+    score_root = root / result_dir / "score"
+    data_root = root / data_dir
+    model_list = (
+        sorted(models) if models is not None else sorted(p.name for p in res_root.iterdir() if p.is_dir())
+    )
+    questions: dict[str, list[dict[str, Any]]] = {}
+    answers: dict[str, dict[str, Any]] = {}
+    for c in cats:
+        questions[c] = _read_jsonl(_find(data_root / f"gorilla_openfunctions_v1_test_{c}.json"))
+        pa_path = _find(data_root / "possible_answer" / f"gorilla_openfunctions_v1_test_{c}.json")
+        answers[c] = {d["id"]: d["ground_truth"] for d in _read_jsonl(pa_path)}
+
+    trials: list[Trial] = []
+    verdicts: dict[tuple[str, str], bool] = {}
+    decode_errors: dict[tuple[str, str], str] = {}
+    headers: dict[tuple[str, str], dict[str, Any]] = {}
+    for model in model_list:
+        for c in cats:
+            res_path = _find(res_root / model / f"gorilla_openfunctions_v1_test_{c}_result.json")
+            score_path = _find(score_root / model / f"{c}_score.json")
+            results = _read_jsonl(res_path)
+            score_lines = _read_jsonl(score_path)
+            if not score_lines:
+                raise ValueError(f"{score_path}: empty score file")
+            headers[(model, c)] = score_lines[0]
+            failed: set[str] = set()
+            for k, d in enumerate(score_lines[1:], start=2):
+                if "id" not in d:
+                    raise ValueError(f"{score_path}, line {k}: field 'id' missing")
+                prompt = d.get("prompt") or {}
+                failed.add(prompt.get("id") or f"{c}_{int(d['id']) - 1}")
+            qs = questions[c]
+            if len(results) != len(qs):
+                raise ValueError(f"{res_path}: {len(results)} results for {len(qs)} questions")
+            for k, (r, q) in enumerate(zip(results, qs, strict=True), start=1):
+                if r.get("id") != q["id"]:
+                    raise ValueError(
+                        f"{res_path}, line {k}: field 'id' is {r.get('id')!r}, expected {q['id']!r}"
+                    )
+                eid = q["id"]
+                specs = q["function"] if isinstance(q["function"], list) else [q["function"]]
+                where = f"{res_path}, line {k}"
+                raw = r.get("result")
+                try:
+                    calls = decode_bfcl_output(raw, model)
+                    err = None
+                except BfclDecodeError as exc:
+                    calls, err = [], str(exc)
+                    decode_errors[(model, eid)] = err
+                passed = eid not in failed
+                verdicts[(model, eid)] = passed
+                tools = [
+                    ToolSpec(
+                        name=_convert_name(s["name"], model),
+                        description=s.get("description", ""),
+                        parameters=s.get("parameters") or {},
+                    )
+                    for s in specs
+                ]
+                inter = Interaction(
+                    id=eid,
+                    query=q["question"] if isinstance(q["question"], str) else json.dumps(q["question"]),
+                    answer=raw if isinstance(raw, str) else None,
+                    tool_calls=calls,
+                    expected_tool_calls=_expected_calls(answers[c][eid], specs, model, where),
+                    decode_error=err,
+                )
+                trials.append(
+                    Trial(
+                        agent=model,
+                        task_id=eid,
+                        trial=0,
+                        success=passed,
+                        tags=[c],
+                        interactions=[inter],
+                        tools=tools,
+                    )
+                )
+    return BfclImport(trials, verdicts, decode_errors, headers)
+
+
+def bfcl_verdict(trial: Trial) -> tuple[bool, ToolScore]:
+    """Our verdict on one imported BFCL trial with the ``bfcl`` preset.
+
+    The preset: :func:`agentstats.scoring.tools.bfcl_options` (BFCL's string standardization and type
+    rules, exact numbers, extra arguments wrong), order-insensitive pairing, ``tool_threshold = 1``, weights
+    on selection and parameters only. The ``simple`` category needs exactly one call, like BFCL.
+
+    Returns
+    -------
+    (passed, ToolScore)
+    """
+    inter = trial.interactions[0]
+    score = score_tool_calls(
+        inter.tool_calls,
+        inter.expected_tool_calls,
+        weights={"selection": 1.0, "parameters": 1.0, "sequence": 0.0, "utilization": 0.0},
+        tool_threshold=1.0,
+        sequence_matters=False,
+        options=_BFCL_OPTIONS,
+        tools=trial.tools,
+        details=False,
+    )
+    return score.passed, score
+
+
+_BFCL_OPTIONS = bfcl_options()

@@ -1,0 +1,19 @@
+"""Scoring: deterministic tool-call and answer correctness, LLM judge, trial outcomes.
+
+Deterministic parts: :mod:`agentstats.scoring.tools` (tool-call correctness),
+:mod:`agentstats.scoring.schema_check` (JSON-Schema validation of calls), :mod:`agentstats.scoring.answers`
+(answer matchers). Other modules append their exports below.
+"""
+
+from agentstats.scoring.answers import AnswerMatch, match_answer
+from agentstats.scoring.schema_check import SchemaError, validate_tool_calls
+from agentstats.scoring.tools import (
+    AnyOf,
+    ArgMatchOptions,
+    StringNormalization,
+    ToolScore,
+    TrialToolScores,
+    bfcl_options,
+    score_tool_calls,
+    score_trial_tools,
+)

@@ -1,0 +1,73 @@
+"""BFCL importer: decoding styles by hand, and agreement with BFCL's verdicts on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentstats.io.bfcl import BfclDecodeError, bfcl_verdict, decode_bfcl_output, load_bfcl, output_style
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"
+
+
+def names_args(calls):
+    return [(c.name, c.arguments) for c in calls]
+
+
+def test_decode_styles():
+    fc = [{"math_factorial": '{"number": 5}'}, {"f": {"a": [1, 2]}}]
+    assert names_args(decode_bfcl_output(fc, "gpt-4o-2024-05-13-FC")) == [
+        ("math_factorial", {"number": 5}), ("f", {"a": [1, 2]})]
+    with pytest.raises(BfclDecodeError):
+        decode_bfcl_output("I cannot call a tool", "gpt-4o-2024-05-13-FC")
+    py = "[spotify.play(artist='Taylor Swift', duration=20), f(x=-2, y=2*5, z=(1, 2), w=var)]"
+    assert names_args(decode_bfcl_output(py, "gpt-4o-2024-05-13")) == [
+        ("spotify.play", {"artist": "Taylor Swift", "duration": 20}), ("f", {"x": -2, "y": 10, "z": (1, 2),
+                                                                           "w": "var"})]
+    with pytest.raises(BfclDecodeError):  # positional arguments: BFCL's wrong output format
+        decode_bfcl_output("[math.hypot(3, 4)]", "gpt-4o-2024-05-13")
+    with pytest.raises(BfclDecodeError):  # leading indent is a syntax error for BFCL too
+        decode_bfcl_output("   [f(a=1)]", "gpt-4o-2024-05-13")
+    hermes = '<tool_call>\n{"arguments": {"a": 1}, "name": "f"}\n</tool_call>\n'
+    assert names_args(decode_bfcl_output(hermes, "NousResearch_Hermes-2-Pro-Llama-3-8B")) == [("f", {"a": 1})]
+    granite = '<function_call> {"name": "f", "arguments": {"a": 1}} <function_call> {"name": "g", "arguments": {}}'
+    assert [c.name for c in decode_bfcl_output(granite, "ibm-granite_granite-20b-functioncalling")] == ["f", "g"]
+    xlam = '\n{"tool_calls": [{"name": "f.g", "arguments": {"r": 5}}]}'
+    assert names_args(decode_bfcl_output(xlam, "Salesforce_xLAM-7b-fc-r")) == [("f.g", {"r": 5})]
+    assert names_args(decode_bfcl_output("f(a=1); g(b='x');", "Nexusflow-Raven-v2")) == [
+        ("f", {"a": 1}), ("g", {"b": "x"})]
+    assert names_args(decode_bfcl_output("[f\\_g(a=1)]", "mistral-medium-2312")) == [("f_g", {"a": 1})]
+    assert output_style("claude-3-opus-20240229-FC") == "fc" and output_style("gemini-1.0-pro") == "fc"
+
+
+def _need_data():
+    if not DATA.exists():
+        pytest.skip(f"BFCL data not found at {DATA} (../shared/data beside the repo); real-data test skipped")
+
+
+@pytest.fixture(scope="module")
+def subset():
+    _need_data()
+    return load_bfcl(DATA, models=["gpt-4o-2024-05-13-FC", "claude-3-opus-20240229", "Nexusflow-Raven-v2"])
+
+
+def test_verdicts_match_score_headers(subset):
+    # independent check of the import: failures per (model, category) equal total - correct in the header
+    for (model, cat), h in subset.headers.items():
+        fails = sum(not v for (m, eid), v in subset.verdicts.items() if m == model and eid.rsplit("_", 1)[0] == cat)
+        assert fails == h["total_count"] - h["correct_count"], (model, cat)
+
+
+def test_agreement_with_bfcl(subset):
+    agree = sum(bfcl_verdict(t)[0] == t.success for t in subset.trials)
+    assert len(subset.trials) == 3 * 1000
+    assert agree / len(subset.trials) >= 0.99
+
+
+def test_expected_calls_carry_alternatives(subset):
+    t = next(t for t in subset.trials if t.agent == "gpt-4o-2024-05-13-FC" and t.task_id == "simple_0")
+    exp = t.interactions[0].expected_tool_calls[0]
+    assert exp.name == "calculate_triangle_area"
+    assert exp.arguments["unit"] == {"$any_of": ["units", ""], "$optional": True}
+    assert t.tools[0].name == "calculate_triangle_area"
