@@ -17,3 +17,24 @@ from agentstats.scoring.tools import (
     score_tool_calls,
     score_trial_tools,
 )
+
+# LLM judge, verdict cache, versioned prompts, outcomes, Fair Forge view (judge helper)
+from agentstats.scoring.cache import JudgeCache
+from agentstats.scoring.fair_forge import AgenticMetricView, ToolCorrectnessView, fair_forge_frame, fair_forge_view
+from agentstats.scoring.judge import (
+    AnswerItem,
+    DeterministicJudge,
+    Judge,
+    JudgeConfigError,
+    JudgeStats,
+    JudgeVerdict,
+    OpenAIJudge,
+    ParameterGroundingVerdict,
+    ToolCallItem,
+    ToolRelevanceVerdict,
+    Verdict,
+    resolve_judge,
+    verdicts_frame,
+)
+from agentstats.scoring.outcomes import ScoringResult, score_trials
+from agentstats.scoring.prompts import PROMPTS, PromptTemplate

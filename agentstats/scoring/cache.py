@@ -1,0 +1,186 @@
+"""On-disk cache of judge verdicts (SQLite in WAL mode).
+
+One row per successful verdict, keyed by :func:`cache_key` = SHA-256 of (model, prompt id, response schema,
+temperature, inputs). The judge writes each verdict the moment it arrives (one committed transaction per
+verdict), so a run killed halfway loses nothing already paid for, and the rerun only asks for what is missing.
+Verdicts recorded as ``judge_missing`` are *not* cached: a rerun tries them again.
+
+Why SQLite and not DuckDB
+-------------------------
+Measured on this project's machine (DuckDB 2.0.1, Python 3.12 sqlite3):
+
+* DuckDB allows one writing *process* per database file: a second ``agentstats score`` (or a notebook next to
+  the CLI) pointed at the same cache fails to open it ("Could not set lock on file"). SQLite in WAL mode lets
+  several processes read and write one file, each writer waiting its turn (``busy_timeout``).
+* DuckDB's in-process writes from several threads are optimistic transactions: 8 threads doing
+  ``INSERT OR IGNORE`` of overlapping keys raised 161 ``ConstraintException`` conflicts out of 800 inserts.
+  SQLite serializes writers, and ``INSERT OR IGNORE`` is then exact.
+* Per-verdict durable commits: 1,000 single-row autocommit inserts took 0.60 s in DuckDB and 0.018 s in SQLite
+  (WAL, ``synchronous=NORMAL``).
+
+DuckDB remains the right tool for analysing verdicts in bulk: :meth:`JudgeCache.to_frame` hands them over as a
+DataFrame. ``synchronous=NORMAL`` in WAL mode keeps every committed verdict through a process kill (the OS has
+the pages); only an OS crash or power loss can drop the last few commits, which the rerun then recomputes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JudgeCache", "cache_key", "canonical_json"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key        TEXT PRIMARY KEY,
+    model      TEXT NOT NULL,
+    prompt_id  TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON text with sorted keys and no whitespace, the form hashed by :func:`cache_key`.
+
+    Values JSON cannot hold (sets, pydantic models, ...) go through ``default=str`` / ``model_dump``.
+    """
+
+    def default(obj: Any) -> Any:
+        dump = getattr(obj, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json")
+        if isinstance(obj, (set, frozenset)):
+            return sorted(obj, key=repr)
+        return str(obj)
+
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=default)
+
+
+def cache_key(model: str, prompt_id: str, inputs: Mapping[str, Any], **extra: Any) -> str:
+    """SHA-256 hex digest identifying one judge request.
+
+    Parameters
+    ----------
+    model : str
+        Judge model name.
+    prompt_id : str
+        :attr:`agentstats.scoring.prompts.PromptTemplate.id` (name, version and text hash).
+    inputs : mapping
+        The values filled into the prompt.
+    **extra
+        Anything else that changes the verdict (response schema name, temperature, mode).
+    """
+    blob = canonical_json({"model": model, "prompt": prompt_id, "inputs": dict(inputs), "extra": extra})
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """Verdict cache in one SQLite file, safe across threads and processes.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A directory (the file ``judge_cache.sqlite3`` is created in it) or a file path ending in
+        ``.sqlite3`` / ``.sqlite`` / ``.db``. Parent directories are created.
+    timeout_s : float
+        How long a writer waits for another process's write lock before failing (seconds).
+
+    Notes
+    -----
+    One connection guarded by a lock serves all threads of a process; the judge's asyncio loop writes from a
+    single thread anyway. ``hits`` and ``misses`` count :meth:`get` / :meth:`get_many` lookups since creation.
+    """
+
+    FILENAME = "judge_cache.sqlite3"
+
+    def __init__(self, path: str | os.PathLike, timeout_s: float = 30.0):
+        p = Path(path)
+        if p.suffix.lower() not in (".sqlite3", ".sqlite", ".db"):
+            p = p / self.FILENAME
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.path = p
+        self._lock = threading.Lock()
+        self._con = sqlite3.connect(p, timeout=timeout_s, isolation_level=None, check_same_thread=False)
+        self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA synchronous=NORMAL")
+        self._con.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        self._con.execute(_SCHEMA)
+        self.hits = 0
+        self.misses = 0
+
+    # -- reading -----------------------------------------------------------------------------------------
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The cached payload for ``key``, or ``None``."""
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Payloads for those of ``keys`` that are cached (one query per 500 keys)."""
+        keys = list(dict.fromkeys(keys))
+        out: dict[str, dict[str, Any]] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._con.execute(f"SELECT key, payload FROM verdicts WHERE key IN ({marks})", chunk)
+                for k, payload in rows:
+                    out[k] = json.loads(payload)
+            self.hits += len(out)
+            self.misses += len(keys) - len(out)
+        return out
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            row = self._con.execute("SELECT 1 FROM verdicts WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._con.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
+
+    # -- writing -----------------------------------------------------------------------------------------
+    def put(self, key: str, payload: Mapping[str, Any], *, model: str = "", prompt_id: str = "") -> bool:
+        """Store one verdict (its own committed transaction). Returns False when ``key`` was already there."""
+        text = canonical_json(dict(payload))
+        with self._lock:
+            cur = self._con.execute(
+                "INSERT OR IGNORE INTO verdicts (key, model, prompt_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+                (key, model, prompt_id, text, time.time()),
+            )
+        return cur.rowcount == 1
+
+    def clear(self) -> None:
+        """Delete every cached verdict."""
+        with self._lock:
+            self._con.execute("DELETE FROM verdicts")
+
+    def to_frame(self):
+        """All cached verdicts as a pandas DataFrame (``key, model, prompt_id, created_at`` + payload columns)."""
+        import pandas as pd
+
+        with self._lock:
+            rows = self._con.execute("SELECT key, model, prompt_id, created_at, payload FROM verdicts").fetchall()
+        recs = [{"key": k, "model": m, "prompt_id": p, "created_at": t, **json.loads(pl)} for k, m, p, t, pl in rows]
+        return pd.DataFrame.from_records(recs)
+
+    def close(self) -> None:
+        """Close the connection (further use raises)."""
+        with self._lock:
+            self._con.close()
+
+    def __enter__(self) -> JudgeCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.path)!r})"
