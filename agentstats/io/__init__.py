@@ -11,6 +11,10 @@ from agentstats.io.jsonl import save_trials
 from agentstats.io.loaders import Dataset, TrialSet, load, load_counts, load_counts_any, load_trials, register_format
 from agentstats.io.tau_bench import agent_from_filename
 
+# importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl"))
+from agentstats.io import fair_forge as _fair_forge  # noqa: E402,F401
+from agentstats.io.fair_forge import load_fai_jsonl, load_fair_forge  # noqa: E402
+
 __all__ = [
     "FORMATS",
     "Dataset",
@@ -21,9 +25,21 @@ __all__ = [
     "TrialSet",
     "agent_from_filename",
     "detect_format",
+    "load_bfcl",
     "load_counts",
+    "load_fai_jsonl",
+    "load_fair_forge",
     "load_counts_any",
     "load_trials",
     "register_format",
     "save_trials",
 ]
+
+
+def __getattr__(name: str):
+    # load_bfcl pulls in the scoring package (and through it openai/instructor): import it only when asked for.
+    if name == "load_bfcl":
+        from agentstats.io.bfcl import load_bfcl
+
+        return load_bfcl
+    raise AttributeError(f"module 'agentstats.io' has no attribute {name!r}")

@@ -270,8 +270,10 @@ class Dataset:
     ----------
     trials : TrialSet or None
         Per-trial records; ``None`` when the input was a counts table.
-    counts : pandas.DataFrame
-        Columns ``agent, task_id, n, c, n_missing`` (see :func:`agentstats.counts.to_counts`).
+    counts : pandas.DataFrame or None
+        Columns ``agent, task_id, n, c, n_missing`` (see :func:`agentstats.counts.to_counts`); ``None`` when some
+        trials have no outcome yet (no ``success``/``reward``): score them first with
+        :func:`agentstats.scoring.score_trials`.
     source, format : str
         File path (or ``"<DataFrame>"``) and the format read.
     skipped : list of Problem
@@ -279,19 +281,33 @@ class Dataset:
     """
 
     trials: TrialSet | None
-    counts: pd.DataFrame
+    counts: pd.DataFrame | None
     source: str
     format: str
     skipped: list[Problem]
 
+    @property
+    def needs_scoring(self) -> bool:
+        """True when some trials have no outcome yet (``counts`` is then ``None``)."""
+        return self.counts is None
+
     def summary_markdown(self) -> str:
         """One Markdown paragraph: source, format, size, skipped records."""
         c = self.counts
-        text = (
-            f"Read **{self.source}** (format `{self.format}`): {c['agent'].nunique()} agents, "
-            f"{c['task_id'].nunique()} tasks, {int(c['n'].sum())} recorded trials, "
-            f"{int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
-        )
+        if c is None:
+            trials = self.trials or []
+            unscored = sum(t.outcome() is None for t in trials)
+            text = (
+                f"Read **{self.source}** (format `{self.format}`): {len({t.agent for t in trials})} agents, "
+                f"{len({t.task_id for t in trials})} tasks, {len(trials)} trials, of which {unscored} have no "
+                "success/reward yet and are scored below."
+            )
+        else:
+            text = (
+                f"Read **{self.source}** (format `{self.format}`): {c['agent'].nunique()} agents, "
+                f"{c['task_id'].nunique()} tasks, {int(c['n'].sum())} recorded trials, "
+                f"{int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
+            )
         if self.skipped:
             lines = {(p.line, p.unit) for p in self.skipped}
             text += f" **{len(lines)} malformed record(s) skipped**, first: {self.skipped[0]}."
@@ -339,8 +355,11 @@ def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise"
             skipped=list(counts.attrs.get("skipped", [])),
         )
     trials = load_trials(path, fmt, on_error=on_error, **options)
-    counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
-    counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
+    if any(t.outcome() is None for t in trials):
+        counts = None
+    else:
+        counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
+        counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
     return Dataset(trials=trials, counts=counts, source=trials.source, format=trials.format, skipped=trials.skipped)
 
 
@@ -361,4 +380,7 @@ def load_counts_any(
     TrialLoadError, ValueError
         As :func:`load`.
     """
-    return load(path, format, on_error=on_error, **options).counts
+    data = load(path, format, on_error=on_error, **options)
+    if data.counts is None:
+        return to_counts(data.trials)  # raises, naming the unscored trials
+    return data.counts
