@@ -1,0 +1,263 @@
+"""Tests of agentstats.models: builders, priors, fit plumbing, diagnostics, PPC, LOO comparison."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytest
+import xarray as xr
+from pymc.testing import mock_sample, mock_sample_setup_and_teardown
+from scipy import stats
+
+from agentstats.models import (
+    ConvergenceWarning,
+    Priors,
+    build_additive,
+    build_no_pooling,
+    build_partial_pooling,
+    choose_parameterization,
+    compare_models,
+    diagnose,
+    fit,
+    no_pooling_posterior,
+    posterior_predictive_cells,
+    prepare_counts,
+)
+from agentstats.simulate import true_suite_pass_k
+
+mock_pymc_sample = pytest.fixture(scope="function")(mock_sample_setup_and_teardown)
+
+
+def _counts(rows):
+    return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+
+
+SMALL = _counts(
+    [("a", "t1", 4, 3), ("a", "t2", 4, 0), ("a", "t3", 0, 0), ("b", "t1", 4, 4), ("b", "t2", 2, 1)]
+)
+
+
+# ---------------------------------------------------------------- input validation
+@pytest.mark.parametrize(
+    "rows, match",
+    [
+        ([("a", "t1", 3, 4)], r"row 0, field 'c': c = 4 exceeds n = 3"),
+        ([("a", "t1", -1, 0)], r"row 0, field 'n'"),
+        ([("a", "t1", 2.5, 0)], r"row 0, field 'n'"),
+        ([("a", "t1", 2, 1), ("a", "t1", 3, 1)], r"row 1: duplicate cell"),
+    ],
+)
+def test_prepare_counts_rejects_bad_rows(rows, match):
+    with pytest.raises(ValueError, match=match):
+        prepare_counts(_counts(rows))
+
+
+def test_prepare_counts_missing_column_and_empty():
+    with pytest.raises(ValueError, match="missing column"):
+        prepare_counts(pd.DataFrame({"agent": ["a"], "n": [1], "c": [0]}))
+    with pytest.raises(ValueError, match="no rows"):
+        prepare_counts(_counts([]))
+
+
+def test_prepare_counts_dense_arrays_and_absent_cells():
+    data = prepare_counts(SMALL)
+    assert data.agents == ["a", "b"] and data.tasks == ["t1", "t2", "t3"]
+    np.testing.assert_array_equal(data.n, [[4, 4, 0], [4, 2, 0]])
+    np.testing.assert_array_equal(data.present, [[True, True, True], [True, True, False]])
+    np.testing.assert_array_equal(data.n_min(), [4, 2])
+    # hash ignores row order
+    assert prepare_counts(SMALL.iloc[::-1]).hash == data.hash
+
+
+def test_priors_validation():
+    with pytest.raises(ValueError, match="sigma_task"):
+        Priors(sigma_task=0.0)
+
+
+# ---------------------------------------------------------------- parameterization rule
+def test_parameterization_rule_sparse_vs_informative():
+    rng = np.random.default_rng(0)
+    rows2 = [(f"a{a}", f"t{t}", 2, int(rng.integers(0, 3))) for a in range(3) for t in range(30)]
+    rows16 = [(f"a{a}", f"t{t}", 16, int(rng.integers(4, 12))) for a in range(3) for t in range(30)]
+    sparse, r_sparse = choose_parameterization(_counts(rows2))
+    dense, r_dense = choose_parameterization(_counts(rows16))
+    assert set(sparse.values()) == {"non_centered"} and r_sparse["cell"] < 1
+    assert set(dense.values()) == {"centered"} and r_dense["cell"] >= 1
+    over, _ = choose_parameterization(_counts(rows2), override={"task": "centered"})
+    assert over["task"] == "centered" and over["cell"] == "non_centered"
+    with pytest.raises(ValueError, match="unknown level"):
+        choose_parameterization(_counts(rows2), override={"tasks": "centered"})
+
+
+# ---------------------------------------------------------------- builders
+def test_partial_pooling_structure_with_zero_n_cell():
+    model = build_partial_pooling(SMALL)
+    names = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
+    assert {"mu", "sigma_agent", "sigma_task", "sigma_cell", "p"} <= names
+    assert model.named_vars_to_dims["p"] == ("agent", "task")
+    assert list(model.coords["task"]) == ["t1", "t2", "t3"]  # n = 0 cell's task kept
+    assert len(model.coords["cell"]) == 4  # but only n > 0 cells are in the likelihood
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+def test_additive_and_single_agent_variants():
+    names = {v.name for v in build_additive(SMALL).free_RVs}
+    assert not any(n.startswith(("gamma", "sigma_cell")) for n in names)
+    single = build_partial_pooling(SMALL[SMALL.agent == "a"])
+    snames = {v.name for v in single.free_RVs}
+    assert not any(n.startswith(("alpha", "sigma_agent", "gamma", "sigma_cell")) for n in snames)
+    assert single._agentstats["has_cell_effect"] is False
+
+
+def test_no_pooling_closed_form_is_beta_posterior():
+    pri = Priors(beta_a=2.0, beta_b=3.0)
+    out = no_pooling_posterior(SMALL, priors=pri)
+    # (a + c) / (a + b + n), computed by hand for each row of SMALL
+    expected = [(2 + 3) / (5 + 4), (2 + 0) / (5 + 4), 2 / 5, (2 + 4) / (5 + 4), (2 + 1) / (5 + 2)]
+    np.testing.assert_allclose(out["mean"], expected)
+    assert set(build_no_pooling(SMALL).named_vars) >= {"p", "c"}
+
+
+def test_no_pooling_fit_is_exact_draws():
+    dt = fit(SMALL, "no_pooling", draws=4000, chains=2, random_seed=1)
+    assert dt.attrs["sampler"] == "exact"
+    m = dt["posterior"]["p"].mean(("chain", "draw")).to_numpy()
+    # Beta(1 + c, 1 + n - c) means, t3 absent/zero cells give the prior mean 1/2
+    np.testing.assert_allclose(m, [[4 / 6, 1 / 6, 0.5], [5 / 6, 2 / 4, 0.5]], atol=0.01)
+
+
+def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
+    """Oracle: a conjugate Beta prior per cell gives posterior mean (a + c) / (a + b + n) under NUTS."""
+    rows = [("a", "t1", 10, 7), ("a", "t2", 3, 0)]
+    model = build_no_pooling(_counts(rows), priors=Priors(beta_a=2.0, beta_b=2.0))
+    with model:
+        dt = pm.sample(draws=1500, tune=500, chains=2, random_seed=3, progressbar=False, quiet=True,
+                       nuts_sampler="pymc", compute_convergence_checks=False)
+    mean = dt["posterior"]["p"].mean(("chain", "draw")).to_numpy().ravel()
+    np.testing.assert_allclose(mean, [9 / 14, 2 / 7], atol=0.02)
+
+
+# ---------------------------------------------------------------- mock-sampler plumbing
+def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
+    dt = fit(SMALL, sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
+    post = dt["posterior"]
+    assert post["p"].dims == ("chain", "draw", "agent", "task")
+    assert post.sizes["chain"] == 3 and post.sizes["draw"] == 7
+    assert list(post["agent"].values) == ["a", "b"]
+    assert dt.attrs["agentstats_model"] == "partial_pooling" and dt.attrs["sampler"] == "pymc"
+    versions = json.loads(dt.attrs["versions"])
+    assert versions["pymc"] == pm.__version__ and "arviz" in versions and "pytensor" in versions
+    assert set(json.loads(dt.attrs["parameterization"])) == {"agent", "task", "cell"}
+    assert dt.attrs["counts_hash"] == prepare_counts(SMALL).hash and dt.attrs["random_seed"] == 2
+    np.testing.assert_array_equal(dt["constant_data"]["n_trials"].to_numpy(), [[4, 4, 0], [4, 2, 0]])
+
+
+def test_fit_warns_on_divergences_with_mock_sampler(monkeypatch):
+    diverging = partial(mock_sample, sample_stats={"diverging": lambda size: np.ones(size, dtype=bool)})
+    monkeypatch.setattr(pm, "sample", diverging)
+    with pytest.warns(ConvergenceWarning, match="divergent"):
+        fit(SMALL, sampler="pymc", draws=20, chains=2, random_seed=0)
+
+
+def test_fit_rejects_unknown_model_and_sampler():
+    with pytest.raises(ValueError, match="model must be"):
+        fit(SMALL, "pooled")
+    with pytest.raises(ValueError, match="sampler must be"):
+        fit(SMALL, sampler="stan")
+
+
+# ---------------------------------------------------------------- diagnostics on constructed draws
+def _tree(x, diverging=None):
+    post = xr.Dataset({"x": (("chain", "draw"), x)})
+    groups = {"posterior": post}
+    if diverging is not None:
+        groups["sample_stats"] = xr.Dataset({"diverging": (("chain", "draw"), diverging)})
+    return xr.DataTree.from_dict(groups)
+
+
+def test_diagnose_flags_split_chains_and_divergences():
+    rng = np.random.default_rng(0)
+    good = rng.normal(size=(4, 1000))
+    ok = diagnose(_tree(good, np.zeros((4, 1000), bool)))
+    assert ok.ok and ok.problems == [] and ok.divergences == 0
+    bad = good + np.array([0.0, 0.0, 3.0, 3.0])[:, None]  # two chains stuck elsewhere
+    div = np.zeros((4, 1000), bool)
+    div[0, :5] = True
+    res = diagnose(_tree(bad, div))
+    assert not res.ok and res.divergences == 5
+    assert any("r_hat" in p for p in res.problems) and any("divergent" in p for p in res.problems)
+    assert res.table.loc[0, "r_hat"] > 1.5
+
+
+# ---------------------------------------------------------------- PPC and LOO
+def test_ppc_observed_statistics_by_hand():
+    p = np.full((2, 50, 2, 3), 0.5)
+    dt = xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"p": (("chain", "draw", "agent", "task"), p)},
+                                 coords={"agent": ["a", "b"], "task": ["t1", "t2", "t3"]})}
+    )
+    res = posterior_predictive_cells(dt, SMALL, random_seed=0).table.set_index("statistic")
+    assert res.loc["cells_all_fail", "observed"] == 1  # (a, t2)
+    assert res.loc["cells_all_success", "observed"] == 1  # (b, t1)
+    # tasks with two observed agents: t1 rates (0.75, 1.0), t2 rates (0, 0.5); sample variances by hand
+    assert res.loc["within_task_var", "observed"] == pytest.approx((0.03125 + 0.125) / 2)
+    assert ((res.p_value >= 0) & (res.p_value <= 1)).all()
+
+
+def test_compare_models_requires_log_likelihood(models_fit, models_sim):
+    _, counts = models_sim
+    dt_np = fit(counts, "no_pooling", draws=300, chains=2, random_seed=1, log_likelihood=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = compare_models({"partial_pooling": models_fit, "no_pooling": dt_np})
+    assert set(table.index) == {"partial_pooling", "no_pooling"}
+    with pytest.raises(ValueError, match="log_likelihood"):
+        compare_models({"a": models_fit, "b": fit(counts, "no_pooling", draws=10, chains=1, random_seed=1)})
+
+
+def test_log_likelihood_matches_binomial_logpmf(models_fit):
+    ll = models_fit["log_likelihood"]["c"].isel(chain=0, draw=0).to_numpy()
+    n = models_fit["constant_data"]["n_trials"].to_numpy()
+    c = models_fit["constant_data"]["n_success"].to_numpy()
+    p = models_fit["posterior"]["p"].isel(chain=0, draw=0).to_numpy()
+    obs = n > 0
+    np.testing.assert_allclose(ll, stats.binom.logpmf(c[obs], n[obs], p[obs]))
+
+
+# ---------------------------------------------------------------- the real (session) fit
+def test_real_fit_names_dims_and_attrs(models_fit):
+    post = models_fit["posterior"]
+    assert post["p"].dims == ("chain", "draw", "agent", "task")
+    assert {"mu", "sigma_agent", "sigma_task", "sigma_cell"} <= set(post.data_vars)
+    assert list(post["agent"].values) == ["strong", "mid", "weak"]
+    assert models_fit.attrs["sampler"] == "nutpie"
+    assert "nutpie" in json.loads(models_fit.attrs["versions"])
+
+
+def test_real_fit_is_deterministic_with_seed(models_fit, models_sim):
+    _, counts = models_sim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = fit(counts, draws=500, tune=500, chains=2, random_seed=11)
+    np.testing.assert_array_equal(again["posterior"]["p"].to_numpy(), models_fit["posterior"]["p"].to_numpy())
+
+
+def test_real_fit_recovers_truth(models_fit, models_sim):
+    from agentstats.posterior import posterior_pass_hat_k, summarize_pass_k
+
+    sim, _ = models_sim
+    truth = true_suite_pass_k(sim.p, k=[1, 2, 4]).set_index(["agent", "k"])["pass_hat_k"]
+    summ = summarize_pass_k(posterior_pass_hat_k(models_fit, [1, 2, 4])).set_index(["agent", "k"])
+    inside = (summ.ci_low <= truth) & (truth <= summ.ci_high)
+    assert inside.all(), pd.concat([summ[["ci_low", "ci_high"]], truth], axis=1)
+    means = summ.xs(1, level="k")["mean"]
+    true1 = truth.xs(1, level="k")
+    assert list(means.sort_values().index) == list(true1.sort_values().index)
+    # a tiny fit (2 x 500 draws): no divergences, loose R-hat / ESS (the slowest mode is sigma_cell)
+    diag = diagnose(models_fit, r_hat_max=1.05, ess_min=50)
+    assert diag.divergences == 0 and diag.ok, str(diag)
