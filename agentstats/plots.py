@@ -106,9 +106,9 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     Parameters
     ----------
     summary : pandas.DataFrame
-        Columns ``metric`` (``pass_at_k`` / ``pass_hat_k``), ``agent, k, mean, ci_low, ci_high, extrapolated``
-        (one row per metric, agent, k), e.g. two outputs of :func:`agentstats.posterior.summarize_pass_k`
-        concatenated with a ``metric`` column.
+        Columns ``quantity`` (``pass_at_k`` / ``pass_hat_k``), ``agent, k, mean, ci_low, ci_high, extrapolated``
+        (one row per quantity, agent, k), as from :func:`agentstats.posterior.summarize_pass_k` given both
+        quantities' draws.
 
     Returns
     -------
@@ -118,7 +118,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     colors = _colors(agents)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
     for ax, (m, label) in zip(axes, _METRICS):
-        sm = summary[summary["metric"] == m]
+        sm = summary[summary["quantity"] == m]
         for a in agents:
             g = sm[sm["agent"] == a].sort_values("k")
             obs = g[~g["extrapolated"].astype(bool)]

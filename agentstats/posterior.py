@@ -40,6 +40,7 @@ __all__ = [
     "posterior_pass_at_k",
     "posterior_pass_hat_k",
     "summarize_pass_k",
+    "task_effects",
 ]
 
 Population = Literal["observed", "new"]
@@ -466,3 +467,40 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
             out[f"{name}_low"] = float(np.quantile(val, lo))
             out[f"{name}_high"] = float(np.quantile(val, hi))
     return out
+
+
+def task_effects(dt: xr.DataTree, ci_prob: float = 0.95) -> pd.DataFrame:
+    """Posterior summary of the task effects β[t] (logit scale; higher = easier), for difficulty plots.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A crossed-model fit (posterior variable ``beta`` with dims ``chain, draw, task``).
+    ci_prob : float
+        Probability mass of the equal-tailed credible interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``task, mean, ci_low, ci_high`` (one row per task), sorted by ``mean``.
+
+    Raises
+    ------
+    ValueError
+        When the fit has no task effect (e.g. the ``no_pooling`` model).
+    """
+    post = _posterior(dt)
+    if "beta" not in post:
+        raise ValueError("task_effects: this fit has no task effect 'beta' (fit a crossed model)")
+    beta = post["beta"].stack(sample=("chain", "draw")).transpose("task", "sample")
+    lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
+    vals = beta.to_numpy()
+    out = pd.DataFrame(
+        {
+            "task": beta["task"].to_numpy().astype(str),
+            "mean": vals.mean(axis=1),
+            "ci_low": np.quantile(vals, lo, axis=1),
+            "ci_high": np.quantile(vals, hi, axis=1),
+        }
+    )
+    return out.sort_values("mean").reset_index(drop=True)

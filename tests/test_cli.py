@@ -107,3 +107,37 @@ def test_report_on_real_data_writes_html(shared_data, tmp_path, name, args):
         raw = [json.loads(x) for x in gzip.open(shared_data / "metr-time-horizon/all_runs.jsonl.gz", "rt")]
         for agent in {r["alias"] for r in raw}:
             assert agent in html
+
+
+def test_fit_json_keys_and_diagnostics(tmp_path):
+    """`agentstats fit --json` on a tiny simulated set: keys, k flags, ordering of the intervals."""
+    path = tmp_path / "sim.jsonl"
+    res = runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "12", "--n-trials", "3", "--seed", "7"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(
+        app,
+        ["fit", str(path), "--k", "1,2,6", "--draws", "300", "--tune", "300", "--chains", "2", "--json",
+         "--population", "new"],
+    )
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout)
+    recs = payload["summary"]
+    assert {"agent", "k", "population", "mean", "ci_low", "ci_high", "extrapolated"} <= set(recs[0])
+    assert {r["agent"] for r in recs} == {"baseline", "candidate", "experimental"}
+    for r in recs:
+        assert r["population"] == "new"
+        assert 0.0 <= r["ci_low"] <= r["mean"] <= r["ci_high"] <= 1.0
+        # 3 trials per cell (fewer where an infrastructure error removed one): k = 6 is always extrapolated
+        if r["k"] == 6:
+            assert r["extrapolated"] is True
+        if r["k"] == 1:
+            assert r["extrapolated"] is False
+    assert set(payload["diagnostics"]) >= {"ok", "divergences", "problems", "variables", "sampler"}
+
+
+def test_fit_strict_exit_status(tmp_path, monkeypatch):
+    """--strict turns failed diagnostics into exit status 3 (diagnostics forced to fail: 1 chain, 20 draws)."""
+    path = tmp_path / "sim.jsonl"
+    runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "6", "--n-trials", "2", "--seed", "3"])
+    res = runner.invoke(app, ["fit", str(path), "--draws", "20", "--tune", "20", "--chains", "1", "--strict"])
+    assert res.exit_code == 3, res.output

@@ -462,11 +462,18 @@ class DeterministicJudge(Judge):
         return out
 
 
-def resolve_judge(judge: Judge | str | None, matcher: str = "normalized") -> Judge:
+def resolve_judge(
+    judge: Judge | str | None,
+    matcher: str = "normalized",
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    **judge_kwargs: Any,
+) -> Judge:
     """``None`` / ``"deterministic"`` → :class:`DeterministicJudge(matcher)`; a :class:`Judge` passes through.
 
-    ``"openai"`` builds ``OpenAIJudge(model=$AGENTSTATS_JUDGE_MODEL or "gpt-4o-mini",
-    base_url=$OPENAI_BASE_URL)``.
+    ``"openai"`` builds ``OpenAIJudge(model=model or $AGENTSTATS_JUDGE_MODEL or "gpt-4o-mini",
+    base_url=base_url or $OPENAI_BASE_URL, **judge_kwargs)``.
 
     Raises
     ------
@@ -478,8 +485,9 @@ def resolve_judge(judge: Judge | str | None, matcher: str = "normalized") -> Jud
     if isinstance(judge, str):
         if judge == "openai":
             return OpenAIJudge(
-                model=os.environ.get("AGENTSTATS_JUDGE_MODEL", "gpt-4o-mini"),
-                base_url=os.environ.get("OPENAI_BASE_URL"),
+                model=model or os.environ.get("AGENTSTATS_JUDGE_MODEL", "gpt-4o-mini"),
+                base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+                **judge_kwargs,
             )
         raise ValueError(f"unknown judge {judge!r}; use None, 'deterministic', 'openai' or a Judge instance")
     if not callable(getattr(judge, "judge_answers", None)):
