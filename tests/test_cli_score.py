@@ -1,0 +1,160 @@
+"""``agentstats score`` (and the scoring options of ``agentstats report``) through typer's CliRunner.
+
+Outcomes are worked out by hand from the small JSONL below; the LLM-judge path runs the real openai +
+instructor client against the loopback server of ``tests/judge_server.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from judge_server import Reply, ScriptedOpenAIServer
+from typer.testing import CliRunner
+
+from agentstats.cli import app
+
+runner = CliRunner()
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def qa(answer, expected, **kw) -> dict:
+    return {"query": "q", "answer": answer, "expected_answer": expected, **kw}
+
+
+SEARCH_X = {"name": "search", "arguments": {"q": "x"}}
+RECORDS = [
+    # correct answer (normalized: "Paris." == "Paris") -> success
+    {"agent": "A", "task_id": "q1", "trial": 0, "interactions": [qa("Paris.", "Paris")]},
+    # wrong answer -> failure
+    {"agent": "A", "task_id": "q1", "trial": 1, "interactions": [qa("Lyon", "Paris")]},
+    # no reference answer: decided by the trial-level tool calls, which match -> success
+    {"agent": "A", "task_id": "q2", "trial": 0, "expected_tool_calls": [SEARCH_X],
+     "interactions": [{"query": "find x", "tool_calls": [SEARCH_X]}]},
+    # answer right, tool call wrong: success, or failure with --require-tools
+    {"agent": "B", "task_id": "q1", "trial": 0, "interactions": [
+        qa("paris", "Paris", tool_calls=[{"name": "search", "arguments": {"q": "y"}}],
+           expected_tool_calls=[SEARCH_X])]},
+    # benchmark reward 0 stays authoritative although the answer matches -> failure (disagrees)
+    {"agent": "B", "task_id": "q2", "trial": 0, "reward": 0.0, "interactions": [qa("x", "x")]},
+    # infrastructure error -> missing
+    {"agent": "B", "task_id": "q3", "trial": 0, "status": "infra_error"},
+]
+
+
+@pytest.fixture()
+def data(tmp_path) -> Path:
+    return _write(tmp_path / "trials.jsonl", RECORDS)
+
+
+def _json(res) -> dict:
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_score_deterministic_outcomes_and_out_file(data, tmp_path):
+    from agentstats.counts import to_counts
+    from agentstats.io import load_trials
+
+    scored = tmp_path / "scored.jsonl"
+    payload = _json(runner.invoke(app, ["score", str(data), "--out", str(scored), "--json"]))
+    s = payload["summary"]
+    assert s["outcomes"] == {"success": 3, "failure": 2, "missing": 1}
+    assert s["outcome_source"] == {"scored": 4, "benchmark": 1, "status": 1}
+    assert s["n_answers_judged"] == 4 and s["n_judge_missing"] == 0
+    assert s["agreement_with_benchmark"] == 0.0 and s["n_agreement"] == 1  # B/q2: scored success, reward 0
+    assert payload["judge"]["HTTP requests"] == 0
+    levels = {(r["agent"], r["level"]): r for r in payload["tool_breakdown"]}
+    assert levels[("A", "trial")]["overall"] == 1.0 and levels[("A", "trial")]["n_units"] == 1
+    # B's interaction: search(q="y") vs search(q="x"): selection 1, parameters 0 -> overall 1/2
+    assert levels[("B", "interaction")]["overall"] == 0.5 and levels[("B", "interaction")]["share_passed"] == 0.0
+
+    counts = to_counts(load_trials(scored)).set_index(["agent", "task_id"])
+    expected = {("A", "q1"): (2, 1, 0), ("A", "q2"): (1, 1, 0), ("B", "q1"): (1, 1, 0), ("B", "q2"): (1, 0, 0),
+                ("B", "q3"): (0, 0, 1)}
+    got = {k: (int(r["n"]), int(r["c"]), int(r["n_missing"])) for k, r in counts.iterrows()}
+    assert got == expected
+
+
+def test_score_require_tools_and_tables(data):
+    res = runner.invoke(app, ["score", str(data), "--require-tools"])
+    assert res.exit_code == 0, res.output
+    assert "outcome: success" in res.stdout and "tool-call correctness" in res.stdout
+    payload = _json(runner.invoke(app, ["score", str(data), "--require-tools", "--json"]))
+    assert payload["summary"]["outcomes"] == {"success": 2, "failure": 3, "missing": 1}  # B/q1 now fails
+    # tool threshold 0.5 lets B/q1's half-right call pass again
+    loose = _json(runner.invoke(app, ["score", str(data), "--require-tools", "--tool-threshold", "0.5", "--json"]))
+    assert loose["summary"]["outcomes"] == {"success": 3, "failure": 2, "missing": 1}
+
+
+def test_score_openai_judge_against_loopback_server(data, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    cache = tmp_path / "cache"
+    with ScriptedOpenAIServer() as srv:
+        srv.script([Reply.status(429, retry_after_ms=10)])  # one rate limit, retried; then verdicts of 1.0
+        args = ["score", str(data), "--judge", "openai", "--base-url", srv.base_url, "--model", "gpt-4o-mini",
+                "--cache-dir", str(cache), "--concurrency", "2", "--json"]
+        first = _json(runner.invoke(app, args))
+        # 4 answers to judge, all different: 4 verdicts, one of them after a 429 -> 5 HTTP requests
+        assert srv.n_requests == 5
+        assert first["judge"]["HTTP requests"] == 5 and first["judge"]["cache hits"] == 0
+        assert first["summary"]["n_judge_missing"] == 0 and first["summary"]["judge"] == "openai:gpt-4o-mini"
+        assert first["summary"]["outcomes"] == {"success": 4, "failure": 1, "missing": 1}  # every verdict is 1.0
+        second = _json(runner.invoke(app, args))
+        assert srv.n_requests == 5  # the rerun made no request
+        assert second["judge"]["HTTP requests"] == 0 and second["judge"]["cache hits"] == 4
+        assert second["summary"]["outcomes"] == first["summary"]["outcomes"]
+        table = runner.invoke(app, args[:-1])
+        assert table.exit_code == 0 and "cache hits" in table.stdout and srv.n_requests == 5
+
+
+def test_score_bad_input_exit_2_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(RECORDS[0]) + "\n{not json\n", encoding="utf-8")
+    res = runner.invoke(app, ["score", str(bad)])
+    assert res.exit_code == 2
+    assert "bad.jsonl" in res.output and "line 2" in res.output
+    missing = runner.invoke(app, ["score", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2
+    wrong_field = _write(tmp_path / "wrong.jsonl", [{"agent": "A", "task_id": "q", "trial": "first"}])
+    res = runner.invoke(app, ["score", str(wrong_field)])
+    assert res.exit_code == 2 and "line 1" in res.output and "trial" in res.output
+    assert runner.invoke(app, ["score", str(wrong_field), "--judge", "nope"]).exit_code == 2
+    assert runner.invoke(app, ["score", str(wrong_field), "--threshold", "1.5"]).exit_code == 2
+
+
+def test_score_openai_without_key_is_a_usage_error(data, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    res = runner.invoke(app, ["score", str(data), "--judge", "openai", "--base-url", "https://judge.example.com/v1"])
+    assert res.exit_code == 2 and "OPENAI_API_KEY" in res.output
+
+
+def test_report_passes_scoring_options_to_the_notebook(data, tmp_path, monkeypatch):
+    import agentstats.report as report_mod
+
+    seen = {}
+
+    def fake_run_report(params, out_dir, name, kernel_name):
+        seen.update(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    res = runner.invoke(app, ["report", str(data), "--out", str(tmp_path), "--judge", "openai", "--model", "m1",
+                              "--base-url", "http://127.0.0.1:9/v1", "--threshold", "0.5", "--tool-threshold", "0.8",
+                              "--require-tools"])
+    assert res.exit_code == 0, res.output
+    assert {k: seen[k] for k in ("judge", "judge_model", "judge_base_url", "threshold", "tool_threshold",
+                                 "require_tools")} == {
+        "judge": "openai", "judge_model": "m1", "judge_base_url": "http://127.0.0.1:9/v1", "threshold": 0.5,
+        "tool_threshold": 0.8, "require_tools": True}
+    seen.clear()
+    assert runner.invoke(app, ["report", str(data), "--out", str(tmp_path)]).exit_code == 0
+    assert (seen["judge"], seen["judge_model"], seen["judge_base_url"], seen["threshold"], seen["tool_threshold"],
+            seen["require_tools"]) == ("deterministic", None, None, 0.7, 1.0, False)
