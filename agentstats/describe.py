@@ -86,8 +86,9 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
     at1 = suite[suite["k"] == k_lo].sort_values("pass_hat_k", ascending=False)
     if len(at1) >= 1:
         best = at1.iloc[0]
+        lead = "has the highest success rate" if len(at1) > 1 else "succeeds on this share of tasks"
         lines.append(
-            f"- At k = {k_lo}, **{best['agent']}** has the highest success rate, "
+            f"- At k = {k_lo}, **{best['agent']}** {lead}, "
             f"{best['pass_hat_k']:.2f} (95% interval {_fmt_ci(best['pass_hat_k_ci_low'], best['pass_hat_k_ci_high'])}"
             f", {int(best['n_tasks'])} tasks)."
         )
@@ -104,6 +105,11 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
                 )
             )
     if k_hi > k_lo:
+        lines.append(
+            f"- pass^{k_hi} (all {k_hi} tries succeed) against pass^{k_lo}, and pass@{k_hi} (at least one success in "
+            f"{k_hi} tries): a wide gap between pass@{k_hi} and pass^{k_hi} means an agent can solve many tasks but "
+            "not reliably."
+        )
         for agent, g in suite.groupby("agent", sort=True):
             g = g.set_index("k")
             if k_lo in g.index and k_hi in g.index:
@@ -111,14 +117,12 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
                 ak = g.loc[k_hi, "pass_at_k"]
                 if np.isfinite(pk) and np.isfinite(p1):
                     lines.append(
-                        f"- **{agent}**: succeeding in all {k_hi} of {k_hi} tries (pass^{k_hi}) happens on "
-                        f"{pk:.2f} of tasks against {p1:.2f} for one try; at least one success in {k_hi} tries "
-                        f"(pass@{k_hi}) on {ak:.2f}. A wide gap between pass@{k_hi} and pass^{k_hi} means "
-                        "the agent is inconsistent: it can solve many tasks but not reliably."
+                        f"  - **{agent}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
+                        f"pass@{k_hi} = {ak:.2f}."
                     )
     dropped = suite[suite.get("n_tasks_dropped", pd.Series(0, index=suite.index)) > 0]
     if len(dropped):
-        ks_d = sorted(dropped["k"].unique())
+        ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
             f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means "
             "(see the table's `n_tasks_dropped`)."

@@ -134,14 +134,17 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
                     edgecolor=colors[a], hatch="///", alpha=0.35, lw=0,
                 )
         ax.set_title(label)
-        ax.set_xlabel("k (tries)  — dashed/hatched: beyond the observed trials (model extrapolation)")
+        ax.set_xlabel("k (tries)")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0].set_ylabel("posterior mean, 95% credible band")
     axes[1].legend(loc="best", fontsize="small")
-    if title:
-        fig.suptitle(title)
+    fig.suptitle(
+        (title + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the observed trials "
+        "(model extrapolation)",
+        fontsize="medium",
+    )
     return fig
 
 
@@ -261,7 +264,11 @@ def plot_ppc(observed: dict[str, float], replicated: dict[str, np.ndarray], *, p
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2), layout="constrained", squeeze=False)
     for ax, nm in zip(axes[0], names):
         rep = np.asarray(replicated[nm]).ravel()
-        ax.hist(rep, bins=30, color="tab:blue", alpha=0.6)
+        if np.allclose(rep, np.round(rep)) and np.ptp(rep) < 200:  # counts: one bar per integer
+            bins = np.arange(rep.min(), rep.max() + 2) - 0.5
+        else:
+            bins = 30
+        ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6)
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
         ttl = nm if not p_values else f"{nm}\np = {p_values[nm]:.2f}"
         ax.set_title(ttl, fontsize="small")
