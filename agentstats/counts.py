@@ -11,13 +11,14 @@ al. 2024, arXiv 2406.12045) are functions of ``(n, c)`` only.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from agentstats.schema import Trial
 
-__all__ = ["COUNTS_COLUMNS", "counts_frame", "empty_counts", "to_counts"]
+__all__ = ["COUNTS_COLUMNS", "counts_frame", "empty_counts", "to_counts", "validate_counts"]
 
 #: Columns of a counts table, in order. ``agent`` and ``task_id`` are text, the rest int64.
 COUNTS_COLUMNS = ("agent", "task_id", "n", "c", "n_missing")
@@ -122,3 +123,82 @@ def to_counts(trials: Iterable[Trial]) -> pd.DataFrame:
         [v[1] for v in vals],
         [v[2] for v in vals],
     )
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _describe_row(counts: pd.DataFrame, label: Any) -> str:
+    row = counts.loc[label]
+    return f"row {label!r} (agent={row['agent']!r}, task_id={row['task_id']!r})"
+
+
+def validate_counts(counts: pd.DataFrame, func: str = "counts") -> pd.DataFrame:
+    """Check a counts table and return a copy with int64 ``n, c, n_missing`` (``n_missing`` added as 0 if absent).
+
+    The one validator behind every consumer of counts (:func:`agentstats.estimators.suite_pass_k`,
+    :func:`agentstats.models.prepare_counts`), so a bad table gets the same message everywhere.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c`` and optionally ``n_missing``; one row per (agent, task).
+    func : str
+        Name of the calling function, put at the start of error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a DataFrame.
+    ValueError
+        Listing every problem (row label, agent, task, field): a missing column, a missing agent/task, a count
+        that is not a non-negative integer, ``c > n``, a duplicate (agent, task_id).
+    """
+    if not isinstance(counts, pd.DataFrame):
+        raise TypeError(f"{func}: counts must be a pandas DataFrame, got {type(counts).__name__}")
+    required = ["agent", "task_id", "n", "c"]
+    missing = [col for col in required if col not in counts.columns]
+    if missing:
+        raise ValueError(
+            f"{func}: counts table lacks column(s) {missing}; expected agent, task_id, n, c[, n_missing] "
+            f"(as returned by to_counts), got {list(counts.columns)}"
+        )
+    df = counts.copy()
+    if "n_missing" not in df.columns:
+        df["n_missing"] = 0
+    problems: list[str] = []
+    for col in ("agent", "task_id"):
+        for label in df.index[df[col].isna()]:
+            problems.append(f"{_describe_row(df, label)}: field {col!r} is missing")
+    for col in ("n", "c", "n_missing"):
+        num = pd.to_numeric(df[col], errors="coerce")
+        if df[col].dtype == bool:
+            num = pd.Series(np.nan, index=df.index)
+        bad = num.isna() | ~np.isfinite(num) | (num != np.round(num)) | (num < 0)
+        for label in df.index[bad.to_numpy()]:
+            problems.append(
+                f"{_describe_row(df, label)}: field {col!r} = {_py(df.at[label, col])!r} is not a non-negative integer"
+            )
+        df[col] = np.where(bad, -1, num.fillna(-1)).astype(np.int64)
+    over = (df["c"] > df["n"]) & (df["n"] >= 0) & (df["c"] >= 0)
+    for label in df.index[over.to_numpy()]:
+        c_val, n_val = _py(df.at[label, "c"]), _py(df.at[label, "n"])
+        problems.append(f"{_describe_row(df, label)}: field 'c' = {c_val} > n = {n_val}")
+    dup = df.duplicated(["agent", "task_id"], keep=False)
+    if dup.any():
+        for (agent, task), grp in df[dup].groupby(["agent", "task_id"], sort=False):
+            problems.append(
+                f"rows {list(grp.index)}: duplicate (agent={agent!r}, task_id={task!r}); one row per agent x task"
+            )
+    if problems:
+        shown = problems[:25]
+        more = f"\n  ... and {len(problems) - 25} more" if len(problems) > 25 else ""
+        raise ValueError(
+            f"{func}: invalid counts table ({len(problems)} problem(s)):\n  " + "\n  ".join(shown) + more
+        )
+    return df

@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from agentstats.counts import validate_counts
+
 __all__ = [
     "beta_pass_k",
     "pass_at_k",
@@ -508,62 +510,6 @@ def beta_pass_k(
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _py(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _describe_row(counts: pd.DataFrame, label: Any) -> str:
-    row = counts.loc[label]
-    return f"row {label!r} (agent={row['agent']!r}, task_id={row['task_id']!r})"
-
-
-def _validate_counts(counts: pd.DataFrame, func: str) -> pd.DataFrame:
-    """Check a counts table; return a copy with int64 ``n, c, n_missing``. Raises ValueError listing every problem."""
-    if not isinstance(counts, pd.DataFrame):
-        raise TypeError(f"{func}: counts must be a pandas DataFrame, got {type(counts).__name__}")
-    required = ["agent", "task_id", "n", "c"]
-    missing = [col for col in required if col not in counts.columns]
-    if missing:
-        raise ValueError(
-            f"{func}: counts table lacks column(s) {missing}; expected agent, task_id, n, c[, n_missing] "
-            f"(as returned by to_counts), got {list(counts.columns)}"
-        )
-    df = counts.copy()
-    if "n_missing" not in df.columns:
-        df["n_missing"] = 0
-    problems: list[str] = []
-    for col in ("agent", "task_id"):
-        for label in df.index[df[col].isna()]:
-            problems.append(f"{_describe_row(df, label)}: field {col!r} is missing")
-    for col in ("n", "c", "n_missing"):
-        num = pd.to_numeric(df[col], errors="coerce")
-        if df[col].dtype == bool:
-            num = pd.Series(np.nan, index=df.index)
-        bad = num.isna() | ~np.isfinite(num) | (num != np.round(num)) | (num < 0)
-        for label in df.index[bad.to_numpy()]:
-            problems.append(
-                f"{_describe_row(df, label)}: field {col!r} = {_py(df.at[label, col])!r} is not a non-negative integer"
-            )
-        df[col] = np.where(bad, -1, num.fillna(-1)).astype(np.int64)
-    over = (df["c"] > df["n"]) & (df["n"] >= 0) & (df["c"] >= 0)
-    for label in df.index[over.to_numpy()]:
-        c_val, n_val = _py(df.at[label, "c"]), _py(df.at[label, "n"])
-        problems.append(f"{_describe_row(df, label)}: field 'c' = {c_val} > n = {n_val}")
-    dup = df.duplicated(["agent", "task_id"], keep=False)
-    if dup.any():
-        for (agent, task), grp in df[dup].groupby(["agent", "task_id"], sort=False):
-            problems.append(
-                f"rows {list(grp.index)}: duplicate (agent={agent!r}, task_id={task!r}); one row per agent x task"
-            )
-    if problems:
-        shown = problems[:25]
-        more = f"\n  ... and {len(problems) - 25} more" if len(problems) > 25 else ""
-        raise ValueError(
-            f"{func}: invalid counts table ({len(problems)} problem(s)):\n  " + "\n  ".join(shown) + more
-        )
-    return df
-
-
 def _check_k_list(k: Any, func: str) -> list[int] | None:
     if k is None:
         return None
@@ -665,7 +611,7 @@ def suite_pass_k(
         If ``counts`` is not a DataFrame.
     """
     func = "suite_pass_k"
-    df = _validate_counts(counts, func)
+    df = validate_counts(counts, func)
     ks_req = _check_k_list(k, func)
     if isinstance(n_boot, (bool, np.bool_)) or int(n_boot) != n_boot or n_boot < 0:
         raise ValueError(f"{func}: n_boot must be an integer >= 0, got {n_boot!r}")

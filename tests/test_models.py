@@ -46,10 +46,10 @@ SMALL = _counts(
 @pytest.mark.parametrize(
     "rows, match",
     [
-        ([("a", "t1", 3, 4)], r"row 0, field 'c': c = 4 exceeds n = 3"),
-        ([("a", "t1", -1, 0)], r"row 0, field 'n'"),
-        ([("a", "t1", 2.5, 0)], r"row 0, field 'n'"),
-        ([("a", "t1", 2, 1), ("a", "t1", 3, 1)], r"row 1: duplicate cell"),
+        ([("a", "t1", 3, 4)], r"row 0 \(agent='a', task_id='t1'\): field 'c' = 4 > n = 3"),
+        ([("a", "t1", -1, 0)], r"row 0 .*field 'n' = -1 is not a non-negative integer"),
+        ([("a", "t1", 2.5, 0)], r"row 0 .*field 'n' = 2.5 is not a non-negative integer"),
+        ([("a", "t1", 2, 1), ("a", "t1", 3, 1)], r"rows \[0, 1\]: duplicate \(agent='a', task_id='t1'\)"),
     ],
 )
 def test_prepare_counts_rejects_bad_rows(rows, match):
@@ -58,7 +58,7 @@ def test_prepare_counts_rejects_bad_rows(rows, match):
 
 
 def test_prepare_counts_missing_column_and_empty():
-    with pytest.raises(ValueError, match="missing column"):
+    with pytest.raises(ValueError, match="lacks column"):
         prepare_counts(pd.DataFrame({"agent": ["a"], "n": [1], "c": [0]}))
     with pytest.raises(ValueError, match="no rows"):
         prepare_counts(_counts([]))

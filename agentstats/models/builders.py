@@ -62,6 +62,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import stats
 
+from agentstats.counts import validate_counts
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = [
@@ -167,45 +168,18 @@ def prepare_counts(counts: pd.DataFrame) -> CountsData:
     TypeError
         If ``counts`` is not a DataFrame.
     ValueError
-        If a column is missing, a count is not a non-negative integer, ``c > n``, a cell appears twice, or the
-        table is empty; the message names the row index and field.
+        If the table is empty or fails :func:`agentstats.counts.validate_counts` (a missing column, a count that is
+        not a non-negative integer, ``c > n``, a cell twice); the message names the row, agent, task and field.
     """
     if isinstance(counts, CountsData):
         return counts
-    if not isinstance(counts, pd.DataFrame):
-        raise TypeError(f"counts must be a pandas DataFrame, got {type(counts).__name__}")
-    missing = [col for col in ("agent", "task_id", "n", "c") if col not in counts.columns]
-    if missing:
-        raise ValueError(f"counts: missing column(s) {missing}; need agent, task_id, n, c")
+    counts = validate_counts(counts, "counts")
     if len(counts) == 0:
         raise ValueError("counts: the table has no rows")
-    for col in ("n", "c"):
-        values = pd.to_numeric(counts[col], errors="coerce")
-        bad = values.isna() | (values != np.floor(values)) | (values < 0)
-        if bad.any():
-            idx = counts.index[bad.to_numpy()][0]
-            raise ValueError(
-                f"counts: row {idx!r}, field {col!r}: must be a non-negative integer, got {counts.loc[idx, col]!r}"
-            )
     n = counts["n"].to_numpy(dtype=np.int64)
     c = counts["c"].to_numpy(dtype=np.int64)
-    over = c > n
-    if over.any():
-        idx = counts.index[over][0]
-        raise ValueError(f"counts: row {idx!r}, field 'c': c = {c[over][0]} exceeds n = {n[over][0]}")
-    for col in ("agent", "task_id"):
-        if counts[col].isna().any():
-            idx = counts.index[counts[col].isna().to_numpy()][0]
-            raise ValueError(f"counts: row {idx!r}, field {col!r}: missing value")
     agent = counts["agent"].astype(str).to_numpy()
     task = counts["task_id"].astype(str).to_numpy()
-    dup = pd.Series(list(zip(agent, task))).duplicated()
-    if dup.any():
-        i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise ValueError(
-            f"counts: row {counts.index[i]!r}: duplicate cell (agent={agent[i]!r}, task_id={task[i]!r}); "
-            "aggregate trials to one row per cell first"
-        )
     agents = list(pd.unique(agent))
     tasks = list(pd.unique(task))
     ai = pd.Index(agents).get_indexer(agent)
