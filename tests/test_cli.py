@@ -141,3 +141,34 @@ def test_fit_strict_exit_status(tmp_path, monkeypatch):
     runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "6", "--n-trials", "2", "--seed", "3"])
     res = runner.invoke(app, ["fit", str(path), "--draws", "20", "--tune", "20", "--chains", "1", "--strict"])
     assert res.exit_code == 3, res.output
+
+
+def test_report_scores_unscored_input_first(tmp_path):
+    """Trials without success/reward are scored (deterministic matcher) before the report is computed."""
+    lines = []
+    # agent a answers task t1 right twice and t2 wrong once, right once: c = 2 on t1, 1 on t2
+    answers = {("a", "t1"): ["8", "It is 8."], ("a", "t2"): ["Paris", "Lyon"]}
+    expected = {"t1": "8", "t2": "Lyon"}
+    for (agent, task), outs in answers.items():
+        for i, ans in enumerate(outs):
+            lines.append(json.dumps({
+                "agent": agent, "task_id": task, "trial": i,
+                "interactions": [{"query": "q", "answer": ans, "expected_answer": expected[task]}],
+            }))
+    path = tmp_path / "unscored.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), "--name", "u", "--no-bayes"])
+    assert res.exit_code == 0, res.output
+    import nbformat
+
+    nb = nbformat.read(tmp_path / "u.ipynb", as_version=4)
+    text = "\n".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
+    # The normalized matcher compares whole normalized strings: t1 "8" right, "it is 8" wrong -> c = 1;
+    # t2 "paris" wrong, "lyon" right -> c = 1. Suite pass^1 = mean(1/2, 1/2) = 0.5 over 2 tasks; pass^2 = 0.
+    import re
+
+    assert re.search(r"^a\s+1\s+2\s+0\.500\s", text, flags=re.M), text
+    assert re.search(r"^\s+2\s+2\s+1\.000\s.*\s0\.000\s", text, flags=re.M), text
