@@ -115,10 +115,12 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
             if k_lo in g.index and k_hi in g.index:
                 p1, pk = g.loc[k_lo, "pass_hat_k"], g.loc[k_hi, "pass_hat_k"]
                 ak = g.loc[k_hi, "pass_at_k"]
+                t1, tk = int(g.loc[k_lo, "n_tasks"]), int(g.loc[k_hi, "n_tasks"])
                 if np.isfinite(pk) and np.isfinite(p1):
+                    few = f" (only {tk} task{'s' if tk != 1 else ''} with {k_hi}+ trials: read with care)" if tk < 10 else ""
                     lines.append(
                         f"  - **{agent}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
-                        f"pass@{k_hi} = {ak:.2f}."
+                        f"pass@{k_hi} = {ak:.2f}; {tk} of {t1} tasks{few}."
                     )
     dropped = suite[suite.get("n_tasks_dropped", pd.Series(0, index=suite.index)) > 0]
     if len(dropped):

@@ -24,8 +24,16 @@ _METRICS = (("pass_at_k", "pass@k  (at least one success in k tries)"), ("pass_h
 
 
 def _colors(agents: Sequence[str]) -> dict[str, tuple]:
-    cmap = plt.get_cmap("tab10")
-    return {a: cmap(i % 10) for i, a in enumerate(agents)}
+    cmap, n = (plt.get_cmap("tab10"), 10) if len(agents) <= 10 else (plt.get_cmap("tab20"), 20)
+    return {a: cmap(i % n) for i, a in enumerate(agents)}
+
+
+def _legend(fig: Figure, ax, n_agents: int) -> None:
+    """Legend inside the last panel for a few agents, outside on the right for many."""
+    if n_agents <= 4:
+        ax.legend(loc="best", fontsize="small")
+    else:
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="small")
 
 
 def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figure:
@@ -57,7 +65,7 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0].set_ylabel("share of tasks")
-    axes[1].legend(loc="best", fontsize="small")
+    _legend(fig, axes[1], len(agents))
     if title:
         fig.suptitle(title)
     return fig
@@ -139,7 +147,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
         ax.grid(alpha=0.3)
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0].set_ylabel("posterior mean, 95% credible band")
-    axes[1].legend(loc="best", fontsize="small")
+    _legend(fig, axes[1], len(agents))
     fig.suptitle(
         (title + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the observed trials "
         "(model extrapolation)",
