@@ -9,10 +9,12 @@ ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >
 find_python() {
   local cands=()
   [ -n "${PYTHON:-}" ] && cands+=("$PYTHON")
-  cands+=(python3.13 python3.12 python3 python)
+  # 3.12 first: the version the stack is tested on (PyMC 6, ArviZ 1.x, nutpie, numpyro wheels); then newer ones.
+  cands+=(python3.12 python3.13 python3 python)
   if command -v pyenv >/dev/null 2>&1; then
     local root; root=$(pyenv root)
-    for p in $(ls -d "$root"/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do cands+=("$p"); done
+    for p in $(ls -d "$root"/versions/3.12*/bin/python3 2>/dev/null | sort -rV) \
+             $(ls -d "$root"/versions/3.1[3-9]*/bin/python3 2>/dev/null | sort -V); do cands+=("$p"); done
   fi
   for p in /usr/local/bin/python3.1[2-9] /usr/bin/python3.1[2-9] /opt/homebrew/bin/python3.1[2-9]; do
     [ -x "$p" ] && cands+=("$p")
