@@ -284,8 +284,9 @@ def score(
     base_url: BaseUrlOpt = None,
     model: ModelOpt = None,
     matcher: Annotated[
-        str, typer.Option(help="Deterministic matcher: exact, normalized, numeric, token_f1, contains.")
-    ] = "normalized",
+        str, typer.Option(help="Deterministic matcher: auto (numeric for numeric expected answers, else normalized), exact, "
+            "normalized, numeric, token_f1, contains.")
+    ] = "auto",
     threshold: ThresholdOpt = 0.7,
     tool_threshold: ToolThresholdOpt = 1.0,
     require_tools: RequireToolsOpt = False,

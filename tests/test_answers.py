@@ -54,3 +54,23 @@ def test_contains_and_dispatch():
         match_answer("a", "a", "fuzzy")
     with pytest.raises(ValueError):
         match_answer("a", [], "exact")
+
+
+@pytest.mark.parametrize(
+    "answer, expected, score, rule",
+    [
+        ("The result is 8.", "8", 1.0, "numeric"),  # architecture.md's own example
+        ("The result is 8.5", "8", 0.0, "numeric"),
+        ("1,234.5 in total", 1234.5, 1.0, "numeric"),
+        ("Paris.", "paris", 1.0, "normalized"),
+        ("Paris is the capital", "Paris", 0.0, "normalized"),
+        ("12 apples", "12 apples", 1.0, "normalized"),  # expected is not a bare number: text rule
+    ],
+)
+def test_auto_matcher_picks_numeric_for_numeric_expected(answer, expected, score, rule):
+    from agentstats.scoring.answers import match_answer
+
+    res = match_answer(answer, expected)  # default matcher is "auto"
+    assert res.matcher == "auto"
+    assert res.score == score
+    assert res.details["auto"] == rule

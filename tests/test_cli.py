@@ -166,9 +166,10 @@ def test_report_scores_unscored_input_first(tmp_path):
         o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
         for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
     )
-    # The normalized matcher compares whole normalized strings: t1 "8" right, "it is 8" wrong -> c = 1;
-    # t2 "paris" wrong, "lyon" right -> c = 1. Suite pass^1 = mean(1/2, 1/2) = 0.5 over 2 tasks; pass^2 = 0.
+    # The default "auto" matcher: t1 expects a number, so "8" and "It is 8." (last number 8) are right -> c = 2;
+    # t2 is text, compared normalized: "paris" wrong, "lyon" right -> c = 1.
+    # Suite pass^1 = mean(2/2, 1/2) = 0.75 over 2 tasks; pass@2 = mean(1, 1) = 1; pass^2 = mean(1, 0) = 0.5.
     import re
 
-    assert re.search(r"^a\s+1\s+2\s+0\.500\s", text, flags=re.M), text
-    assert re.search(r"^\s+2\s+2\s+1\.000\s.*\s0\.000\s", text, flags=re.M), text
+    assert re.search(r"^a\s+1\s+2\s+0\.750\s", text, flags=re.M), text
+    assert re.search(r"^\s+2\s+2\s+1\.000\s.*\s0\.500\s", text, flags=re.M), text

@@ -228,7 +228,37 @@ def contains_match(answer: Any, expected: Any, *, normalize: bool = True) -> Ans
     return _best(out, "contains")
 
 
+def _is_number_text(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        nums = extract_numbers(value)
+        return len(nums) == 1 and _NUMBER.fullmatch(value.strip().rstrip(".")) is not None
+    return False
+
+
+def auto_match(answer: Any, expected: Any, **opts: Any) -> AnswerMatch:
+    """Numeric match when every expected answer is a single number, else SQuAD-normalized match.
+
+    The default matcher: ``"The result is 8."`` against ``"8"`` is a numeric question, so the number the answer
+    ends with is compared (``numeric_match(which="last")``, the usual final-answer rule); ``"Paris"`` against
+    ``"paris."`` is compared as normalized text (SQuAD EM, Rajpurkar et al. 2016, arXiv 1606.05250). The
+    result's ``details["auto"]`` says which rule was used.
+    """
+    alternatives = _as_list(expected)
+    if alternatives and all(_is_number_text(e) for e in alternatives):
+        res = numeric_match(answer, expected, **{"which": "last", **opts})
+        rule = "numeric"
+    else:
+        res = normalized_match(answer, expected)
+        rule = "normalized"
+    return AnswerMatch(score=res.score, matcher="auto", details={**res.details, "auto": rule})
+
+
 MATCHERS: dict[str, Callable[..., AnswerMatch]] = {
+    "auto": auto_match,
     "exact": exact_match,
     "normalized": normalized_match,
     "numeric": numeric_match,
@@ -237,8 +267,9 @@ MATCHERS: dict[str, Callable[..., AnswerMatch]] = {
 }
 
 
-def match_answer(answer: Any, expected: Any, matcher: str = "normalized", **opts: Any) -> AnswerMatch:
-    """Dispatch to a matcher by name (``exact``, ``normalized``, ``numeric``, ``token_f1``, ``contains``).
+def match_answer(answer: Any, expected: Any, matcher: str = "auto", **opts: Any) -> AnswerMatch:
+    """Dispatch to a matcher by name (``auto`` (default), ``exact``, ``normalized``, ``numeric``, ``token_f1``,
+    ``contains``).
 
     Parameters
     ----------

@@ -428,7 +428,7 @@ class DeterministicJudge(Judge):
 
     supports_tool_metrics = False
 
-    def __init__(self, matcher: str = "normalized", **matcher_kwargs: Any):
+    def __init__(self, matcher: str = "auto", **matcher_kwargs: Any):
         super().__init__()
         self.matcher = matcher
         self.matcher_kwargs = matcher_kwargs
@@ -464,7 +464,7 @@ class DeterministicJudge(Judge):
 
 def resolve_judge(
     judge: Judge | str | None,
-    matcher: str = "normalized",
+    matcher: str = "auto",
     *,
     model: str | None = None,
     base_url: str | None = None,

@@ -169,7 +169,7 @@ def score_trials(
     tool_threshold: float = 1.0,
     require_tools: bool = False,
     prefer_benchmark: bool = True,
-    matcher: str = "normalized",
+    matcher: str = "auto",
     *,
     tool_weights: Mapping[str, float] | None = None,
     tool_options: Any = None,
