@@ -22,15 +22,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console(stderr=True)
-out = Console()
+# Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+_WIDTH = None if sys.stdout.isatty() else 160
+console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+out = Console(width=_WIDTH)
 
 FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
         "-f",
-        help="Input format: auto, jsonl (agentstats trials), tau_bench, metr, counts, bfcl, fai_jsonl.",
+        help="Input format: auto, jsonl (agentstats trials), tau_bench, metr (run tables), counts, fair_forge, "
+        "fai_jsonl.",
     ),
 ]
 KOpt = Annotated[
@@ -45,6 +48,12 @@ AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holdin
 TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]
 SuccessColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding 0/1 success.")]
 AgentOpt = Annotated[str | None, typer.Option(help="Agent name for single-agent files (tau-bench).")]
+SkipBadOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-bad", help="Skip malformed records (they are counted and listed) instead of stopping on them."
+    ),
+]
 
 
 def parse_k(spec: str | None) -> list[int] | None:
@@ -70,8 +79,14 @@ def parse_k(spec: str | None) -> list[int] | None:
     return sorted(ks)
 
 
-def _loader_opts(agent: str | None, agent_col: str | None, task_col: str | None, success_col: str | None):
-    opts: dict[str, Any] = {}
+def _loader_opts(
+    agent: str | None,
+    agent_col: str | None,
+    task_col: str | None,
+    success_col: str | None,
+    skip_bad: bool = False,
+):
+    opts: dict[str, Any] = {"on_error": "skip"} if skip_bad else {}
     if agent is not None:
         opts["agent"] = agent
     if agent_col is not None:
@@ -84,18 +99,32 @@ def _loader_opts(agent: str | None, agent_col: str | None, task_col: str | None,
 
 
 def _fail(exc: BaseException, code: int = 1) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
 
 
 def _load_counts(path: Path, fmt: str, opts: dict[str, Any]):
     from agentstats.io import load_counts_any
 
+    import warnings
+
+    from agentstats.io import TrialLoadWarning
+
     with console.status(f"loading {path} ..."):
         try:
-            return load_counts_any(path, format=fmt, **opts)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrialLoadWarning)  # said below, once
+                counts = load_counts_any(path, format=fmt, **opts)
         except (ValueError, OSError) as exc:
             raise _fail(exc, 2) from exc
+    skipped = counts.attrs.get("skipped") or []
+    if skipped:
+        from rich.markup import escape
+
+        console.print(f"[yellow]skipped {len(skipped)} problem(s) in {path}[/], first: {escape(str(skipped[0]))}")
+    return counts
 
 
 def _clean(v: Any) -> Any:
@@ -143,11 +172,12 @@ def estimate(
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
+    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Per-agent unbiased pass@k and pass^k with task-cluster bootstrap 95% intervals."""
     from agentstats.estimators import suite_pass_k
 
-    counts = _load_counts(input, format, _loader_opts(agent, agent_col, task_col, success_col))
+    counts = _load_counts(input, format, _loader_opts(agent, agent_col, task_col, success_col, skip_bad))
     with console.status("estimating ..."):
         try:
             table = suite_pass_k(counts, k=parse_k(k), n_boot=n_boot, seed=seed)
@@ -242,6 +272,7 @@ def report(
     threshold: ThresholdOpt = 0.7,
     tool_threshold: ToolThresholdOpt = 1.0,
     require_tools: RequireToolsOpt = False,
+    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to HTML (nbconvert).
 
@@ -258,7 +289,7 @@ def report(
         "seed": seed,
         "run_bayes": bayes,
         "draws": draws,
-        "loader_options": _loader_opts(agent, agent_col, task_col, success_col),
+        "loader_options": _loader_opts(agent, agent_col, task_col, success_col, skip_bad),
         "judge": judge,
         "judge_model": model,
         "judge_base_url": base_url,
@@ -307,6 +338,7 @@ def score(
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
+    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Score answers and tool calls of each trial (matchers or an LLM judge) and set each trial's outcome."""
     import logging
@@ -345,7 +377,7 @@ def score(
 
     with console.status(f"loading {input} ..."):
         try:
-            trials = load_trials(input, format, **_loader_opts(agent, agent_col, task_col, success_col))
+            trials = load_trials(input, format, **_loader_opts(agent, agent_col, task_col, success_col, skip_bad))
         except (ValueError, OSError) as exc:
             raise _fail(exc, 2) from exc
 
@@ -463,6 +495,7 @@ def fit(
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
+    skip_bad: SkipBadOpt = False,
 ) -> None:
     """Fit the hierarchical model and print posterior pass@k / pass^k per agent, with diagnostics."""
     import warnings
@@ -473,7 +506,7 @@ def fit(
 
     if population not in ("observed", "new"):
         raise _fail(typer.BadParameter("--population must be 'observed' or 'new'"), 2)
-    counts = _load_counts(input, format, _loader_opts(agent, agent_col, task_col, success_col))
+    counts = _load_counts(input, format, _loader_opts(agent, agent_col, task_col, success_col, skip_bad))
     ks = parse_k(k) or list(range(1, 9))
     with console.status(f"fitting {model} ({chains} chains x {draws} draws; first run compiles) ..."):
         try:

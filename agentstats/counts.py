@@ -111,8 +111,9 @@ def to_counts(trials: Iterable[Trial]) -> pd.DataFrame:
     if n_unscored:
         raise ValueError(
             f"{n_unscored} trial(s) have no outcome (no success, no reward, status 'completed'), e.g. "
-            f"{', '.join(map(repr, unscored))}; score them first (agentstats.scoring.score_trials) or set "
-            "success/reward"
+            f"{', '.join(map(repr, unscored))}; score them first (`agentstats score` on the command line, "
+            "agentstats.score_trials in Python) or set success/reward; trials with no ground truth to score "
+            "against stay unscored"
         )
     keys = list(cells)
     vals = list(cells.values())

@@ -66,6 +66,10 @@ class Problem:
         return f"{self.where()}: {self.message}"
 
 
+#: A problem repeated on at least this many records is listed once, with its count.
+REPEAT_COLLAPSE = 5
+
+
 class TrialLoadError(ValueError):
     """Raised when a file has problems and ``on_error="raise"``.
 
@@ -82,11 +86,25 @@ class TrialLoadError(ValueError):
         self.source = source
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in {source}"
-        lines = [f"  {p}" for p in self.problems[:MAX_LISTED]]
-        if n > MAX_LISTED:
-            lines.append(f"  ... and {n - MAX_LISTED} more (all in TrialLoadError.problems)")
+        # The same problem on many records (typically: a wrong --format, a column that no record has) is said
+        # once with the count, not once per line.
+        groups: dict[tuple, list[Problem]] = {}
+        for p in self.problems:
+            groups.setdefault((p.field, p.message), []).append(p)
+        lines: list[str] = []
+        for same in groups.values():
+            if len(same) >= REPEAT_COLLAPSE:
+                where = ", ".join(str(p.line) for p in same[:3] if p.line is not None)
+                lines.append(
+                    f"  {same[0]}  [the same on {len(same)} records: {same[0].unit or 'line'} {where}, ...]"
+                )
+            else:
+                lines.extend(f"  {p}" for p in same)
+        if len(lines) > MAX_LISTED:
+            lines = lines[:MAX_LISTED] + [f"  ... and more (all {n} in TrialLoadError.problems)"]
         hint = (
-            "Fix them, or pass on_error='skip' to load the valid records and get a list of what was skipped."
+            "Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in Python, "
+            "--skip-bad on the command line."
         )
         super().__init__("\n".join([head + ":", *lines, hint]))
 
