@@ -127,7 +127,7 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
         ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
             f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means "
-            "(see the table's `n_tasks_dropped`)."
+            "(the table's `dropped` column; open markers in the plot)."
         )
     lines.append(
         "- Intervals are 95% task-cluster bootstrap intervals: they reflect which tasks happened to be in the suite "

@@ -43,7 +43,8 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     ----------
     suite : pandas.DataFrame
         Columns ``agent, k`` and, for ``m`` in ``pass_at_k, pass_hat_k``: ``m, m_ci_low, m_ci_high``
-        (as from :func:`agentstats.estimators.suite_pass_k`).
+        (as from :func:`agentstats.estimators.suite_pass_k`); with ``n_tasks_dropped``, points that average over
+        fewer tasks (some had fewer than k trials) get open markers.
     title : str, optional
 
     Returns
@@ -59,6 +60,9 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
             g = suite[suite["agent"] == a].sort_values("k")
             ax.plot(g["k"], g[m], marker="o", color=colors[a], label=a)
             ax.fill_between(g["k"], g[f"{m}_ci_low"], g[f"{m}_ci_high"], color=colors[a], alpha=0.18, lw=0)
+            if "n_tasks_dropped" in g:
+                part = g[g["n_tasks_dropped"] > 0]  # fewer tasks behind these points: not comparable across k
+                ax.plot(part["k"], part[m], ls="none", marker="o", mfc="white", color=colors[a])
         ax.set_title(label)
         ax.set_xlabel("k (tries)")
         ax.set_ylim(0, 1)
@@ -66,8 +70,11 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
         ax.xaxis.get_major_locator().set_params(integer=True)
     axes[0].set_ylabel("share of tasks")
     _legend(fig, axes[1], len(agents))
-    if title:
-        fig.suptitle(title)
+    note = ""
+    if "n_tasks_dropped" in suite and (suite["n_tasks_dropped"] > 0).any():
+        note = "open markers: some tasks have fewer than k trials and are left out at that k"
+    if title or note:
+        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize="medium")
     return fig
 
 

@@ -50,10 +50,14 @@ def export_html(notebook: Path, html: Path | None = None) -> Path:
     """
     import nbformat
     from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     html = html or notebook.with_suffix(".html")
     nb = nbformat.read(notebook, as_version=4)
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    exporter = HTMLExporter(template_name="lab")
+    # The template's default parameters are replaced by papermill's injected cell: show only the values used.
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags=("parameters",), enabled=True), True)
+    body, _ = exporter.from_notebook_node(nb)
     html.write_text(body, encoding="utf-8")
     return html
 

@@ -131,7 +131,7 @@ def diagnose(
     for i, row in table.iterrows():
         bad = []
         if np.isfinite(row.r_hat) and row.r_hat > r_hat_max:
-            bad.append(f"r_hat {row.r_hat:.3f} > {r_hat_max}")
+            bad.append(f"r_hat {row.r_hat:.4f} > {r_hat_max}")
         for col in ("ess_bulk", "ess_tail"):
             if np.isfinite(row[col]) and row[col] < ess_min:
                 bad.append(f"{col} {row[col]:.0f} < {ess_min:g}")
