@@ -40,9 +40,13 @@ cell on the logit scale, ``I = n p~ (1 - p~)`` with ``p~ = (c + 0.5) / (n + 1)``
 
 ``s_*`` is the prior median of the level's standard deviation (``0.674 * scale`` of the half-normal).
 
-Rule, as measured on simulated data with nutpie (3-5 agents x 30-60 tasks x 2, 4 and 16 trials; see
-``docs/models.md``): **all levels are centred when the median cell ratio is at least 1** (about 4-5 or more
-trials per cell at p near 1/2), **all are non-centred otherwise**. Deciding the agent and task levels on their
+Rule, as measured on simulated data with nutpie (3-5 agents x 30-60 tasks x 2, 4, 8 and 16 trials, and
+10 agents x 1,000 tasks x 8 trials; see ``docs/models.md`` and ``docs/validation.md``): **all levels are centred
+when the median cell ratio is at least 2.5** (about 10 or more trials per cell at p near 1/2); otherwise the
+cells are non-centred, and **the agent and task levels are centred only when both their median ratios are at
+least 5** (many agents and many tasks), else non-centred too. The threshold was 1 before: at 8 trials per cell
+(cell ratio about 1.6) all-centred fits missed R-hat/ESS on sigma_cell (3 x 40 x 8: 4 of 5 fits; 10 x 1,000 x 8:
+R-hat 1.018, ESS 388 with nutpie), while a non-centred cell level passed. Deciding the agent and task levels on their
 own ratios was tried first and failed: with sparse cells (2 trials) a centred agent level gave 10-190
 divergences even though its own ratio was 14-40 (the agent effect then trades off against the non-centred cell
 effects), while all-non-centred gave 0-1; with 16 trials per cell all-centred gave 0 divergences and 1.5-7x the
@@ -79,12 +83,14 @@ __all__ = [
 ]
 
 Param = Literal["centered", "non_centered"]
-MODEL_NAMES = ("partial_pooling", "additive", "no_pooling")
+MODEL_NAMES = ("partial_pooling", "additive", "no_pooling", "beta_binomial")
 _LEVELS = ("agent", "task", "cell")
 #: Median of a HalfNormal(1) distribution: the reference scale of a level is this times the prior scale.
 _HALFNORMAL_MEDIAN = float(stats.halfnorm.median())
-#: Centre a level when the median data/prior precision ratio of its units is at least this.
-CENTERED_MIN_RATIO = 1.0
+#: Centre every level when the median cell data/prior precision ratio is at least this.
+CENTERED_MIN_RATIO = 2.5
+#: Otherwise centre the agent and task levels (cells non-centred) when both their median ratios are at least this.
+SPLIT_MIN_RATIO = 5.0
 
 
 @dataclass(frozen=True)
@@ -245,9 +251,12 @@ def choose_parameterization(
         ratios["agent"] = (
             float(np.median(through.sum(axis=1)[agent_has] * s["agent"] ** 2)) if agent_has.any() else 0.0
         )
-    # Measured rule (docs/models.md): the cell ratio decides every level together.
+    # Measured rule (docs/models.md): the cell ratio decides every level together, except that well-informed
+    # agent and task levels are centred over non-centred cells (many agents x many tasks, few trials per cell).
     form: Param = "centered" if ratios["cell"] >= CENTERED_MIN_RATIO else "non_centered"
     choice: dict[str, Param] = {lvl: form for lvl in _LEVELS}
+    if form == "non_centered" and min(ratios["agent"], ratios["task"]) >= SPLIT_MIN_RATIO:
+        choice["agent"] = choice["task"] = "centered"
     for lvl, form in (override or {}).items():
         if lvl not in _LEVELS:
             raise ValueError(f"parameterization: unknown level {lvl!r}; levels are {_LEVELS}")
@@ -462,13 +471,20 @@ _BUILDERS = {
 
 
 def build_model(counts: pd.DataFrame, model: str = "partial_pooling", **kwargs) -> pm.Model:
-    """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``).
+    """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``).
+
+    ``beta_binomial`` is :func:`agentstats.models.beta_binomial.build_beta_binomial` (imported here, lazily:
+    that module imports this one).
 
     Raises
     ------
     ValueError
         If ``model`` is not one of :data:`MODEL_NAMES`.
     """
+    if model == "beta_binomial":
+        from agentstats.models.beta_binomial import build_beta_binomial
+
+        return build_beta_binomial(counts, **kwargs)
     if model not in _BUILDERS:
         raise ValueError(f"model must be one of {MODEL_NAMES}, got {model!r}")
     return _BUILDERS[model](counts, **kwargs)
