@@ -13,6 +13,13 @@ Two populations:
   effect), and ``E[p^k]`` is integrated by Gauss-Hermite quadrature (probabilists' nodes,
   ``numpy.polynomial.hermite_e.hermegauss``; Abramowitz & Stegun 25.4.46), vectorized over draws.
 
+  For the ``beta_binomial`` model (``dt.attrs["agentstats_model"]``), a new task's cell has
+  ``p ~ Beta(m phi, (1 - m) phi)`` with ``logit m = mu + alpha[a] + e``, ``e ~ Normal(0, sigma_task)``; then
+  ``E[p^k | m] = B(m phi + k, (1 - m) phi) / B(m phi, (1 - m) phi)`` and
+  ``E[(1 - p)^k | m] = B(m phi, (1 - m) phi + k) / B(m phi, (1 - m) phi)`` (Beta moments; Johnson, Kotz &
+  Balakrishnan 1995, Continuous Univariate Distributions vol. 2, ch. 25), integrated over ``e`` by the same
+  Gauss-Hermite rule (:func:`new_task_pass_k_beta`).
+
 ``extrapolated`` marks (agent, k) with ``k > n_min[a]``, the smallest number of trials among the agent's
 observed tasks: the unbiased estimators are undefined there for at least one task, so the value rests on the
 model (its logit-normal shape) more than on the data.
@@ -37,6 +44,7 @@ __all__ = [
     "contrast_matrix",
     "contrast_table",
     "new_task_pass_k",
+    "new_task_pass_k_beta",
     "posterior_pass_at_k",
     "posterior_pass_hat_k",
     "summarize_pass_k",
@@ -104,6 +112,43 @@ def new_task_pass_k(
     return hat, at
 
 
+def new_task_pass_k_beta(
+    m: np.ndarray, s: np.ndarray, phi: np.ndarray, ks: np.ndarray, n_nodes: int = GH_NODES
+) -> tuple[np.ndarray, np.ndarray]:
+    """E[p^k] and 1 - E[(1-p)^k] for ``p ~ Beta(q phi, (1 - q) phi)``, ``logit q ~ Normal(m, s)``.
+
+    Inner expectation in closed form, ``E[p^k | q] = B(q phi + k, (1 - q) phi) / B(q phi, (1 - q) phi)`` (and
+    ``B(q phi, (1 - q) phi + k) / B(q phi, (1 - q) phi)`` for ``(1 - p)^k``; Beta moments, Johnson, Kotz &
+    Balakrishnan 1995, ch. 25), computed with ``scipy.special.betaln``; outer expectation over ``logit q`` by
+    Gauss-Hermite quadrature as :func:`new_task_pass_k`.
+
+    Parameters
+    ----------
+    m, s, phi : numpy.ndarray
+        Broadcastable arrays (shape ``S``): location and scale of ``logit q``, and the concentration ``phi > 0``.
+    ks : numpy.ndarray of int, shape (K,)
+    n_nodes : int
+
+    Returns
+    -------
+    pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
+    """
+    from scipy.special import betaln, expit
+
+    x, w = hermegauss(n_nodes)
+    w = w / np.sqrt(2.0 * np.pi)
+    m, s, phi = np.broadcast_arrays(np.asarray(m, float), np.asarray(s, float), np.asarray(phi, float))
+    eta = m[..., None] + s[..., None] * x  # S + (nodes,)
+    tiny = np.finfo(float).tiny
+    a = np.maximum(phi[..., None] * expit(eta), tiny)[..., None, :]  # S + (1, nodes)
+    b = np.maximum(phi[..., None] * expit(-eta), tiny)[..., None, :]
+    kk = ks.astype(float)[:, None]
+    base = betaln(a, b)
+    hat = np.sum(w * np.exp(betaln(a + kk, b) - base), axis=-1)
+    at = 1.0 - np.sum(w * np.exp(betaln(a, b + kk) - base), axis=-1)
+    return hat, at
+
+
 def _pass_k(
     dt: xr.DataTree,
     k: int | Sequence[int],
@@ -148,11 +193,16 @@ def _pass_k(
             m = m + post["alpha"].transpose("chain", "draw", "agent").to_numpy()
         else:
             m = np.broadcast_to(m, m.shape[:2] + (agents.size,))
-        var = post["sigma_task"].to_numpy() ** 2
-        if "sigma_cell" in post:
-            var = var + post["sigma_cell"].transpose("chain", "draw").to_numpy() ** 2
-        s = np.sqrt(var)[..., None]
-        hat, at = new_task_pass_k(m, s, ks, n_nodes)
+        if dt.attrs.get("agentstats_model") == "beta_binomial" and "phi" in post:
+            s = post["sigma_task"].transpose("chain", "draw").to_numpy()[..., None]
+            phi = post["phi"].transpose("chain", "draw").to_numpy()[..., None]
+            hat, at = new_task_pass_k_beta(m, s, phi, ks, n_nodes)
+        else:
+            var = post["sigma_task"].transpose("chain", "draw").to_numpy() ** 2
+            if "sigma_cell" in post:
+                var = var + post["sigma_cell"].transpose("chain", "draw").to_numpy() ** 2
+            s = np.sqrt(var)[..., None]
+            hat, at = new_task_pass_k(m, s, ks, n_nodes)
         out = hat if quantity == "pass_hat_k" else at
     else:
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
@@ -423,7 +473,9 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
       Understanding Statistics 1(4); Nakagawa & Schielzeth 2010, Biol. Rev. 85:935) of outcomes of one agent
       within a task, ``(sigma_task^2 + sigma_cell^2) / (sigma_task^2 + sigma_cell^2 + pi^2/3)``, and the share
       due to the agent x task interaction, ``sigma_cell^2 / (same denominator)``: posterior mean and
-      equal-tailed credible interval. These are common to all agents in the model.
+      equal-tailed credible interval. These are common to all agents in the model. For a ``beta_binomial`` fit
+      (no ``sigma_cell``), ``icc_cell`` is the posterior of its intra-cell correlation ``rho = 1 / (1 + phi)``
+      (outcome scale; Williams 1975, Biometrics 31(4)) and ``icc_model`` covers the task effect only.
 
     Parameters
     ----------
@@ -462,7 +514,10 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
         var_c = post["sigma_cell"].to_numpy().ravel() ** 2 if "sigma_cell" in post else np.zeros_like(var_t)
         denom = var_t + var_c + np.pi**2 / 3.0
         lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-        for name, val in (("icc_model", (var_t + var_c) / denom), ("icc_cell", var_c / denom)):
+        icc_cell = var_c / denom
+        if dt.attrs.get("agentstats_model") == "beta_binomial" and "rho" in post:
+            icc_cell = post["rho"].to_numpy().ravel()
+        for name, val in (("icc_model", (var_t + var_c) / denom), ("icc_cell", icc_cell)):
             out[name] = float(val.mean())
             out[f"{name}_low"] = float(np.quantile(val, lo))
             out[f"{name}_high"] = float(np.quantile(val, hi))

@@ -147,6 +147,55 @@ def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
     )
 
 
+def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
+    """``eta`` (chain, draw, agent, task) and ``phi`` (chain, draw) of a ``beta_binomial`` fit."""
+    from agentstats.models.beta_binomial import linear_predictor
+
+    post = dt["posterior"]
+    alpha = post["alpha"].transpose("chain", "draw", "agent").to_numpy() if "alpha" in post else None
+    eta = linear_predictor(
+        post["mu"].transpose("chain", "draw").to_numpy(),
+        alpha,
+        post["beta"].transpose("chain", "draw", "task").to_numpy(),
+    )
+    return eta, post["phi"].transpose("chain", "draw").to_numpy()
+
+
+def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int) -> None:
+    """Add exact draws of ``p`` (chain, draw, agent, task) to a ``beta_binomial`` posterior.
+
+    ``p[a,t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)``, one draw per posterior draw
+    (:func:`agentstats.models.beta_binomial.conditional_p_draws`), seeded by ``seed``.
+    """
+    from agentstats.models.beta_binomial import conditional_p_draws
+
+    eta, phi = _beta_binomial_eta_phi(dt)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBB]))
+    p = conditional_p_draws(eta, phi, data.n, data.c, rng)
+    post = dt["posterior"].to_dataset()
+    post["p"] = (("chain", "draw", "agent", "task"), p)
+    dt["posterior"] = post
+
+
+def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
+    """Beta-Binomial log-likelihood per observed cell (``p`` integrated out), dims (chain, draw, cell)."""
+    ai, ti = data.obs_index()
+    eta, phi = _beta_binomial_eta_phi(dt)
+    eta = eta[..., ai, ti]
+    phi = phi[..., None]
+    from scipy.special import expit
+
+    ll = stats.betabinom.logpmf(data.c[ai, ti], data.n[ai, ti], phi * expit(eta), phi * expit(-eta))
+    return xr.Dataset(
+        {"c": (("chain", "draw", "cell"), ll)},
+        coords={
+            "chain": dt["posterior"]["chain"].values,
+            "draw": dt["posterior"]["draw"].values,
+            "cell": np.arange(ai.size),
+        },
+    )
+
+
 def fit(
     counts: pd.DataFrame,
     model: str = "partial_pooling",
@@ -174,8 +223,11 @@ def fit(
     counts : pandas.DataFrame
         Columns ``agent, task_id, n, c`` (one row per cell; see
         :func:`agentstats.models.builders.prepare_counts`).
-    model : {"partial_pooling", "additive", "no_pooling"}
-        Builder in :mod:`agentstats.models.builders`.
+    model : {"partial_pooling", "additive", "no_pooling", "beta_binomial"}
+        Builder in :mod:`agentstats.models.builders` (``beta_binomial``:
+        :mod:`agentstats.models.beta_binomial`; its ``p`` is drawn exactly from the conjugate conditional
+        ``Beta(m phi + c, (1 - m) phi + n - c)`` per posterior draw, seeded by ``random_seed``, and its
+        ``log_likelihood`` is the Beta-Binomial one with ``p`` integrated out).
     sampler : {"nutpie", "numpyro", "pymc"} or None
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one. Ignored for
         ``no_pooling``, which is drawn exactly (recorded as ``"exact"``).
@@ -212,7 +264,8 @@ def fit(
         ``agent, task``; ``n_min``, ``n_max`` per agent), ``observed_data``, optionally ``log_likelihood``.
         Root ``attrs``: ``agentstats_model``, ``sampler``, ``versions`` (JSON), ``parameterization`` (JSON),
         ``parameterization_ratios`` (JSON), ``priors`` (JSON), ``counts_hash``, ``random_seed``, ``draws``,
-        ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``, ``has_cell_effect`` (0/1).
+        ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``, ``has_cell_effect`` (0/1), ``p_draws``
+        (``"sampled"``, or ``"conditional_beta"`` for ``beta_binomial``).
 
     Raises
     ------
@@ -267,13 +320,20 @@ def fit(
                 dt = pm.sample(**kwargs)
         finally:
             pymc_logger.setLevel(level)
+    # Beta-Binomial: p was integrated out; add its exact conditional draws (and mark that in attrs).
+    p_conditional = model == "beta_binomial" and "p" not in dt["posterior"]
+    if p_conditional:
+        _add_conditional_p(dt, data, random_seed)
     cdata = _counts_dataset(data)
     if "constant_data" in dt.children:
         dt["constant_data"] = dt["constant_data"].to_dataset().merge(cdata)
     else:
         dt["constant_data"] = cdata
     if log_likelihood:
-        dt["log_likelihood"] = _cell_log_likelihood(dt, data)
+        if p_conditional:
+            dt["log_likelihood"] = _beta_binomial_log_likelihood(dt, data)
+        else:
+            dt["log_likelihood"] = _cell_log_likelihood(dt, data)
     versions = {pkg: _version(pkg) for pkg in ("pymc", "pytensor", "arviz", "xarray", "numpy")}
     if sampler_used in ("nutpie", "numpyro"):
         versions[sampler_used] = _version(sampler_used)
@@ -294,6 +354,7 @@ def fit(
         target_accept=float(target_accept),
         has_agent_effect=int(meta["has_agent_effect"]),
         has_cell_effect=int(meta["has_cell_effect"]),
+        p_draws="conditional_beta" if p_conditional else "sampled",
     )
     if check_convergence and model != "no_pooling":
         warn_if_not_converged(diagnose(dt, r_hat_max=r_hat_max, ess_min=ess_min), stacklevel=2)

@@ -14,6 +14,13 @@ variance parameters in hierarchical models", Bayesian Analysis 1(3))::
                                       tasks none solves, i.e. logit spreads of 2-3 are typical.
     sigma_cell  ~ HalfNormal(1.5)     agent x task interaction (within-cell clustering); real runs show strong
                                       cell effects (one agent always solves a task a similar agent never does).
+    rho         ~ Beta(1, 1)          beta_binomial model: intra-cell correlation of two trials of one (agent,
+                                      task) cell, rho = 1 / (1 + phi) with phi the concentration of the cell's
+                                      Beta(m phi, (1 - m) phi). Uniform on (0, 1): real suites range from near
+                                      coin-flip cells (rho ~ 0) to all-or-nothing cells (rho near 1, METR runs),
+                                      and ~2 trials per cell inform rho directly through within-cell agreement.
+                                      Uniform on rho puts density 1 / (1 + phi)^2 on phi (Williams 1975,
+                                      Biometrics 31(4); BDA3 sec. 5.3 uses a similar diffuse prior on the scale).
     no pooling: p[a, t] ~ Beta(a0, b0) independently, default Beta(1, 1) (uniform), the closed form of
                                       Beta-Binomial conjugacy (BDA3 sec. 2.4).
 
@@ -40,6 +47,8 @@ class Priors:
         Scales of the half-normal priors of the agent, task and cell (agent x task) standard deviations.
     beta_a, beta_b : float
         ``p[a, t] ~ Beta(beta_a, beta_b)`` in the no-pooling model.
+    rho_a, rho_b : float
+        ``rho ~ Beta(rho_a, rho_b)``, the intra-cell correlation of the ``beta_binomial`` model.
 
     Raises
     ------
@@ -54,9 +63,11 @@ class Priors:
     sigma_cell: float = 1.5
     beta_a: float = 1.0
     beta_b: float = 1.0
+    rho_a: float = 1.0
+    rho_b: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("mu_sigma", "sigma_agent", "sigma_task", "sigma_cell", "beta_a", "beta_b"):
+        for name in ("mu_sigma", "sigma_agent", "sigma_task", "sigma_cell", "beta_a", "beta_b", "rho_a", "rho_b"):
             value = getattr(self, name)
             if not value > 0:
                 raise ValueError(f"Priors.{name} must be > 0, got {value!r}")
