@@ -479,7 +479,13 @@ def fit(
     population: Annotated[
         str, typer.Option(help="observed: these tasks; new: new tasks from the same distribution.")
     ] = "observed",
-    model: Annotated[str, typer.Option(help="partial_pooling (default), additive or no_pooling.")] = "partial_pooling",
+    model: Annotated[
+        str,
+        typer.Option(
+            help="beta_binomial (default; per-cell term as a Beta-Binomial likelihood), partial_pooling "
+            "(logit-normal per-cell term), additive (no per-cell term) or no_pooling."
+        ),
+    ] = "beta_binomial",
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
     draws: Annotated[int, typer.Option(help="Draws per chain.")] = 1000,
     tune: Annotated[int, typer.Option(help="Tuning steps per chain.")] = 1000,

@@ -48,7 +48,9 @@ def models_sim():
 
 @pytest.fixture(scope="session")
 def models_fit(models_sim):
-    """The one real fit of the models tests: default model and sampler, 2 chains x 500 draws, seeded."""
+    """The one real fit of the models tests: logit-normal partial pooling, default sampler, 2 x 500 draws, seeded.
+
+    (The default model, beta_binomial, has its own real fit in tests/test_beta_binomial.py.)"""
     import warnings
 
     from agentstats.models.fit import fit
@@ -56,5 +58,5 @@ def models_fit(models_sim):
     _, counts = models_sim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 1,000 draws cannot reach ESS 400; convergence is asserted in tests
-        return fit(counts, draws=500, tune=500, chains=2, random_seed=11, log_likelihood=True)
+        return fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11, log_likelihood=True)
 # ---- END block appended by the models helper ----

@@ -144,7 +144,7 @@ def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
 
 # ---------------------------------------------------------------- mock-sampler plumbing
 def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
-    dt = fit(SMALL, sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
+    dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
     post = dt["posterior"]
     assert post["p"].dims == ("chain", "draw", "agent", "task")
     assert post.sizes["chain"] == 3 and post.sizes["draw"] == 7

@@ -3,7 +3,9 @@
 See ``docs/models.md`` for the equations, priors, parameterization rule and diagnostics thresholds.
 """
 
+from agentstats.models.beta_binomial import build_beta_binomial
 from agentstats.models.builders import (
+    DEFAULT_MODEL,
     MODEL_NAMES,
     CountsData,
     build_additive,
@@ -27,6 +29,7 @@ from agentstats.models.fit import DEFAULT_SAMPLER, SAMPLERS, available_samplers,
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = [
+    "DEFAULT_MODEL",
     "DEFAULT_PRIORS",
     "DEFAULT_SAMPLER",
     "MODEL_NAMES",
@@ -38,6 +41,7 @@ __all__ = [
     "Priors",
     "available_samplers",
     "build_additive",
+    "build_beta_binomial",
     "build_model",
     "build_no_pooling",
     "build_partial_pooling",

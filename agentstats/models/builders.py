@@ -84,6 +84,8 @@ __all__ = [
 
 Param = Literal["centered", "non_centered"]
 MODEL_NAMES = ("partial_pooling", "additive", "no_pooling", "beta_binomial")
+#: The model :func:`agentstats.models.fit.fit` uses unless told otherwise (evidence: docs/models.md, "Beta-Binomial").
+DEFAULT_MODEL = "beta_binomial"
 _LEVELS = ("agent", "task", "cell")
 #: Median of a HalfNormal(1) distribution: the reference scale of a level is this times the prior scale.
 _HALFNORMAL_MEDIAN = float(stats.halfnorm.median())
@@ -470,7 +472,7 @@ _BUILDERS = {
 }
 
 
-def build_model(counts: pd.DataFrame, model: str = "partial_pooling", **kwargs) -> pm.Model:
+def build_model(counts: pd.DataFrame, model: str = DEFAULT_MODEL, **kwargs) -> pm.Model:
     """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``).
 
     ``beta_binomial`` is :func:`agentstats.models.beta_binomial.build_beta_binomial` (imported here, lazily:
