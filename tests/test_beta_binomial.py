@@ -129,11 +129,24 @@ def tiny_fit():
         warnings.simplefilter("ignore")
         dt = fit(counts, "beta_binomial", draws=300, tune=300, chains=2, random_seed=7, log_likelihood=True,
                  check_convergence=False)
-    return dt, p, n, c
+    return dt, p, n, c, counts
+
+
+def test_default_model_is_beta_binomial_and_deterministic(tiny_fit):
+    """Same data, seed and (default) sampler: identical draws, including the post-hoc conditional p draws."""
+    from agentstats.models.fit import fit
+
+    dt, *_, counts = tiny_fit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = fit(counts, draws=300, tune=300, chains=2, random_seed=7, check_convergence=False)
+    assert again.attrs["agentstats_model"] == "beta_binomial"
+    np.testing.assert_array_equal(again["posterior"]["p"].to_numpy(), dt["posterior"]["p"].to_numpy())
+    np.testing.assert_array_equal(again["posterior"]["rho"].to_numpy(), dt["posterior"]["rho"].to_numpy())
 
 
 def test_tiny_fit_dims_attrs(tiny_fit):
-    dt, _, n, _ = tiny_fit
+    dt, _, n, _, _ = tiny_fit
     post = dt["posterior"]
     assert post["p"].dims == ("chain", "draw", "agent", "task")
     assert post["p"].shape == (2, 300, A, T)
@@ -148,7 +161,7 @@ def test_tiny_fit_dims_attrs(tiny_fit):
 
 
 def test_tiny_fit_log_likelihood_is_beta_binomial(tiny_fit):
-    dt, _, n, c = tiny_fit
+    dt, _, n, c, _ = tiny_fit
     post = dt["posterior"]
     ch, dr = 1, 123
     eta = float(post["mu"][ch, dr]) + post["alpha"][ch, dr].to_numpy()[:, None] + post["beta"][ch, dr].to_numpy()
@@ -162,7 +175,7 @@ def test_tiny_fit_log_likelihood_is_beta_binomial(tiny_fit):
 
 
 def test_tiny_fit_recovers_suite_pass_hat_k(tiny_fit):
-    dt, p_true, n, _ = tiny_fit
+    dt, p_true, n, _, _ = tiny_fit
     ks = [1, 2]
     summ = summarize_pass_k(posterior_pass_hat_k(dt, ks), ci_prob=0.95)
     inside = 0

@@ -243,7 +243,7 @@ def test_real_fit_is_deterministic_with_seed(models_fit, models_sim):
     _, counts = models_sim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = fit(counts, draws=500, tune=500, chains=2, random_seed=11)
+        again = fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11)
     np.testing.assert_array_equal(again["posterior"]["p"].to_numpy(), models_fit["posterior"]["p"].to_numpy())
 
 
