@@ -9,7 +9,7 @@ SOURCE.md), read with ``agentstats.io.load_trials(..., format="metr")`` (agent =
 Protocol
 --------
 1. With a fixed seed, choose 2 runs at random (without replacement) in every (agent, task) cell with >= 2 runs;
-   fit the default ``partial_pooling`` model (default sampler) and the ``additive`` variant on those counts.
+   fit the ``partial_pooling`` (logit-normal), ``beta_binomial`` (the default) and ``additive`` models on those counts.
 2. Evaluation cells: cells with >= 8 runs in the full data. For each agent with such cells and k = 3..8, the
    reference is the unbiased suite pass^k from ALL runs, ``mean_t C(c_t, k) / C(n_t, k)`` over the agent's
    evaluation cells (Yao et al. 2024, arXiv 2406.12045). The model's prediction is the posterior of the in-sample
@@ -225,8 +225,8 @@ def main(argv=None) -> int:
     summary.append(dict(estimator="plug-in (c/2)^k", MAE=mae_plug, ratio_to_plugin=1.0, coverage_95=np.nan,
                         predictive_95=np.nan,
                         coverage_95_ref_gt_0=np.nan, mean_signed_error=float(np.mean(res.plugin - res.all_runs))))
-    for m, name in (("partial_pooling", "partial_pooling (default)"), ("additive", "additive"),
-                    ("no_pooling", "no_pooling Beta(1,1), exact"), ("beta_binomial", "beta_binomial")):
+    for m, name in (("partial_pooling", "partial_pooling (logit-normal)"), ("additive", "additive"),
+                    ("no_pooling", "no_pooling Beta(1,1), exact"), ("beta_binomial", "beta_binomial (default of fit)")):
         summary.append(dict(estimator=name, MAE=mae(f"{m}_mean"), ratio_to_plugin=mae(f"{m}_mean") / mae_plug,
                             coverage_95=float(res[f"{m}_cover"].mean()),
                             predictive_95=float(res["pred_cover"].mean()) if m == "partial_pooling" else
@@ -301,13 +301,13 @@ runs, {eval_cells.agent.nunique()} agents (davinci-002 has none), k = 3..8, i.e.
 
 {md_table(summary)}
 
-Goal 1, MAE < half the plug-in's: **{'met' if goal_mae else 'missed'}** (ratio {pp.ratio_to_plugin:.2f}).
+Logit-normal `partial_pooling`: goal 1, MAE < half the plug-in's: **{'met' if goal_mae else 'missed'}** (ratio {pp.ratio_to_plugin:.2f}).
 Goal 2, 95 % credible intervals cover the all-runs value in >= 90 % of pairs: **{'met' if goal_cov else 'missed'}**
 ({pp.coverage_95:.1%} of {len(res)}; {pp.coverage_95_ref_gt_0:.1%} of the {int(pos.sum())} pairs whose all-runs value
 is > 0 -- an all-runs value of exactly 0 lies on the boundary, outside every equal-tailed interval of a continuous
 posterior).
 
-Beta-Binomial model (`beta_binomial`, per-cell term integrated out): goal 1 **{'met' if bb.MAE < 0.5 * mae_plug else
+Beta-Binomial model (`beta_binomial`, per-cell term integrated out; the default of `fit`): goal 1 **{'met' if bb.MAE < 0.5 * mae_plug else
 'missed'}** (ratio {bb.ratio_to_plugin:.2f}); goal 2 **{'met' if bb.coverage_95 >= 0.90 else 'missed'}**
 ({bb.coverage_95:.1%}; {bb.coverage_95_ref_gt_0:.1%} of pairs with all-runs value > 0).
 
@@ -320,7 +320,7 @@ By k:
 
 {md_table(by_k)}
 
-**Where the error comes from** (default model; evaluation cells grouped by their successes in the 2 fitted runs):
+**Where the error comes from** (`partial_pooling`; evaluation cells grouped by their successes in the 2 fitted runs):
 
 {md_table(brk)}
 
@@ -345,7 +345,7 @@ Fits and diagnostics (R-hat: worst element over all variables; ESS: smallest):
 
 {md_table(diag, '.3f')}
 
-Per (agent, k), default model:
+Per (agent, k), `partial_pooling`:
 
 <details><summary>table</summary>
 

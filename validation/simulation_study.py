@@ -65,7 +65,8 @@ def true_p(i: int, seed: int, n_tasks: int) -> np.ndarray:
     return expit(MU + np.asarray(ALPHA)[:, None] + beta[None, :] + gamma)
 
 
-def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: int, tune: int, cores: int):
+def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: int, tune: int, cores: int,
+            model: str = "partial_pooling"):
     """Simulate dataset ``i`` at ``n_trials`` trials per cell, fit, return result rows and diagnostics."""
     from agentstats.estimators import pass_hat_k
     from agentstats.models.diagnostics import diagnose
@@ -87,8 +88,8 @@ def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: 
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = fit(counts, chains=chains, draws=draws, tune=tune, random_seed=int(seed * 1000 + i * 10 + n_trials),
-                 check_convergence=False, cores=cores)
+        dt = fit(counts, model, chains=chains, draws=draws, tune=tune,
+                 random_seed=int(seed * 1000 + i * 10 + n_trials), check_convergence=False, cores=cores)
     secs = time.perf_counter() - t0
     d = diagnose(dt)
     draws_k = posterior_pass_hat_k(dt, KS).transpose("chain", "draw", "agent", "k")
@@ -169,7 +170,11 @@ def main(argv=None) -> int:
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--model", default="partial_pooling",
+                    help="model to fit (partial_pooling: the generating model; beta_binomial: fit's default)")
     args = ap.parse_args(argv)
+    if args.model != "partial_pooling" and args.results == RESULTS:
+        args.results = RESULTS.with_name(f"simulation_study_{args.model}.csv")
     if args.quick:
         args.datasets, args.chains, args.draws, args.tune = 2, 2, 200, 200
         args.results = Path(os.environ.get("TMPDIR", "/tmp")) / "simulation_study_quick.csv"
@@ -184,7 +189,7 @@ def main(argv=None) -> int:
             done_set = set(map(tuple, done.to_numpy()))
             jobs = [j for j in jobs if j not in done_set]
         kw = dict(seed=args.seed, n_tasks=args.tasks, chains=args.chains, draws=args.draws, tune=args.tune,
-                  cores=args.cores)
+                  cores=args.cores, model=args.model)
 
         def save(rows):
             pd.DataFrame(rows).to_csv(args.results, mode="a", header=not args.results.exists(), index=False)
@@ -204,10 +209,10 @@ def main(argv=None) -> int:
     df = pd.read_csv(args.results)
     table, pooled, diag = aggregate(df)
     settings = df.drop_duplicates(["dataset", "n_trials"])
-    body = f"""Command: `.venv/bin/python validation/simulation_study.py --datasets N` (seed {args.seed}); tables
+    body = f"""Command: `.venv/bin/python validation/simulation_study.py --model {args.model} --datasets N` (seed {args.seed}); tables
 below from {len(settings)} fits ({settings.dataset.nunique()} datasets x designs {sorted(settings.n_trials.unique())}
 trials per cell), 3 agents (alpha = {ALPHA}) x {args.tasks} tasks, mu = {MU}, sigma_task = {SIGMA_TASK},
-sigma_cell = {SIGMA_CELL}; fits: default model and sampler ({settings.sampler.iloc[0]}), {args.chains} chains x
+sigma_cell = {SIGMA_CELL}; fits: model `{args.model}`, default sampler ({settings.sampler.iloc[0]}), {args.chains} chains x
 {args.tune} tune + {args.draws} draws. {time.strftime('%Y-%m-%d')}{', QUICK SMOKE RUN' if args.quick else ''}.
 
 Estimand: each agent's in-sample suite pass^k = mean over its tasks of true p^k. `coverage` = share of (dataset,
@@ -229,7 +234,7 @@ correlated; `low_miss`/`high_miss` = truth below / above the interval):
 
 {md_table(diag)}
 """
-    if BEFORE.exists() and not args.quick:
+    if BEFORE.exists() and not args.quick and args.model == "partial_pooling":
         _, pooled_b, diag_b = aggregate(pd.read_csv(BEFORE))
         body += f"""
 **Before the parameterization fix** (8 trials per cell fitted with the old rule, all levels centred; same
@@ -242,7 +247,11 @@ datasets, first {len(pd.read_csv(BEFORE).drop_duplicates(["dataset"]))}): the sa
 """
     print(body)
     if not (args.quick or args.no_write):
-        write_block(ROOT / "docs" / "validation.md", "simulation_study", body, "## Simulation study")
+        if args.model == "partial_pooling":
+            write_block(ROOT / "docs" / "validation.md", "simulation_study", body, "## Simulation study")
+        else:
+            write_block(ROOT / "docs" / "validation.md", f"simulation_study_{args.model}", body,
+                        f"## Simulation study, model `{args.model}` (data drawn from the logit-normal model)")
     return 0
 
 
