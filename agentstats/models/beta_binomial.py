@@ -38,7 +38,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.special import expit
 
-from agentstats.models.builders import Param, _effect, choose_parameterization, prepare_counts
+from agentstats.models.builders import Param, agent_task_predictor, choose_parameterization, prepare_counts
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = ["build_beta_binomial", "conditional_p_draws", "linear_predictor"]
@@ -83,15 +83,7 @@ def build_beta_binomial(
     coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
     with pm.Model(coords=coords) as model:
         n_obs = pm.Data("n_obs", data.n[ai, ti], dims="cell")
-        mu = pm.Normal("mu", priors.mu_mu, priors.mu_sigma)
-        eta = mu
-        if not single_agent:
-            sigma_agent = pm.HalfNormal("sigma_agent", priors.sigma_agent)
-            alpha = _effect("alpha", sigma_agent, "agent", choice["agent"], zero_sum=True)
-            eta = eta + alpha[:, None]
-        sigma_task = pm.HalfNormal("sigma_task", priors.sigma_task)
-        beta = _effect("beta", sigma_task, "task", choice["task"], zero_sum=True)
-        eta = eta + beta[None, :] + pt.zeros((n_agents, n_tasks))
+        eta = agent_task_predictor(priors, choice, single_agent) + pt.zeros((n_agents, n_tasks))
         eta_obs = eta[ai, ti]
         if single_agent:
             pm.Deterministic("p", pm.math.invlogit(eta), dims=("agent", "task"))

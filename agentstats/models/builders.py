@@ -282,6 +282,23 @@ def _effect(name: str, sigma, dims, form: Param, zero_sum: bool):
     return pm.Deterministic(name, sigma * z, dims=dims)
 
 
+def agent_task_predictor(priors: Priors, choice: dict[str, Param], single_agent: bool):
+    """``mu + alpha[a] + beta[t]`` inside the current PyMC model context, shared by the crossed builders.
+
+    Declares ``mu ~ Normal(mu_mu, mu_sigma)``, ``sigma_agent ~ HalfNormal``, ``alpha ~ ZeroSumNormal(sigma_agent)``
+    (omitted for a single agent), ``sigma_task ~ HalfNormal`` and ``beta ~ ZeroSumNormal(sigma_task)``, each level
+    centred or not as ``choice`` says. Returns the predictor, broadcastable to ``(agent, task)``.
+    """
+    eta = pm.Normal("mu", priors.mu_mu, priors.mu_sigma)
+    if not single_agent:
+        sigma_agent = pm.HalfNormal("sigma_agent", priors.sigma_agent)
+        alpha = _effect("alpha", sigma_agent, "agent", choice["agent"], zero_sum=True)
+        eta = eta + alpha[:, None]
+    sigma_task = pm.HalfNormal("sigma_task", priors.sigma_task)
+    beta = _effect("beta", sigma_task, "task", choice["task"], zero_sum=True)
+    return eta + beta[None, :]
+
+
 def _build_crossed(
     counts,
     *,
@@ -301,15 +318,7 @@ def _build_crossed(
     coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
     with pm.Model(coords=coords) as model:
         n_obs = pm.Data("n_obs", data.n[ai, ti], dims="cell")
-        mu = pm.Normal("mu", priors.mu_mu, priors.mu_sigma)
-        eta = mu
-        if not single_agent:
-            sigma_agent = pm.HalfNormal("sigma_agent", priors.sigma_agent)
-            alpha = _effect("alpha", sigma_agent, "agent", choice["agent"], zero_sum=True)
-            eta = eta + alpha[:, None]
-        sigma_task = pm.HalfNormal("sigma_task", priors.sigma_task)
-        beta = _effect("beta", sigma_task, "task", choice["task"], zero_sum=True)
-        eta = eta + beta[None, :]
+        eta = agent_task_predictor(priors, choice, single_agent)
         if has_cell:
             sigma_cell = pm.HalfNormal("sigma_cell", priors.sigma_cell)
             gamma = _effect("gamma", sigma_cell, ("agent", "task"), choice["cell"], zero_sum=False)
