@@ -81,6 +81,15 @@ def _n_matrix(dt: xr.DataTree, post: xr.Dataset) -> xr.DataArray | None:
     return None
 
 
+def _logit_normal_nodes(m: np.ndarray, s: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Hermite nodes ``eta = m + s x_j`` (shape ``S + (nodes,)``) and weights ``w_j / sqrt(2 pi)``, so that
+    ``E[f(m + s Z)] = sum_j w_j f(eta_j)`` for ``Z ~ Normal(0, 1)`` (``hermegauss``: probabilists' Hermite, weight
+    ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46)."""
+    x, w = hermegauss(n_nodes)
+    eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
+    return eta, w / np.sqrt(2.0 * np.pi)
+
+
 def new_task_pass_k(
     m: np.ndarray, s: np.ndarray, ks: np.ndarray, n_nodes: int = GH_NODES
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -100,10 +109,7 @@ def new_task_pass_k(
     -------
     pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
     """
-    x, w = hermegauss(n_nodes)
-    w = w / np.sqrt(2.0 * np.pi)
-    m, s = np.broadcast_arrays(np.asarray(m, float), np.asarray(s, float))
-    eta = m[..., None] + s[..., None] * x  # S + (nodes,)
+    eta, w = _logit_normal_nodes(m, s, n_nodes)
     log_p = log_expit(eta)[..., None, :]  # S + (1, nodes)
     log_q = log_expit(-eta)[..., None, :]
     kk = ks.astype(float)[:, None]
@@ -135,10 +141,8 @@ def new_task_pass_k_beta(
     """
     from scipy.special import betaln, expit
 
-    x, w = hermegauss(n_nodes)
-    w = w / np.sqrt(2.0 * np.pi)
-    m, s, phi = np.broadcast_arrays(np.asarray(m, float), np.asarray(s, float), np.asarray(phi, float))
-    eta = m[..., None] + s[..., None] * x  # S + (nodes,)
+    eta, w = _logit_normal_nodes(m, s, n_nodes)
+    phi = np.asarray(phi, float)
     tiny = np.finfo(float).tiny
     a = np.maximum(phi[..., None] * expit(eta), tiny)[..., None, :]  # S + (1, nodes)
     b = np.maximum(phi[..., None] * expit(-eta), tiny)[..., None, :]

@@ -136,19 +136,24 @@ def _exact_no_pooling(data: CountsData, priors: Priors, draws: int, chains: int,
     return xr.DataTree.from_dict({"posterior": post})
 
 
-def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
-    """Binomial log-likelihood per observed cell, dims (chain, draw, cell)."""
-    ai, ti = data.obs_index()
-    p = dt["posterior"]["p"].transpose("chain", "draw", "agent", "task").to_numpy()[..., ai, ti]
-    ll = stats.binom.logpmf(data.c[ai, ti], data.n[ai, ti], p)
+def _cell_dataset(dt: xr.DataTree, ll: np.ndarray) -> xr.Dataset:
+    """The ``log_likelihood`` group for the observed variable ``c``: ``ll`` with dims (chain, draw, cell)."""
     return xr.Dataset(
         {"c": (("chain", "draw", "cell"), ll)},
         coords={
             "chain": dt["posterior"]["chain"].values,
             "draw": dt["posterior"]["draw"].values,
-            "cell": np.arange(ai.size),
+            "cell": np.arange(ll.shape[-1]),
         },
     )
+
+
+def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
+    """Binomial log-likelihood per observed cell, dims (chain, draw, cell)."""
+    ai, ti = data.obs_index()
+    p = dt["posterior"]["p"].transpose("chain", "draw", "agent", "task").to_numpy()[..., ai, ti]
+    ll = stats.binom.logpmf(data.c[ai, ti], data.n[ai, ti], p)
+    return _cell_dataset(dt, ll)
 
 
 def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
@@ -190,14 +195,7 @@ def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Datas
     from scipy.special import expit
 
     ll = stats.betabinom.logpmf(data.c[ai, ti], data.n[ai, ti], phi * expit(eta), phi * expit(-eta))
-    return xr.Dataset(
-        {"c": (("chain", "draw", "cell"), ll)},
-        coords={
-            "chain": dt["posterior"]["chain"].values,
-            "draw": dt["posterior"]["draw"].values,
-            "cell": np.arange(ai.size),
-        },
-    )
+    return _cell_dataset(dt, ll)
 
 
 def fit(
