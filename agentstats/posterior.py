@@ -18,7 +18,9 @@ Two populations:
   ``E[p^k | m] = B(m phi + k, (1 - m) phi) / B(m phi, (1 - m) phi)`` and
   ``E[(1 - p)^k | m] = B(m phi, (1 - m) phi + k) / B(m phi, (1 - m) phi)`` (Beta moments; Johnson, Kotz &
   Balakrishnan 1995, Continuous Univariate Distributions vol. 2, ch. 25), integrated over ``e`` by the same
-  Gauss-Hermite rule (:func:`new_task_pass_k_beta`).
+  Gauss-Hermite rule (:func:`new_task_pass_k_beta`). For ``zoi_beta_binomial`` the cell is deterministic with
+  probability ``det_share`` (then ``p = 1`` with probability ``m``, else 0), which adds ``det_share m`` to
+  ``E[p^k | m]`` and ``det_share (1 - m)`` to ``E[(1 - p)^k | m]`` (the Beta terms weighted ``1 - det_share``).
 
 ``extrapolated`` marks (agent, k) with ``k > n_min[a]``, the smallest number of trials among the agent's
 observed tasks: the unbiased estimators are undefined there for at least one task, so the value rests on the
@@ -37,7 +39,7 @@ import xarray as xr
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import log_expit
 
-from agentstats.models.builders import prepare_counts
+from agentstats.models.builders import BETA_BINOMIAL_MODELS, prepare_counts
 
 __all__ = [
     "consistency",
@@ -119,9 +121,18 @@ def new_task_pass_k(
 
 
 def new_task_pass_k_beta(
-    m: np.ndarray, s: np.ndarray, phi: np.ndarray, ks: np.ndarray, n_nodes: int = GH_NODES
+    m: np.ndarray,
+    s: np.ndarray,
+    phi: np.ndarray,
+    ks: np.ndarray,
+    n_nodes: int = GH_NODES,
+    det_share: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """E[p^k] and 1 - E[(1-p)^k] for ``p ~ Beta(q phi, (1 - q) phi)``, ``logit q ~ Normal(m, s)``.
+
+    With ``det_share`` (``zoi_beta_binomial``), ``p`` is instead 1 with probability ``det_share q``, 0 with
+    probability ``det_share (1 - q)`` and Beta otherwise, so ``E[p^k | q] = det_share q + (1 - det_share)
+    E_Beta[p^k]`` and ``E[(1-p)^k | q] = det_share (1 - q) + (1 - det_share) E_Beta[(1-p)^k]`` for k >= 1.
 
     Inner expectation in closed form, ``E[p^k | q] = B(q phi + k, (1 - q) phi) / B(q phi, (1 - q) phi)`` (and
     ``B(q phi, (1 - q) phi + k) / B(q phi, (1 - q) phi)`` for ``(1 - p)^k``; Beta moments, Johnson, Kotz &
@@ -134,6 +145,8 @@ def new_task_pass_k_beta(
         Broadcastable arrays (shape ``S``): location and scale of ``logit q``, and the concentration ``phi > 0``.
     ks : numpy.ndarray of int, shape (K,)
     n_nodes : int
+    det_share : numpy.ndarray, optional
+        Broadcastable with ``m`` (shape ``S``): share of deterministic cells.
 
     Returns
     -------
@@ -148,8 +161,15 @@ def new_task_pass_k_beta(
     b = np.maximum(phi[..., None] * expit(-eta), tiny)[..., None, :]
     kk = ks.astype(float)[:, None]
     base = betaln(a, b)
-    hat = np.sum(w * np.exp(betaln(a + kk, b) - base), axis=-1)
-    at = 1.0 - np.sum(w * np.exp(betaln(a, b + kk) - base), axis=-1)
+    hat_q = np.exp(betaln(a + kk, b) - base)  # E[p^k | q], S + (K, nodes)
+    miss_q = np.exp(betaln(a, b + kk) - base)  # E[(1 - p)^k | q]
+    if det_share is not None:
+        lam = np.asarray(det_share, float)[..., None, None]
+        q = expit(eta)[..., None, :]
+        hat_q = lam * q + (1.0 - lam) * hat_q
+        miss_q = lam * (1.0 - q) + (1.0 - lam) * miss_q
+    hat = np.sum(w * hat_q, axis=-1)
+    at = 1.0 - np.sum(w * miss_q, axis=-1)
     return hat, at
 
 
@@ -197,10 +217,11 @@ def _pass_k(
             m = m + post["alpha"].transpose("chain", "draw", "agent").to_numpy()
         else:
             m = np.broadcast_to(m, m.shape[:2] + (agents.size,))
-        if dt.attrs.get("agentstats_model") == "beta_binomial" and "phi" in post:
+        if dt.attrs.get("agentstats_model") in BETA_BINOMIAL_MODELS and "phi" in post:
             s = post["sigma_task"].transpose("chain", "draw").to_numpy()[..., None]
             phi = post["phi"].transpose("chain", "draw").to_numpy()[..., None]
-            hat, at = new_task_pass_k_beta(m, s, phi, ks, n_nodes)
+            det = post["det_share"].transpose("chain", "draw").to_numpy()[..., None] if "det_share" in post else None
+            hat, at = new_task_pass_k_beta(m, s, phi, ks, n_nodes, det_share=det)
         else:
             var = post["sigma_task"].transpose("chain", "draw").to_numpy() ** 2
             if "sigma_cell" in post:
@@ -479,7 +500,9 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
       due to the agent x task interaction, ``sigma_cell^2 / (same denominator)``: posterior mean and
       equal-tailed credible interval. These are common to all agents in the model. For a ``beta_binomial`` fit
       (no ``sigma_cell``), ``icc_cell`` is the posterior of its intra-cell correlation ``rho = 1 / (1 + phi)``
-      (outcome scale; Williams 1975, Biometrics 31(4)) and ``icc_model`` covers the task effect only.
+      (outcome scale; Williams 1975, Biometrics 31(4)) and ``icc_model`` covers the task effect only; for
+      ``zoi_beta_binomial`` it is ``det_share + (1 - det_share) rho`` (a deterministic cell's trials are perfectly
+      correlated: ``Var(p | m) = [det_share + (1 - det_share) rho] m (1 - m)``).
 
     Parameters
     ----------
@@ -519,8 +542,11 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
         denom = var_t + var_c + np.pi**2 / 3.0
         lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
         icc_cell = var_c / denom
-        if dt.attrs.get("agentstats_model") == "beta_binomial" and "rho" in post:
+        if dt.attrs.get("agentstats_model") in BETA_BINOMIAL_MODELS and "rho" in post:
             icc_cell = post["rho"].to_numpy().ravel()
+            if "det_share" in post:
+                lam = post["det_share"].to_numpy().ravel()
+                icc_cell = lam + (1.0 - lam) * icc_cell
         for name, val in (("icc_model", (var_t + var_c) / denom), ("icc_cell", icc_cell)):
             out[name] = float(val.mean())
             out[f"{name}_low"] = float(np.quantile(val, lo))

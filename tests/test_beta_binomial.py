@@ -59,21 +59,133 @@ def test_linear_predictor_shapes():
     assert eta[1, 2, 0, 3] == pytest.approx(mu[1, 2] + alpha[1, 2, 0] + beta[1, 2, 3])
 
 
-def test_model_likelihood_equals_beta_integral():
-    counts = pd.DataFrame(
-        dict(agent=["a", "a", "b", "b"], task_id=["t1", "t2", "t1", "t2"], n=[3, 2, 4, 1], c=[0, 2, 3, 1])
-    )
-    model = build_beta_binomial(counts, parameterization={"agent": "centered", "task": "centered"})
-    mu, alpha, beta, rho = 0.3, np.array([0.5, -0.5]), np.array([-0.8, 0.8]), 0.35
-    fixed = pm.do(model, {"mu": mu, "alpha": alpha, "beta": beta, "rho": rho})
-    logp = fixed.compile_logp(vars=[fixed["c"]], sum=False, jacobian=False)(fixed.initial_point())[0]
-    phi = (1.0 - rho) / rho
-    n = np.array([3, 2, 4, 1])
-    c = np.array([0, 2, 3, 1])
+COUNTS4 = pd.DataFrame(
+    dict(agent=["a", "a", "b", "b"], task_id=["t1", "t2", "t1", "t2"], n=[3, 2, 4, 1], c=[0, 2, 3, 1])
+)
+FIXED = dict(mu=0.3, alpha=np.array([0.5, -0.5]), beta=np.array([-0.8, 0.8]), rho=0.35)
+
+
+def _potential_logp(model, values: dict) -> float:
+    """The cells' log-likelihood term (potential ``c_loglik``) at fixed parameter values."""
+    fixed = pm.do(model, values)
+    return float(fixed["c_loglik"].eval())
+
+
+def _mixture_cell_logp(n: int, c: int, m: float, phi: float, lam: float | None) -> float:
+    """log P(c | n) of one cell by quadrature: Beta-Binomial, or the zero/one-inflated mixture, written out."""
+    bb = _bb_pmf_quad(c, n, m * phi, (1 - m) * phi)
+    if lam is None:
+        return float(np.log(bb))
+    det = m * (c == n) + (1 - m) * (c == 0)
+    return float(np.log(lam * det + (1 - lam) * bb))
+
+
+@pytest.mark.parametrize("inflated", [False, True])
+@pytest.mark.parametrize("per_trial", [True, False])
+def test_model_likelihood_equals_beta_integral(inflated, per_trial, monkeypatch):
+    """The sampled density (rising-factorial or gammaln form) is the sum of the quadrature cell log-pmfs minus the
+    constant sum log C(n, c)."""
+    import agentstats.models.beta_binomial as bbm
+
+    monkeypatch.setattr(bbm, "RISING_MAX_MEAN_TRIALS", 24 if per_trial else 0)
+    model = build_beta_binomial(COUNTS4, parameterization={"agent": "centered", "task": "centered"},
+                                inflated=inflated)
+    lam = 0.4 if inflated else None
+    values = dict(FIXED, **({"det_share": lam} if inflated else {}))
+    got = _potential_logp(model, values)
+    phi = (1.0 - FIXED["rho"]) / FIXED["rho"]
+    n, c = COUNTS4["n"].to_numpy(), COUNTS4["c"].to_numpy()
     ai, ti = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
-    m = special.expit(mu + alpha[ai] + beta[ti])
-    want = [np.log(_bb_pmf_quad(c[i], n[i], m[i] * phi, (1 - m[i]) * phi)) for i in range(4)]
-    np.testing.assert_allclose(logp, want, rtol=1e-7)
+    m = special.expit(FIXED["mu"] + FIXED["alpha"][ai] + FIXED["beta"][ti])
+    want = sum(_mixture_cell_logp(n[i], c[i], m[i], phi, lam) - np.log(special.comb(n[i], c[i])) for i in range(4))
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_rising_factorial_path_on_many_trials_and_extremes():
+    """Per-trial and gammaln forms agree on 200 random cells (n up to 30, many all-or-nothing cells)."""
+    import agentstats.models.beta_binomial as bbm
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(1, 31, 200)
+    c = np.where(rng.random(200) < 0.4, np.where(rng.random(200) < 0.5, 0, n), rng.binomial(n, 0.5))
+    eta_v = rng.normal(0.0, 2.0, 200)
+    import pytensor.tensor as pt
+
+    eta = pt.as_tensor(eta_v)
+    for lam in (None, 0.3):
+        det = None if lam is None else pt.as_tensor(lam)
+        vals = []
+        for limit in (1000, 0):
+            bbm.RISING_MAX_MEAN_TRIALS, old = limit, bbm.RISING_MAX_MEAN_TRIALS
+            try:
+                vals.append(float(bbm.beta_binomial_logp(eta, pt.as_tensor(2.5), n, c, det).eval()))
+            finally:
+                bbm.RISING_MAX_MEAN_TRIALS = old
+        ll = bbm.cell_log_likelihood(eta_v, np.array(2.5), n, c, None if lam is None else np.array(lam))
+        want = float(np.sum(ll - np.log(special.comb(n, c))))
+        assert vals[0] == pytest.approx(want, rel=1e-10)
+        assert vals[1] == pytest.approx(want, rel=1e-10)
+
+
+def test_zoi_cell_log_likelihood_against_brute_force():
+    from agentstats.models.beta_binomial import cell_log_likelihood
+
+    n = np.array([[3, 2, 4], [1, 5, 2]])
+    c = np.array([[0, 2, 3], [1, 0, 1]])
+    eta = np.array([[[-1.0, 0.5, 2.0], [0.2, -2.5, 0.0]]])  # S = (1,)
+    phi, lam = np.array([1.7]), np.array([0.25])
+    got = cell_log_likelihood(eta, phi, n, c, lam)
+    assert got.shape == (1, 2, 3)
+    for i in range(2):
+        for j in range(3):
+            m = special.expit(eta[0, i, j])
+            assert got[0, i, j] == pytest.approx(_mixture_cell_logp(n[i, j], c[i, j], m, 1.7, 0.25), rel=1e-8)
+
+
+def test_zoi_conditional_p_component_probabilities():
+    """Share of draws with p exactly 1 / 0 equals Bayes' rule on the two mixture terms; flipping cells are never
+    deterministic; the mean of p equals the closed-form posterior mean of the mixture."""
+    eta = np.array([[1.0, -0.5, 0.3, 0.8]])
+    n = np.array([[3, 2, 4, 0]])
+    c = np.array([[3, 0, 2, 0]])
+    phi, lam = 3.0, 0.3
+    draws = 200_000
+    rng = np.random.default_rng(99)
+    p = conditional_p_draws(np.broadcast_to(eta, (draws,) + eta.shape), np.full(draws, phi), n, c, rng,
+                            det_share=np.full(draws, lam))
+    m = special.expit(eta[0])
+    # cell 0: all 3 succeeded
+    bb0 = _bb_pmf_quad(3, 3, m[0] * phi, (1 - m[0]) * phi)
+    w0 = lam * m[0] / (lam * m[0] + (1 - lam) * bb0)
+    assert np.mean(p[:, 0, 0] == 1.0) == pytest.approx(w0, abs=4 * np.sqrt(w0 * (1 - w0) / draws))
+    mean0 = w0 + (1 - w0) * (m[0] * phi + 3) / (phi + 3)
+    assert p[:, 0, 0].mean() == pytest.approx(mean0, abs=0.003)
+    # cell 1: 0 of 2
+    bb1 = _bb_pmf_quad(0, 2, m[1] * phi, (1 - m[1]) * phi)
+    w1 = lam * (1 - m[1]) / (lam * (1 - m[1]) + (1 - lam) * bb1)
+    assert np.mean(p[:, 0, 1] == 0.0) == pytest.approx(w1, abs=4 * np.sqrt(w1 * (1 - w1) / draws))
+    # cell 2: 2 of 4 flips, never deterministic
+    assert not np.any((p[:, 0, 2] == 0.0) | (p[:, 0, 2] == 1.0))
+    # cell 3: no trials: deterministic with prob lam, then 1 with prob m; mean stays m
+    assert np.mean(p[:, 0, 3] == 1.0) == pytest.approx(lam * m[3], abs=0.004)
+    assert p[:, 0, 3].mean() == pytest.approx(m[3], abs=0.004)
+
+
+def test_zoi_new_task_moment_equals_double_integral():
+    m_loc, s, phi, lam = -0.3, 1.1, 2.5, 0.35
+    ks = np.array([1, 4])
+    hat, at = new_task_pass_k_beta(np.array(m_loc), np.array(s), np.array(phi), ks, det_share=np.array(lam))
+    for j, k in enumerate(ks):
+        for complement, got in ((False, hat[j]), (True, 1.0 - at[j])):
+
+            def inner(e, k=k, complement=complement):
+                q = special.expit(m_loc + e)
+                det = (1 - q) if complement else q
+                beta_part = _beta_moment_quad(int(k), q * phi, (1 - q) * phi, complement)
+                return stats.norm.pdf(e, 0.0, s) * (lam * det + (1 - lam) * beta_part)
+
+            want, _ = integrate.quad(inner, -10 * s, 10 * s, limit=200)
+            assert got == pytest.approx(want, abs=1e-7)
 
 
 def test_new_task_moment_equals_double_integral():
@@ -105,10 +217,7 @@ A, T, N = 3, 15, 4
 TRUE = dict(mu=0.2, alpha=np.array([-0.8, 0.1, 0.7]), sigma_task=1.0, rho=0.3)
 
 
-@pytest.fixture(scope="module")
-def tiny_fit():
-    from agentstats.models.fit import fit
-
+def _tiny_data():
     rng = np.random.default_rng(2026)
     beta = rng.normal(0.0, TRUE["sigma_task"], T)
     phi = (1 - TRUE["rho"]) / TRUE["rho"]
@@ -125,11 +234,28 @@ def tiny_fit():
             c=c.ravel(),
         )
     )
+    return p, n, c, counts
+
+
+def _tiny(model: str):
+    from agentstats.models.fit import fit
+
+    p, n, c, counts = _tiny_data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = fit(counts, "beta_binomial", draws=300, tune=300, chains=2, random_seed=7, log_likelihood=True,
+        dt = fit(counts, model, draws=300, tune=300, chains=2, random_seed=7, log_likelihood=True,
                  check_convergence=False)
     return dt, p, n, c, counts
+
+
+@pytest.fixture(scope="module")
+def tiny_fit():
+    return _tiny("beta_binomial")
+
+
+@pytest.fixture(scope="module")
+def tiny_zoi_fit():
+    return _tiny("zoi_beta_binomial")
 
 
 def test_default_model_is_beta_binomial_and_deterministic(tiny_fit):
@@ -190,3 +316,38 @@ def test_tiny_fit_recovers_suite_pass_hat_k(tiny_fit):
     new = posterior_pass_hat_k(dt, ks, "new")
     assert new.dims == ("chain", "draw", "agent", "k")
     assert np.all((new.to_numpy() > 0) & (new.to_numpy() < 1))
+
+
+def test_tiny_zoi_fit(tiny_zoi_fit):
+    """zoi_beta_binomial: dims and attrs, stored log-likelihood = the mixture's, exact 0/1 draws only in cells
+    without a flip, suite pass^k covering the truth, new-task pass^k and the model ICC in range."""
+    from agentstats.models.beta_binomial import cell_log_likelihood
+    from agentstats.posterior import consistency
+
+    dt, p_true, n, c, counts = tiny_zoi_fit
+    post = dt["posterior"]
+    assert dt.attrs["agentstats_model"] == "zoi_beta_binomial" and dt.attrs["p_draws"] == "conditional_beta"
+    assert post["p"].shape == (2, 300, A, T) and post["det_share"].dims == ("chain", "draw")
+    lam = post["det_share"].to_numpy()
+    assert np.all((lam > 0) & (lam < 1))
+    ch, dr = 0, 77
+    eta = float(post["mu"][ch, dr]) + post["alpha"][ch, dr].to_numpy()[:, None] + post["beta"][ch, dr].to_numpy()
+    ai, ti = np.nonzero(n > 0)
+    want = cell_log_likelihood(eta[ai, ti], np.array(float(post["phi"][ch, dr])), n[ai, ti], c[ai, ti],
+                               np.array(float(lam[ch, dr])))
+    np.testing.assert_allclose(dt["log_likelihood"]["c"][ch, dr].to_numpy(), want, rtol=1e-10)
+    pv = post["p"].to_numpy()
+    flips = (c > 0) & (c < n)
+    assert not np.any(((pv == 0.0) | (pv == 1.0))[..., flips])
+    assert np.any(pv[..., (c == n) & (n > 0)] == 1.0)
+    summ = summarize_pass_k(posterior_pass_hat_k(dt, [1, 2]), ci_prob=0.95)
+    inside = sum(
+        row.ci_low <= float(np.mean(p_true[int(row.agent[1:]), n[int(row.agent[1:])] > 0] ** row.k)) <= row.ci_high
+        for row in summ.itertuples()
+    )
+    assert inside >= 5
+    new = posterior_pass_hat_k(dt, [1, 3], "new").to_numpy()
+    assert np.all((new > 0) & (new < 1))
+    icc = consistency(counts, dt)
+    rho = post["rho"].to_numpy().ravel()
+    assert icc["icc_cell"].iloc[0] == pytest.approx(float(np.mean(lam.ravel() + (1 - lam.ravel()) * rho)))

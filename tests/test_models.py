@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from functools import partial
 
@@ -261,3 +262,31 @@ def test_real_fit_recovers_truth(models_fit, models_sim):
     # a tiny fit (2 x 500 draws): no divergences, loose R-hat / ESS (the slowest mode is sigma_cell)
     diag = diagnose(models_fit, r_hat_max=1.05, ess_min=50)
     assert diag.divergences == 0 and diag.ok, str(diag)
+
+
+def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
+    """Chains run on every available CPU by default (PyMC would halve the count), and Beta-Binomial fits on
+    LARGE_CELLS or more observed cells default to TARGET_ACCEPT_LARGE; small ones keep TARGET_ACCEPT."""
+    import importlib
+
+    fit_mod = importlib.import_module("agentstats.models.fit")  # the package's ``fit`` name is the function
+    seen = []
+
+    def spy(**kwargs):
+        seen.append(kwargs)
+        return mock_sample(**kwargs)
+
+    monkeypatch.setattr(pm, "sample", spy)
+    monkeypatch.setattr(fit_mod, "available_cpus", lambda: 2)
+    dt = fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, random_seed=1, check_convergence=False)
+    assert seen[-1]["cores"] == 2
+    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.95
+    fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
+    assert seen[-1]["cores"] == 1
+    monkeypatch.setattr(fit_mod, "LARGE_CELLS", 3)  # SMALL has 3 observed cells
+    for model in ("beta_binomial", "zoi_beta_binomial"):
+        dt = fit(SMALL, model, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
+        assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT_LARGE
+    dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
+    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["partial_pooling"]
+    assert 1 <= fit_mod.available_cpus() <= (os.cpu_count() or 1)

@@ -55,25 +55,44 @@ ALPHA = (0.0, 0.6, -0.4)
 MU, SIGMA_TASK, SIGMA_CELL = 0.3, 1.5, 0.8
 
 
-def true_p(i: int, seed: int, n_tasks: int) -> np.ndarray:
-    """True p (agent, task) of dataset ``i``."""
+#: ``--truth zoi``: intra-cell correlation of the Beta part (phi = (1 - rho) / rho = 3) and deterministic share.
+ZOI_RHO, ZOI_DET = 0.25, 0.4
+TRUTHS = ("logit_normal", "zoi")
+
+
+def true_p(i: int, seed: int, n_tasks: int, truth: str = "logit_normal") -> np.ndarray:
+    """True p (agent, task) of dataset ``i``.
+
+    ``logit_normal``: the crossed logit-normal model (module docstring). ``zoi``: the ``zoi_beta_binomial`` model,
+    ``logit m = mu + alpha[a] + beta[t]``; with probability ``ZOI_DET`` the cell is deterministic (p = 1 with
+    probability m, else 0), otherwise ``p ~ Beta(m phi, (1 - m) phi)``, ``phi = (1 - ZOI_RHO) / ZOI_RHO``.
+    """
     from scipy.special import expit
 
     rng = np.random.default_rng([seed, i, 0])
     beta = rng.normal(0.0, SIGMA_TASK, n_tasks)
     gamma = rng.normal(0.0, SIGMA_CELL, (len(ALPHA), n_tasks))
-    return expit(MU + np.asarray(ALPHA)[:, None] + beta[None, :] + gamma)
+    if truth == "logit_normal":
+        return expit(MU + np.asarray(ALPHA)[:, None] + beta[None, :] + gamma)
+    if truth != "zoi":
+        raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
+    m = expit(MU + np.asarray(ALPHA)[:, None] + beta[None, :])
+    phi = (1.0 - ZOI_RHO) / ZOI_RHO
+    rng_z = np.random.default_rng([seed, i, 1])
+    p = rng_z.beta(m * phi, (1.0 - m) * phi)
+    det = rng_z.random(m.shape) < ZOI_DET
+    return np.where(det, (rng_z.random(m.shape) < m).astype(float), p)
 
 
 def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: int, tune: int, cores: int,
-            model: str = "partial_pooling"):
+            model: str = "partial_pooling", truth: str = "logit_normal"):
     """Simulate dataset ``i`` at ``n_trials`` trials per cell, fit, return result rows and diagnostics."""
     from agentstats.estimators import pass_hat_k
     from agentstats.models.diagnostics import diagnose
     from agentstats.models.fit import fit
     from agentstats.posterior import posterior_pass_hat_k
 
-    p = true_p(i, seed, n_tasks)
+    p = true_p(i, seed, n_tasks, truth)
     rng = np.random.default_rng([seed, i, n_trials])
     c = rng.binomial(n_trials, p)
     agents = [f"agent-{a}" for a in range(len(ALPHA))]
@@ -172,9 +191,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--model", default="partial_pooling",
                     help="model to fit (partial_pooling: the generating model; beta_binomial: fit's default)")
+    ap.add_argument("--truth", choices=TRUTHS, default="logit_normal",
+                    help="generating model: logit_normal (default) or zoi (zero/one-inflated Beta, true p exactly 0/1 "
+                         f"in a share {ZOI_DET} of cells)")
     args = ap.parse_args(argv)
-    if args.model != "partial_pooling" and args.results == RESULTS:
-        args.results = RESULTS.with_name(f"simulation_study_{args.model}.csv")
+    suffix = "" if args.model == "partial_pooling" else f"_{args.model}"
+    suffix += "" if args.truth == "logit_normal" else f"_truth_{args.truth}"
+    if suffix and args.results == RESULTS:
+        args.results = RESULTS.with_name(f"simulation_study{suffix}.csv")
     if args.quick:
         args.datasets, args.chains, args.draws, args.tune = 2, 2, 200, 200
         args.results = Path(os.environ.get("TMPDIR", "/tmp")) / "simulation_study_quick.csv"
@@ -189,7 +213,7 @@ def main(argv=None) -> int:
             done_set = set(map(tuple, done.to_numpy()))
             jobs = [j for j in jobs if j not in done_set]
         kw = dict(seed=args.seed, n_tasks=args.tasks, chains=args.chains, draws=args.draws, tune=args.tune,
-                  cores=args.cores, model=args.model)
+                  cores=args.cores, model=args.model, truth=args.truth)
 
         def save(rows):
             pd.DataFrame(rows).to_csv(args.results, mode="a", header=not args.results.exists(), index=False)
@@ -209,10 +233,13 @@ def main(argv=None) -> int:
     df = pd.read_csv(args.results)
     table, pooled, diag = aggregate(df)
     settings = df.drop_duplicates(["dataset", "n_trials"])
-    body = f"""Command: `.venv/bin/python validation/simulation_study.py --model {args.model} --datasets N` (seed {args.seed}); tables
-below from {len(settings)} fits ({settings.dataset.nunique()} datasets x designs {sorted(settings.n_trials.unique())}
+    truth_txt = (f"sigma_cell = {SIGMA_CELL}" if args.truth == "logit_normal" else
+                 f"cells zero/one-inflated Beta (no gamma; rho = {ZOI_RHO}, deterministic share {ZOI_DET})")
+    designs = [int(x) for x in sorted(settings.n_trials.unique())]
+    body = f"""Command: `.venv/bin/python validation/simulation_study.py --model {args.model}{'' if args.truth == 'logit_normal' else ' --truth ' + args.truth} --datasets N` (seed {args.seed}); tables
+below from {len(settings)} fits ({settings.dataset.nunique()} datasets x designs {designs}
 trials per cell), 3 agents (alpha = {ALPHA}) x {args.tasks} tasks, mu = {MU}, sigma_task = {SIGMA_TASK},
-sigma_cell = {SIGMA_CELL}; fits: model `{args.model}`, default sampler ({settings.sampler.iloc[0]}), {args.chains} chains x
+{truth_txt}; fits: model `{args.model}`, default sampler ({settings.sampler.iloc[0]}), {args.chains} chains x
 {args.tune} tune + {args.draws} draws. {time.strftime('%Y-%m-%d')}{', QUICK SMOKE RUN' if args.quick else ''}.
 
 Estimand: each agent's in-sample suite pass^k = mean over its tasks of true p^k. `coverage` = share of (dataset,
@@ -250,8 +277,9 @@ datasets, first {len(pd.read_csv(BEFORE).drop_duplicates(["dataset"]))}): the sa
         if args.model == "partial_pooling":
             write_block(ROOT / "docs" / "validation.md", "simulation_study", body, "## Simulation study")
         else:
-            write_block(ROOT / "docs" / "validation.md", f"simulation_study_{args.model}", body,
-                        f"## Simulation study, model `{args.model}` (data drawn from the logit-normal model)")
+            write_block(ROOT / "docs" / "validation.md", f"simulation_study{suffix}", body,
+                        f"## Simulation study, model `{args.model}` (data drawn from the "
+                        f"{'logit-normal' if args.truth == 'logit_normal' else 'zero/one-inflated'} model)")
     return 0
 
 

@@ -83,7 +83,9 @@ __all__ = [
 ]
 
 Param = Literal["centered", "non_centered"]
-MODEL_NAMES = ("partial_pooling", "additive", "no_pooling", "beta_binomial")
+MODEL_NAMES = ("partial_pooling", "additive", "no_pooling", "beta_binomial", "zoi_beta_binomial")
+#: Models whose cell term is integrated out (Beta-Binomial likelihood; ``p`` drawn exactly after sampling).
+BETA_BINOMIAL_MODELS = ("beta_binomial", "zoi_beta_binomial")
 #: The model :func:`agentstats.models.fit.fit` uses unless told otherwise (evidence: docs/models.md, "Beta-Binomial").
 DEFAULT_MODEL = "beta_binomial"
 _LEVELS = ("agent", "task", "cell")
@@ -482,20 +484,21 @@ _BUILDERS = {
 
 
 def build_model(counts: pd.DataFrame, model: str = DEFAULT_MODEL, **kwargs) -> pm.Model:
-    """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``).
+    """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``,
+    ``zoi_beta_binomial``).
 
-    ``beta_binomial`` is :func:`agentstats.models.beta_binomial.build_beta_binomial` (imported here, lazily:
-    that module imports this one).
+    ``beta_binomial`` and ``zoi_beta_binomial`` are :func:`agentstats.models.beta_binomial.build_beta_binomial`
+    (``inflated=False`` / ``True``; imported here, lazily: that module imports this one).
 
     Raises
     ------
     ValueError
         If ``model`` is not one of :data:`MODEL_NAMES`.
     """
-    if model == "beta_binomial":
+    if model in BETA_BINOMIAL_MODELS:
         from agentstats.models.beta_binomial import build_beta_binomial
 
-        return build_beta_binomial(counts, **kwargs)
+        return build_beta_binomial(counts, inflated=model == "zoi_beta_binomial", **kwargs)
     if model not in _BUILDERS:
         raise ValueError(f"model must be one of {MODEL_NAMES}, got {model!r}")
     return _BUILDERS[model](counts, **kwargs)

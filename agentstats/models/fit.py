@@ -11,6 +11,7 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import os
 import warnings
 from typing import Any
 
@@ -21,6 +22,7 @@ import xarray as xr
 from scipy import stats
 
 from agentstats.models.builders import (
+    BETA_BINOMIAL_MODELS,
     DEFAULT_MODEL,
     MODEL_NAMES,
     CountsData,
@@ -30,10 +32,34 @@ from agentstats.models.builders import (
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
-__all__ = ["DEFAULT_SAMPLER", "SAMPLERS", "TARGET_ACCEPT", "available_samplers", "fit", "stored_counts"]
+__all__ = [
+    "DEFAULT_SAMPLER",
+    "LARGE_CELLS",
+    "SAMPLERS",
+    "TARGET_ACCEPT",
+    "TARGET_ACCEPT_LARGE",
+    "available_cpus",
+    "available_samplers",
+    "fit",
+    "stored_counts",
+]
 
 #: Default NUTS target acceptance rate per model (others: 0.9).
-TARGET_ACCEPT = {"beta_binomial": 0.95, "partial_pooling": 0.9, "additive": 0.9}
+TARGET_ACCEPT = {"beta_binomial": 0.95, "zoi_beta_binomial": 0.95, "partial_pooling": 0.9, "additive": 0.9}
+#: Beta-Binomial models with at least :data:`LARGE_CELLS` observed cells default to :data:`TARGET_ACCEPT_LARGE`:
+#: there the posterior of the ~agents + tasks parameters is close to Gaussian and 0.95 doubles the leapfrog steps
+#: per draw (31 vs 15 at 10 x 1,000 x 8) without removing any divergence (docs/benchmarks.md); small fits, where
+#: the concentration can sit near its boundary, keep 0.95.
+LARGE_CELLS = 2000
+TARGET_ACCEPT_LARGE = 0.85
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (``os.sched_getaffinity`` where available, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
 
 SAMPLERS = ("nutpie", "numpyro", "pymc")
 #: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
@@ -156,8 +182,9 @@ def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
     return _cell_dataset(dt, ll)
 
 
-def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
-    """``eta`` (chain, draw, agent, task) and ``phi`` (chain, draw) of a ``beta_binomial`` fit."""
+def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``eta`` (chain, draw, agent, task), ``phi`` and ``det_share`` (chain, draw; ``None`` unless
+    ``zoi_beta_binomial``) of a Beta-Binomial fit."""
     from agentstats.models.beta_binomial import linear_predictor
 
     post = dt["posterior"]
@@ -167,34 +194,35 @@ def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
         alpha,
         post["beta"].transpose("chain", "draw", "task").to_numpy(),
     )
-    return eta, post["phi"].transpose("chain", "draw").to_numpy()
+    det = post["det_share"].transpose("chain", "draw").to_numpy() if "det_share" in post else None
+    return eta, post["phi"].transpose("chain", "draw").to_numpy(), det
 
 
 def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int) -> None:
-    """Add exact draws of ``p`` (chain, draw, agent, task) to a ``beta_binomial`` posterior.
+    """Add exact draws of ``p`` (chain, draw, agent, task) to a Beta-Binomial posterior.
 
-    ``p[a,t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)``, one draw per posterior draw
+    ``p[a,t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (after the deterministic component for
+    ``zoi_beta_binomial``), one draw per posterior draw
     (:func:`agentstats.models.beta_binomial.conditional_p_draws`), seeded by ``seed``.
     """
     from agentstats.models.beta_binomial import conditional_p_draws
 
-    eta, phi = _beta_binomial_eta_phi(dt)
+    eta, phi, det = _beta_binomial_eta_phi(dt)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBB]))
-    p = conditional_p_draws(eta, phi, data.n, data.c, rng)
+    p = conditional_p_draws(eta, phi, data.n, data.c, rng, det_share=det)
     post = dt["posterior"].to_dataset()
     post["p"] = (("chain", "draw", "agent", "task"), p)
     dt["posterior"] = post
 
 
 def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
-    """Beta-Binomial log-likelihood per observed cell (``p`` integrated out), dims (chain, draw, cell)."""
-    ai, ti = data.obs_index()
-    eta, phi = _beta_binomial_eta_phi(dt)
-    eta = eta[..., ai, ti]
-    phi = phi[..., None]
-    from scipy.special import expit
+    """Beta-Binomial (or zero/one-inflated) log-likelihood per observed cell, ``p`` integrated out; dims (chain,
+    draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`)."""
+    from agentstats.models.beta_binomial import cell_log_likelihood
 
-    ll = stats.betabinom.logpmf(data.c[ai, ti], data.n[ai, ti], phi * expit(eta), phi * expit(-eta))
+    ai, ti = data.obs_index()
+    eta, phi, det = _beta_binomial_eta_phi(dt)
+    ll = cell_log_likelihood(eta[..., ai, ti], phi, data.n[ai, ti], data.c[ai, ti], det_share=det)
     return _cell_dataset(dt, ll)
 
 
@@ -242,9 +270,10 @@ def fit(
         Seed; the same seed, data and sampler give identical draws. If None a seed is drawn from OS entropy and
         recorded in ``attrs["random_seed"]``.
     target_accept : float, optional
-        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.95 for ``beta_binomial``,
-        whose concentration approaches its boundary when cells are barely overdispersed: 0.9 left 1-3
-        divergences in 3 of 3 seeds on the example data, 0.95 none; 0.9 for the others).
+        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.95 for the Beta-Binomial
+        models, whose concentration approaches its boundary when cells are barely overdispersed: 0.9 left 1-3
+        divergences in 3 of 3 seeds on the example data, 0.95 none; 0.9 for the others), and
+        :data:`TARGET_ACCEPT_LARGE` for Beta-Binomial models on :data:`LARGE_CELLS` or more observed cells.
     progressbar : bool
         Show the sampler's progress bar.
     priors : Priors, optional
@@ -254,7 +283,7 @@ def fit(
     log_likelihood : bool
         Add a ``log_likelihood`` group (per cell, variable ``c``) for LOO (:func:`compare_models`).
     cores : int, optional
-        Parallel chains (nutpie/pymc); default the sampler's.
+        Chains run in parallel (nutpie threads / pymc processes); default ``min(chains, available_cpus())``.
     check_convergence : bool
         Run :func:`agentstats.models.diagnostics.diagnose` and warn with ``ConvergenceWarning`` on failure.
     r_hat_max, ess_min : float
@@ -288,9 +317,11 @@ def fit(
     """
     if model not in MODEL_NAMES:
         raise ValueError(f"model must be one of {MODEL_NAMES}, got {model!r}")
+    data = prepare_counts(counts)
     if target_accept is None:
         target_accept = TARGET_ACCEPT.get(model, 0.9)
-    data = prepare_counts(counts)
+        if model in BETA_BINOMIAL_MODELS and int(np.count_nonzero(data.n)) >= LARGE_CELLS:
+            target_accept = TARGET_ACCEPT_LARGE
     priors = priors or DEFAULT_PRIORS
     if random_seed is None:
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
@@ -315,8 +346,8 @@ def fit(
             compute_convergence_checks=False,
             model=pm_model,
         )
-        if cores is not None:
-            kwargs["cores"] = cores
+        # PyMC's default halves the CPU count (it assumes hyper-threads): 1 core on a 2-CPU machine.
+        kwargs["cores"] = int(cores) if cores is not None else min(int(chains), available_cpus())
         kwargs.update(sample_kwargs or {})
         pymc_logger = logging.getLogger("pymc")
         level = pymc_logger.level
@@ -330,7 +361,7 @@ def fit(
         finally:
             pymc_logger.setLevel(level)
     # Beta-Binomial: p was integrated out; add its exact conditional draws (and mark that in attrs).
-    p_conditional = model == "beta_binomial" and "p" not in dt["posterior"]
+    p_conditional = model in BETA_BINOMIAL_MODELS and "p" not in dt["posterior"]
     if p_conditional:
         _add_conditional_p(dt, data, random_seed)
     cdata = _counts_dataset(data)

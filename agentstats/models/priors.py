@@ -21,6 +21,13 @@ variance parameters in hierarchical models", Bayesian Analysis 1(3))::
                                       and ~2 trials per cell inform rho directly through within-cell agreement.
                                       Uniform on rho puts density 1 / (1 + phi)^2 on phi (Williams 1975,
                                       Biometrics 31(4); BDA3 sec. 5.3 uses a similar diffuse prior on the scale).
+    det_share   ~ Beta(1, 1)          zoi_beta_binomial model: share of deterministic cells (p exactly 0 or 1;
+                                      given deterministic, p = 1 with probability m, so the cell mean stays m).
+                                      Uniform: suites range from none (sampled agents at temperature > 0 on
+                                      graded tasks) to many (METR: 63 % of the 542 cells with >= 8 runs
+                                      always or never succeed). With 2 trials per cell it is not separable from rho (both
+                                      only thin out the 1-of-2 cells), so there the prior spreads the posterior
+                                      along that ridge; 3+ trials per cell identify it.
     no pooling: p[a, t] ~ Beta(a0, b0) independently, default Beta(1, 1) (uniform), the closed form of
                                       Beta-Binomial conjugacy (BDA3 sec. 2.4).
 
@@ -49,6 +56,8 @@ class Priors:
         ``p[a, t] ~ Beta(beta_a, beta_b)`` in the no-pooling model.
     rho_a, rho_b : float
         ``rho ~ Beta(rho_a, rho_b)``, the intra-cell correlation of the ``beta_binomial`` model.
+    det_a, det_b : float
+        ``det_share ~ Beta(det_a, det_b)``, the share of deterministic cells of the ``zoi_beta_binomial`` model.
 
     Raises
     ------
@@ -65,9 +74,12 @@ class Priors:
     beta_b: float = 1.0
     rho_a: float = 1.0
     rho_b: float = 1.0
+    det_a: float = 1.0
+    det_b: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("mu_sigma", "sigma_agent", "sigma_task", "sigma_cell", "beta_a", "beta_b", "rho_a", "rho_b"):
+        for name in ("mu_sigma", "sigma_agent", "sigma_task", "sigma_cell", "beta_a", "beta_b", "rho_a", "rho_b",
+                     "det_a", "det_b"):
             value = getattr(self, name)
             if not value > 0:
                 raise ValueError(f"Priors.{name} must be > 0, got {value!r}")
