@@ -482,10 +482,11 @@ def fit(
     model: Annotated[
         str,
         typer.Option(
-            help="beta_binomial (default; per-cell term as a Beta-Binomial likelihood), partial_pooling "
-            "(logit-normal per-cell term), additive (no per-cell term) or no_pooling."
+            help="zoi_beta_binomial (default; per-cell term as a Beta-Binomial likelihood with a share of "
+            "always/never-succeeding cells), beta_binomial (without that share), partial_pooling (logit-normal "
+            "per-cell term), additive (no per-cell term) or no_pooling."
         ),
-    ] = "beta_binomial",
+    ] = "zoi_beta_binomial",
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
     draws: Annotated[int, typer.Option(help="Draws per chain.")] = 1000,
     tune: Annotated[int, typer.Option(help="Tuning steps per chain.")] = 1000,

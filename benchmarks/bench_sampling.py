@@ -47,15 +47,19 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
 
-CONFIGS = ("nutpie", "numpyro", "pymc", "textbook_pymc", "bb_nutpie", "bb_numpyro")
-#: Configurations of the Beta-Binomial model (``model="beta_binomial"``; per-cell term integrated out), by sampler.
-BB_PREFIX = "bb_"
+CONFIGS = ("nutpie", "numpyro", "pymc", "textbook_pymc", "bb_nutpie", "bb_numpyro", "bb_pymc", "zoi_nutpie",
+           "zoi_numpyro", "zoi_pymc")
+#: Configuration prefixes of the models with the per-cell term integrated out, by sampler: ``bb_`` the
+#: ``beta_binomial`` model, ``zoi_`` the ``zoi_beta_binomial`` model (fit's default).
+PREFIXES = {"bb_": "beta_binomial", "zoi_": "zoi_beta_binomial"}
 
 
 def _split(config: str) -> tuple[str, str]:
-    """(model, sampler) of a non-textbook configuration: ``nutpie`` -> partial_pooling, ``bb_nutpie`` -> beta_binomial."""
-    if config.startswith(BB_PREFIX):
-        return "beta_binomial", config[len(BB_PREFIX):]
+    """(model, sampler) of a non-textbook configuration: ``nutpie`` -> partial_pooling, ``bb_nutpie`` ->
+    beta_binomial, ``zoi_nutpie`` -> zoi_beta_binomial."""
+    for prefix, model in PREFIXES.items():
+        if config.startswith(prefix):
+            return model, config[len(prefix):]
     return "partial_pooling", config
 
 
@@ -313,9 +317,11 @@ def main(argv=None) -> int:
              "extrapolated time to ESS 400 (s) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        label = "PyMC default NUTS, textbook non-centred" if r["config"] == "textbook_pymc" else \
-            f"beta_binomial, {r['config'][len(BB_PREFIX):]}" if r["config"].startswith(BB_PREFIX) else \
-            f"agentstats default, {r['config']}"
+        if r["config"] == "textbook_pymc":
+            label = "PyMC default NUTS, textbook non-centred"
+        else:
+            model_name, sampler_name = _split(r["config"])
+            label = f"{model_name}, {sampler_name}"
         if "max_r_hat" in r:
             ttt = f"{r['total_s']:.0f}" if r["reached"] else "not reached"
             lines.append(

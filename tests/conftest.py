@@ -50,7 +50,8 @@ def models_sim():
 def models_fit(models_sim):
     """The one real fit of the models tests: logit-normal partial pooling, default sampler, 2 x 500 draws, seeded.
 
-    (The default model, beta_binomial, has its own real fit in tests/test_beta_binomial.py.)"""
+    (The Beta-Binomial models, zoi_beta_binomial the default, have their own real fits in
+    tests/test_beta_binomial.py.)"""
     import warnings
 
     from agentstats.models.fit import fit

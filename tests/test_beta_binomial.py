@@ -113,12 +113,12 @@ def test_rising_factorial_path_on_many_trials_and_extremes():
 
     eta = pt.as_tensor(eta_v)
     for lam in (None, 0.3):
-        det = None if lam is None else pt.as_tensor(lam)
+        det = None if lam is None else pt.as_tensor(np.float64(lam))
         vals = []
         for limit in (1000, 0):
             bbm.RISING_MAX_MEAN_TRIALS, old = limit, bbm.RISING_MAX_MEAN_TRIALS
             try:
-                vals.append(float(bbm.beta_binomial_logp(eta, pt.as_tensor(2.5), n, c, det).eval()))
+                vals.append(float(bbm.beta_binomial_logp(eta, pt.as_tensor(np.float64(2.5)), n, c, det).eval()))
             finally:
                 bbm.RISING_MAX_MEAN_TRIALS = old
         ll = bbm.cell_log_likelihood(eta_v, np.array(2.5), n, c, None if lam is None else np.array(lam))
@@ -258,17 +258,17 @@ def tiny_zoi_fit():
     return _tiny("zoi_beta_binomial")
 
 
-def test_default_model_is_beta_binomial_and_deterministic(tiny_fit):
+def test_default_model_is_zoi_beta_binomial_and_deterministic(tiny_zoi_fit):
     """Same data, seed and (default) sampler: identical draws, including the post-hoc conditional p draws."""
     from agentstats.models.fit import fit
 
-    dt, *_, counts = tiny_fit
+    dt, *_, counts = tiny_zoi_fit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = fit(counts, draws=300, tune=300, chains=2, random_seed=7, check_convergence=False)
-    assert again.attrs["agentstats_model"] == "beta_binomial"
-    np.testing.assert_array_equal(again["posterior"]["p"].to_numpy(), dt["posterior"]["p"].to_numpy())
-    np.testing.assert_array_equal(again["posterior"]["rho"].to_numpy(), dt["posterior"]["rho"].to_numpy())
+    assert again.attrs["agentstats_model"] == "zoi_beta_binomial"
+    for var in ("p", "rho", "det_share"):
+        np.testing.assert_array_equal(again["posterior"][var].to_numpy(), dt["posterior"][var].to_numpy())
 
 
 def test_tiny_fit_dims_attrs(tiny_fit):

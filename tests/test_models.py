@@ -283,6 +283,9 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
     assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.95
     fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 1
+    dt = fit(SMALL, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
+    assert dt.attrs["agentstats_model"] == "zoi_beta_binomial"
+    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["zoi_beta_binomial"] == 0.98
     monkeypatch.setattr(fit_mod, "LARGE_CELLS", 3)  # SMALL has 3 observed cells
     for model in ("beta_binomial", "zoi_beta_binomial"):
         dt = fit(SMALL, model, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)

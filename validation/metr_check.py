@@ -9,7 +9,8 @@ SOURCE.md), read with ``agentstats.io.load_trials(..., format="metr")`` (agent =
 Protocol
 --------
 1. With a fixed seed, choose 2 runs at random (without replacement) in every (agent, task) cell with >= 2 runs;
-   fit the ``partial_pooling`` (logit-normal), ``beta_binomial`` (the default) and ``additive`` models on those counts.
+   fit ``partial_pooling`` (logit-normal), ``additive``, ``no_pooling``, ``beta_binomial`` and
+   ``zoi_beta_binomial`` (the default of ``fit``) on those counts.
 2. Evaluation cells: cells with >= 8 runs in the full data. For each agent with such cells and k = 3..8, the
    reference is the unbiased suite pass^k from ALL runs, ``mean_t C(c_t, k) / C(n_t, k)`` over the agent's
    evaluation cells (Yao et al. 2024, arXiv 2406.12045). The model's prediction is the posterior of the in-sample
@@ -19,8 +20,10 @@ Protocol
 3. Goals: mean absolute error (over agent x k pairs) under half the plug-in's; 95 % credible intervals covering
    the all-runs value in >= 90 % of pairs. Note that the all-runs value is itself an estimate (8+ runs per cell),
    so "coverage" here includes its sampling noise; the 2 fitted runs are part of the all-runs counts.
-4. Model choice: PSIS-LOO over cells (``compare_models``) and the per-cell-spread posterior predictive check
-   (``posterior_predictive_cells``) for partial_pooling vs additive, on the 2-run subset and on the full data.
+4. Robustness: steps 1-3 for ``beta_binomial`` and ``zoi_beta_binomial`` on ``--subsample-seeds`` further random
+   2-run subsets.
+5. Model choice: PSIS-LOO over cells (``compare_models``) and the per-cell-spread posterior predictive check
+   (``posterior_predictive_cells``) for every sampled model, on the 2-run subset and on the full data.
 
 Prints Markdown and writes it into ``docs/validation.md`` between ``<!-- BEGIN metr_check -->`` markers.
 """

@@ -10,14 +10,17 @@ crossed logit-normal model that agentstats fits (docs/models.md)::
     beta[t] ~ Normal(0, sigma_task),  gamma[a, t] ~ Normal(0, sigma_cell)
 
 with fixed ``mu = 0.3``, ``alpha = (0, +0.6, -0.4)`` (3 agents), ``sigma_task = 1.5``, ``sigma_cell = 0.8``
-(the ``agentstats.simulate`` defaults) and ``--tasks`` tasks (default 40). The same p (common random numbers) is then
+(the ``agentstats.simulate`` defaults) and ``--tasks`` tasks (default 40). ``--truth zoi`` draws p from the
+``zoi_beta_binomial`` model instead (:func:`true_p`). The same p (common random numbers) is then
 observed with 2, 4 and 8 trials per cell, ``c ~ Binomial(n, p)``. The estimand is each agent's in-sample suite
 pass^k = ``mean_t p[a, t]^k`` (Yao et al. 2024, arXiv 2406.12045) of that dataset, k = 1..8.
 
 Estimators compared (per agent, per k):
 
-* the default model: ``agentstats.models.fit.fit(counts)`` (``partial_pooling``, default sampler), posterior of
-  ``posterior_pass_hat_k(dt, k, population="observed")``: posterior mean and 95 % equal-tailed credible interval;
+* the model named by ``--model`` (default ``partial_pooling``, the generating model of the logit-normal truth;
+  ``zoi_beta_binomial`` is the default of ``fit``): ``agentstats.models.fit.fit(counts, model)`` with the default
+  sampler, posterior of ``posterior_pass_hat_k(dt, k, population="observed")``: posterior mean and 95 %
+  equal-tailed credible interval;
 * the unbiased estimator ``mean_t C(c_t, k) / C(n_t, k)`` (``agentstats.estimators.pass_hat_k``), defined only for
   k <= n -- its RMSE is reported only there;
 * the plug-in ``mean_t (c_t / n_t)^k`` (biased).

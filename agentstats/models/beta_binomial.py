@@ -153,18 +153,27 @@ def beta_binomial_logp(eta, phi, n: np.ndarray, c: np.ndarray, det_share=None):
             - _log_rising_phi(phi, n[mid], per_trial).sum()
         )
     if ext.size:
-        up = c[ext] == n[ext]  # all successes (c = n > 0); else c = 0
+        # All-or-nothing cells (c = n > 0 or c = 0 < n), with x = a (c = n) or b (c = 0) = phi * P(outcome):
+        #   deterministic term: log m or log(1 - m) = log x - log phi
+        #   Beta-Binomial term: log BB = log x + sum_{1 <= i < n} log(x + i) - sum_{l < n} log(phi + l)
+        # so the mixture is log x + logaddexp(log det_share - log phi, log(1 - det_share) + rest).
+        up = c[ext] == n[ext]
         x = pt.switch(up, a[ext], b[ext])
         n_e = n[ext]
+        log_x = pt.log(x)
         if per_trial:
             k_max = int(n_e.max())
-            mask = (np.arange(k_max)[None, :] < n_e[:, None]).astype(float)
-            log_bb = (pt.log(x[:, None] + np.arange(k_max, dtype=float)[None, :]) * mask).sum(axis=1)
+            if k_max > 1:
+                mask = (np.arange(1, k_max)[None, :] < n_e[:, None]).astype(float)
+                rest = (pt.log(x[:, None] + np.arange(1, k_max, dtype=float)[None, :]) * mask).sum(axis=1)
+            else:
+                rest = pt.zeros_like(x)
         else:
-            log_bb = pt.gammaln(x + n_e.astype(float)) - pt.gammaln(x)
-        log_bb = log_bb - _log_rising_phi(phi, n_e, per_trial)
-        log_det = -pt.softplus(pt.switch(up, -eta[ext], eta[ext]))  # log m or log(1 - m)
-        total = total + pt.logaddexp(pt.log(det_share) + log_det, pt.log1p(-det_share) + log_bb).sum()
+            rest = pt.gammaln(x + n_e.astype(float)) - pt.gammaln(x) - log_x
+        rest = rest - _log_rising_phi(phi, n_e, per_trial)
+        total = total + log_x.sum() + pt.logaddexp(
+            pt.log(det_share) - pt.log(phi), pt.log1p(-det_share) + rest
+        ).sum()
     return total
 
 

@@ -87,7 +87,7 @@ MODEL_NAMES = ("partial_pooling", "additive", "no_pooling", "beta_binomial", "zo
 #: Models whose cell term is integrated out (Beta-Binomial likelihood; ``p`` drawn exactly after sampling).
 BETA_BINOMIAL_MODELS = ("beta_binomial", "zoi_beta_binomial")
 #: The model :func:`agentstats.models.fit.fit` uses unless told otherwise (evidence: docs/models.md, "Beta-Binomial").
-DEFAULT_MODEL = "beta_binomial"
+DEFAULT_MODEL = "zoi_beta_binomial"
 _LEVELS = ("agent", "task", "cell")
 #: Median of a HalfNormal(1) distribution: the reference scale of a level is this times the prior scale.
 _HALFNORMAL_MEDIAN = float(stats.halfnorm.median())
