@@ -345,7 +345,9 @@ def main(argv=None) -> int:
             continue
         tb_time = tb["total_s"] if tb.get("reached") else None
         tb_lower = tb.get("total_s")
-        for cfg in ("nutpie", "numpyro", "pymc", "bb_nutpie", "bb_numpyro"):
+        for cfg in CONFIGS:
+            if cfg == "textbook_pymc":
+                continue
             r = by.get((size_s, cfg))
             if not r:
                 continue
@@ -369,10 +371,12 @@ def main(argv=None) -> int:
                     f"{e2e['divergences']}.")
     else:
         e2e_line = f"End to end 1 x 50 x 4: failed ({e2e})."
+    measured = sorted({str(r.get("measured", "this run")) for r in rows})
+    when = (f"rows measured {', '.join(measured)} (merged from {', '.join(p.name for p in args.merge)})"
+            if args.merge else f"measured {time.strftime('%Y-%m-%d')}")
     body = f"""Command: `.venv/bin/python benchmarks/bench_sampling.py{' --quick' if args.quick else ''}` (sizes
-{args.sizes}; {args.chains} chains x {args.tune} tune + {args.draws} draws; seed {args.seed}; timeout
-{args.timeout:.0f} s per run). Measured {time.strftime('%Y-%m-%d')} on the shared 2-core x86_64 machine, other jobs
-running (the simulation study ran concurrently on one core), so absolute times are noisy.
+{args.sizes}; {args.chains} chains x {args.tune} tune + {args.draws} draws; seed {args.seed}); {when}, on the 2-core
+x86_64 machine (no GPU), one configuration at a time, each in its own process.
 
 {table}
 
