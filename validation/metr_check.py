@@ -51,6 +51,8 @@ from agentstats.posterior import posterior_pass_hat_k  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "metr-time-horizon" / "all_runs.jsonl.gz"
 KS = np.arange(3, 9)
+#: Absolute tolerance of the secondary coverage count (values are reported to 3 decimals; module docstring).
+COVER_TOL = 1e-6
 #: Models compared on the 2-run subset (no_pooling only there) and the full data.
 MODELS = ("partial_pooling", "additive", "no_pooling", "beta_binomial", "zoi_beta_binomial")
 DEFAULT = "zoi_beta_binomial"
@@ -183,7 +185,8 @@ def compare_with_all_runs(fits_2run: dict, eval_cells: pd.DataFrame, seed: int) 
                 draws = d[agent][:, j]
                 lo, hi = np.quantile(draws, [0.025, 0.975])
                 row.update({f"{m}_mean": float(draws.mean()), f"{m}_lo": float(lo), f"{m}_hi": float(hi),
-                            f"{m}_cover": bool(lo <= ref <= hi)})
+                            f"{m}_cover": bool(lo <= ref <= hi),
+                            f"{m}_cover_tol": bool(lo - COVER_TOL <= ref <= hi + COVER_TOL)})
                 if m in pred_ref:
                     plo, phi_ = np.quantile(pred_ref[m][agent][:, j], [0.025, 0.975])
                     row.update({f"{m}_pred_lo": float(plo), f"{m}_pred_hi": float(phi_),
@@ -247,6 +250,7 @@ def main(argv=None) -> int:
                             coverage_95=float(res[f"{m}_cover"].mean()),
                             predictive_95=float(res[f"{m}_pred_cover"].mean()) if f"{m}_pred_cover" in res else np.nan,
                             coverage_95_ref_gt_0=float(res.loc[pos, f"{m}_cover"].mean()),
+                            coverage_95_tol_1e6=float(res[f"{m}_cover_tol"].mean()),
                             mean_signed_error=float(np.mean(res[f"{m}_mean"] - res.all_runs))))
     summary = pd.DataFrame(summary).set_index("estimator", drop=False)
     by_k = []
@@ -274,6 +278,7 @@ def main(argv=None) -> int:
             row[f"{m}_MAE_ratio"] = mae(f"{m}_mean", r_j) / mae("plugin", r_j)
             row[f"{m}_coverage"] = float(r_j[f"{m}_cover"].mean())
             row[f"{m}_coverage_ref_gt_0"] = float(r_j.loc[r_j.all_runs > 0, f"{m}_cover"].mean())
+            row[f"{m}_coverage_tol_1e6"] = float(r_j[f"{m}_cover_tol"].mean())
             print(f"subsample seed {s_seed} / {m}: coverage {row[f'{m}_coverage']:.3f}", file=sys.stderr)
         seed_rows.append(row)
     seeds_tab = pd.DataFrame(seed_rows)
@@ -345,10 +350,12 @@ runs, {eval_cells.agent.nunique()} agents (davinci-002 has none), k = 3..8, i.e.
 * `beta_binomial`: {verdict("beta_binomial")}.
 * `partial_pooling` (logit-normal): {verdict("partial_pooling")}.
 
-Misses of the default model: {len(dflt_miss)} pairs ({", ".join(f"{a} k={k}" for a, k in zip(dflt_miss.agent, dflt_miss.k)) or "none"}).
+Misses of the default model: {len(dflt_miss)} pairs ({", ".join(f"{a} k={k} [{lo:.2g}, {hi:.2g}] vs {ref:.3g}" for a, k, lo, hi, ref in zip(dflt_miss.agent, dflt_miss.k, dflt_miss[f"{DEFAULT}_lo"], dflt_miss[f"{DEFAULT}_hi"], dflt_miss.all_runs)) or "none"}).
 {n_zero} pairs have an all-runs value of exactly 0 (no evaluation cell of that agent has >= k successes): that value
 is the boundary of the parameter space, outside the equal-tailed interval of any posterior that does not put at least
-2.5 % of its mass at exactly 0 -- the `coverage_95_ref_gt_0` column leaves those pairs out.
+2.5 % of its mass at exactly 0 -- the `coverage_95_ref_gt_0` column leaves those pairs out. `coverage_95_tol_1e6`
+counts a pair as covered when the all-runs value lies within {COVER_TOL:g} of the interval (pass^k is reported to 3
+decimals; a lower end of 1e-25 against a value of 0 is a miss only in floating point).
 
 `predictive_95`: share of pairs inside the 95 % posterior *predictive* interval of the all-runs statistic itself
 (the n - 2 unused runs of each cell replicated from the posterior of p and added to the 2 observed ones). The
