@@ -492,6 +492,11 @@ def fit(
     tune: Annotated[int, typer.Option(help="Tuning steps per chain.")] = 1000,
     chains: Annotated[int, typer.Option(help="Chains.")] = 4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    target_accept: Annotated[
+        float | None,
+        typer.Option(help="NUTS target acceptance rate (default per model, see docs/models.md); raise it, e.g. to "
+                     "0.99, when the diagnostics report divergences."),
+    ] = None,
     ci_prob: Annotated[float, typer.Option(help="Credible interval probability.")] = 0.95,
     hdi: Annotated[bool, typer.Option("--hdi", help="Highest-density instead of equal-tailed intervals.")] = False,
     strict: Annotated[
@@ -520,7 +525,8 @@ def fit(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # reported below instead
                 dt = fit_model(
-                    counts, model=model, sampler=sampler, draws=draws, tune=tune, chains=chains, random_seed=seed
+                    counts, model=model, sampler=sampler, draws=draws, tune=tune, chains=chains, random_seed=seed,
+                    target_accept=target_accept,
                 )
         except (ValueError, ImportError) as exc:
             raise _fail(exc, 2) from exc
@@ -553,6 +559,10 @@ def fit(
             "variables": [{c: _clean(v) for c, v in row.items()} for _, row in diag.table.iterrows()],
             "sampler": dt.attrs.get("sampler"),
             "model": dt.attrs.get("agentstats_model"),
+            "target_accept": dt.attrs.get("target_accept"),
+            "chains": dt.attrs.get("chains"),
+            "draws": dt.attrs.get("draws"),
+            "random_seed": dt.attrs.get("random_seed"),
         }
         out.print_json(json.dumps({"summary": records, "diagnostics": diag_json}))
     else:
@@ -571,6 +581,10 @@ def fit(
             ]
             t.add_row(str(a), str(kk), *cells, "extrapolated" if extra[(a, kk)] else "")
         out.print(t)
+        out.print(
+            f"sampler {dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "
+            f"target_accept {dt.attrs.get('target_accept')}, divergences {diag.divergences}"
+        )
         out.print(str(diag))
     if not diag.ok:
         console.print("[bold yellow]warning:[/] diagnostics failed: " + "; ".join(diag.problems))

@@ -351,18 +351,19 @@ def main(argv=None) -> int:
             r = by.get((size_s, cfg))
             if not r:
                 continue
+            name = "{}, {}".format(*_split(cfg))
             if not r.get("reached"):
-                speed.append(f"- {size_s}, {cfg}: no ratio, the run did not reach the targets.")
+                speed.append(f"- {size_s}, {name}: no ratio, the run did not reach the targets.")
                 continue
             if tb_time is not None:
-                speed.append(f"- {size_s}, {cfg}: {tb_time / r['total_s']:.1f}x faster to target than the textbook "
+                speed.append(f"- {size_s}, {name}: {tb_time / r['total_s']:.1f}x faster to target than the textbook "
                              "model with PyMC's default NUTS in this run; against the stack notes' hand measurement "
                              f"(~530 s, additive model): {530 / r['total_s']:.1f}x.")
             elif tb_lower:
-                speed.append(f"- {size_s}, {cfg}: > {tb_lower / r['total_s']:.1f}x faster (the textbook run "
+                speed.append(f"- {size_s}, {name}: > {tb_lower / r['total_s']:.1f}x faster (the textbook run "
                              f"{'was killed at' if tb.get('timed_out') else 'did not reach the targets in'} "
-                             f"{tb_lower:.0f} s); against the stack notes' hand measurement of PyMC default NUTS "
-                             f"(additive model, ~530 s): {530 / r['total_s']:.1f}x.")
+                             f"{tb_lower:.0f} s); against PyMC's default NUTS at ~530 s (issue 3 / "
+                             f"shared/design/stack-notes.md, additive model): {530 / r['total_s']:.1f}x.")
     if e2e.get("first_s") is not None:
         e2e_line = (f"End to end, 1 agent x 50 tasks x 4 trials, `fit(counts)` with the default sampler "
                     f"({e2e['sampler']}, 4 x 1,000 + 1,000): first call {e2e['first_s']:.1f} s (includes "

@@ -117,7 +117,7 @@ def test_fit_json_keys_and_diagnostics(tmp_path):
     res = runner.invoke(
         app,
         ["fit", str(path), "--k", "1,2,6", "--draws", "300", "--tune", "300", "--chains", "2", "--json",
-         "--population", "new"],
+         "--population", "new", "--target-accept", "0.97", "--seed", "5"],
     )
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout)
@@ -132,7 +132,10 @@ def test_fit_json_keys_and_diagnostics(tmp_path):
             assert r["extrapolated"] is True
         if r["k"] == 1:
             assert r["extrapolated"] is False
-    assert set(payload["diagnostics"]) >= {"ok", "divergences", "problems", "variables", "sampler"}
+    diag = payload["diagnostics"]
+    assert set(diag) >= {"ok", "divergences", "problems", "variables", "sampler", "model"}
+    assert diag["model"] == "zoi_beta_binomial"
+    assert (diag["target_accept"], diag["chains"], diag["draws"], diag["random_seed"]) == (0.97, 2, 300, 5)
 
 
 def test_fit_strict_exit_status(tmp_path, monkeypatch):

@@ -280,7 +280,7 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
     monkeypatch.setattr(fit_mod, "available_cpus", lambda: 2)
     dt = fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 2
-    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.95
+    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.98
     fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 1
     dt = fit(SMALL, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)

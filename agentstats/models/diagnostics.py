@@ -152,7 +152,8 @@ def diagnose(
     if divergences > 0:
         problems.append(
             f"{divergences} divergent transitions: the posterior is biased where the sampler could not go; "
-            "raise target_accept or change parameterization="
+            "refit with a higher target_accept (fit(..., target_accept=0.99); CLI: agentstats fit --target-accept "
+            "0.99) or another parameterization (fit(..., parameterization={'agent': ..., 'task': ...}))"
         )
     return Diagnostics(table=table, divergences=divergences, ok=not problems, problems=problems)
 

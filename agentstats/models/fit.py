@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 #: Default NUTS target acceptance rate per model (others: 0.9).
-TARGET_ACCEPT = {"beta_binomial": 0.95, "zoi_beta_binomial": 0.98, "partial_pooling": 0.9, "additive": 0.9}
+TARGET_ACCEPT = {"beta_binomial": 0.98, "zoi_beta_binomial": 0.98, "partial_pooling": 0.9, "additive": 0.9}
 #: Beta-Binomial models with at least :data:`LARGE_CELLS` observed cells default to :data:`TARGET_ACCEPT_LARGE`:
 #: there the posterior of the ~agents + tasks parameters is close to Gaussian and 0.95 doubles the leapfrog steps
 #: per draw (31 vs 15 at 10 x 1,000 x 8) without removing any divergence (docs/benchmarks.md); small fits, where
@@ -270,11 +270,10 @@ def fit(
         Seed; the same seed, data and sampler give identical draws. If None a seed is drawn from OS entropy and
         recorded in ``attrs["random_seed"]``.
     target_accept : float, optional
-        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.95 for ``beta_binomial``,
-        whose concentration approaches its boundary when cells are barely overdispersed: 0.9 left 1-3
-        divergences in 3 of 3 seeds on the example data, 0.95 none; 0.98 for ``zoi_beta_binomial``, whose
-        ``det_share`` near 0 left a single divergence in 1 of 10 simulated 3 x 40 x 8 fits at 0.95 and none at
-        0.98; 0.9 for the others), and
+        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.98 for the Beta-Binomial
+        models, whose concentration approaches its boundary when cells are barely overdispersed: on the example
+        data ``beta_binomial`` left 1 divergence in 3 of 4 seeds at 0.95 and none at 0.98; for
+        ``zoi_beta_binomial`` 6 of 120 simulated fits had 1-2 at 0.95, none at 0.98; 0.9 for the others), and
         :data:`TARGET_ACCEPT_LARGE` for Beta-Binomial models on :data:`LARGE_CELLS` or more observed cells.
     progressbar : bool
         Show the sampler's progress bar.
