@@ -41,7 +41,8 @@ KOpt = Annotated[
     typer.Option(
         "--k",
         help="k values: '1,2,4' or a range '1..8'. Default: estimate, 1 .. each agent's smallest trials per task; "
-        "report, 1 .. the median trials per task (tasks with fewer than k trials are dropped for that k, and listed).",
+        "report, 1 .. the median trials per task (tasks with fewer than k trials are dropped for that k, and listed); "
+        "fit, 1..8 (k beyond an agent's smallest trials per task is marked extrapolated).",
     ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
