@@ -262,6 +262,17 @@ def report(
     seed: Annotated[int, typer.Option(help="Seed for bootstrap and sampling.")] = 0,
     bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
     draws: Annotated[int, typer.Option(help="Posterior draws per chain (Bayesian section).")] = 1000,
+    bayes_model: Annotated[
+        str,
+        typer.Option(help="Statistical model of the Bayesian section (as `agentstats fit --model`; --model here "
+                     "names the judge's LLM)."),
+    ] = "zoi_beta_binomial",
+    population: Annotated[
+        str, typer.Option(help="Bayesian pass^k for these tasks (observed) or for new tasks (new).")
+    ] = "observed",
+    target_accept: Annotated[
+        float | None, typer.Option(help="NUTS target acceptance rate of the Bayesian fit (default per model).")
+    ] = None,
     kernel: Annotated[str, typer.Option(help="Jupyter kernel name.")] = "python3",
     agent: AgentOpt = None,
     agent_col: AgentColOpt = None,
@@ -290,6 +301,9 @@ def report(
         "seed": seed,
         "run_bayes": bayes,
         "draws": draws,
+        "bayes_model": bayes_model,
+        "population": population,
+        "target_accept": target_accept,
         "loader_options": _loader_opts(agent, agent_col, task_col, success_col, skip_bad),
         "judge": judge,
         "judge_model": model,
@@ -300,6 +314,12 @@ def report(
     }
     if judge not in ("deterministic", "openai"):
         raise _fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), 2)
+    if population not in ("observed", "new"):
+        raise _fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), 2)
+    from agentstats.models.builders import MODEL_NAMES
+
+    if bayes_model not in MODEL_NAMES:
+        raise _fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), 2)
     try:
         paths = run_report(params, out_dir=out_dir, name=name or _stem(input), kernel_name=kernel)
     except Exception as exc:  # papermill wraps cell errors; show the cell's message

@@ -176,3 +176,25 @@ def test_report_scores_unscored_input_first(tmp_path):
 
     assert re.search(r"^a\s+1\s+2\s+0\.750\s", text, flags=re.M), text
     assert re.search(r"^\s+2\s+2\s+1\.000\s.*\s0\.500\s", text, flags=re.M), text
+
+
+def test_report_passes_bayesian_choices_to_the_notebook(tmp_path, monkeypatch):
+    """--bayes-model, --population and --target-accept reach the notebook's parameters; bad values exit 2."""
+    import agentstats.report as report_mod
+
+    seen = {}
+
+    def fake_run_report(params, out_dir, name, kernel_name):
+        seen.update(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    path = tmp_path / "sim.jsonl"
+    assert runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "4", "--n-trials", "2"]).exit_code == 0
+    res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), "--bayes-model", "beta_binomial",
+                              "--population", "new", "--target-accept", "0.99"])
+    assert res.exit_code == 0, res.output
+    assert (seen["bayes_model"], seen["population"], seen["target_accept"]) == ("beta_binomial", "new", 0.99)
+    for bad in (["--bayes-model", "pooled"], ["--population", "all"]):
+        res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), *bad])
+        assert res.exit_code == 2, res.output
