@@ -101,30 +101,37 @@ def test_model_likelihood_equals_beta_integral(inflated, per_trial, monkeypatch)
     assert got == pytest.approx(want, rel=1e-9)
 
 
-def test_rising_factorial_path_on_many_trials_and_extremes():
-    """Per-trial and gammaln forms agree on 200 random cells (n up to 30, many all-or-nothing cells)."""
+@pytest.mark.parametrize("design", ["uniform", "skewed"])
+def test_rising_factorial_path_on_many_trials_and_extremes(design, monkeypatch):
+    """Per-trial and gammaln forms both equal scipy's Beta-Binomial log-pmf (minus log C(n, c)) on 200 random cells
+    with many all-or-nothing cells: n uniform on 1..30, or mostly 2 with a few cells of 200 trials (mean still below
+    the per-trial limit, so the all-or-nothing cells fall back to gammaln)."""
+    import pytensor.tensor as pt
+
     import agentstats.models.beta_binomial as bbm
 
     rng = np.random.default_rng(3)
-    n = rng.integers(1, 31, 200)
+    n = rng.integers(1, 31, 200) if design == "uniform" else np.where(rng.random(200) < 0.05, 200, 2)
     c = np.where(rng.random(200) < 0.4, np.where(rng.random(200) < 0.5, 0, n), rng.binomial(n, 0.5))
     eta_v = rng.normal(0.0, 2.0, 200)
-    import pytensor.tensor as pt
-
-    eta = pt.as_tensor(eta_v)
+    if design == "skewed":  # the case the dense guard exists for: an all-or-nothing cell with many trials
+        assert np.any((n == 200) & ((c == 0) | (c == n))) and n.mean() <= 24
+    phi = 2.5
+    m = special.expit(eta_v)
+    log_bb = stats.betabinom.logpmf(c, n, m * phi, (1 - m) * phi) - np.log(special.comb(n, c))
+    det_p = np.where(c == n, m, np.where(c == 0, 1 - m, 0.0))
     for lam in (None, 0.3):
+        if lam is None:
+            want = float(np.sum(log_bb))
+        else:
+            with np.errstate(divide="ignore"):
+                want = float(np.sum(np.logaddexp(np.log(lam * det_p) - np.log(special.comb(n, c)),
+                                                 np.log1p(-lam) + log_bb)))
         det = None if lam is None else pt.as_tensor(np.float64(lam))
-        vals = []
         for limit in (1000, 0):
-            bbm.RISING_MAX_MEAN_TRIALS, old = limit, bbm.RISING_MAX_MEAN_TRIALS
-            try:
-                vals.append(float(bbm.beta_binomial_logp(eta, pt.as_tensor(np.float64(2.5)), n, c, det).eval()))
-            finally:
-                bbm.RISING_MAX_MEAN_TRIALS = old
-        ll = bbm.cell_log_likelihood(eta_v, np.array(2.5), n, c, None if lam is None else np.array(lam))
-        want = float(np.sum(ll - np.log(special.comb(n, c))))
-        assert vals[0] == pytest.approx(want, rel=1e-10)
-        assert vals[1] == pytest.approx(want, rel=1e-10)
+            monkeypatch.setattr(bbm, "RISING_MAX_MEAN_TRIALS", limit)
+            got = float(bbm.beta_binomial_logp(pt.as_tensor(eta_v), pt.as_tensor(np.float64(phi)), n, c, det).eval())
+            assert got == pytest.approx(want, rel=1e-10)
 
 
 def test_zoi_cell_log_likelihood_against_brute_force():

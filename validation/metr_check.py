@@ -42,12 +42,10 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, md_table, write_block  # noqa: E402
 
-from agentstats.counts import to_counts  # noqa: E402
 from agentstats.estimators import pass_hat_k  # noqa: E402
 from agentstats.io.loaders import load_trials  # noqa: E402
 from agentstats.models.diagnostics import compare_models, diagnose, posterior_predictive_cells  # noqa: E402
 from agentstats.models.fit import fit  # noqa: E402
-from agentstats.posterior import posterior_pass_hat_k  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "metr-time-horizon" / "all_runs.jsonl.gz"
 KS = np.arange(3, 9)

@@ -41,7 +41,8 @@ mass exactly at 0 or 1, so with few trials per cell it shrinks an always-solved 
 pass^k for large k low (docs/validation.md). ``p`` draws: the component is drawn from its conditional
 probability given ``c``, then ``p`` is 0/1 or drawn from the conjugate Beta (:func:`conditional_p_draws`).
 
-Likelihood evaluation: the Beta-Binomial log-probability is written with rising factorials,
+Likelihood evaluation: the Beta-Binomial log-probability is written with rising factorials (Pochhammer symbols,
+``Gamma(x + j) / Gamma(x) = x (x + 1) ... (x + j - 1)``; Abramowitz & Stegun 1964, 6.1.22),
 ``log B(a + c, b + n - c) - log B(a, b) = sum_{i<c} log(a + i) + sum_{j<n-c} log(b + j) - sum_{l<n} log(phi + l)``
 (``a + b = phi``; the constant ``log C(n, c)`` is dropped from the sampled density and kept in the stored
 ``log_likelihood``). When the data average at most :data:`RISING_MAX_MEAN_TRIALS` trials per cell the sums are
@@ -162,8 +163,9 @@ def beta_binomial_logp(eta, phi, n: np.ndarray, c: np.ndarray, det_share=None):
         x = pt.switch(up, a[ext], b[ext])
         n_e = n[ext]
         log_x = pt.log(x)
-        if per_trial:
-            k_max = int(n_e.max())
+        k_max = int(n_e.max())
+        # Dense (cell x k_max) rising factorials only while padding at most doubles the work (skewed n: gammaln).
+        if per_trial and k_max * n_e.size <= 2 * int(n_e.sum()):
             if k_max > 1:
                 mask = (np.arange(1, k_max)[None, :] < n_e[:, None]).astype(float)
                 rest = (pt.log(x[:, None] + np.arange(1, k_max, dtype=float)[None, :]) * mask).sum(axis=1)
@@ -273,14 +275,13 @@ def _log_bb_and_det(eta, phi, n, c, det_share):
 
     ``phi`` and ``det_share`` have shape S; ``eta`` S + cells; ``n``, ``c`` cells.
     """
-    from scipy.special import betaln, gammaln
+    from scipy.stats import betabinom
 
     phi = _expand(phi, np.ndim(n))
     tiny = np.finfo(float).tiny
     a = np.maximum(phi * expit(eta), tiny)
     b = np.maximum(phi * expit(-eta), tiny)
-    log_choose = gammaln(n + 1.0) - gammaln(c + 1.0) - gammaln(n - c + 1.0)
-    log_bb = log_choose + betaln(a + c, b + n - c) - betaln(a, b)
+    log_bb = betabinom.logpmf(c, n, a, b)
     if det_share is None:
         return log_bb, None, None
     lam = _expand(det_share, np.ndim(n))

@@ -182,7 +182,7 @@ def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
     return _cell_dataset(dt, ll)
 
 
-def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _beta_binomial_params(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """``eta`` (chain, draw, agent, task), ``phi`` and ``det_share`` (chain, draw; ``None`` unless
     ``zoi_beta_binomial``) of a Beta-Binomial fit."""
     from agentstats.models.beta_binomial import linear_predictor
@@ -198,16 +198,17 @@ def _beta_binomial_eta_phi(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.
     return eta, post["phi"].transpose("chain", "draw").to_numpy(), det
 
 
-def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int) -> None:
+def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int, params: tuple) -> None:
     """Add exact draws of ``p`` (chain, draw, agent, task) to a Beta-Binomial posterior.
 
     ``p[a,t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (after the deterministic component for
     ``zoi_beta_binomial``), one draw per posterior draw
-    (:func:`agentstats.models.beta_binomial.conditional_p_draws`), seeded by ``seed``.
+    (:func:`agentstats.models.beta_binomial.conditional_p_draws`), seeded by ``seed``; ``params`` from
+    :func:`_beta_binomial_params`.
     """
     from agentstats.models.beta_binomial import conditional_p_draws
 
-    eta, phi, det = _beta_binomial_eta_phi(dt)
+    eta, phi, det = params
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBB]))
     p = conditional_p_draws(eta, phi, data.n, data.c, rng, det_share=det)
     post = dt["posterior"].to_dataset()
@@ -215,13 +216,14 @@ def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int) -> None:
     dt["posterior"] = post
 
 
-def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
+def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData, params: tuple) -> xr.Dataset:
     """Beta-Binomial (or zero/one-inflated) log-likelihood per observed cell, ``p`` integrated out; dims (chain,
-    draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`)."""
+    draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`); ``params`` from
+    :func:`_beta_binomial_params`."""
     from agentstats.models.beta_binomial import cell_log_likelihood
 
     ai, ti = data.obs_index()
-    eta, phi, det = _beta_binomial_eta_phi(dt)
+    eta, phi, det = params
     ll = cell_log_likelihood(eta[..., ai, ti], phi, data.n[ai, ti], data.c[ai, ti], det_share=det)
     return _cell_dataset(dt, ll)
 
@@ -270,10 +272,10 @@ def fit(
         Seed; the same seed, data and sampler give identical draws. If None a seed is drawn from OS entropy and
         recorded in ``attrs["random_seed"]``.
     target_accept : float, optional
-        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.98 for the Beta-Binomial
-        models, whose concentration approaches its boundary when cells are barely overdispersed: on the example
-        data ``beta_binomial`` left 1 divergence in 3 of 4 seeds at 0.95 and none at 0.98; for
-        ``zoi_beta_binomial`` 6 of 120 simulated fits had 1-2 at 0.95, none at 0.98; 0.9 for the others), and
+        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.98 for both Beta-Binomial
+        models, whose concentration approaches its boundary when cells are barely overdispersed: at 0.95
+        ``beta_binomial`` left a divergence in 4 of 10 small fits, at 0.98 none, and ``zoi_beta_binomial`` had none
+        at either, ``validation/target_accept_check.py``; 0.9 for the others), and
         :data:`TARGET_ACCEPT_LARGE` for Beta-Binomial models on :data:`LARGE_CELLS` or more observed cells.
     progressbar : bool
         Show the sampler's progress bar.
@@ -363,8 +365,10 @@ def fit(
             pymc_logger.setLevel(level)
     # Beta-Binomial: p was integrated out; add its exact conditional draws (and mark that in attrs).
     p_conditional = model in BETA_BINOMIAL_MODELS and "p" not in dt["posterior"]
+    # eta (chain, draw, agent, task) is computed once for both the p draws and the log-likelihood.
+    bb_params = _beta_binomial_params(dt) if p_conditional else None
     if p_conditional:
-        _add_conditional_p(dt, data, random_seed)
+        _add_conditional_p(dt, data, random_seed, bb_params)
     cdata = _counts_dataset(data)
     if "constant_data" in dt.children:
         dt["constant_data"] = dt["constant_data"].to_dataset().merge(cdata)
@@ -372,7 +376,7 @@ def fit(
         dt["constant_data"] = cdata
     if log_likelihood:
         if p_conditional:
-            dt["log_likelihood"] = _beta_binomial_log_likelihood(dt, data)
+            dt["log_likelihood"] = _beta_binomial_log_likelihood(dt, data, bb_params)
         else:
             dt["log_likelihood"] = _cell_log_likelihood(dt, data)
     versions = {pkg: _version(pkg) for pkg in ("pymc", "pytensor", "arviz", "xarray", "numpy")}
