@@ -1,8 +1,9 @@
-# Two entry points; each does its own setup (scripts/bootstrap.sh creates .venv on first use).
-.PHONY: setup report test lab clean
+# Two entry points for users (report, test); each does its own setup (scripts/bootstrap.sh creates .venv on first use).
+.PHONY: setup report test test-slow test-all lint lab clean
 
 INPUT ?= data/example_trials.jsonl
 K ?= 1,2,3,4,5
+PYTEST = .venv/bin/python -m pytest --nbval-lax -p no:cacheprovider
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -10,11 +11,23 @@ setup:
 report: setup
 	.venv/bin/agentstats report $(INPUT) --k $(K) --out reports/
 
+# The everyday suite (unit tests and the report notebook under nbval), about a minute on 2 idle cores.
 test: setup
-	.venv/bin/python -m pytest --nbval-lax -p no:cacheprovider
+	$(PYTEST) -m "not slow"
+
+# Real PyMC fits and end-to-end reports (marked `slow`); CI runs them too (.ci/run).
+test-slow: setup
+	$(PYTEST) -m slow
+
+test-all: setup
+	$(PYTEST)
+
+lint: setup
+	.venv/bin/ruff check .
+	.venv/bin/mypy
 
 lab: setup
-	.venv/bin/jupyter lab notebooks/
+	.venv/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 clean:
 	rm -rf .venv reports/*.html reports/*.ipynb

@@ -86,7 +86,7 @@ _API: dict[str, str] = {
     "true_suite_pass_k": "agentstats.simulate",
 }
 
-__all__ = sorted(_API) + ["__version__"]
+__all__ = [*sorted(_API), "__version__"]
 
 
 def __getattr__(name: str) -> Any:

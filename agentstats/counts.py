@@ -27,7 +27,7 @@ _MAX_NAMED = 5
 
 
 def empty_counts() -> pd.DataFrame:
-    """A counts table with no rows and the right columns and dtypes."""
+    """Return a counts table with no rows and the right columns and dtypes."""
     return counts_frame([], [], [], [], [])
 
 

@@ -41,7 +41,7 @@ def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             dict(
                 agent=agent,
-                tasks=int(len(observed)),
+                tasks=len(observed),
                 tasks_all_missing=int(((g["n"] == 0) & (g["n_missing"] > 0)).sum()),
                 trials=int(g["n"].sum()),
                 successes=int(g["c"].sum()),
@@ -61,7 +61,7 @@ def _fmt_ci(lo: float, hi: float) -> str:
 
 
 def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
-    """A short plain-language reading of per-agent suite pass@k / pass^k (Markdown).
+    """Write a short plain-language reading of per-agent suite pass@k / pass^k (Markdown).
 
     Parameters
     ----------
@@ -117,7 +117,11 @@ def read_suite(suite: pd.DataFrame, ks: tuple[int, ...] | None = None) -> str:
                 ak = g.loc[k_hi, "pass_at_k"]
                 t1, tk = int(g.loc[k_lo, "n_tasks"]), int(g.loc[k_hi, "n_tasks"])
                 if np.isfinite(pk) and np.isfinite(p1):
-                    few = f" (only {tk} task{'s' if tk != 1 else ''} with {k_hi}+ trials: read with care)" if tk < 10 else ""
+                    few = (
+                        f" (only {tk} task{'s' if tk != 1 else ''} with {k_hi}+ trials: read with care)"
+                        if tk < 10
+                        else ""
+                    )
                     lines.append(
                         f"  - **{agent}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
                         f"pass@{k_hi} = {ak:.2f}; {tk} of {t1} tasks{few}."
@@ -179,7 +183,7 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
 
 def suggest_k(counts: pd.DataFrame, max_k: int = 8) -> list[int]:
-    """k values for a report: 1 .. the median number of recorded trials per (agent, task) cell, capped at ``max_k``.
+    """K values for a report: 1 .. the median number of recorded trials per (agent, task) cell, capped at ``max_k``.
 
     With unequal trials per task (METR-style data: most tasks 8 runs, a few 1), the smallest n would restrict every
     agent to k = 1; the median keeps the typical design while :func:`agentstats.estimators.suite_pass_k` drops,

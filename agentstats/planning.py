@@ -58,7 +58,7 @@ def hyperparameters_from_fit(dt: xr.DataTree) -> dict:
         raise ValueError("hyperparameters_from_fit: needs a hierarchical fit with mu and sigma_task")
     agents = [str(a) for a in post["agent"].values]
     alpha = (
-        dict(zip(agents, post["alpha"].mean(("chain", "draw")).to_numpy().tolist()))
+        dict(zip(agents, post["alpha"].mean(("chain", "draw")).to_numpy().tolist(), strict=True))
         if "alpha" in post
         else {a: 0.0 for a in agents}
     )
@@ -71,7 +71,7 @@ def hyperparameters_from_fit(dt: xr.DataTree) -> dict:
 
 
 def _log_binom_kernel(n: int, eta: np.ndarray) -> np.ndarray:
-    """log P(c | n, p = expit(eta)) for c = 0..n; shape (n + 1,) + eta.shape."""
+    """Log P(c | n, p = expit(eta)) for c = 0..n; shape (n + 1,) + eta.shape."""
     c = np.arange(n + 1).reshape((-1,) + (1,) * eta.ndim)
     log_comb = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
     return log_comb + c * log_expit(eta) + (n - c) * log_expit(-eta)
@@ -132,7 +132,7 @@ def plan_interval_width(
     n_sims: int = 400,
     random_seed: int = 0,
 ) -> pd.DataFrame:
-    """Expected credible-interval width of one agent's suite pass^k over a grid of designs.
+    """Compute the expected credible-interval width of one agent's suite pass^k over a grid of designs.
 
     Method and assumptions in the module docstring (fixed hyperparameters, exact per-cell posteriors, normal
     approximation across tasks).
@@ -174,7 +174,7 @@ def plan_interval_width(
         if n < 1:
             raise ValueError(f"n_trials must be >= 1, got {n}")
         for kk in _as_list(k):
-            marg, e1, v1, prior_m, prior_v = _cell_tables(m, s, n, kk)
+            marg, _, v1, prior_m, prior_v = _cell_tables(m, s, n, kk)
             for t in _as_list(n_tasks):
                 if t < 1:
                     raise ValueError(f"n_tasks must be >= 1, got {t}")

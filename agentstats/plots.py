@@ -1,5 +1,8 @@
-"""Figures for reports. Every function takes computed results and returns a ``matplotlib.figure.Figure``;
-none of them fits or samples anything."""
+"""Figures for reports.
+
+Every function takes computed results and returns a ``matplotlib.figure.Figure``;
+none of them fits or samples anything.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +14,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 __all__ = [
-    "plot_pass_k_curves",
-    "plot_task_outcomes",
-    "plot_posterior_pass_k_curves",
-    "plot_forest",
     "plot_contrast_matrix",
-    "plot_task_difficulty",
+    "plot_forest",
+    "plot_pass_k_curves",
+    "plot_posterior_pass_k_curves",
     "plot_ppc",
+    "plot_task_difficulty",
+    "plot_task_outcomes",
 ]
 
 _METRICS = (("pass_at_k", "pass@k  (at least one success in k tries)"), ("pass_hat_k", "pass^k  (all k tries succeed)"))
@@ -55,7 +58,7 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     agents = list(dict.fromkeys(suite["agent"]))
     colors = _colors(agents)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
-    for ax, (m, label) in zip(axes, _METRICS):
+    for ax, (m, label) in zip(axes, _METRICS, strict=True):
         for a in agents:
             g = suite[suite["agent"] == a].sort_values("k")
             ax.plot(g["k"], g[m], marker="o", color=colors[a], label=a)
@@ -132,7 +135,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     agents = list(dict.fromkeys(summary["agent"]))
     colors = _colors(agents)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
-    for ax, (m, label) in zip(axes, _METRICS):
+    for ax, (m, label) in zip(axes, _METRICS, strict=True):
         sm = summary[summary["quantity"] == m]
         for a in agents:
             g = sm[sm["agent"] == a].sort_values("k")
@@ -259,7 +262,9 @@ def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 80) -> Figure:
     return fig
 
 
-def plot_ppc(observed: dict[str, float], replicated: dict[str, np.ndarray], *, p_values: dict[str, float] | None = None) -> Figure:
+def plot_ppc(
+    observed: dict[str, float], replicated: dict[str, np.ndarray], *, p_values: dict[str, float] | None = None
+) -> Figure:
     """Posterior predictive check: histogram of replicated statistics with the observed value marked.
 
     Parameters
@@ -277,7 +282,7 @@ def plot_ppc(observed: dict[str, float], replicated: dict[str, np.ndarray], *, p
     """
     names = list(observed)
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2), layout="constrained", squeeze=False)
-    for ax, nm in zip(axes[0], names):
+    for ax, nm in zip(axes[0], names, strict=True):
         rep = np.asarray(replicated[nm]).ravel()
         if np.allclose(rep, np.round(rep)) and np.ptp(rep) < 200:  # counts: one bar per integer
             bins = np.arange(rep.min(), rep.max() + 2) - 0.5

@@ -84,9 +84,11 @@ def _n_matrix(dt: xr.DataTree, post: xr.Dataset) -> xr.DataArray | None:
 
 
 def _logit_normal_nodes(m: np.ndarray, s: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Hermite nodes ``eta = m + s x_j`` (shape ``S + (nodes,)``) and weights ``w_j / sqrt(2 pi)``, so that
-    ``E[f(m + s Z)] = sum_j w_j f(eta_j)`` for ``Z ~ Normal(0, 1)`` (``hermegauss``: probabilists' Hermite, weight
-    ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46)."""
+    """Return Gauss-Hermite nodes ``eta = m + s x_j`` (shape ``S + (nodes,)``) and weights ``w_j / sqrt(2 pi)``.
+
+    Then ``E[f(m + s Z)] = sum_j w_j f(eta_j)`` for ``Z ~ Normal(0, 1)`` (``hermegauss``: probabilists' Hermite, weight
+    ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46).
+    """
     x, w = hermegauss(n_nodes)
     eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
     return eta, w / np.sqrt(2.0 * np.pi)
@@ -216,7 +218,7 @@ def _pass_k(
         if "alpha" in post:
             m = m + post["alpha"].transpose("chain", "draw", "agent").to_numpy()
         else:
-            m = np.broadcast_to(m, m.shape[:2] + (agents.size,))
+            m = np.broadcast_to(m, (*m.shape[:2], agents.size))
         if dt.attrs.get("agentstats_model") in BETA_BINOMIAL_MODELS and "phi" in post:
             s = post["sigma_task"].transpose("chain", "draw").to_numpy()[..., None]
             phi = post["phi"].transpose("chain", "draw").to_numpy()[..., None]

@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ReportPaths", "default_notebook", "run_report", "export_html"]
+__all__ = ["REPORT_DEFAULTS", "ReportPaths", "default_notebook", "export_html", "run_report"]
+
+#: Full-size settings a report runs with unless the caller says otherwise. The template's own defaults are test-sized
+#: (nbval executes the template as it is), so :func:`run_report` always passes these.
+REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": 1000, "tune": 1000, "chains": 4}
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ def run_report(
     ----------
     parameters : dict
         Values for the template's ``parameters`` cell (``input_path``, ``input_format``, ``k_values``, ``seed``,
-        ``run_bayes``, ``draws``, ``loader_options`` ...).
+        ``run_bayes``, ``draws``, ``loader_options`` ...). :data:`REPORT_DEFAULTS` fills the sampling and bootstrap
+        sizes not given.
     out_dir : str or pathlib.Path
         Output folder, created if needed. Writes ``{name}.ipynb`` and ``{name}.html``.
     name : str
@@ -100,6 +105,7 @@ def run_report(
     """
     import papermill as pm
 
+    parameters = {**REPORT_DEFAULTS, **parameters}
     template = Path(template) if template is not None else default_notebook()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -107,9 +107,9 @@ def simulate_trials(
     p = expit(mu + alpha[:, None] + beta[None, :] + gamma)  # (agent, task)
     task_ids = [f"task-{t:03d}" for t in range(n_tasks)]
 
-    u_success = rng.random(size=p.shape + (n_trials,))
-    u_infra = rng.random(size=p.shape + (n_trials,))
-    u_agent = rng.random(size=p.shape + (n_trials,))
+    u_success = rng.random(size=(*p.shape, n_trials))
+    u_infra = rng.random(size=(*p.shape, n_trials))
+    u_agent = rng.random(size=(*p.shape, n_trials))
     trials: list[Trial] = []
     for a, agent in enumerate(names):
         for t, task_id in enumerate(task_ids):
@@ -141,7 +141,7 @@ def simulate_trials(
 
 
 def true_suite_pass_k(p: pd.DataFrame, k: Sequence[int] = range(1, 9)) -> pd.DataFrame:
-    """True in-sample suite pass@k and pass^k from per-cell probabilities.
+    """Compute the true in-sample suite pass@k and pass^k from per-cell probabilities.
 
     pass@k = mean_t [1 - (1 - p[a,t])^k] and pass^k = mean_t p[a,t]^k: means over tasks of per-task values
     (never functions of the pooled mean; Chen et al. 2021, arXiv 2107.03374; Yao et al. 2024, arXiv 2406.12045).

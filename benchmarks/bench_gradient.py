@@ -76,11 +76,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     import nutpie
+    from bench_sampling import simulate_counts
 
     import agentstats.models.beta_binomial as bbm
     from agentstats.models.builders import build_model
     from agentstats.models.fit import available_cpus, fit
-    from bench_sampling import simulate_counts
 
     size = tuple(int(x) for x in args.sizes.split("x"))
     counts = simulate_counts(*size)
@@ -116,7 +116,8 @@ def main(argv=None) -> int:
             check_convergence=False)
         cores_rows.append(dict(cores=cores or min(4, available_cpus()), wall_s=time.perf_counter() - t0))
 
-    body = f"""Command: `.venv/bin/python benchmarks/bench_gradient.py` (size {args.sizes}; nutpie; {time.strftime('%Y-%m-%d')};
+    today = time.strftime("%Y-%m-%d")
+    body = f"""Command: `.venv/bin/python benchmarks/bench_gradient.py` (size {args.sizes}; nutpie; {today};
 {available_cpus()} CPUs). Cost per gradient (one chain, 200 + 300 iterations, target_accept 0.85; the same
 posterior mean of `mu` shows the forms follow the same trajectory):
 

@@ -55,7 +55,8 @@ PREFIXES = {"bb_": "beta_binomial", "zoi_": "zoi_beta_binomial"}
 
 def _split(config: str) -> tuple[str, str]:
     """(model, sampler) of a non-textbook configuration: ``nutpie`` -> partial_pooling, ``bb_nutpie`` ->
-    beta_binomial, ``zoi_nutpie`` -> zoi_beta_binomial."""
+    beta_binomial, ``zoi_nutpie`` -> zoi_beta_binomial.
+    """
     for prefix, model in PREFIXES.items():
         if config.startswith(prefix):
             return model, config[len(prefix):]
@@ -160,7 +161,7 @@ def run_one(config: str, size: tuple[int, int, int], draws: int, tune: int, chai
     else:
         model_name, sampler = _split(config)
         model = build_model(counts, model_name)
-        out["parameterization"] = json.dumps(model._agentstats["parameterization"])  # noqa: SLF001
+        out["parameterization"] = json.dumps(model._agentstats["parameterization"])
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -256,7 +257,7 @@ def main(argv=None) -> int:
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
     rows = []
     for size_s in ([] if args.table_only else args.sizes.split(",")):
-        a, t, n = (int(x) for x in size_s.split("x"))
+        a, t, _ = (int(x) for x in size_s.split("x"))
         configs = args.configs.split(",")
         if a * t >= 100_000:
             if not has_gpu:

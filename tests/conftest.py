@@ -1,4 +1,4 @@
-"""Shared test configuration (owned by the project lead; helpers append clearly delimited blocks only)."""
+"""Shared test configuration: the real-data location, and the one session-scoped real PyMC fit of the model tests."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-# ---- BEGIN block appended by the models helper (issue 3): one real, session-scoped PyMC fit ----
+# ---- one real, session-scoped PyMC fit
 MODELS_AGENTS = {"strong": 1.2, "mid": 0.0, "weak": -1.2}
 
 
@@ -51,7 +51,8 @@ def models_fit(models_sim):
     """The one real fit of the models tests: logit-normal partial pooling, default sampler, 2 x 500 draws, seeded.
 
     (The Beta-Binomial models, zoi_beta_binomial the default, have their own real fits in
-    tests/test_beta_binomial.py.)"""
+    tests/test_beta_binomial.py.)
+    """
     import warnings
 
     from agentstats.models.fit import fit
@@ -60,4 +61,3 @@ def models_fit(models_sim):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 1,000 draws cannot reach ESS 400; convergence is asserted in tests
         return fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11, log_likelihood=True)
-# ---- END block appended by the models helper ----

@@ -8,7 +8,7 @@ without any tool call. Every request body is recorded, with the largest number o
 Usage::
 
     with ScriptedOpenAIServer() as srv:
-        srv.script([Reply.status(429, retry_after_ms=10), Reply.verdict(0.9)])
+        srv.script([Reply.http_error(429, retry_after_ms=10), Reply.verdict(0.9)])
         judge = OpenAIJudge("test-model", base_url=srv.base_url, ...)
 
 Replies are taken from the script in arrival order; when the script is empty, ``responder(request)`` decides
@@ -92,12 +92,12 @@ class Reply:
         return cls("no_tool_call", content=content)
 
     @classmethod
-    def content(cls, content: str, delay_s: float = 0.0) -> Reply:
+    def text(cls, content: str, delay_s: float = 0.0) -> Reply:
         """A plain text reply (for JSON / MD_JSON modes)."""
         return cls("content", content=content, delay_s=delay_s)
 
     @classmethod
-    def status(cls, code: int, retry_after: str | None = None, retry_after_ms: int | None = None,
+    def http_error(cls, code: int, retry_after: str | None = None, retry_after_ms: int | None = None,
                delay_s: float = 0.0) -> Reply:
         """An HTTP error with an OpenAI-style error body, optionally with ``Retry-After`` headers."""
         headers = {}
@@ -280,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if not self.path.rstrip("/").endswith("/chat/completions"):

@@ -365,7 +365,7 @@ def test_counts_table_formats(tmp_path):
 def test_load_trials_refuses_counts_and_load_counts_any_reads_all(tmp_path):
     csv = tmp_path / "counts.csv"
     csv.write_text("agent,task_id,n,c\na,1,4,3\n")
-    with pytest.raises(ValueError, match="counts table.*load_counts"):
+    with pytest.raises(ValueError, match=r"counts table.*load_counts"):
         load_trials(csv)
     c1 = load_counts_any(csv)
     assert list(c1.itertuples(index=False, name=None)) == [("a", "1", 4, 3, 0)]

@@ -83,7 +83,7 @@ def test_missing_key_for_remote_endpoint_is_a_clear_error(tmp_path):
 
 
 def test_json_mode_also_works(server, tmp_path):
-    server.script([Reply.content('{"score": 0.25, "reasoning": "wrong city"}')])
+    server.script([Reply.text('{"score": 0.25, "reasoning": "wrong city"}')])
     v = make_judge(server, tmp_path, mode=instructor.Mode.JSON).judge_answers([ITEM])[0]
     assert v.ok and v.score == 0.25
     assert "tools" not in server.requests[0]
@@ -115,14 +115,14 @@ def test_persistently_invalid_output_is_judge_missing(server, tmp_path):
 
 # -- transport failures: backoff, Retry-After, judge_missing -----------------------------------------------
 def test_429_then_success_honours_retry_after_ms(server, tmp_path):
-    server.script([Reply.status(429, retry_after_ms=30), Reply.verdict(0.7)])
+    server.script([Reply.http_error(429, retry_after_ms=30), Reply.verdict(0.7)])
     v = make_judge(server, tmp_path).judge_answers([ITEM])[0]
     assert v.ok and v.score == 0.7
     assert v.retry_waits_s == [0.03] and v.attempts == 2 and v.n_requests == 2
 
 
 def test_retry_after_seconds_is_capped_by_backoff_max(server, tmp_path):
-    server.script([Reply.status(429, retry_after="30"), Reply.verdict(0.6)])
+    server.script([Reply.http_error(429, retry_after="30"), Reply.verdict(0.6)])
     v = make_judge(server, tmp_path, backoff_max_s=0.02).judge_answers([ITEM])[0]
     assert v.ok and v.retry_waits_s == [0.02]
 
@@ -140,9 +140,9 @@ def test_retry_after_header_forms():
 
 
 @pytest.mark.parametrize("failure, kind", [
-    (Reply.status(500), "server_error"),
-    (Reply.status(503), "server_error"),
-    (Reply.status(429), "rate_limit"),
+    (Reply.http_error(500), "server_error"),
+    (Reply.http_error(503), "server_error"),
+    (Reply.http_error(429), "rate_limit"),
     (Reply.truncated(), "truncated"),
 ])
 def test_transient_failure_then_success(server, tmp_path, failure, kind):
@@ -155,8 +155,8 @@ def test_transient_failure_then_success(server, tmp_path, failure, kind):
 
 
 @pytest.mark.parametrize("failure, kind", [
-    (Reply.status(500), "server_error"),
-    (Reply.status(429), "rate_limit"),
+    (Reply.http_error(500), "server_error"),
+    (Reply.http_error(429), "rate_limit"),
     (Reply.truncated(), "truncated"),
 ])
 def test_persistent_failure_is_judge_missing_never_zero(server, tmp_path, failure, kind):
@@ -173,7 +173,7 @@ def test_persistent_failure_is_judge_missing_never_zero(server, tmp_path, failur
 
 
 def test_client_error_is_not_retried(server, tmp_path):
-    server.script([Reply.status(400)])
+    server.script([Reply.http_error(400)])
     v = make_judge(server, tmp_path).judge_answers([ITEM])[0]
     assert v.status == "judge_missing" and v.error_kind == "http_400" and v.n_requests == 1
 
@@ -226,7 +226,7 @@ def test_resume_after_a_crash_halfway(server, tmp_path):
 
 def test_resume_after_partial_failures(server, tmp_path):
     def flaky(req):
-        return Reply.status(500) if "answer 3" in user_text(req) else Reply.verdict(0.9)
+        return Reply.http_error(500) if "answer 3" in user_text(req) else Reply.verdict(0.9)
 
     server.responder = flaky
     first = make_judge(server, tmp_path, retry_attempts=2).judge_answers(items(5))

@@ -96,6 +96,7 @@ def test_parameterization_rule_sparse_vs_informative():
 
 
 # ---------------------------------------------------------------- builders
+@pytest.mark.slow
 def test_partial_pooling_structure_with_zero_n_cell():
     model = build_partial_pooling(SMALL)
     names = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
@@ -106,6 +107,7 @@ def test_partial_pooling_structure_with_zero_n_cell():
     assert np.isfinite(model.compile_logp()(model.initial_point()))
 
 
+@pytest.mark.slow
 def test_additive_and_single_agent_variants():
     names = {v.name for v in build_additive(SMALL).free_RVs}
     assert not any(n.startswith(("gamma", "sigma_cell")) for n in names)
@@ -132,6 +134,7 @@ def test_no_pooling_fit_is_exact_draws():
     np.testing.assert_allclose(m, [[4 / 6, 1 / 6, 0.5], [5 / 6, 2 / 4, 0.5]], atol=0.01)
 
 
+@pytest.mark.slow
 def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
     """Oracle: a conjugate Beta prior per cell gives posterior mean (a + c) / (a + b + n) under NUTS."""
     rows = [("a", "t1", 10, 7), ("a", "t2", 3, 0)]
@@ -144,6 +147,7 @@ def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
 
 
 # ---------------------------------------------------------------- mock-sampler plumbing
+@pytest.mark.slow
 def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
     post = dt["posterior"]
@@ -158,6 +162,7 @@ def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
     np.testing.assert_array_equal(dt["constant_data"]["n_trials"].to_numpy(), [[4, 4, 0], [4, 2, 0]])
 
 
+@pytest.mark.slow
 def test_fit_warns_on_divergences_with_mock_sampler(monkeypatch):
     diverging = partial(mock_sample, sample_stats={"diverging": lambda size: np.ones(size, dtype=bool)})
     monkeypatch.setattr(pm, "sample", diverging)
@@ -210,6 +215,7 @@ def test_ppc_observed_statistics_by_hand():
     assert ((res.p_value >= 0) & (res.p_value <= 1)).all()
 
 
+@pytest.mark.slow
 def test_compare_models_requires_log_likelihood(models_fit, models_sim):
     _, counts = models_sim
     dt_np = fit(counts, "no_pooling", draws=300, chains=2, random_seed=1, log_likelihood=True)
@@ -221,6 +227,7 @@ def test_compare_models_requires_log_likelihood(models_fit, models_sim):
         compare_models({"a": models_fit, "b": fit(counts, "no_pooling", draws=10, chains=1, random_seed=1)})
 
 
+@pytest.mark.slow
 def test_log_likelihood_matches_binomial_logpmf(models_fit):
     ll = models_fit["log_likelihood"]["c"].isel(chain=0, draw=0).to_numpy()
     n = models_fit["constant_data"]["n_trials"].to_numpy()
@@ -231,6 +238,7 @@ def test_log_likelihood_matches_binomial_logpmf(models_fit):
 
 
 # ---------------------------------------------------------------- the real (session) fit
+@pytest.mark.slow
 def test_real_fit_names_dims_and_attrs(models_fit):
     post = models_fit["posterior"]
     assert post["p"].dims == ("chain", "draw", "agent", "task")
@@ -240,14 +248,19 @@ def test_real_fit_names_dims_and_attrs(models_fit):
     assert "nutpie" in json.loads(models_fit.attrs["versions"])
 
 
+@pytest.mark.slow
 def test_real_fit_is_deterministic_with_seed(models_fit, models_sim):
     _, counts = models_sim
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11)
-    np.testing.assert_array_equal(again["posterior"]["p"].to_numpy(), models_fit["posterior"]["p"].to_numpy())
+    # Same seed, same draws up to rounding: a freshly compiled and a cached log-density (or another BLAS kernel) may
+    # round differently in the last bits, which NUTS carries forward; a different seed differs by Monte Carlo error.
+    np.testing.assert_allclose(again["posterior"]["p"].to_numpy(), models_fit["posterior"]["p"].to_numpy(),
+                               rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_real_fit_recovers_truth(models_fit, models_sim):
     from agentstats.posterior import posterior_pass_hat_k, summarize_pass_k
 
@@ -264,9 +277,11 @@ def test_real_fit_recovers_truth(models_fit, models_sim):
     assert diag.divergences == 0 and diag.ok, str(diag)
 
 
+@pytest.mark.slow
 def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
     """Chains run on every available CPU by default (PyMC would halve the count), and Beta-Binomial fits on
-    LARGE_CELLS or more observed cells default to TARGET_ACCEPT_LARGE; small ones keep TARGET_ACCEPT."""
+    LARGE_CELLS or more observed cells default to TARGET_ACCEPT_LARGE; small ones keep TARGET_ACCEPT.
+    """
     import importlib
 
     fit_mod = importlib.import_module("agentstats.models.fit")  # the package's ``fit`` name is the function
@@ -277,9 +292,19 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
         return mock_sample(**kwargs)
 
     monkeypatch.setattr(pm, "sample", spy)
-    monkeypatch.setattr(fit_mod, "available_cpus", lambda: 2)
+    # the real CPU set of this process, read independently of agentstats
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     dt = fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, random_seed=1, check_convergence=False)
-    assert seen[-1]["cores"] == 2
+    assert seen[-1]["cores"] == min(4, cpus)
+    if hasattr(os, "sched_setaffinity") and cpus > 1:
+        # pin the process to one CPU: fit must follow the affinity mask, not the machine's CPU count
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(before)})
+        try:
+            fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, random_seed=1, check_convergence=False)
+        finally:
+            os.sched_setaffinity(0, before)
+        assert seen[-1]["cores"] == 1
     assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.98
     fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 1
@@ -292,4 +317,3 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
         assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT_LARGE
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
     assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["partial_pooling"]
-    assert 1 <= fit_mod.available_cpus() <= (os.cpu_count() or 1)

@@ -231,7 +231,7 @@ def test_openai_judge_outcomes_flow_into_counts(tmp_path, monkeypatch):
     def respond(req):
         text = user_text(req)
         if "AGENT ANSWER:\nbroken" in text:
-            return Reply.status(503)
+            return Reply.http_error(503)
         return Reply.verdict(0.9 if "AGENT ANSWER:\nParis" in text else 0.2)
 
     with ScriptedOpenAIServer(responder=respond) as srv:

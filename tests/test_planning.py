@@ -64,6 +64,7 @@ def test_bad_inputs():
         plan_interval_width(HYPER, 10, 2, population="future")
 
 
+@pytest.mark.slow
 def test_hyperparameters_from_real_fit(models_fit):
     h = hyperparameters_from_fit(models_fit)
     assert set(h["alpha"]) == {"strong", "mid", "weak"}

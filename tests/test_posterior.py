@@ -127,7 +127,12 @@ def test_contrasts_on_constructed_draws():
     # P(A - B > 0.5) = Phi((1 - 0.5) / sqrt(2))
     assert contrast_matrix(da, delta=0.5).loc["A", "B"] == pytest.approx(stats.norm.cdf(0.5 / np.sqrt(2)), abs=0.005)
     tab = contrast_table(da.expand_dims(k=[3], axis=-1), delta=0.5).set_index(["agent_a", "agent_b"])
-    assert tab.loc[("A", "B"), "prob_diff_gt_delta"] == pytest.approx(mat.loc["A", "B"] * 0 + stats.norm.cdf(0.5 / np.sqrt(2)), abs=0.005)
+    # the table's P(A > B) is the matrix's (same draws); P(A - B > 0.5) and the interval of A - B ~ N(1, sqrt 2)
+    assert tab.loc[("A", "B"), "prob_greater"] == pytest.approx(mat.loc["A", "B"], abs=1e-12)
+    assert tab.loc[("A", "B"), "prob_diff_gt_delta"] == pytest.approx(stats.norm.cdf(0.5 / np.sqrt(2)), abs=0.005)
+    z = stats.norm.ppf(0.975) * np.sqrt(2)
+    assert tab.loc[("A", "B"), "diff_low"] == pytest.approx(1 - z, abs=0.02)
+    assert tab.loc[("A", "B"), "diff_high"] == pytest.approx(1 + z, abs=0.02)
     assert tab.loc[("B", "C"), "diff_mean"] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="pass k="):
         contrast_matrix(da.expand_dims(k=[1, 2], axis=-1))
@@ -135,7 +140,7 @@ def test_contrasts_on_constructed_draws():
 
 def _icc_from_expanded(n, c):
     """One-way random-effects ANOVA ICC from the 0/1 outcomes themselves (sums of squares over trials)."""
-    groups = [np.r_[np.ones(ci), np.zeros(ni - ci)] for ni, ci in zip(n, c) if ni > 0]
+    groups = [np.r_[np.ones(ci), np.zeros(ni - ci)] for ni, ci in zip(n, c, strict=True) if ni > 0]
     y = np.concatenate(groups)
     g, big_n = len(groups), y.size
     ssb = sum(len(x) * (x.mean() - y.mean()) ** 2 for x in groups)

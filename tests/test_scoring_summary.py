@@ -99,7 +99,7 @@ def test_scoring_available():
 def test_tool_scores_frame_values(trials):
     df = tool_scores_frame(trials)
     assert df.attrs["n_trials_skipped"] == 1
-    keys = list(zip(df["agent"], df["task_id"], df["trial"], df["level"]))
+    keys = list(zip(df["agent"], df["task_id"], df["trial"], df["level"], strict=True))
     assert keys == [("a", "t1", 0, "trial"), ("a", "t1", 1, "trial"), ("a", "t1", 2, "trial"),
                     ("a", "t2", 0, "trial"), ("b", "t1", 0, "trial"), ("b", "t2", 0, "interaction"),
                     ("b", "t3", 0, "trial")]
@@ -135,8 +135,9 @@ def test_tool_threshold_and_weights(trials):
 
 def test_tool_breakdown(trials):
     bd = tool_breakdown(tool_scores_frame(trials))
-    assert list(zip(bd["agent"], bd["level"], bd["n_units"])) == [("a", "trial", 4), ("b", "interaction", 1),
-                                                                  ("b", "trial", 2)]
+    assert list(zip(bd["agent"], bd["level"], bd["n_units"], strict=True)) == [
+        ("a", "trial", 4), ("b", "interaction", 1), ("b", "trial", 2)
+    ]
     a = bd.iloc[0]
     # means over A, B, B2, F
     assert a["selection"] == pytest.approx((2 / 3 + 1 + 1 / 2 + 1) / 4)  # 19/24
@@ -158,7 +159,7 @@ def test_tool_breakdown(trials):
 
 def test_tool_error_counts(trials):
     err = tool_error_counts(trials)
-    rows = list(zip(err["kind"], err["level"], err["where"], err["count"], err["n_trials"]))
+    rows = list(zip(err["kind"], err["level"], err["where"], err["count"], err["n_trials"], strict=True))
     assert rows == [
         ("missing_call", "trial", "search", 2, 2),  # B2, C
         ("wrong_value", "trial", "book.seats", 2, 2),  # A, B2
@@ -198,7 +199,8 @@ def test_schema_error_counts():
     ])
     s3 = Trial(agent="a", task_id="t3", trial=0, interactions=[Interaction(tool_calls=[call("anything")])])
     df = schema_error_counts([s1, s2, s3])
-    rows = list(zip(df["kind"], df["tool"], df["count"], df["n_calls"], df["n_trials"], df["example_path"]))
+    cols = ["kind", "tool", "count", "n_calls", "n_trials", "example_path"]
+    rows = list(zip(*(df[c] for c in cols), strict=True))
     assert rows == [
         ("wrong_type", "search", 2, 2, 2, "$.q"),
         ("extra_argument", "book", 1, 1, 1, "$.extra"),
@@ -253,7 +255,8 @@ def test_cohen_kappa_published_example():
 
 class ScriptedJudge(Judge):
     """Answers "rate" -> judge_missing (rate_limit, 3 requests), "slow" -> (timeout, 3 requests), anything else a
-    verdict 1.0 costing one request, 100 + 20 tokens and $0.001."""
+    verdict 1.0 costing one request, 100 + 20 tokens and $0.001.
+    """
 
     name = "scripted"
 
@@ -290,7 +293,7 @@ def test_judge_summary():
     res = score_trials(_judge_trials(), judge=ScriptedJudge())
     table = judge_summary(res)
     assert table.columns.tolist() == ["item", "value"]
-    d = dict(zip(table["item"], table["value"]))
+    d = dict(zip(table["item"], table["value"], strict=True))
     assert d["judge"] == "scripted"
     assert d["answers judged"] == 4 and d["missing verdicts (judge_missing)"] == 2
     assert d["trials missing because of the judge"] == 2
@@ -396,7 +399,7 @@ def test_tau_bench_tool_vs_reward(tau):
 
     table, st = tool_outcome_agreement(frame)
     assert int(table.to_numpy().sum()) == st["n"] == n_units and st["n_excluded"] == 0
-    assert int(table["success"].sum()) == sum(s for s, h in zip(success, has_actions) if h)
+    assert int(table["success"].sum()) == sum(s for s, h in zip(success, has_actions, strict=True) if h)
     # "no call expected" semantics for the empty action lists: every trial is a unit
     full = tool_scores_frame(trials, empty_expected="no_calls")
     t_full, st_full = tool_outcome_agreement(full)

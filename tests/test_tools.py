@@ -43,7 +43,7 @@ def test_duplicates_hand_worked():
     assert (s.precision, s.recall, s.f1) == (0.5, 0.5, 0.5)
     assert s.overall == pytest.approx(0.75)  # (1*1 + 1*0.5) / 2, sequence not applicable
     assert not s.passed
-    wrong = [p for p in s.pairs if not p.correct][0]
+    wrong = next(p for p in s.pairs if not p.correct)
     assert wrong.expected_index == 1 and wrong.diffs[0].path == "$.x" and wrong.diffs[0].reason == "value"
 
 

@@ -7,9 +7,9 @@ the given heading (created when absent); an existing block is replaced, the rest
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 

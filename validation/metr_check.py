@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs import ROOT, md_table, write_block  # noqa: E402
+from _docs import ROOT, md_table, write_block
 
-from agentstats.estimators import pass_hat_k  # noqa: E402
-from agentstats.io.loaders import load_trials  # noqa: E402
-from agentstats.models.diagnostics import compare_models, diagnose, posterior_predictive_cells  # noqa: E402
-from agentstats.models.fit import fit  # noqa: E402
+from agentstats.estimators import pass_hat_k
+from agentstats.io.loaders import load_trials
+from agentstats.models.diagnostics import compare_models, diagnose, posterior_predictive_cells
+from agentstats.models.fit import fit
 
 DATA = ROOT.parent / "shared" / "data" / "metr-time-horizon" / "all_runs.jsonl.gz"
 KS = np.arange(3, 9)
@@ -169,7 +169,8 @@ def predicted_all_runs(dt, eval_cells: pd.DataFrame, seed: int, max_draws: int =
 def compare_with_all_runs(fits_2run: dict, eval_cells: pd.DataFrame, seed: int) -> pd.DataFrame:
     """One row per (agent, k): all-runs unbiased pass^k, the 2-run plug-in, and per model the posterior mean,
     95 % equal-tailed interval and whether it covers the all-runs value (plus the predictive interval of the
-    all-runs statistic for the models other than no_pooling)."""
+    all-runs statistic for the models other than no_pooling).
+    """
     preds = {m: predicted_in_sample(dt, eval_cells) for m, dt in fits_2run.items()}
     pred_ref = {m: predicted_all_runs(dt, eval_cells, seed) for m, dt in fits_2run.items() if m != "no_pooling"}
     rows = []
@@ -286,8 +287,8 @@ def main(argv=None) -> int:
     for m in ("partial_pooling", DEFAULT):
         p_post = fits[("2-run subset", m)]["posterior"]["p"].transpose("chain", "draw", "agent", "task")
         for c2, g in eval_cells.groupby("c_2"):
-            pp_ = np.stack([p_post.sel(agent=a, task=t).to_numpy().ravel() for a, t in zip(g.agent, g.task_id)],
-                           axis=1)
+            pairs = zip(g.agent, g.task_id, strict=True)
+            pp_ = np.stack([p_post.sel(agent=a, task=t).to_numpy().ravel() for a, t in pairs], axis=1)
             r = dict(model=m, c_of_2=int(c2), cells=len(g), all_runs_rate=float(np.mean(g.c / g.n)),
                      model_mean_p=float(pp_.mean()), model_share_p_eq_0_or_1=float(np.mean((pp_ == 0) | (pp_ == 1))))
             for k in (3, 8):
@@ -321,20 +322,24 @@ def main(argv=None) -> int:
 
     def verdict(m):
         r = summary.loc[LABELS[m]]
-        return (f"goal 1 (MAE < half the plug-in's) **{'met' if r.MAE < 0.5 * mae_plug else 'missed'}** (ratio "
-                f"{r.ratio_to_plugin:.2f}); goal 2 (coverage >= 90 %) **{'met' if r.coverage_95 >= 0.90 else 'missed'}** "
-                f"({r.coverage_95:.1%} of {len(res)} pairs; {r.coverage_95_ref_gt_0:.1%} of the {int(pos.sum())} pairs "
-                f"whose all-runs value is > 0)")
+        goal1 = "met" if r.MAE < 0.5 * mae_plug else "missed"
+        goal2 = "met" if r.coverage_95 >= 0.90 else "missed"
+        return (f"goal 1 (MAE < half the plug-in's) **{goal1}** (ratio {r.ratio_to_plugin:.2f}); goal 2 (coverage "
+                f">= 90 %) **{goal2}** ({r.coverage_95:.1%} of {len(res)} pairs; {r.coverage_95_ref_gt_0:.1%} of the "
+                f"{int(pos.sum())} pairs whose all-runs value is > 0)")
 
     n_zero = int((~pos).sum())
     dflt_miss = res[~res[f"{DEFAULT}_cover"]]
     detail = res[["agent", "tasks", "k", "all_runs", "plugin"] + [f"{DEFAULT}_{x}" for x in
                  ("mean", "lo", "hi", "cover", "pred_lo", "pred_hi", "pred_cover")]].rename(
         columns=lambda c: c.replace(f"{DEFAULT}_", ""))
-    when = time.strftime("%Y-%m-%d")
+    when = time.strftime("%Y-%m-%d") + (", QUICK SMOKE RUN" if args.quick else "")
+    miss_cols = zip(dflt_miss.agent, dflt_miss.k, dflt_miss[f"{DEFAULT}_lo"], dflt_miss[f"{DEFAULT}_hi"],
+                    dflt_miss.all_runs, strict=True)
+    miss_txt = ", ".join(f"{a} k={k} [{lo:.2g}, {hi:.2g}] vs {ref:.3g}" for a, k, lo, hi, ref in miss_cols) or "none"
     body = f"""Command: `.venv/bin/python validation/metr_check.py` (seed {args.seed}; {args.chains} chains x
 {args.tune} tune + {args.draws} draws per fit, default sampler; {args.subsample_seeds} further 2-run subsets;
-{time.perf_counter() - t_start:.0f} s in all on the shared 2-core machine, {when}{', QUICK SMOKE RUN' if args.quick else ''}).
+{time.perf_counter() - t_start:.0f} s in all on the shared 2-core machine, {when}).
 
 Data: {len(runs)} METR runs of {full.agent.nunique()} agents (human excluded), {len(full)} (agent, task) cells;
 2-run subset: {len(two)} cells (those with >= 2 runs). Evaluation: {len(eval_cells)} cells with >= {MIN_EVAL_RUNS}
@@ -348,7 +353,7 @@ runs, {eval_cells.agent.nunique()} agents (davinci-002 has none), k = 3..8, i.e.
 * `beta_binomial`: {verdict("beta_binomial")}.
 * `partial_pooling` (logit-normal): {verdict("partial_pooling")}.
 
-Misses of the default model: {len(dflt_miss)} pairs ({", ".join(f"{a} k={k} [{lo:.2g}, {hi:.2g}] vs {ref:.3g}" for a, k, lo, hi, ref in zip(dflt_miss.agent, dflt_miss.k, dflt_miss[f"{DEFAULT}_lo"], dflt_miss[f"{DEFAULT}_hi"], dflt_miss.all_runs)) or "none"}).
+Misses of the default model: {len(dflt_miss)} pairs ({miss_txt}).
 {n_zero} pairs have an all-runs value of exactly 0 (no evaluation cell of that agent has >= k successes): that value
 is the boundary of the parameter space, outside the equal-tailed interval of any posterior that does not put at least
 2.5 % of its mass at exactly 0 -- the `coverage_95_ref_gt_0` column leaves those pairs out. `coverage_95_tol_1e6`

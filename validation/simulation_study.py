@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs import ROOT, md_table, write_block  # noqa: E402
+from _docs import ROOT, md_table, write_block
 
 RESULTS = ROOT / "validation" / "results" / "simulation_study.csv"
 #: 8-trial fits made before the parameterization rule change of 2026-11-30 (all levels centred at cell ratio 1.6).
@@ -144,7 +144,7 @@ def aggregate(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
     for (n, k), g in df.groupby(["n_trials", "k"]):
         N = len(g)
         cov = g.covered.mean()
-        rm = lambda col: float(np.sqrt(np.mean((g[col] - g.truth) ** 2)))  # noqa: E731
+        rm = lambda col, g=g: float(np.sqrt(np.mean((g[col] - g.truth) ** 2)))  # noqa: E731
         out.append(dict(
             trials=int(n), k=int(k), N=N, coverage=cov, mc_err=2 * np.sqrt(cov * (1 - cov) / N),
             ci_width=float(np.mean(g.ci_high - g.ci_low)),
@@ -239,7 +239,9 @@ def main(argv=None) -> int:
     truth_txt = (f"sigma_cell = {SIGMA_CELL}" if args.truth == "logit_normal" else
                  f"cells zero/one-inflated Beta (no gamma; rho = {ZOI_RHO}, deterministic share {ZOI_DET})")
     designs = [int(x) for x in sorted(settings.n_trials.unique())]
-    body = f"""Command: `.venv/bin/python validation/simulation_study.py --model {args.model}{'' if args.truth == 'logit_normal' else ' --truth ' + args.truth} --datasets N` (seed {args.seed}); tables
+    truth_flag = "" if args.truth == "logit_normal" else " --truth " + args.truth
+    body = f"""Command: `.venv/bin/python validation/simulation_study.py --model {args.model}{truth_flag} --datasets N`
+(seed {args.seed}); tables
 below from {len(settings)} fits ({settings.dataset.nunique()} datasets x designs {designs}
 trials per cell), 3 agents (alpha = {ALPHA}) x {args.tasks} tasks, mu = {MU}, sigma_task = {SIGMA_TASK},
 {truth_txt}; fits: model `{args.model}`, default sampler ({settings.sampler.iloc[0]}), {args.chains} chains x
@@ -268,7 +270,8 @@ correlated; `low_miss`/`high_miss` = truth below / above the interval):
         _, pooled_b, diag_b = aggregate(pd.read_csv(BEFORE))
         body += f"""
 **Before the parameterization fix** (8 trials per cell fitted with the old rule, all levels centred; same
-datasets, first {len(pd.read_csv(BEFORE).drop_duplicates(["dataset"]))}): the sampler failed its checks in most fits, which is why
+datasets, first {len(pd.read_csv(BEFORE).drop_duplicates(["dataset"]))}): the sampler failed its checks in most fits,
+which is why
 `choose_parameterization` now non-centres the cells at this sparsity (docs/models.md):
 
 {md_table(pooled_b)}

@@ -23,15 +23,16 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs import ROOT, md_table, write_block  # noqa: E402
+from _docs import ROOT, md_table, write_block
 
 SEED = 20261130
 
 
 def datasets() -> list[tuple[str, pd.DataFrame, int]]:
     """(label, counts, sampler seed) of every fit."""
-    from agentstats.io import load
     from simulation_study import ALPHA, true_p
+
+    from agentstats.io import load
 
     out = [(f"example, seed {s}", load(ROOT / "data" / "example_trials.jsonl").counts, s) for s in range(4)]
     for i in range(6):
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
     for model in ("beta_binomial", "zoi_beta_binomial"):
         for ta in (0.95, 0.98):
             divs = []
-            for label, counts, seed in data:
+            for _, counts, seed in data:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     dt = fit(counts, model, random_seed=seed, target_accept=ta, check_convergence=False)
@@ -65,7 +66,8 @@ def main(argv=None) -> int:
                              fits_with_divergences=int(np.count_nonzero(divs)), total_divergences=int(sum(divs)),
                              example_fits=", ".join(map(str, divs[:4])), simulated_fits=", ".join(map(str, divs[4:]))))
             print(rows[-1], file=sys.stderr, flush=True)
-    body = f"""Command: `.venv/bin/python validation/target_accept_check.py` ({time.strftime('%Y-%m-%d')}, {time.perf_counter() - t0:.0f} s;
+    today = time.strftime("%Y-%m-%d")
+    body = f"""Command: `.venv/bin/python validation/target_accept_check.py` ({today}, {time.perf_counter() - t0:.0f} s;
 nutpie, 4 chains x 1,000 + 1,000 per fit). Divergences per fit: the example data with sampler seeds 0-3, then 6
 simulated 3 x 40 x 8 datasets (logit-normal truth, `simulation_study.py` datasets 0-5).
 

@@ -5,31 +5,30 @@ tables), :func:`load_counts_any` (counts from any input), :func:`save_trials` (w
 options are described in ``docs/data-format.md``.
 """
 
+# importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl"))
+from agentstats.io import fair_forge as _fair_forge  # noqa: F401
 from agentstats.io.detect import FORMATS, detect_format
 from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
+from agentstats.io.fair_forge import load_fai_jsonl, load_fair_forge
 from agentstats.io.jsonl import save_trials
 from agentstats.io.loaders import Dataset, TrialSet, load, load_counts, load_counts_any, load_trials, register_format
 from agentstats.io.tau_bench import agent_from_filename
 
-# importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl"))
-from agentstats.io import fair_forge as _fair_forge  # noqa: E402,F401
-from agentstats.io.fair_forge import load_fai_jsonl, load_fair_forge  # noqa: E402
-
 __all__ = [
     "FORMATS",
     "Dataset",
-    "load",
     "Problem",
     "TrialLoadError",
     "TrialLoadWarning",
     "TrialSet",
     "agent_from_filename",
     "detect_format",
+    "load",
     "load_bfcl",
     "load_counts",
+    "load_counts_any",
     "load_fai_jsonl",
     "load_fair_forge",
-    "load_counts_any",
     "load_trials",
     "register_format",
     "save_trials",

@@ -39,9 +39,9 @@ from agentstats.scoring.tools import ToolScore, bfcl_options, from_possible_answ
 
 __all__ = [
     "AST_CATEGORIES",
+    "UNDERSCORE_TO_DOT",
     "BfclDecodeError",
     "BfclImport",
-    "UNDERSCORE_TO_DOT",
     "bfcl_verdict",
     "decode_bfcl_output",
     "load_bfcl",
@@ -100,7 +100,7 @@ class BfclDecodeError(ValueError):
 
 
 def output_style(model: str) -> str:
-    """How a model's raw output is decoded.
+    r"""How a model's raw output is decoded.
 
     ``fc``: list of ``{name: json-args}``; ``hermes``: ``<tool_call>`` JSON lines; ``granite``:
     ``<function_call>`` JSON; ``xlam``: ``{"tool_calls": [...]}``; ``glm``: name line + JSON line; ``raven``:

@@ -114,7 +114,7 @@ def _magic(path: Path, n: int = 4) -> bytes:
 
 
 def is_gzip(path: str | os.PathLike) -> bool:
-    """True when the file starts with the gzip magic bytes ``1f 8b`` (whatever its suffix)."""
+    """Tell whether the file starts with the gzip magic bytes ``1f 8b`` (whatever its suffix)."""
     return _magic(Path(path), 2) == GZIP_MAGIC
 
 

@@ -101,7 +101,7 @@ class TrialLoadError(ValueError):
             else:
                 lines.extend(f"  {p}" for p in same)
         if len(lines) > MAX_LISTED:
-            lines = lines[:MAX_LISTED] + [f"  ... and more (all {n} in TrialLoadError.problems)"]
+            lines = [*lines[:MAX_LISTED], f"  ... and more (all {n} in TrialLoadError.problems)"]
         hint = (
             "Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in Python, "
             "--skip-bad on the command line."

@@ -9,8 +9,8 @@ use :func:`load_counts_any`, which returns a counts table for every input.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -201,7 +201,7 @@ def load_trials(
 
 
 def _is_table_file(path: str | os.PathLike) -> bool:
-    """True for CSV / Parquet files (run tables in table form), False for JSONL."""
+    """Tell whether a file is a table: True for CSV / Parquet files (run tables in table form), False for JSONL."""
     from agentstats.io.detect import PARQUET_MAGIC, open_binary
 
     with open(path, "rb") as fh:
@@ -366,7 +366,7 @@ def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise"
 def load_counts_any(
     path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise", **options: Any
 ) -> pd.DataFrame:
-    """Counts per (agent, task) from any supported input: trials are counted, counts tables validated.
+    """Load counts per (agent, task) from any supported input: trials are counted, counts tables validated.
 
     Equivalent to ``load(path, format, on_error=on_error, **options).counts``.
 

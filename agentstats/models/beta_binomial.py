@@ -112,7 +112,7 @@ def _log_rising_phi(phi, n: np.ndarray, per_trial: bool):
 
 
 def beta_binomial_logp(eta, phi, n: np.ndarray, c: np.ndarray, det_share=None):
-    """Summed log-likelihood of the cells, Beta-Binomial or zero/one-inflated (a pytensor scalar).
+    """Sum the log-likelihood of the cells, Beta-Binomial or zero/one-inflated (a pytensor scalar).
 
     Parameters
     ----------
@@ -234,7 +234,7 @@ def build_beta_binomial(
             phi = pm.Deterministic("phi", (1.0 - rho) / rho)
             det_share = pm.Beta("det_share", priors.det_a, priors.det_b) if inflated else None
             pm.Potential("c_loglik", beta_binomial_logp(eta_obs, phi, data.n[ai, ti], data.c[ai, ti], det_share))
-    model._agentstats = dict(  # noqa: SLF001 - metadata read by fit()
+    model._agentstats = dict(
         model="zoi_beta_binomial" if inflated else "beta_binomial",
         parameterization={lvl: choice[lvl] for lvl in ("agent", "task")},
         parameterization_ratios={k: ratios[k] for k in ("agent", "task")},

@@ -70,8 +70,8 @@ from agentstats.counts import validate_counts
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = [
-    "CountsData",
     "MODEL_NAMES",
+    "CountsData",
     "build_additive",
     "build_model",
     "build_no_pooling",
@@ -271,7 +271,7 @@ def choose_parameterization(
 
 
 def _effect(name: str, sigma, dims, form: Param, zero_sum: bool):
-    """An effect with scale ``sigma``: centred or non-centred, optionally sum-to-zero over its dims."""
+    """Declare an effect with scale ``sigma``: centred or non-centred, optionally sum-to-zero over its dims."""
     n_axes = len(dims) if isinstance(dims, tuple) else 1
     if form == "centered":
         if zero_sum:
@@ -329,7 +329,7 @@ def _build_crossed(
             eta = eta + pt.zeros((n_agents, n_tasks))
         pm.Deterministic("p", pm.math.invlogit(eta), dims=("agent", "task"))
         pm.Binomial("c", n=n_obs, logit_p=eta[ai, ti], observed=data.c[ai, ti], dims="cell")
-    model._agentstats = dict(  # noqa: SLF001 - metadata read by fit()
+    model._agentstats = dict(
         model=name,
         parameterization={lvl: choice[lvl] for lvl in _LEVELS},
         parameterization_ratios=ratios,
@@ -424,7 +424,7 @@ def build_no_pooling(counts: pd.DataFrame, *, priors: Priors | None = None) -> p
         n_obs = pm.Data("n_obs", data.n[ai, ti], dims="cell")
         p = pm.Beta("p", priors.beta_a, priors.beta_b, dims=("agent", "task"))
         pm.Binomial("c", n=n_obs, p=p[ai, ti], observed=data.c[ai, ti], dims="cell")
-    model._agentstats = dict(  # noqa: SLF001
+    model._agentstats = dict(
         model="no_pooling",
         parameterization={},
         parameterization_ratios={},
@@ -484,8 +484,9 @@ _BUILDERS = {
 
 
 def build_model(counts: pd.DataFrame, model: str = DEFAULT_MODEL, **kwargs) -> pm.Model:
-    """Build a model by name (``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``,
-    ``zoi_beta_binomial``).
+    """Build a model by name.
+
+    Names: ``partial_pooling``, ``additive``, ``no_pooling``, ``beta_binomial``, ``zoi_beta_binomial``.
 
     ``beta_binomial`` and ``zoi_beta_binomial`` are :func:`agentstats.models.beta_binomial.build_beta_binomial`
     (``inflated=False`` / ``True``; imported here, lazily: that module imports this one).

@@ -154,7 +154,7 @@ def _exact_no_pooling(data: CountsData, priors: Priors, draws: int, chains: int,
     rng = np.random.default_rng(seed)
     a = priors.beta_a + data.c
     b = priors.beta_b + data.n - data.c
-    p = rng.beta(a, b, size=(chains, draws) + data.n.shape)
+    p = rng.beta(a, b, size=(chains, draws, *data.n.shape))
     post = xr.Dataset(
         {"p": (("chain", "draw", "agent", "task"), p)},
         coords={"chain": np.arange(chains), "draw": np.arange(draws), "agent": data.agents, "task": data.tasks},
@@ -163,7 +163,7 @@ def _exact_no_pooling(data: CountsData, priors: Priors, draws: int, chains: int,
 
 
 def _cell_dataset(dt: xr.DataTree, ll: np.ndarray) -> xr.Dataset:
-    """The ``log_likelihood`` group for the observed variable ``c``: ``ll`` with dims (chain, draw, cell)."""
+    """Build the ``log_likelihood`` group for the observed variable ``c``: ``ll`` with dims (chain, draw, cell)."""
     return xr.Dataset(
         {"c": (("chain", "draw", "cell"), ll)},
         coords={
@@ -183,8 +183,11 @@ def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
 
 
 def _beta_binomial_params(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``eta`` (chain, draw, agent, task), ``phi`` and ``det_share`` (chain, draw; ``None`` unless
-    ``zoi_beta_binomial``) of a Beta-Binomial fit."""
+    """Return the Beta-Binomial parameters of a fit's draws.
+
+    ``eta`` (chain, draw, agent, task), ``phi`` and ``det_share`` (chain, draw; ``None`` unless
+    ``zoi_beta_binomial``).
+    """
     from agentstats.models.beta_binomial import linear_predictor
 
     post = dt["posterior"]
@@ -217,9 +220,11 @@ def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int, params: tup
 
 
 def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData, params: tuple) -> xr.Dataset:
-    """Beta-Binomial (or zero/one-inflated) log-likelihood per observed cell, ``p`` integrated out; dims (chain,
-    draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`); ``params`` from
-    :func:`_beta_binomial_params`."""
+    """Compute the Beta-Binomial (or zero/one-inflated) log-likelihood per observed cell.
+
+    ``p`` is integrated out; dims (chain, draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`);
+    ``params`` from :func:`_beta_binomial_params`.
+    """
     from agentstats.models.beta_binomial import cell_log_likelihood
 
     ai, ti = data.obs_index()
@@ -336,7 +341,7 @@ def fit(
     else:
         sampler_used = _resolve_sampler(sampler)
         pm_model = build_model(data, model, priors=priors, parameterization=parameterization)
-        meta = pm_model._agentstats  # noqa: SLF001
+        meta = pm_model._agentstats
         kwargs = dict(
             draws=draws,
             tune=tune,

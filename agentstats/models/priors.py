@@ -25,9 +25,9 @@ variance parameters in hierarchical models", Bayesian Analysis 1(3))::
                                       given deterministic, p = 1 with probability m, so the cell mean stays m).
                                       Uniform: suites range from none (sampled agents at temperature > 0 on
                                       graded tasks) to many (METR: 63 % of the 542 cells with >= 8 runs
-                                      always or never succeed). With 2 trials per cell it is not separable from rho (both
-                                      only thin out the 1-of-2 cells), so there the prior spreads the posterior
-                                      along that ridge; 3+ trials per cell identify it.
+                                      always or never succeed). With 2 trials per cell it is not separable from
+                                      rho (both only thin out the 1-of-2 cells), so there the prior spreads
+                                      the posterior along that ridge; 3+ trials per cell identify it.
     no pooling: p[a, t] ~ Beta(a0, b0) independently, default Beta(1, 1) (uniform), the closed form of
                                       Beta-Binomial conjugacy (BDA3 sec. 2.4).
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Priors", "DEFAULT_PRIORS"]
+__all__ = ["DEFAULT_PRIORS", "Priors"]
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ __all__ = [
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = str.maketrans("", "", string.punctuation)
 # numbers: optional sign, thousands separators, decimals, exponent, optional trailing percent
-_NUMBER = re.compile(r"(?<![\w.])[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
+_NUMBER = re.compile(r"(?<![\w.])[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +92,10 @@ def _best(scores: Sequence[tuple[float, dict[str, Any]]], matcher: str) -> Answe
 
 
 def exact_match(answer: Any, expected: Any, *, strip: bool = True) -> AnswerMatch:
-    """1 when the answer equals an expected answer character for character (after ``strip`` of outer
-    whitespace when asked), else 0."""
+    """Score 1 when the answer equals an expected answer character for character, else 0.
+
+    Outer whitespace is stripped first when asked.
+    """
     a = _text(answer)
     a = a.strip() if strip else a
     out = []
@@ -115,12 +117,15 @@ def normalized_match(answer: Any, expected: Any) -> AnswerMatch:
 
 
 def extract_numbers(text: str) -> list[float]:
-    """All numbers written in ``text``: signs, thousands separators (``1,234``), decimals, exponents and
-    percentages (``12%`` -> 12.0; the percent sign is reported, not applied)."""
+    """Find all numbers written in ``text``.
+
+    Signs, thousands separators (``1,234``), decimals, exponents and percentages (``12%`` -> 12.0; the percent
+    sign is reported, not applied).
+    """
     out: list[float] = []
     for m in _NUMBER.finditer(text):
         tok = m.group()
-        core = tok.rstrip("%").replace(",", "").replace("−", "-")
+        core = tok.rstrip("%").replace(",", "").replace("\u2212", "-")  # U+2212 MINUS SIGN
         if not any(ch.isdigit() for ch in core):
             continue
         try:
@@ -212,9 +217,11 @@ def token_f1(answer: Any, expected: Any) -> AnswerMatch:
 
 
 def contains_match(answer: Any, expected: Any, *, normalize: bool = True) -> AnswerMatch:
-    """1 when an expected answer occurs in the answer as a whole-token substring (after SQuAD
-    normalization when ``normalize``; plain substring otherwise), else 0. An empty expected answer never
-    matches."""
+    """Score 1 when an expected answer occurs in the answer as a whole-token substring, else 0.
+
+    SQuAD normalization is applied when ``normalize`` (plain substring otherwise). An empty expected answer never
+    matches.
+    """
     a = _text(answer)
     out = []
     for e in _as_list(expected):
@@ -268,8 +275,9 @@ MATCHERS: dict[str, Callable[..., AnswerMatch]] = {
 
 
 def match_answer(answer: Any, expected: Any, matcher: str = "auto", **opts: Any) -> AnswerMatch:
-    """Dispatch to a matcher by name (``auto`` (default), ``exact``, ``normalized``, ``numeric``, ``token_f1``,
-    ``contains``).
+    """Dispatch to a matcher by name.
+
+    Names: ``auto`` (default), ``exact``, ``normalized``, ``numeric``, ``token_f1``, ``contains``.
 
     Parameters
     ----------

@@ -119,7 +119,7 @@ class JudgeCache:
 
     # -- reading -----------------------------------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
-        """The cached payload for ``key``, or ``None``."""
+        """Return the cached payload for ``key``, or ``None``."""
         return self.get_many([key]).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:

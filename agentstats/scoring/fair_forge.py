@@ -278,5 +278,5 @@ def _tool_view(r: Any) -> ToolCorrectnessView | None:
 
 
 def fair_forge_frame(views: Sequence[AgenticMetricView]) -> pd.DataFrame:
-    """Views as a DataFrame, one row per conversation (list fields kept as Python lists)."""
+    """Return the views as a DataFrame, one row per conversation (list fields kept as Python lists)."""
     return pd.DataFrame.from_records([v.model_dump() for v in views])

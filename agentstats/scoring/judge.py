@@ -324,6 +324,7 @@ class ToolCallItem:
     tools: Sequence[ToolSpec] = ()
 
     def call_text(self) -> str:
+        """Return the call as canonical JSON (raw arguments when they did not parse)."""
         args = self.call.arguments if self.call.parse_error is None else self.call.arguments_raw
         return canonical_json({"name": self.call.name, "arguments": args})
 
@@ -346,7 +347,7 @@ class ToolCallItem:
         }
 
     def context(self, metric: str) -> dict[str, Any]:
-        """Validation context for the verdict schema."""
+        """Return the validation context for the verdict schema."""
         if metric == "tool_call_relevance":
             return {"tool_names": [t.name for t in self.tools]}
         args = self.call.arguments if isinstance(self.call.arguments, dict) else {}
@@ -435,6 +436,7 @@ class DeterministicJudge(Judge):
         self.name = f"deterministic:{matcher}"
 
     def judge_answers(self, items: Sequence[AnswerItem], progress: ProgressFn | None = None) -> list[JudgeVerdict]:
+        """Score answers with the deterministic matcher (one verdict per item, in order)."""
         from agentstats.scoring.answers import match_answer
 
         t0 = time.perf_counter()
@@ -572,7 +574,7 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
 
 
 def _unwrap(exc: BaseException) -> BaseException:
-    """instructor wraps transport errors in InstructorRetryException; return the transport error when so."""
+    """Instructor wraps transport errors in InstructorRetryException; return the transport error when so."""
     import openai
     from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 
@@ -676,7 +678,7 @@ class OpenAIJudge(Judge):
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
         concurrency: int = 16,
-        cache_dir: str | os.PathLike | None | Literal[False] = None,
+        cache_dir: str | os.PathLike | Literal[False] | None = None,
         prices: Mapping[str, tuple[float, float]] | None = None,
         prompts: Mapping[str, PromptTemplate] | None = None,
         max_tokens: int | None = None,
@@ -902,7 +904,7 @@ class OpenAIJudge(Judge):
                         if inner is not exc:
                             raise inner from exc
                         raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded judge_missing
+        except Exception as exc:
             error = exc
         latency = time.perf_counter() - t0
         pt: int | None = None if counter["usage_missing"] and not counter["prompt_tokens"] else counter["prompt_tokens"]

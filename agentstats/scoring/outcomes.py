@@ -96,15 +96,18 @@ class ScoringResult:
         return df.loc[df["answer_status"] == "judge_missing", cols].reset_index(drop=True)
 
     def summary(self) -> dict[str, Any]:
-        """Counts for display: outcomes, their sources, judge failures, cache hits, agreement with benchmark."""
+        """Summarize counts for display.
+
+        Outcomes, their sources, judge failures, cache hits, agreement with the benchmark.
+        """
         o = self.outcomes
         both = o["agrees"].notna()
         return {
-            "n_trials": int(len(o)),
+            "n_trials": len(o),
             "outcomes": {k: int(v) for k, v in o["outcome"].fillna("unscored").value_counts().items()},
             "outcome_source": {k: int(v) for k, v in o["outcome_source"].value_counts().items()},
-            "n_interactions": int(len(self.interaction_scores)),
-            "n_answers_judged": int(len(self.verdicts)),
+            "n_interactions": len(self.interaction_scores),
+            "n_answers_judged": len(self.verdicts),
             "n_judge_missing": int((self.interaction_scores["answer_status"] == "judge_missing").sum()),
             "n_trials_judge_missing": int((o["n_judge_missing"] > 0).sum()),
             "judge_missing_by_kind": dict(Counter(v.error_kind for v in self.verdicts if not v.ok)),
@@ -118,7 +121,7 @@ class ScoringResult:
 
 
 def conversation_text(trial: Trial, interaction: int, call: int | None = None, max_chars: int = 8000) -> str:
-    """The conversation before a point, as plain text (for the tool-call judge prompts).
+    """Render the conversation before a point, as plain text (for the tool-call judge prompts).
 
     Parameters
     ----------
@@ -261,7 +264,7 @@ def score_trials(
     verdicts = the_judge.judge_answers(items, progress=progress) if items else []
     if len(verdicts) != len(items):
         raise RuntimeError(f"judge {the_judge!r} returned {len(verdicts)} verdicts for {len(items)} items")
-    by_pos: dict[tuple[int, int], JudgeVerdict] = dict(zip(where, verdicts))
+    by_pos: dict[tuple[int, int], JudgeVerdict] = dict(zip(where, verdicts, strict=True))
 
     # 2. tools (deterministic) ---------------------------------------------------------------------------
     tool_kw: dict[str, Any] = {"tool_threshold": tool_threshold}
@@ -290,7 +293,7 @@ def score_trials(
             vs = the_judge.judge_tool_calls(titems, metric=metric, progress=progress) if titems else []
             tool_verdicts.extend(vs)
             per: dict[tuple[int, int], list[JudgeVerdict]] = {}
-            for pos, v in zip(tpos, vs):
+            for pos, v in zip(tpos, vs, strict=True):
                 per.setdefault(pos, []).append(v)
             llm_tool[metric] = per
 

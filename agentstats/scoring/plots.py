@@ -1,6 +1,9 @@
-"""Figures for the scoring section of the report. Each function takes tables already computed by
+"""Figures for the scoring section of the report.
+
+Each function takes tables already computed by
 :mod:`agentstats.scoring.summary` or :func:`agentstats.scoring.score_trials` and returns a
-``matplotlib.figure.Figure``; none of them computes a score."""
+``matplotlib.figure.Figure``; none of them computes a score.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def _empty(message: str, figsize: tuple[float, float] = (6, 2)) -> Figure:
 
 
 def plot_tool_breakdown(breakdown: pd.DataFrame, *, components: Sequence[str] = _COMPONENTS) -> Figure:
-    """Grouped bars: mean tool-correctness component per agent, one panel per level.
+    """Draw grouped bars of the mean tool-correctness component per agent, one panel per level.
 
     Parameters
     ----------
@@ -55,7 +58,7 @@ def plot_tool_breakdown(breakdown: pd.DataFrame, *, components: Sequence[str] = 
     fig, axes = plt.subplots(1, len(levels), figsize=(max(6.0, 1.4 * len(comps)) * len(levels), 3.8),
                              squeeze=False, sharey=True, layout="constrained")
     x = np.arange(len(comps))
-    for ax, level in zip(axes[0], levels):
+    for ax, level in zip(axes[0], levels, strict=True):
         sub = breakdown[breakdown["level"] == level]
         for i, a in enumerate(agents):
             row = sub[sub["agent"] == a]
@@ -65,7 +68,7 @@ def plot_tool_breakdown(breakdown: pd.DataFrame, *, components: Sequence[str] = 
             pos = x - 0.4 + width * (i + 0.5)
             ax.bar(pos, np.nan_to_num(vals), width=width * 0.95, color=colors[a],
                    label=f"{a} (n={int(row.iloc[0]['n_units'])})")
-            for xp, v in zip(pos, vals):
+            for xp, v in zip(pos, vals, strict=True):
                 if np.isnan(v):
                     ax.text(xp, 0.02, "n/a", ha="center", va="bottom", fontsize="x-small", rotation=90)
         ax.set_xticks(x, comps)
@@ -108,7 +111,7 @@ def plot_judge_scores(
     fig, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
     data = [ok.loc[ok["agent"] == a, "answer_score"].astype(float).to_numpy() for a in agents]
     ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[colors[a] for a in agents],
-            label=[f"{a} (n={len(d)})" for a, d in zip(agents, data)])
+            label=[f"{a} (n={len(d)})" for a, d in zip(agents, data, strict=True)])
     if threshold is not None:
         ax.axvline(threshold, color="black", ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xlim(0, 1)
@@ -143,7 +146,7 @@ def plot_tool_vs_outcome(frame: pd.DataFrame, *, bins: int = 20) -> Figure:
     groups = [("success", "tab:green"), ("failure", "tab:red")]
     data = [sub.loc[sub["benchmark_outcome"] == g, "overall"].astype(float).to_numpy() for g, _ in groups]
     labels = [f"benchmark {g} (n={len(d)}, mean {np.mean(d):.2f})" if len(d) else f"benchmark {g} (n=0)"
-              for (g, _), d in zip(groups, data)]
+              for (g, _), d in zip(groups, data, strict=True)]
     ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[c for _, c in groups], label=labels)
     ax.set_xlim(0, 1)
     ax.set_xlabel("overall tool score (trial level)")

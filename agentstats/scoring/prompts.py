@@ -171,7 +171,7 @@ PROMPTS: dict[str, PromptTemplate] = {
 
 
 def get_prompt(name: str) -> PromptTemplate:
-    """The shipped prompt called ``name``.
+    """Return the shipped prompt called ``name``.
 
     Raises
     ------

@@ -277,8 +277,10 @@ def _classify(idx: int, name: str, err: Any, root: Mapping[str, Any]) -> list[Sc
 
 
 def _parent_required(err: Any, root: Mapping[str, Any]) -> set[str]:
-    """``required`` of the object schema holding the failing property, found by the error's schema path
-    (``.../properties/<name>/type``)."""
+    """Return ``required`` of the object schema holding the failing property.
+
+    Found by the error's schema path (``.../properties/<name>/type``).
+    """
     sp = list(err.absolute_schema_path)
     if len(sp) < 3 or sp[-3] != "properties":
         return set()

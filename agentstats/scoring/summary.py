@@ -1,5 +1,7 @@
-"""Report tables for scoring: tool-correctness breakdown, common tool and schema errors, agreement of tool
-correctness with the benchmark's outcome, and judge failure counts.
+"""Report tables for scoring.
+
+Tool-correctness breakdown, common tool and schema errors, agreement of tool correctness with the benchmark's
+outcome, and judge failure counts.
 
 Every function is a plain function over trials (or a :class:`~agentstats.scoring.outcomes.ScoringResult`)
 returning a :class:`pandas.DataFrame`; the report notebook and ``agentstats score`` only display them. Tool
@@ -274,7 +276,7 @@ def tool_error_counts(
     empty_expected: Literal["no_ground_truth", "no_calls"] = "no_ground_truth",
     level: Literal["all", "trial", "interaction"] = "all",
 ) -> pd.DataFrame:
-    """The most common tool-call errors, by kind, tool and argument, with an example of each.
+    """List the most common tool-call errors, by kind, tool and argument, with an example of each.
 
     Parameters
     ----------
@@ -386,7 +388,7 @@ def schema_error_counts(
     forbid_extra: bool = True,
     strict_integers: bool = False,
 ) -> pd.DataFrame:
-    """Schema errors of the agents' calls against each trial's tool specs, by error kind and tool.
+    """Tabulate schema errors of the agents' calls against each trial's tool specs, by error kind and tool.
 
     Parameters
     ----------

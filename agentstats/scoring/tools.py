@@ -104,7 +104,7 @@ class AnyOf:
     given value is wrong", which is what BFCL's ``[""]`` means.
     """
 
-    __slots__ = ("values", "optional")
+    __slots__ = ("optional", "values")
 
     def __init__(self, values: Iterable[Any], optional: bool = False) -> None:
         self.values = tuple(values)
@@ -218,6 +218,7 @@ class StringNormalization:
     unify_quotes: bool = False
 
     def __call__(self, s: str) -> str:
+        """Normalize one string by the configured rules."""
         if self.unify_quotes:
             s = s.replace("'", '"')
         if self.lowercase:
@@ -970,9 +971,12 @@ def _overall(comps: Mapping[str, float | None], w: Mapping[str, float]) -> float
 # --------------------------------------------------------------------------------------------------------
 @dataclass(slots=True)
 class TrialToolScores:
-    """Tool scores of one trial: one entry per interaction (``None`` where nothing was expected and
-    ``empty_expected="no_ground_truth"``) and the whole-conversation score against the trial-level
-    expected calls (``None`` when the trial has none under the same rule)."""
+    """Tool scores of one trial.
+
+    One entry per interaction (``None`` where nothing was expected and ``empty_expected="no_ground_truth"``)
+    and the whole-conversation score against the trial-level
+    expected calls (``None`` when the trial has none under the same rule).
+    """
 
     interactions: list[ToolScore | None]
     trial: ToolScore | None
@@ -996,8 +1000,9 @@ def score_trial_tools(
     empty_expected: Literal["no_ground_truth", "no_calls"] = "no_ground_truth",
     details: bool = True,
 ) -> TrialToolScores:
-    """Score each interaction's calls against its expected calls, and the whole conversation's calls
-    against the trial-level ``expected_tool_calls`` (tau-bench actions).
+    """Score each interaction's calls, and the whole conversation's, against their expected calls.
+
+    The whole conversation is scored against the trial-level ``expected_tool_calls`` (tau-bench actions).
 
     Parameters
     ----------

@@ -1,0 +1,39 @@
+"""Command line: ``agentstats simulate | estimate | fit | score | report``.
+
+A thin layer: one module per command parses its options, calls library functions and formats their results; no
+statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
+error, 3 diagnostics failed under ``--strict``, 130 interrupted).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from agentstats.cli.common import EXIT_INTERRUPTED, console, parse_k
+from agentstats.cli.estimate import estimate
+from agentstats.cli.fit import fit
+from agentstats.cli.report import report
+from agentstats.cli.score import score
+from agentstats.cli.simulate import simulate
+
+__all__ = ["app", "main", "parse_k"]
+
+app = typer.Typer(
+    help="agentstats: honest pass@k / pass^k for AI agent evaluations.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+for _command in (simulate, estimate, fit, score, report):
+    app.command()(_command)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Run the command-line interface (console entry point); Ctrl-C exits 130 with one line."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
