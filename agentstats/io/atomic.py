@@ -1,0 +1,85 @@
+"""Atomic file writes: a file the product writes is either absent, the previous complete version, or the new one.
+
+Every writer goes through :func:`atomic_write` (or :func:`atomic_write_text` / :func:`atomic_write_bytes`): the content
+goes to a temporary file in the destination's own directory (same file system, so the final ``os.replace`` is
+atomic on POSIX and Windows), is flushed and ``fsync``-ed, and only then replaces the destination. A crash, a kill or
+an exception while writing leaves the destination untouched and removes the temporary file (a ``kill -9`` can
+leave a ``.<name>.*.tmp`` file beside it, never a short destination).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal, overload
+
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
+
+
+@overload
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: Literal["w"] = "w", *, encoding: str = "utf-8") -> Iterator[IO[str]]: ...
+
+
+@overload
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: Literal["wb"], *, encoding: str = "utf-8") -> Iterator[IO[bytes]]: ...
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", *, encoding: str = "utf-8") -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on a clean exit it replaces ``path`` atomically.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Destination. Its directory must exist.
+    mode : {"w", "wb"}
+        Text or binary.
+    encoding : str
+        Text encoding (text mode only).
+
+    Yields
+    ------
+    file object
+        Write to it; do not close it.
+
+    Raises
+    ------
+    ValueError
+        On another ``mode``.
+    OSError
+        When the directory is not writable or the disk is full; the destination is left as it was.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fh: IO = os.fdopen(fd, "w", encoding=encoding, newline="") if mode == "w" else os.fdopen(fd, "wb")
+        with fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_write`); returns ``path``."""
+    with atomic_write(path, "w", encoding=encoding) as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_write`); returns ``path``."""
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)
+    return Path(path)
