@@ -1,127 +1,125 @@
 """Sample-size planning for pass^k: expected credible-interval width and power, without MCMC per design.
 
-Approximation (stated honestly): the hyperparameters are **fixed** at given values (e.g. posterior means of a
-fit, :func:`hyperparameters_from_fit`), so each task's cell is a one-dimensional logit-normal-Binomial problem
-whose posterior is computed exactly by Gauss-Hermite quadrature for every possible count ``c = 0..n`` once per
-design. Simulated datasets then need only table look-ups. Per design and simulated dataset:
+Approximation (stated honestly): the hyperparameters are **fixed** at given values (posterior means of a fit, or a
+dict), so each task's cell is a small exact problem under the fitted model's own cell distribution: the family
+(:meth:`agentstats.models.family.ModelFamily.cell_given_task`) gives, for a task-level logit, the likelihood of each
+count ``c = 0..n`` and the conditional moments of ``p^k`` (Beta-Binomial families: conjugate Beta moments with the
+agent's dispersion ``phi[a]`` and the always/never share; logit-normal: an inner Gauss-Hermite rule over the agent's
+cell scale), and the task effect ``Normal(0, sigma_task)`` is integrated by Gauss-Hermite quadrature. Simulated
+datasets then need only table look-ups. Per design and simulated dataset:
 
-* the posterior of the suite value ``mean_t p_t^k`` (observed population) is summarised by its mean and
-  variance (tasks are independent given the hyperparameters), and the credible interval by the normal
-  approximation ``mean +/- z sd`` (a sum over tasks; CLT);
-* for the ``new`` population the between-task sampling variance ``Var_t(p_t^k) / T`` is added (the suite of T
-  tasks estimates the population mean of p^k).
+* the posterior of the suite value ``mean_t p_t^k`` (observed population) is summarised by its mean and variance
+  (tasks are independent given the hyperparameters), and the credible interval by the normal approximation
+  ``mean +/- z sd`` (a sum over tasks; CLT);
+* for the ``new`` population the between-task sampling variance ``Var_t(p_t^k) / T`` is added (the suite of T tasks
+  estimates the population mean of p^k).
 
-What it leaves out: uncertainty in ``mu``, ``sigma_task``, ``sigma_cell`` and the agent effects, so widths are
-somewhat optimistic (narrower) for few tasks, where those are poorly known; the full model is the judge (run
-:func:`agentstats.models.fit.fit` on a few simulated datasets of the chosen design to confirm). Sources: the
-conditional (empirical Bayes) posterior of hierarchical models, Gelman et al. BDA3 sec. 5.3-5.5; Gauss-Hermite
-rule, Abramowitz & Stegun 25.4.46; pass^k, Yao et al. 2024, arXiv 2406.12045.
+What it leaves out: uncertainty in the hyperparameters, so widths are somewhat optimistic (narrower) for few tasks;
+the full model is the judge (fit a few simulated datasets of the chosen design to confirm). Sources: the conditional
+(empirical Bayes) posterior of hierarchical models, Gelman et al. BDA3 sec. 5.3-5.5; Gauss-Hermite rule, Abramowitz &
+Stegun 25.4.46; pass^k, Yao et al. 2024, arXiv 2406.12045.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-from numpy.polynomial.hermite_e import hermegauss
 from scipy import stats
-from scipy.special import gammaln, log_expit
+
+from agentstats.models.family import ModelFamily, gauss_hermite
+from agentstats.models.registry import family_of, get_family
 
 __all__ = ["hyperparameters_from_fit", "plan_interval_width", "plan_power"]
 
 _NODES = 64
 
 
-def hyperparameters_from_fit(dt: xr.DataTree) -> dict:
-    """Posterior means of ``mu``, ``sigma_task``, ``sigma_cell`` and per-agent ``alpha`` from a fit.
+def hyperparameters_from_fit(dt: xr.DataTree) -> dict[str, Any]:
+    """Posterior point values of a fit's hyperparameters, with the fit's model name under ``"model"``.
 
     Parameters
     ----------
     dt : xarray.DataTree
-        A hierarchical fit (``partial_pooling`` or ``additive``).
+        A hierarchical fit.
 
     Returns
     -------
     dict
-        ``mu`` (float), ``sigma_task`` (float), ``sigma_cell`` (float, 0 without a cell term), ``alpha``
-        (dict agent -> float, 0 for a single agent).
+        ``model``, ``dispersion``, ``mu`` (float), ``alpha`` (dict agent -> float), ``sigma_task`` (float) and the
+        family's cell parameters: ``phi`` and ``det_share`` (dicts agent -> float) for the Beta-Binomial families,
+        ``sigma_cell`` (dict) for ``partial_pooling``.
 
     Raises
     ------
     ValueError
-        If the fit has no ``mu`` / ``sigma_task`` (e.g. no_pooling).
+        If the fit's model has no hyperparameters (``no_pooling``).
     """
-    post = dt["posterior"]
-    if "mu" not in post or "sigma_task" not in post:
-        raise ValueError("hyperparameters_from_fit: needs a hierarchical fit with mu and sigma_task")
-    agents = [str(a) for a in post["agent"].values]
-    alpha = (
-        dict(zip(agents, post["alpha"].mean(("chain", "draw")).to_numpy().tolist(), strict=True))
-        if "alpha" in post
-        else {a: 0.0 for a in agents}
-    )
-    return dict(
-        mu=float(post["mu"].mean()),
-        sigma_task=float(post["sigma_task"].mean()),
-        sigma_cell=float(post["sigma_cell"].mean()) if "sigma_cell" in post else 0.0,
-        alpha=alpha,
-    )
+    family = family_of(dt)
+    if not family.hierarchical:
+        raise ValueError(f"hyperparameters_from_fit: the {family.name} model has no hyperparameters to plan with")
+    out = family.point(dt["posterior"].to_dataset())
+    out.update(model=family.name, dispersion=family.dispersion)
+    return out
 
 
-def _log_binom_kernel(n: int, eta: np.ndarray) -> np.ndarray:
-    """Log P(c | n, p = expit(eta)) for c = 0..n; shape (n + 1,) + eta.shape."""
-    c = np.arange(n + 1).reshape((-1,) + (1,) * eta.ndim)
-    log_comb = gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1)
-    return log_comb + c * log_expit(eta) + (n - c) * log_expit(-eta)
-
-
-def _cell_tables(m: float, s: float, n: int, k: int, n_nodes: int = _NODES):
-    """For logit p ~ N(m, s): P(c), E[p^k | c], Var[p^k | c] for c = 0..n, and E[p^k], Var(p^k) (prior)."""
-    x, w = hermegauss(n_nodes)
-    w = w / np.sqrt(2 * np.pi)
-    eta = m + s * x
-    pk = np.exp(k * log_expit(eta))
-    lik = np.exp(_log_binom_kernel(n, eta))  # (n+1, nodes)
-    marg = lik @ w  # P(c)
-    post_w = lik * w / marg[:, None]
-    e1 = post_w @ pk
-    e2 = post_w @ pk**2
-    prior_m = w @ pk
-    prior_v = w @ pk**2 - prior_m**2
-    return marg, e1, np.maximum(e2 - e1**2, 0.0), prior_m, max(prior_v, 0.0)
-
-
-def _as_list(x) -> list[int]:
-    return [int(v) for v in np.atleast_1d(x)]
-
-
-def _resolve(hyper: dict | xr.DataTree | None, agent: str | None) -> tuple[float, float]:
-    """(m, s) of one agent's cells: m = mu + alpha[agent], s = sqrt(sigma_task^2 + sigma_cell^2)."""
+def _resolve(hyper: dict[str, Any] | xr.DataTree) -> tuple[ModelFamily, dict[str, Any]]:
+    """Return the family and point hyperparameters of a fit or a dict (its ``model`` key, or inferred from its keys)."""
     if isinstance(hyper, xr.DataTree):
         hyper = hyperparameters_from_fit(hyper)
-    if hyper is None:
-        raise ValueError("give hyperparameters: a fit (DataTree) or dict(mu=, sigma_task=, sigma_cell=, alpha=)")
+    if not isinstance(hyper, dict):
+        raise ValueError("give hyperparameters: a fit (DataTree) or a dict(model=, mu=, sigma_task=, alpha=, ...)")
     for key in ("mu", "sigma_task"):
         if key not in hyper:
             raise ValueError(f"hyperparameters: missing {key!r}")
+    model = hyper.get("model")
+    if model is None:
+        if "phi" in hyper:
+            model = "zoi_beta_binomial" if "det_share" in hyper else "beta_binomial"
+        elif "sigma_cell" in hyper:
+            model = "partial_pooling"
+        else:
+            raise ValueError(
+                "hyperparameters: say which model they belong to (model=...), or give its cell parameters "
+                "(phi [and det_share] for the Beta-Binomial models, sigma_cell for partial_pooling)"
+            )
+    family = get_family(str(model), dispersion=hyper.get("dispersion"))
+    if not family.hierarchical:
+        raise ValueError(f"the {family.name} model has no hyperparameters to plan with")
+    if family.name in ("beta_binomial", "zoi_beta_binomial") and "phi" not in hyper:
+        raise ValueError(f"hyperparameters for {family.name} need phi (the within-cell concentration)")
+    if family.name == "zoi_beta_binomial" and "det_share" not in hyper:
+        raise ValueError("hyperparameters for zoi_beta_binomial need det_share (the always/never share)")
+    return family, hyper
+
+
+def _alpha(hyper: dict[str, Any], agent: str | None) -> float:
     alpha = hyper.get("alpha", 0.0)
     if isinstance(alpha, dict):
         if agent is None:
-            a = 0.0
-        elif agent not in alpha:
+            return 0.0
+        if agent not in alpha:
             raise ValueError(f"agent {agent!r} not in hyperparameters' alpha {sorted(alpha)}")
-        else:
-            a = float(alpha[agent])
-    else:
-        a = float(alpha)
-    s = float(np.hypot(hyper["sigma_task"], hyper.get("sigma_cell", 0.0)))
-    return float(hyper["mu"]) + a, s
+        return float(alpha[agent])
+    return float(alpha)
+
+
+def _as_list(x: Sequence[int] | int) -> list[int]:
+    return [int(v) for v in np.atleast_1d(x)]
+
+
+def _task_tables(family: ModelFamily, hyper: dict[str, Any], agent: str | None, effect: float, n: int, k: int):
+    """Tables over the task-level Gauss-Hermite nodes: ``(weights, CellTables)`` for one agent."""
+    x, w = gauss_hermite(_NODES)
+    eta = float(hyper["mu"]) + effect + float(hyper["sigma_task"]) * x
+    return w, family.cell_given_task(hyper, agent, eta, n, k)
 
 
 def plan_interval_width(
-    hyper: dict | xr.DataTree,
+    hyper: dict[str, Any] | xr.DataTree,
     n_tasks: Sequence[int] | int,
     n_trials: Sequence[int] | int,
     k: Sequence[int] | int = 1,
@@ -134,19 +132,20 @@ def plan_interval_width(
 ) -> pd.DataFrame:
     """Compute the expected credible-interval width of one agent's suite pass^k over a grid of designs.
 
-    Method and assumptions in the module docstring (fixed hyperparameters, exact per-cell posteriors, normal
-    approximation across tasks).
+    Method and assumptions in the module docstring (fixed hyperparameters, the fitted model's exact per-cell
+    posteriors, normal approximation across tasks).
 
     Parameters
     ----------
     hyper : dict or xarray.DataTree
-        ``dict(mu=, sigma_task=, sigma_cell=, alpha=)`` (logit scale; ``alpha`` a float or dict agent -> float)
-        or a hierarchical fit (posterior means are used).
+        A hierarchical fit (posterior point values are used), or a dict with ``model`` (e.g. ``"zoi_beta_binomial"``),
+        ``mu``, ``sigma_task``, ``alpha`` (float or dict agent -> float; logit scale) and the model's cell parameters
+        (``phi``, ``det_share`` or ``sigma_cell``; floats or dicts agent -> float).
     n_tasks, n_trials : int or sequence of int
         Design grid: tasks in the suite and trials per task.
     k : int or sequence of int
     agent : str, optional
-        Which agent's effect to use when ``alpha`` is a dict (default 0, the average agent).
+        Whose effect and dispersion to use when they are per agent (default: the average agent).
     population : {"observed", "new"}
     ci_prob : float
     n_sims : int
@@ -156,17 +155,19 @@ def plan_interval_width(
     Returns
     -------
     pandas.DataFrame
-        Columns ``n_tasks, n_trials, k, population, expected_width, width_q10, width_q90, true_value`` where
+        Columns ``n_tasks, n_trials, k, population, expected_width, width_q10, width_q90, true_value``;
         ``true_value`` is the population pass^k E[p^k] implied by the hyperparameters.
 
     Raises
     ------
     ValueError
-        On invalid hyperparameters, designs or ``population``.
+        On invalid or incomplete hyperparameters (the model's cell parameters are required), designs or
+        ``population``.
     """
     if population not in ("observed", "new"):
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
-    m, s = _resolve(hyper, agent)
+    family, hyper = _resolve(hyper)
+    effect = _alpha(hyper, agent)
     z = stats.norm.ppf(0.5 + ci_prob / 2)
     rng = np.random.default_rng(random_seed)
     rows = []
@@ -174,12 +175,19 @@ def plan_interval_width(
         if n < 1:
             raise ValueError(f"n_trials must be >= 1, got {n}")
         for kk in _as_list(k):
-            marg, _, v1, prior_m, prior_v = _cell_tables(m, s, n, kk)
+            w, tab = _task_tables(family, hyper, agent, effect, n, kk)
+            joint = tab.lik * w  # (n + 1, nodes)
+            marg = joint.sum(axis=1)
+            e1 = (joint * tab.m1).sum(axis=1) / marg
+            e2 = (joint * tab.m2).sum(axis=1) / marg
+            v1 = np.maximum(e2 - e1**2, 0.0)
+            prior_m = float(w @ tab.prior1)
+            prior_v = max(float(w @ tab.prior2) - prior_m**2, 0.0)
             for t in _as_list(n_tasks):
                 if t < 1:
                     raise ValueError(f"n_tasks must be >= 1, got {t}")
                 # counts per task are iid draws from the marginal P(c); a dataset is a multinomial of counts
-                cnt = rng.multinomial(t, marg / marg.sum(), size=n_sims)  # (sims, n+1)
+                cnt = rng.multinomial(t, marg / marg.sum(), size=n_sims)
                 var = cnt @ v1 / t**2
                 if population == "new":
                     var = var + prior_v / t
@@ -193,49 +201,14 @@ def plan_interval_width(
                         expected_width=float(width.mean()),
                         width_q10=float(np.quantile(width, 0.1)),
                         width_q90=float(np.quantile(width, 0.9)),
-                        true_value=float(prior_m),
+                        true_value=prior_m,
                     )
                 )
     return pd.DataFrame(rows)
 
 
-def _pair_tables(hyper: dict, a: float, b: float, n: int, k: int, n_nodes: int = 32):
-    """Joint tables for two agents on one task sharing beta_t: P(cA, cB), E[D | cA, cB], Var[D | cA, cB].
-
-    D = p_A^k - p_B^k; beta ~ N(0, sigma_task) shared, gamma_A, gamma_B ~ N(0, sigma_cell) independent;
-    nested Gauss-Hermite over beta (outer) and gamma (inner).
-    """
-    x, w = hermegauss(n_nodes)
-    w = w / np.sqrt(2 * np.pi)
-    st, sc = float(hyper["sigma_task"]), float(hyper.get("sigma_cell", 0.0))
-    beta = st * x  # outer nodes
-    out = {}
-    for name, eff in (("A", a), ("B", b)):
-        eta = float(hyper["mu"]) + eff + beta[:, None] + sc * x[None, :]  # (outer, inner)
-        lik = np.exp(_log_binom_kernel(n, eta))  # (n+1, outer, inner)
-        pk = np.exp(k * log_expit(eta))
-        l_c = lik @ w  # (n+1, outer): P(c | beta)
-        m1 = (lik * pk) @ w / l_c  # E[p^k | c, beta]
-        m2 = (lik * pk**2) @ w / l_c
-        out[name] = (l_c, m1, m2)
-    l_a, a1, a2 = out["A"]
-    l_b, b1, b2 = out["B"]
-    joint = l_a[:, None, :] * l_b[None, :, :] * w  # (nA+1, nB+1, outer)
-    pj = joint.sum(-1)
-    wj = joint / pj[..., None]
-    e_d = (wj * (a1[:, None, :] - b1[None, :, :])).sum(-1)
-    e_d2 = (wj * (a2[:, None, :] - 2 * a1[:, None, :] * b1[None, :, :] + b2[None, :, :])).sum(-1)
-    # true population difference E[p_A^k] - E[p_B^k]
-    pop = []
-    for eff in (a, b):
-        eta = float(hyper["mu"]) + eff + np.hypot(st, sc) * x
-        pop.append(w @ np.exp(k * log_expit(eta)))
-    d_true = pop[0] - pop[1]
-    return pj, e_d, np.maximum(e_d2 - e_d**2, 0.0), d_true
-
-
 def plan_power(
-    hyper: dict | xr.DataTree,
+    hyper: dict[str, Any] | xr.DataTree,
     n_tasks: Sequence[int] | int,
     n_trials: Sequence[int] | int,
     k: Sequence[int] | int = 1,
@@ -246,12 +219,12 @@ def plan_power(
     n_sims: int = 400,
     random_seed: int = 0,
 ) -> pd.DataFrame:
-    """Power to detect that agent A's suite pass^k exceeds agent B's, over a grid of designs.
+    """Compute the power to detect that agent A's suite pass^k exceeds agent B's, over a grid of designs.
 
-    Both agents run the same tasks (shared task effect ``beta_t``, independent cell effects). A simulated
-    dataset "detects" the difference when P(pass^k[A] > pass^k[B] | data) >= (1 + ci_prob) / 2, i.e. the
-    equal-tailed ``ci_prob`` credible interval of the difference lies above 0, using the normal approximation
-    with the exact per-task conditional moments (module docstring; fixed hyperparameters).
+    Both agents run the same tasks (a shared task effect, each agent's own cell distribution). A simulated dataset
+    "detects" the difference when the equal-tailed ``ci_prob`` credible interval of the difference lies above 0,
+    by the normal approximation with the exact per-task conditional moments (module docstring; fixed
+    hyperparameters).
 
     Parameters
     ----------
@@ -259,10 +232,10 @@ def plan_power(
         As in :func:`plan_interval_width`.
     n_tasks, n_trials, k : int or sequence of int
     agents : (str, str), optional
-        Agents A and B whose effects are taken from ``hyper["alpha"]``.
+        Agents A and B whose effects (and dispersions) are taken from the hyperparameters.
     alpha_diff : float, optional
         Alternatively, the logit-scale effect difference A - B (A at ``+alpha_diff/2``, B at ``-alpha_diff/2``
-        around ``mu``).
+        around ``mu``; both with the average agent's dispersion).
     ci_prob : float
     n_sims : int
     random_seed : int
@@ -278,37 +251,44 @@ def plan_power(
     ValueError
         If neither or both of ``agents`` and ``alpha_diff`` are given, or hyperparameters are invalid.
     """
-    if isinstance(hyper, xr.DataTree):
-        hyper = hyperparameters_from_fit(hyper)
+    family, hyper = _resolve(hyper)
     if (agents is None) == (alpha_diff is None):
         raise ValueError("give exactly one of agents=(A, B) or alpha_diff=")
     if agents is not None:
         alpha = hyper.get("alpha", {})
         if not isinstance(alpha, dict) or any(a not in alpha for a in agents):
             raise ValueError(f"agents {agents} not in hyperparameters' alpha")
-        ea, eb = float(alpha[agents[0]]), float(alpha[agents[1]])
+        who: tuple[str | None, str | None] = (agents[0], agents[1])
+        effects = (float(alpha[agents[0]]), float(alpha[agents[1]]))
     else:
-        ea, eb = alpha_diff / 2.0, -alpha_diff / 2.0
-    _resolve(hyper, None)  # validates keys
+        who = (None, None)
+        effects = (float(alpha_diff) / 2.0, -float(alpha_diff) / 2.0)  # type: ignore[arg-type]
     z = stats.norm.ppf(0.5 + ci_prob / 2)
     rng = np.random.default_rng(random_seed)
     rows = []
     for n in _as_list(n_trials):
         for kk in _as_list(k):
-            pj, e_d, v_d, d_true = _pair_tables(hyper, ea, eb, n, kk)
+            w, ta = _task_tables(family, hyper, who[0], effects[0], n, kk)
+            _, tb = _task_tables(family, hyper, who[1], effects[1], n, kk)
+            joint = ta.lik[:, None, :] * tb.lik[None, :, :] * w  # (nA + 1, nB + 1, nodes): shared task effect
+            pj = joint.sum(-1)
+            wj = joint / pj[..., None]
+            e_d = (wj * (ta.m1[:, None, :] - tb.m1[None, :, :])).sum(-1)
+            e_d2 = (wj * (ta.m2[:, None, :] - 2 * ta.m1[:, None, :] * tb.m1[None, :, :] + tb.m2[None, :, :])).sum(-1)
+            v_d = np.maximum(e_d2 - e_d**2, 0.0)
+            d_true = float(w @ (ta.prior1 - tb.prior1))
             flat_p = (pj / pj.sum()).ravel()
             for t in _as_list(n_tasks):
                 cnt = rng.multinomial(t, flat_p, size=n_sims)
                 mean = cnt @ e_d.ravel() / t
                 sd = np.sqrt(cnt @ v_d.ravel() / t**2)
-                detect = (mean - z * sd) > 0
                 rows.append(
                     dict(
                         n_tasks=t,
                         n_trials=n,
                         k=kk,
-                        true_diff=float(d_true),
-                        power=float(detect.mean()),
+                        true_diff=d_true,
+                        power=float(((mean - z * sd) > 0).mean()),
                         expected_width=float((2 * z * sd).mean()),
                     )
                 )

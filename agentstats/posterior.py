@@ -1,4 +1,4 @@
-"""Posterior pass@k / pass^k, summaries, agent contrasts and within-task consistency.
+"""Posterior pass@k / pass^k, summaries, agent contrasts, consistency and re-run predictions.
 
 Definitions (per task t of agent a, success probability p = p[a, t]):
 pass@k = 1 - (1 - p)^k (Chen et al. 2021, arXiv 2107.03374), pass^k = p^k (Yao et al. 2024, arXiv 2406.12045).
@@ -7,55 +7,52 @@ Suite values are means over tasks of the per-task values, never functions of the
 Two populations:
 
 * ``observed``: the tasks in the data, ``mean_t p[a, t]^k`` over the tasks agent ``a`` attempted (cells with
-  n > 0), computed per posterior draw.
-* ``new``: a new task from the same distribution. Per draw, ``logit p = mu + alpha[a] + e`` with
-  ``e ~ Normal(0, s)``, ``s = sqrt(sigma_task^2 + sigma_cell^2)`` (the new task's effect and its new cell
-  effect), and ``E[p^k]`` is integrated by Gauss-Hermite quadrature (probabilists' nodes,
-  ``numpy.polynomial.hermite_e.hermegauss``; Abramowitz & Stegun 25.4.46), vectorized over draws.
+  n > 0), per posterior draw. The cell probabilities come from the fit's family
+  (:meth:`agentstats.models.family.ModelFamily.cell_p`), block by block, so no (chain, draw, agent, task) array is
+  held in memory; for the Beta-Binomial families they are exact conditional draws given the sampled parameters,
+  seeded from the fit's seed (the same draws in every function here).
+* ``new``: a new task from the same task population (:meth:`agentstats.models.family.ModelFamily.new_task_pass_k`):
+  the family integrates the task-to-task and within-cell variation by Gauss-Hermite quadrature and adds the
+  uncertainty of the population mean (one shift ``Normal(0, sigma_task / sqrt(T))`` per draw; the reason is in
+  :mod:`agentstats.models.family`).
 
-  For the ``beta_binomial`` model (``dt.attrs["agentstats_model"]``), a new task's cell has
-  ``p ~ Beta(m phi, (1 - m) phi)`` with ``logit m = mu + alpha[a] + e``, ``e ~ Normal(0, sigma_task)``; then
-  ``E[p^k | m] = B(m phi + k, (1 - m) phi) / B(m phi, (1 - m) phi)`` and
-  ``E[(1 - p)^k | m] = B(m phi, (1 - m) phi + k) / B(m phi, (1 - m) phi)`` (Beta moments; Johnson, Kotz &
-  Balakrishnan 1995, Continuous Univariate Distributions vol. 2, ch. 25), integrated over ``e`` by the same
-  Gauss-Hermite rule (:func:`new_task_pass_k_beta`). For ``zoi_beta_binomial`` the cell is deterministic with
-  probability ``det_share`` (then ``p = 1`` with probability ``m``, else 0), which adds ``det_share m`` to
-  ``E[p^k | m]`` and ``det_share (1 - m)`` to ``E[(1 - p)^k | m]`` (the Beta terms weighted ``1 - det_share``).
-
-``extrapolated`` marks (agent, k) with ``k > n_min[a]``, the smallest number of trials among the agent's
-observed tasks: the unbiased estimators are undefined there for at least one task, so the value rests on the
-model (its logit-normal shape) more than on the data.
+``extrapolated`` (per agent and k) is the share of the agent's attempted tasks with fewer than k trials: the unbiased
+estimators are undefined there, so those tasks' values rest on the model (its cell distribution) more than on data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
-from numpy.polynomial.hermite_e import hermegauss
-from scipy.special import log_expit
+from scipy.special import gammaln
 
-from agentstats.models.builders import BETA_BINOMIAL_MODELS, prepare_counts
+from agentstats.models.data import CountsData, prepare_counts, stored_data
+from agentstats.models.family import GH_NODES
+from agentstats.models.registry import family_of
 
 __all__ = [
     "consistency",
     "contrast_matrix",
     "contrast_table",
-    "new_task_pass_k",
-    "new_task_pass_k_beta",
     "posterior_pass_at_k",
     "posterior_pass_hat_k",
+    "posterior_pass_k",
+    "predict_rerun",
     "summarize_pass_k",
     "task_effects",
 ]
 
 Population = Literal["observed", "new"]
-#: Gauss-Hermite nodes for the new-task integral; absolute error < 2e-6 against adaptive quadrature for s <= 5.
-GH_NODES = 128
+#: Streams of the fit's seed used here (a stream per purpose keeps the draws of one independent of the others).
+_NEW_TASK_STREAM = 0x7A5C
+_RERUN_STREAM = 0x2E2E
+#: Largest k accepted: beyond it pass^k is ~0 for any p < 1 and the arrays grow without purpose.
+K_MAX = 1000
 
 
 def _as_ks(k: int | Sequence[int]) -> np.ndarray:
@@ -63,193 +60,111 @@ def _as_ks(k: int | Sequence[int]) -> np.ndarray:
     if ks.ndim != 1 or ks.size == 0:
         raise ValueError(f"k must be a positive int or a non-empty list of them, got {k!r}")
     if not np.issubdtype(ks.dtype, np.integer):
-        if not np.all(np.equal(np.mod(ks, 1), 0)):
+        if not np.issubdtype(ks.dtype, np.number) or not np.all(np.equal(np.mod(ks, 1), 0)):
             raise ValueError(f"k must be integers, got {k!r}")
         ks = ks.astype(np.int64)
-    if np.any(ks < 1):
-        raise ValueError(f"k must be >= 1, got {k!r}")
+    if np.any(ks < 1) or np.any(ks > K_MAX):
+        raise ValueError(f"k must be in 1..{K_MAX}, got {k!r}")
     return ks.astype(np.int64)
 
 
 def _posterior(dt: xr.DataTree) -> xr.Dataset:
     if "posterior" not in dt.children:
-        raise ValueError("the DataTree has no 'posterior' group (expected a fit from agentstats.models.fit)")
+        raise ValueError("the DataTree has no 'posterior' group (expected a fit from agentstats.fit)")
     return dt["posterior"].to_dataset()
 
 
-def _n_matrix(dt: xr.DataTree, post: xr.Dataset) -> xr.DataArray | None:
-    if "constant_data" in dt.children and "n_trials" in dt["constant_data"]:
-        return dt["constant_data"]["n_trials"].sel(agent=post["agent"], task=post["task"])
-    return None
+def _seed(dt: xr.DataTree, stream: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([int(dt.attrs.get("random_seed", 0)), stream]))
 
 
-def _logit_normal_nodes(m: np.ndarray, s: np.ndarray, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return Gauss-Hermite nodes ``eta = m + s x_j`` (shape ``S + (nodes,)``) and weights ``w_j / sqrt(2 pi)``.
-
-    Then ``E[f(m + s Z)] = sum_j w_j f(eta_j)`` for ``Z ~ Normal(0, 1)`` (``hermegauss``: probabilists' Hermite, weight
-    ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46).
-    """
-    x, w = hermegauss(n_nodes)
-    eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
-    return eta, w / np.sqrt(2.0 * np.pi)
+def _extrapolated(data: CountsData, ks: np.ndarray) -> np.ndarray:
+    """Share of each agent's attempted tasks with n < k, shape (agent, K)."""
+    obs = data.n > 0
+    below = (data.n[:, :, None] < ks[None, None, :]) & obs[:, :, None]
+    return below.sum(axis=1) / np.maximum(obs.sum(axis=1), 1)[:, None]
 
 
-def new_task_pass_k(
-    m: np.ndarray, s: np.ndarray, ks: np.ndarray, n_nodes: int = GH_NODES
-) -> tuple[np.ndarray, np.ndarray]:
-    """E[p^k] and 1 - E[(1-p)^k] for ``logit p ~ Normal(m, s)``, by Gauss-Hermite quadrature.
-
-    ``E[f(m + s Z)] = sum_j w_j f(m + s x_j) / sqrt(2 pi)`` with ``(x_j, w_j) = hermegauss(n_nodes)``
-    (probabilists' Hermite, weight ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46).
-
-    Parameters
-    ----------
-    m, s : numpy.ndarray
-        Broadcastable arrays: location and scale of the logit-normal (any shape ``S``).
-    ks : numpy.ndarray of int, shape (K,)
-    n_nodes : int
-
-    Returns
-    -------
-    pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
-    """
-    eta, w = _logit_normal_nodes(m, s, n_nodes)
-    log_p = log_expit(eta)[..., None, :]  # S + (1, nodes)
-    log_q = log_expit(-eta)[..., None, :]
-    kk = ks.astype(float)[:, None]
-    hat = np.sum(w * np.exp(kk * log_p), axis=-1)
-    at = 1.0 - np.sum(w * np.exp(kk * log_q), axis=-1)
-    return hat, at
-
-
-def new_task_pass_k_beta(
-    m: np.ndarray,
-    s: np.ndarray,
-    phi: np.ndarray,
-    ks: np.ndarray,
-    n_nodes: int = GH_NODES,
-    det_share: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """E[p^k] and 1 - E[(1-p)^k] for ``p ~ Beta(q phi, (1 - q) phi)``, ``logit q ~ Normal(m, s)``.
-
-    With ``det_share`` (``zoi_beta_binomial``), ``p`` is instead 1 with probability ``det_share q``, 0 with
-    probability ``det_share (1 - q)`` and Beta otherwise, so ``E[p^k | q] = det_share q + (1 - det_share)
-    E_Beta[p^k]`` and ``E[(1-p)^k | q] = det_share (1 - q) + (1 - det_share) E_Beta[(1-p)^k]`` for k >= 1.
-
-    Inner expectation in closed form, ``E[p^k | q] = B(q phi + k, (1 - q) phi) / B(q phi, (1 - q) phi)`` (and
-    ``B(q phi, (1 - q) phi + k) / B(q phi, (1 - q) phi)`` for ``(1 - p)^k``; Beta moments, Johnson, Kotz &
-    Balakrishnan 1995, ch. 25), computed with ``scipy.special.betaln``; outer expectation over ``logit q`` by
-    Gauss-Hermite quadrature as :func:`new_task_pass_k`.
-
-    Parameters
-    ----------
-    m, s, phi : numpy.ndarray
-        Broadcastable arrays (shape ``S``): location and scale of ``logit q``, and the concentration ``phi > 0``.
-    ks : numpy.ndarray of int, shape (K,)
-    n_nodes : int
-    det_share : numpy.ndarray, optional
-        Broadcastable with ``m`` (shape ``S``): share of deterministic cells.
-
-    Returns
-    -------
-    pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
-    """
-    from scipy.special import betaln, expit
-
-    eta, w = _logit_normal_nodes(m, s, n_nodes)
-    phi = np.asarray(phi, float)
-    tiny = np.finfo(float).tiny
-    a = np.maximum(phi[..., None] * expit(eta), tiny)[..., None, :]  # S + (1, nodes)
-    b = np.maximum(phi[..., None] * expit(-eta), tiny)[..., None, :]
-    kk = ks.astype(float)[:, None]
-    base = betaln(a, b)
-    hat_q = np.exp(betaln(a + kk, b) - base)  # E[p^k | q], S + (K, nodes)
-    miss_q = np.exp(betaln(a, b + kk) - base)  # E[(1 - p)^k | q]
-    if det_share is not None:
-        lam = np.asarray(det_share, float)[..., None, None]
-        q = expit(eta)[..., None, :]
-        hat_q = lam * q + (1.0 - lam) * hat_q
-        miss_q = lam * (1.0 - q) + (1.0 - lam) * miss_q
-    hat = np.sum(w * hat_q, axis=-1)
-    at = 1.0 - np.sum(w * miss_q, axis=-1)
-    return hat, at
-
-
-def _pass_k(
+def posterior_pass_k(
     dt: xr.DataTree,
     k: int | Sequence[int],
-    population: Population,
-    quantity: Literal["pass_at_k", "pass_hat_k"],
-    tasks: Literal["attempted", "all"],
-    n_nodes: int,
-) -> xr.DataArray:
+    population: Population = "observed",
+    *,
+    tasks: Literal["attempted", "all"] = "attempted",
+    n_nodes: int = GH_NODES,
+) -> xr.Dataset:
+    """Posterior draws of suite pass@k and pass^k per agent, in one pass over the cells.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A fit from :func:`agentstats.models.fit.fit`.
+    k : int or sequence of int
+        Values in 1..:data:`K_MAX`.
+    population : {"observed", "new"}
+        The tasks in the data, or a new task from the same population (module docstring).
+    tasks : {"attempted", "all"}
+        ``observed`` only: average over the tasks each agent attempted (n > 0; default) or over all tasks in the fit
+        (unattempted cells then enter through the model).
+    n_nodes : int
+        Gauss-Hermite nodes for ``population="new"``.
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``pass_at_k`` and ``pass_hat_k`` with dims ``(chain, draw, agent, k)``; coordinates
+        ``extrapolated`` (share of the agent's tasks with n < k, dims ``agent, k``) and ``n_min`` (``agent``);
+        attrs ``population``.
+
+    Raises
+    ------
+    ValueError
+        On invalid ``k``/``population``/``tasks``, ``new`` on a model without hyperparameters, or an agent with no
+        observed task under ``observed``.
+    """
     ks = _as_ks(k)
     post = _posterior(dt)
-    if "p" not in post:
-        raise ValueError("posterior has no 'p' (expected dims chain, draw, agent, task)")
-    n_mat = _n_matrix(dt, post)
-    agents = post["agent"].values
+    family = family_of(dt)
+    data = stored_data(dt)
     if population == "observed":
-        p = post["p"].transpose("chain", "draw", "agent", "task")
-        if tasks == "attempted" and n_mat is not None:
-            weight = (n_mat > 0).astype(float)
-        elif tasks in ("attempted", "all"):
-            weight = xr.ones_like(p.isel(chain=0, draw=0, drop=True), dtype=float)
-        else:
+        if tasks not in ("attempted", "all"):
             raise ValueError(f"tasks must be 'attempted' or 'all', got {tasks!r}")
-        n_used = weight.sum("task")
-        if bool((n_used == 0).any()):
-            empty = [str(a) for a in agents[np.asarray(n_used == 0)]]
+        weight = (data.n > 0).astype(float) if tasks == "attempted" else np.ones(data.shape)
+        n_used = weight.sum(axis=1)
+        if np.any(n_used == 0):
+            empty = [a for a, u in zip(data.agents, n_used, strict=True) if u == 0]
             raise ValueError(f"agent(s) {empty} have no observed task; use population='new'")
-        p_np = p.to_numpy()[..., None]  # chain, draw, agent, task, 1
-        if quantity == "pass_hat_k":
-            vals = np.exp(ks * np.log(np.clip(p_np, 1e-300, 1.0)))
-        else:
-            vals = -np.expm1(ks * np.log1p(-np.clip(p_np, 0.0, 1.0 - 1e-16)))
-        w_np = weight.transpose("agent", "task").to_numpy()[None, None, :, :, None]
-        out = (vals * w_np).sum(axis=3) / w_np.sum(axis=3)
+        shape = (post.sizes["chain"], post.sizes["draw"], data.shape[0], ks.size)
+        hat = np.zeros(shape)
+        miss = np.zeros(shape)
+        kk = ks.astype(float)
+        for sl, p in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0))):
+            w = weight[:, sl]
+            with np.errstate(divide="ignore"):
+                log_p = np.log(np.clip(p, 0.0, 1.0))[..., None]
+                log_q = np.log1p(-np.clip(p, 0.0, 1.0))[..., None]
+            hat += np.einsum("cdatk,at->cdak", np.exp(kk * log_p), w)
+            miss += np.einsum("cdatk,at->cdak", np.exp(kk * log_q), w)
+        hat /= n_used[None, None, :, None]
+        at = 1.0 - miss / n_used[None, None, :, None]
     elif population == "new":
-        if "sigma_task" not in post or "mu" not in post:
-            raise ValueError(
-                "population='new' needs the hierarchical hyperparameters (mu, sigma_task); "
-                "the no_pooling model has none"
-            )
-        m = post["mu"].transpose("chain", "draw").to_numpy()[..., None]
-        if "alpha" in post:
-            m = m + post["alpha"].transpose("chain", "draw", "agent").to_numpy()
-        else:
-            m = np.broadcast_to(m, (*m.shape[:2], agents.size))
-        if dt.attrs.get("agentstats_model") in BETA_BINOMIAL_MODELS and "phi" in post:
-            s = post["sigma_task"].transpose("chain", "draw").to_numpy()[..., None]
-            phi = post["phi"].transpose("chain", "draw").to_numpy()[..., None]
-            det = post["det_share"].transpose("chain", "draw").to_numpy()[..., None] if "det_share" in post else None
-            hat, at = new_task_pass_k_beta(m, s, phi, ks, n_nodes, det_share=det)
-        else:
-            var = post["sigma_task"].transpose("chain", "draw").to_numpy() ** 2
-            if "sigma_cell" in post:
-                var = var + post["sigma_cell"].transpose("chain", "draw").to_numpy() ** 2
-            s = np.sqrt(var)[..., None]
-            hat, at = new_task_pass_k(m, s, ks, n_nodes)
-        out = hat if quantity == "pass_hat_k" else at
+        hat, at = family.new_task_pass_k(post, ks, data.shape[1], _seed(dt, _NEW_TASK_STREAM), n_nodes)
     else:
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
     coords = {
         "chain": post["chain"].values,
         "draw": post["draw"].values,
-        "agent": agents,
+        "agent": data.agents,
         "k": ks,
+        "extrapolated": (("agent", "k"), _extrapolated(data, ks)),
+        "n_min": (("agent",), data.n_min()),
     }
-    da = xr.DataArray(out, dims=("chain", "draw", "agent", "k"), coords=coords, name=quantity)
-    if n_mat is not None:
-        if "constant_data" in dt.children and "n_min" in dt["constant_data"]:
-            n_min = dt["constant_data"]["n_min"].sel(agent=agents).to_numpy()
-        else:
-            nn = n_mat.transpose("agent", "task").to_numpy()
-            n_min = np.where(nn > 0, nn, np.iinfo(np.int64).max).min(axis=1)
-        extrap = ks[None, :] > n_min[:, None]
-        da = da.assign_coords(extrapolated=(("agent", "k"), extrap), n_min=(("agent",), n_min))
-    da.attrs.update(quantity=quantity, population=population)
-    return da
+    dims = ("chain", "draw", "agent", "k")
+    out = xr.Dataset({"pass_at_k": (dims, at), "pass_hat_k": (dims, hat)}, coords=coords)
+    out["pass_at_k"].attrs.update(quantity="pass_at_k", population=population)
+    out["pass_hat_k"].attrs.update(quantity="pass_hat_k", population=population)
+    out.attrs["population"] = population
+    return out
 
 
 def posterior_pass_at_k(
@@ -262,33 +177,10 @@ def posterior_pass_at_k(
 ) -> xr.DataArray:
     """Posterior draws of suite pass@k = mean over tasks of 1 - (1 - p)^k (Chen et al. 2021, arXiv 2107.03374).
 
-    Parameters
-    ----------
-    dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit`.
-    k : int or sequence of int
-        Positive integers; values above an agent's smallest trial count are flagged ``extrapolated``.
-    population : {"observed", "new"}
-        The tasks in the data, or a new task from the same distribution (module docstring).
-    tasks : {"attempted", "all"}
-        ``observed`` only: average over the tasks each agent attempted (n > 0; default) or over all tasks in the
-        fit (unattempted cells then enter through their model-based posterior).
-    n_nodes : int
-        Gauss-Hermite nodes for ``population="new"``.
-
-    Returns
-    -------
-    xarray.DataArray
-        Dims ``(chain, draw, agent, k)``; coordinates ``extrapolated`` (bool, dims ``agent, k``) and ``n_min``
-        (dims ``agent``) when the fit stores counts; attrs ``quantity``, ``population``.
-
-    Raises
-    ------
-    ValueError
-        On invalid ``k``/``population``, a fit without ``p``, ``new`` on a model without hyperparameters, or an
-        agent with no observed task under ``observed``.
+    Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_at_k`` (dims
+    ``chain, draw, agent, k``; attrs ``quantity``, ``population``).
     """
-    return _pass_k(dt, k, population, "pass_at_k", tasks, n_nodes)
+    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_at_k"]
 
 
 def posterior_pass_hat_k(
@@ -301,13 +193,24 @@ def posterior_pass_hat_k(
 ) -> xr.DataArray:
     """Posterior draws of suite pass^k = mean over tasks of p^k (Yao et al. 2024, arXiv 2406.12045).
 
-    Parameters, returns and errors as :func:`posterior_pass_at_k`.
+    Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_hat_k``.
     """
-    return _pass_k(dt, k, population, "pass_hat_k", tasks, n_nodes)
+    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_hat_k"]
+
+
+def _interval(x: xr.DataArray, ci_prob: float, ci_kind: str) -> xr.DataArray:
+    return (az.eti if ci_kind == "eti" else az.hdi)(x, prob=ci_prob, dim=["chain", "draw"])
+
+
+def _check_ci(ci_prob: float, ci_kind: str) -> None:
+    if not 0.0 < ci_prob < 1.0:
+        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+    if ci_kind not in ("eti", "hdi"):
+        raise ValueError(f"ci_kind must be 'eti' or 'hdi', got {ci_kind!r}")
 
 
 def summarize_pass_k(
-    draws: xr.DataArray | Sequence[xr.DataArray],
+    draws: xr.DataArray | xr.Dataset | Sequence[xr.DataArray],
     ci_prob: float = 0.95,
     ci_kind: Literal["eti", "hdi"] = "eti",
 ) -> pd.DataFrame:
@@ -315,56 +218,62 @@ def summarize_pass_k(
 
     Parameters
     ----------
-    draws : xarray.DataArray or sequence of them
-        From :func:`posterior_pass_at_k` / :func:`posterior_pass_hat_k` (dims ``chain, draw, agent, k``).
+    draws : xarray.DataArray, xarray.Dataset, or sequence of DataArrays
+        From :func:`posterior_pass_k` / :func:`posterior_pass_at_k` / :func:`posterior_pass_hat_k` (dims
+        ``chain, draw, agent, k``).
     ci_prob : float
         Credible interval probability, in (0, 1).
     ci_kind : {"eti", "hdi"}
-        Equal-tailed (default; invariant under monotone transforms) or highest-density interval, computed by
-        ``arviz.eti`` / ``arviz.hdi``.
+        Equal-tailed (default; invariant under monotone transforms) or highest-density interval (``arviz.eti`` /
+        ``arviz.hdi``).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``agent, k, quantity, population, mean, median, ci_low, ci_high, ci_kind, ci_prob,
-        extrapolated``.
+        Columns ``agent, k, quantity, population, mean, median, ci_low, ci_high, ci_kind, ci_prob, extrapolated``
+        (``extrapolated``: share of the agent's tasks with n < k).
 
     Raises
     ------
     ValueError
         On a bad ``ci_prob`` / ``ci_kind`` or draws without the expected dims.
     """
-    if isinstance(draws, xr.DataArray):
+    if isinstance(draws, xr.Dataset):
+        draws = [draws[v] for v in draws.data_vars]
+    elif isinstance(draws, xr.DataArray):
         draws = [draws]
-    if not 0.0 < ci_prob < 1.0:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
-    if ci_kind not in ("eti", "hdi"):
-        raise ValueError(f"ci_kind must be 'eti' or 'hdi', got {ci_kind!r}")
+    _check_ci(ci_prob, ci_kind)
     frames = []
     for da in draws:
         missing = {"chain", "draw", "agent", "k"} - set(da.dims)
         if missing:
             raise ValueError(f"draws lack dims {sorted(missing)}; got {da.dims}")
         da = da.transpose("chain", "draw", "agent", "k")
-        ci = (az.eti if ci_kind == "eti" else az.hdi)(da, prob=ci_prob, dim=["chain", "draw"])
-        mean = da.mean(("chain", "draw"))
-        median = da.median(("chain", "draw"))
-        extrap = da.coords["extrapolated"] if "extrapolated" in da.coords else xr.zeros_like(mean, dtype=bool)
+        ci = _interval(da, ci_prob, ci_kind)
+        lo = ci.sel(ci_bound="lower").transpose("agent", "k").to_numpy()
+        hi = ci.sel(ci_bound="upper").transpose("agent", "k").to_numpy()
+        mean = da.mean(("chain", "draw")).to_numpy()
+        median = da.median(("chain", "draw")).to_numpy()
+        extrap = (
+            np.asarray(da.coords["extrapolated"].transpose("agent", "k"), dtype=float)
+            if "extrapolated" in da.coords
+            else np.zeros(mean.shape)
+        )
         for i, agent in enumerate(da["agent"].values):
             for j, kk in enumerate(da["k"].values):
                 frames.append(
                     dict(
-                        agent=agent,
+                        agent=str(agent),
                         k=int(kk),
                         quantity=da.attrs.get("quantity", da.name),
                         population=da.attrs.get("population", ""),
                         mean=float(mean[i, j]),
                         median=float(median[i, j]),
-                        ci_low=float(ci.isel(agent=i, k=j).sel(ci_bound="lower")),
-                        ci_high=float(ci.isel(agent=i, k=j).sel(ci_bound="upper")),
+                        ci_low=float(lo[i, j]),
+                        ci_high=float(hi[i, j]),
                         ci_kind=ci_kind,
                         ci_prob=ci_prob,
-                        extrapolated=bool(np.asarray(extrap)[i, j]),
+                        extrapolated=float(extrap[i, j]),
                     )
                 )
     return pd.DataFrame(frames)
@@ -415,50 +324,56 @@ def contrast_matrix(draws_k: xr.DataArray, delta: float = 0.0, *, k: int | None 
 
 
 def contrast_table(
-    draws: xr.DataArray, delta: float = 0.0, ci_prob: float = 0.95
+    draws: xr.DataArray, delta: float = 0.0, ci_prob: float = 0.95, ci_kind: Literal["eti", "hdi"] = "eti"
 ) -> pd.DataFrame:
-    """Tidy pairwise contrasts for every k: P(A > B), P(A - B > delta) and the difference's credible interval.
+    """Pairwise contrasts, each unordered pair once: P(A > B), P(A - B > delta) and the difference's credible interval.
+
+    In each pair, A is the agent with the higher posterior mean (so ``diff_mean >= 0``); the reverse direction is
+    ``1 - prob_greater`` (ties have probability 0 for continuous draws).
 
     Parameters
     ----------
     draws : xarray.DataArray
         Dims ``chain, draw, agent`` and optionally ``k``.
     delta : float
+        Margin on the quantity's scale.
     ci_prob : float
-        Probability of the equal-tailed credible interval of ``A - B``.
+        Probability of the credible interval of ``A - B``.
+    ci_kind : {"eti", "hdi"}
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``k, agent_a, agent_b, prob_greater, delta, prob_diff_gt_delta, diff_mean, diff_low, diff_high``
-        for every ordered pair A != B.
+        Columns ``k`` (only when the draws have a ``k`` dim), ``agent_a, agent_b, prob_greater, delta,
+        prob_diff_gt_delta, diff_mean, diff_low, diff_high, ci_kind, ci_prob``.
     """
-    if "k" not in draws.dims:
-        draws = draws.expand_dims(k=[draws.attrs.get("k", 0)])
+    _check_ci(ci_prob, ci_kind)
+    has_k = "k" in draws.dims
     rows = []
-    lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-    for kk in draws["k"].values:
-        d = draws.sel(k=kk).transpose("chain", "draw", "agent")
-        x = d.to_numpy().reshape(-1, d.sizes["agent"])
+    for kk in draws["k"].values if has_k else [None]:
+        d = (draws.sel(k=kk) if has_k else draws).transpose("chain", "draw", "agent")
         agents = [str(a) for a in d["agent"].values]
-        for i, a in enumerate(agents):
-            for j, b in enumerate(agents):
-                if i == j:
-                    continue
-                diff = x[:, i] - x[:, j]
-                rows.append(
-                    dict(
-                        k=int(kk),
-                        agent_a=a,
-                        agent_b=b,
-                        prob_greater=float(np.mean(diff > 0)),
-                        delta=float(delta),
-                        prob_diff_gt_delta=float(np.mean(diff > delta)),
-                        diff_mean=float(diff.mean()),
-                        diff_low=float(np.quantile(diff, lo)),
-                        diff_high=float(np.quantile(diff, hi)),
-                    )
+        means = d.mean(("chain", "draw")).to_numpy()
+        for i in range(len(agents)):
+            for j in range(i + 1, len(agents)):
+                a, b = (i, j) if means[i] >= means[j] else (j, i)
+                diff = d.isel(agent=a) - d.isel(agent=b)
+                ci = _interval(diff, ci_prob, ci_kind)
+                x = diff.to_numpy().ravel()
+                row: dict[str, Any] = {"k": int(kk)} if kk is not None else {}
+                row.update(
+                    agent_a=agents[a],
+                    agent_b=agents[b],
+                    prob_greater=float(np.mean(x > 0)),
+                    delta=float(delta),
+                    prob_diff_gt_delta=float(np.mean(x > delta)),
+                    diff_mean=float(x.mean()),
+                    diff_low=float(ci.sel(ci_bound="lower")),
+                    diff_high=float(ci.sel(ci_bound="upper")),
+                    ci_kind=ci_kind,
+                    ci_prob=ci_prob,
                 )
+                rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -488,38 +403,49 @@ def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:
     return float((msb - msw) / den) if den > 0 else float("nan")
 
 
-def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: float = 0.95) -> pd.DataFrame:
-    """Within-task consistency of outcomes per agent.
+def consistency(
+    counts: pd.DataFrame | None = None,
+    dt: xr.DataTree | None = None,
+    ci_prob: float = 0.95,
+    ci_kind: Literal["eti", "hdi"] = "eti",
+) -> pd.DataFrame:
+    """Within-task consistency of outcomes per agent, from the data and (with a fit) from the model.
 
-    * ``flip_share``: share of the agent's tasks with ``n >= 2`` whose outcome flips across trials
-      (``0 < c < n``).
+    * ``flip_share``: share of the agent's tasks with ``n >= 2`` whose outcome flips across trials (``0 < c < n``).
     * ``icc_anova``: ANOVA intra-class correlation of binary outcomes within tasks, unequal n (Fleiss, Levin &
       Paik 2003; Ridout, Demetrio & Firth 1999, Biometrics 55:137). Near 1: an agent either always or never solves
       a task; near 0: outcomes look like coin flips at a common rate.
-    * with ``dt`` (a hierarchical fit): the model-based latent-scale ICC (Goldstein, Browne & Rasbash 2002,
-      Understanding Statistics 1(4); Nakagawa & Schielzeth 2010, Biol. Rev. 85:935) of outcomes of one agent
-      within a task, ``(sigma_task^2 + sigma_cell^2) / (sigma_task^2 + sigma_cell^2 + pi^2/3)``, and the share
-      due to the agent x task interaction, ``sigma_cell^2 / (same denominator)``: posterior mean and
-      equal-tailed credible interval. These are common to all agents in the model. For a ``beta_binomial`` fit
-      (no ``sigma_cell``), ``icc_cell`` is the posterior of its intra-cell correlation ``rho = 1 / (1 + phi)``
-      (outcome scale; Williams 1975, Biometrics 31(4)) and ``icc_model`` covers the task effect only; for
-      ``zoi_beta_binomial`` it is ``det_share + (1 - det_share) rho`` (a deterministic cell's trials are perfectly
-      correlated: ``Var(p | m) = [det_share + (1 - det_share) rho] m (1 - m)``).
+    * with ``dt``: the fit's family's model-based consistency **per agent**
+      (:meth:`agentstats.models.family.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation of
+      two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
+      ``rho[a]``, or ``det_share + (1 - det_share) rho[a]`` with zero/one inflation; Williams 1975), and
+      ``icc_model``, the latent-scale ICC including task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev.
+      85:935). ``icc_cell_estimable`` is False when the model has no within-cell term (one agent, or ``additive``):
+      the values are then NaN, never 0.
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        Columns ``agent, task_id, n, c``.
+    counts : pandas.DataFrame, optional
+        Columns ``agent, task_id, n, c``; default the counts stored in ``dt``.
     dt : xarray.DataTree, optional
+        A hierarchical fit.
     ci_prob : float
+    ci_kind : {"eti", "hdi"}
 
     Returns
     -------
     pandas.DataFrame
         Columns ``agent, n_tasks, n_tasks_multi, flip_share, icc_anova`` and, with ``dt``, ``icc_model,
-        icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high``.
+        icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high, icc_cell_estimable``.
+
+    Raises
+    ------
+    ValueError
+        Without counts and fit, or with a fit of a model that has no hyperparameters (``no_pooling``).
     """
-    data = prepare_counts(counts)
+    if counts is None and dt is None:
+        raise ValueError("consistency: give counts, a fit, or both")
+    data = prepare_counts(counts) if counts is not None else stored_data(dt)  # type: ignore[arg-type]
     rows = []
     for i, agent in enumerate(data.agents):
         n, c = data.n[i], data.c[i]
@@ -535,36 +461,37 @@ def consistency(counts: pd.DataFrame, dt: xr.DataTree | None = None, ci_prob: fl
             )
         )
     out = pd.DataFrame(rows)
-    if dt is not None:
-        post = _posterior(dt)
-        if "sigma_task" not in post:
-            raise ValueError("consistency: dt has no sigma_task (the no_pooling model has no model-based ICC)")
-        var_t = post["sigma_task"].to_numpy().ravel() ** 2
-        var_c = post["sigma_cell"].to_numpy().ravel() ** 2 if "sigma_cell" in post else np.zeros_like(var_t)
-        denom = var_t + var_c + np.pi**2 / 3.0
-        lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-        icc_cell = var_c / denom
-        if dt.attrs.get("agentstats_model") in BETA_BINOMIAL_MODELS and "rho" in post:
-            icc_cell = post["rho"].to_numpy().ravel()
-            if "det_share" in post:
-                lam = post["det_share"].to_numpy().ravel()
-                icc_cell = lam + (1.0 - lam) * icc_cell
-        for name, val in (("icc_model", (var_t + var_c) / denom), ("icc_cell", icc_cell)):
-            out[name] = float(val.mean())
-            out[f"{name}_low"] = float(np.quantile(val, lo))
-            out[f"{name}_high"] = float(np.quantile(val, hi))
+    if dt is None:
+        return out
+    _check_ci(ci_prob, ci_kind)
+    post = _posterior(dt)
+    iccs = family_of(dt).icc(post)
+    fit_agents = [str(a) for a in post["agent"].values]
+    pos = [fit_agents.index(a) for a in data.agents]
+    for name in ("icc_model", "icc_cell"):
+        arr = iccs[name][..., pos]
+        da = xr.DataArray(arr, dims=("chain", "draw", "agent"))
+        if np.isfinite(arr).all():
+            ci = _interval(da, ci_prob, ci_kind)
+            out[name] = arr.mean(axis=(0, 1))
+            out[f"{name}_low"] = ci.sel(ci_bound="lower").to_numpy()
+            out[f"{name}_high"] = ci.sel(ci_bound="upper").to_numpy()
+        else:
+            out[name] = out[f"{name}_low"] = out[f"{name}_high"] = np.nan
+    out["icc_cell_estimable"] = bool(np.isfinite(iccs["icc_cell"]).all())
     return out
 
 
-def task_effects(dt: xr.DataTree, ci_prob: float = 0.95) -> pd.DataFrame:
-    """Posterior summary of the task effects β[t] (logit scale; higher = easier), for difficulty plots.
+def task_effects(dt: xr.DataTree, ci_prob: float = 0.95, ci_kind: Literal["eti", "hdi"] = "eti") -> pd.DataFrame:
+    """Posterior summary of the task effects beta[t] (logit scale; higher = easier), for difficulty plots.
 
     Parameters
     ----------
     dt : xarray.DataTree
         A crossed-model fit (posterior variable ``beta`` with dims ``chain, draw, task``).
     ci_prob : float
-        Probability mass of the equal-tailed credible interval.
+        Probability mass of the credible interval.
+    ci_kind : {"eti", "hdi"}
 
     Returns
     -------
@@ -576,18 +503,115 @@ def task_effects(dt: xr.DataTree, ci_prob: float = 0.95) -> pd.DataFrame:
     ValueError
         When the fit has no task effect (e.g. the ``no_pooling`` model).
     """
+    _check_ci(ci_prob, ci_kind)
     post = _posterior(dt)
     if "beta" not in post:
         raise ValueError("task_effects: this fit has no task effect 'beta' (fit a crossed model)")
-    beta = post["beta"].stack(sample=("chain", "draw")).transpose("task", "sample")
-    lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-    vals = beta.to_numpy()
+    beta = post["beta"].transpose("chain", "draw", "task")
+    ci = _interval(beta, ci_prob, ci_kind)
     out = pd.DataFrame(
         {
             "task": beta["task"].to_numpy().astype(str),
-            "mean": vals.mean(axis=1),
-            "ci_low": np.quantile(vals, lo, axis=1),
-            "ci_high": np.quantile(vals, hi, axis=1),
+            "mean": beta.mean(("chain", "draw")).to_numpy(),
+            "ci_low": ci.sel(ci_bound="lower").to_numpy(),
+            "ci_high": ci.sel(ci_bound="upper").to_numpy(),
         }
     )
     return out.sort_values("mean").reset_index(drop=True)
+
+
+def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+def _unbiased_from_counts(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unbiased per-cell pass@k and pass^k (Chen et al. 2021; Yao et al. 2024) for ``n >= k``; NaN elsewhere.
+
+    pass^k = C(c, k) / C(n, k), pass@k = 1 - C(n - c, k) / C(n, k), by log-Gamma (any array shapes).
+    """
+    n = np.asarray(n, float)
+    c = np.asarray(c, float)
+    ok = n >= k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kk = np.full(n.shape, float(k))
+        base = _log_comb(n, kk)
+        hat = np.where(c >= k, np.exp(_log_comb(c, kk) - base), 0.0)
+        miss = np.where(n - c >= k, np.exp(_log_comb(n - c, kk) - base), 0.0)
+    return np.where(ok, 1.0 - miss, np.nan), np.where(ok, hat, np.nan)
+
+
+def predict_rerun(
+    dt: xr.DataTree,
+    n_future: int,
+    k: int | Sequence[int],
+    *,
+    n_draws: int | None = 1000,
+) -> xr.Dataset:
+    """Posterior predictive distribution of the unbiased suite pass@k / pass^k after ``n_future`` more trials per cell.
+
+    For each posterior draw (evenly thinned to ``n_draws``) and each attempted cell, the cell's ``p`` comes from the
+    fit's family (as in :func:`posterior_pass_k`), the new trials are ``c_new ~ Binomial(n_future, p)``, and the
+    statistic a user would compute on the combined data, the mean over the agent's attempted tasks of the unbiased
+    estimator at ``n + n_future`` trials and ``c + c_new`` successes (Chen et al. 2021, arXiv 2107.03374; Yao et al.
+    2024, arXiv 2406.12045), is evaluated. Tasks where ``n + n_future < k`` are left out of that mean, as the
+    estimator would leave them out. This is the yardstick for a re-run: it includes the sampling noise of the re-run
+    itself, which a credible interval for pass^k does not.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A fit from :func:`agentstats.models.fit.fit`.
+    n_future : int
+        Additional trials per attempted cell (>= 0).
+    k : int or sequence of int
+    n_draws : int or None
+        Posterior draws used (evenly thinned); None uses all.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``pass_at_k``, ``pass_hat_k`` with dims ``(chain, draw, agent, k)`` (``chain`` of size 1 after thinning);
+        coordinate ``n_tasks`` (agent, k): tasks behind each value. Attrs ``n_future``, ``population="rerun"``.
+
+    Raises
+    ------
+    ValueError
+        On a negative ``n_future`` or invalid ``k``.
+    """
+    if isinstance(n_future, bool) or int(n_future) != n_future or n_future < 0:
+        raise ValueError(f"n_future must be an integer >= 0, got {n_future!r}")
+    n_future = int(n_future)
+    ks = _as_ks(k)
+    post = _posterior(dt)
+    family = family_of(dt)
+    data = stored_data(dt)
+    stacked = post.stack(sample=("chain", "draw")).transpose("sample", ...)
+    total = stacked.sizes["sample"]
+    pick = np.arange(total) if n_draws is None or n_draws >= total else np.linspace(0, total - 1, n_draws).round()
+    sub = stacked.isel(sample=np.asarray(pick, dtype=int)).drop_vars(["chain", "draw", "sample"])
+    sub = sub.rename({"sample": "draw"}).expand_dims(chain=[0]).assign_coords(draw=np.arange(len(pick)))
+    rng = _seed(dt, _RERUN_STREAM)
+    n_tot = data.n + n_future
+    attempted = data.n > 0
+    sums = {q: np.zeros((1, len(pick), data.shape[0], ks.size)) for q in ("pass_at_k", "pass_hat_k")}
+    used = np.zeros((data.shape[0], ks.size))
+    for sl, p in family.iter_cell_p(sub, data, int(dt.attrs.get("random_seed", 0))):
+        c_new = rng.binomial(np.broadcast_to(n_future, p.shape), np.clip(p, 0.0, 1.0))
+        c_tot = data.c[:, sl] + c_new
+        for j, kv in enumerate(ks):
+            at, hat = _unbiased_from_counts(n_tot[:, sl], c_tot, int(kv))
+            keep = attempted[:, sl] & (n_tot[:, sl] >= kv)
+            sums["pass_at_k"][..., j] += np.where(keep, at, 0.0).sum(axis=-1)
+            sums["pass_hat_k"][..., j] += np.where(keep, hat, 0.0).sum(axis=-1)
+            used[:, j] += keep.sum(axis=-1)
+    coords = {"chain": [0], "draw": np.arange(len(pick)), "agent": data.agents, "k": ks}
+    dims = ("chain", "draw", "agent", "k")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = xr.Dataset(
+            {q: (dims, np.where(used > 0, s / used, np.nan)) for q, s in sums.items()},
+            coords={**coords, "n_tasks": (("agent", "k"), used.astype(int))},
+        )
+    for q in ("pass_at_k", "pass_hat_k"):
+        out[q].attrs.update(quantity=q, population="rerun")
+    out.attrs.update(n_future=n_future, population="rerun")
+    return out

@@ -1,4 +1,4 @@
-"""Tests of agentstats.models: builders, priors, fit plumbing, diagnostics, PPC, LOO comparison."""
+"""Tests of agentstats.models: families, priors, fit plumbing, diagnostics, PPC, LOO comparison."""
 
 from __future__ import annotations
 
@@ -13,22 +13,23 @@ import pymc as pm
 import pytest
 import xarray as xr
 from pymc.testing import mock_sample, mock_sample_setup_and_teardown
-from scipy import stats
+from scipy import special, stats
 
 from agentstats.models import (
     ConvergenceWarning,
     Priors,
-    build_additive,
-    build_no_pooling,
-    build_partial_pooling,
+    SamplingInterrupted,
+    build_model,
     choose_parameterization,
     compare_models,
     diagnose,
     fit,
+    get_family,
     no_pooling_posterior,
     posterior_predictive_cells,
     prepare_counts,
 )
+from agentstats.posterior import posterior_pass_k
 from agentstats.simulate import true_suite_pass_k
 
 mock_pymc_sample = pytest.fixture(scope="function")(mock_sample_setup_and_teardown)
@@ -96,25 +97,26 @@ def test_parameterization_rule_sparse_vs_informative():
 
 
 # ---------------------------------------------------------------- builders
-@pytest.mark.slow
 def test_partial_pooling_structure_with_zero_n_cell():
-    model = build_partial_pooling(SMALL)
+    model = build_model(SMALL, "partial_pooling")
     names = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
-    assert {"mu", "sigma_agent", "sigma_task", "sigma_cell", "p"} <= names
-    assert model.named_vars_to_dims["p"] == ("agent", "task")
+    assert {"mu", "sigma_agent", "sigma_task", "sigma_cell", "cell_mu", "cell_sd"} <= names
+    assert model.named_vars_to_dims["sigma_cell"] == ("agent",)  # per-agent cell scale by default
     assert list(model.coords["task"]) == ["t1", "t2", "t3"]  # n = 0 cell's task kept
     assert len(model.coords["cell"]) == 4  # but only n > 0 cells are in the likelihood
-    assert np.isfinite(model.compile_logp()(model.initial_point()))
+    assert model.named_vars_to_dims["c"] == ("cell",)
+    shared = build_model(SMALL, "partial_pooling", dispersion="shared")
+    assert "sigma_cell" in {v.name for v in shared.free_RVs} and "cell_mu" not in shared.named_vars
 
 
-@pytest.mark.slow
 def test_additive_and_single_agent_variants():
-    names = {v.name for v in build_additive(SMALL).free_RVs}
-    assert not any(n.startswith(("gamma", "sigma_cell")) for n in names)
-    single = build_partial_pooling(SMALL[SMALL.agent == "a"])
+    names = {v.name for v in build_model(SMALL, "additive").free_RVs}
+    assert not any(n.startswith(("gamma", "sigma_cell", "cell_")) for n in names)
+    _, info = get_family("partial_pooling").build(prepare_counts(SMALL[SMALL.agent == "a"]), Priors())
+    single = build_model(SMALL[SMALL.agent == "a"], "partial_pooling")
     snames = {v.name for v in single.free_RVs}
-    assert not any(n.startswith(("alpha", "sigma_agent", "gamma", "sigma_cell")) for n in snames)
-    assert single._agentstats["has_cell_effect"] is False
+    assert not any(n.startswith(("alpha", "sigma_agent", "gamma", "sigma_cell", "cell_")) for n in snames)
+    assert info.has_cell_effect is False and info.has_agent_effect is False
 
 
 def test_no_pooling_closed_form_is_beta_posterior():
@@ -123,7 +125,7 @@ def test_no_pooling_closed_form_is_beta_posterior():
     # (a + c) / (a + b + n), computed by hand for each row of SMALL
     expected = [(2 + 3) / (5 + 4), (2 + 0) / (5 + 4), 2 / 5, (2 + 4) / (5 + 4), (2 + 1) / (5 + 2)]
     np.testing.assert_allclose(out["mean"], expected)
-    assert set(build_no_pooling(SMALL).named_vars) >= {"p", "c"}
+    assert set(build_model(SMALL, "no_pooling").named_vars) >= {"p", "c"}
 
 
 def test_no_pooling_fit_is_exact_draws():
@@ -138,7 +140,7 @@ def test_no_pooling_fit_is_exact_draws():
 def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
     """Oracle: a conjugate Beta prior per cell gives posterior mean (a + c) / (a + b + n) under NUTS."""
     rows = [("a", "t1", 10, 7), ("a", "t2", 3, 0)]
-    model = build_no_pooling(_counts(rows), priors=Priors(beta_a=2.0, beta_b=2.0))
+    model = build_model(_counts(rows), "no_pooling", priors=Priors(beta_a=2.0, beta_b=2.0))
     with model:
         dt = pm.sample(draws=1500, tune=500, chains=2, random_seed=3, progressbar=False, quiet=True,
                        nuts_sampler="pymc", compute_convergence_checks=False)
@@ -151,7 +153,8 @@ def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
 def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
     post = dt["posterior"]
-    assert post["p"].dims == ("chain", "draw", "agent", "task")
+    assert post["gamma"].dims == ("chain", "draw", "agent", "task") and "p" not in post
+    assert posterior_pass_k(dt, [1, 2])["pass_hat_k"].dims == ("chain", "draw", "agent", "k")
     assert post.sizes["chain"] == 3 and post.sizes["draw"] == 7
     assert list(post["agent"].values) == ["a", "b"]
     assert dt.attrs["agentstats_model"] == "partial_pooling" and dt.attrs["sampler"] == "pymc"
@@ -175,6 +178,36 @@ def test_fit_rejects_unknown_model_and_sampler():
         fit(SMALL, "pooled")
     with pytest.raises(ValueError, match="sampler must be"):
         fit(SMALL, sampler="stan")
+    with pytest.raises(ValueError, match="unknown option"):
+        fit(SMALL, drawz=10)
+    with pytest.raises(ValueError, match="draws must be"):
+        fit(SMALL, draws=0)
+
+
+def test_interrupted_sampling_keeps_nothing(monkeypatch):
+    """Ctrl-C during sampling raises (a KeyboardInterrupt), and a trace padded with NaN after an interrupt (what nutpie
+    returns) is refused, never returned as a result that claims success.
+    """
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pm, "sample", interrupted)
+    with pytest.raises(KeyboardInterrupt, match="interrupted"):
+        fit(SMALL, "additive", sampler="pymc", draws=5, chains=2, random_seed=0)
+
+    def padded(**kwargs):
+        dt = mock_sample(**kwargs)
+        post = dt["posterior"].to_dataset()
+        mu = post["mu"].to_numpy().copy()
+        mu[:, 3:] = np.nan  # each chain stopped after 3 of the 5 draws
+        post["mu"] = (("chain", "draw"), mu)
+        dt["posterior"] = post
+        return dt
+
+    monkeypatch.setattr(pm, "sample", padded)
+    with pytest.raises(SamplingInterrupted, match=r"\[3, 3\] of 5 draws"):
+        fit(SMALL, "additive", sampler="pymc", draws=5, chains=2, random_seed=0)
 
 
 # ---------------------------------------------------------------- diagnostics on constructed draws
@@ -200,19 +233,39 @@ def test_diagnose_flags_split_chains_and_divergences():
     assert res.table.loc[0, "r_hat"] > 1.5
 
 
+def test_diagnose_treats_nan_r_hat_as_a_named_failure():
+    """A variable whose draws never change has an undefined (NaN) R-hat: a failure naming it, never a pass."""
+    rng = np.random.default_rng(1)
+    post = xr.Dataset(
+        {"x": (("chain", "draw"), rng.normal(size=(4, 500))), "stuck": (("chain", "draw"), np.ones((4, 500)))}
+    )
+    res = diagnose(xr.DataTree.from_dict({"posterior": post}))
+    assert not res.ok
+    assert any(p.startswith("stuck:") and "NaN" in p for p in res.problems), res.problems
+    assert res.table.set_index("variable").loc["x", "ok"]
+
+
 # ---------------------------------------------------------------- PPC and LOO
 def test_ppc_observed_statistics_by_hand():
-    p = np.full((2, 50, 2, 3), 0.5)
-    dt = xr.DataTree.from_dict(
-        {"posterior": xr.Dataset({"p": (("chain", "draw", "agent", "task"), p)},
-                                 coords={"agent": ["a", "b"], "task": ["t1", "t2", "t3"]})}
-    )
+    dt = fit(SMALL, "no_pooling", draws=100, chains=2, random_seed=1)
     res = posterior_predictive_cells(dt, SMALL, random_seed=0).table.set_index("statistic")
     assert res.loc["cells_all_fail", "observed"] == 1  # (a, t2)
     assert res.loc["cells_all_success", "observed"] == 1  # (b, t1)
     # tasks with two observed agents: t1 rates (0.75, 1.0), t2 rates (0, 0.5); sample variances by hand
     assert res.loc["within_task_var", "observed"] == pytest.approx((0.03125 + 0.125) / 2)
+    # per agent: a has 2 cells with n >= 2 (3 of 4 flips, 0 of 4 does not); b has 2 (4 of 4, and 1 of 2 flips)
+    assert res.loc["flip_share[a]", "observed"] == 0.5 and res.loc["flip_share[b]", "observed"] == 0.5
     assert ((res.p_value >= 0) & (res.p_value <= 1)).all()
+    # replicated flips of agent b: a cell with n trials and p ~ Beta(1 + c, 1 + n - c) (the no-pooling posterior)
+    # flips with probability 1 - E[p^n] - E[(1 - p)^n] (Beta moments); b's cells are 4 of 4 and 1 of 2
+    def flip(n, c):
+        a, b = 1 + c, 1 + n - c
+        return 1 - special.beta(a + n, b) / special.beta(a, b) - special.beta(a, b + n) / special.beta(a, b)
+
+    expected = (flip(4, 4) + flip(2, 1)) / 2  # 0.418; 200 replicates: Monte Carlo sd about 0.025
+    assert res.loc["flip_share[b]", "rep_mean"] == pytest.approx(expected, abs=0.08)
+    with pytest.raises(ValueError, match="differ"):
+        posterior_predictive_cells(dt, SMALL.assign(c=[3, 1, 0, 4, 1]))
 
 
 @pytest.mark.slow
@@ -229,19 +282,22 @@ def test_compare_models_requires_log_likelihood(models_fit, models_sim):
 
 @pytest.mark.slow
 def test_log_likelihood_matches_binomial_logpmf(models_fit):
+    from scipy.special import expit
+
     ll = models_fit["log_likelihood"]["c"].isel(chain=0, draw=0).to_numpy()
     n = models_fit["constant_data"]["n_trials"].to_numpy()
     c = models_fit["constant_data"]["n_success"].to_numpy()
-    p = models_fit["posterior"]["p"].isel(chain=0, draw=0).to_numpy()
+    post = models_fit["posterior"].isel(chain=0, draw=0)
+    eta = float(post["mu"]) + post["alpha"].to_numpy()[:, None] + post["beta"].to_numpy() + post["gamma"].to_numpy()
     obs = n > 0
-    np.testing.assert_allclose(ll, stats.binom.logpmf(c[obs], n[obs], p[obs]))
+    np.testing.assert_allclose(ll, stats.binom.logpmf(c[obs], n[obs], expit(eta)[obs]))
 
 
 # ---------------------------------------------------------------- the real (session) fit
 @pytest.mark.slow
 def test_real_fit_names_dims_and_attrs(models_fit):
     post = models_fit["posterior"]
-    assert post["p"].dims == ("chain", "draw", "agent", "task")
+    assert post["gamma"].dims == ("chain", "draw", "agent", "task") and post["sigma_cell"].dims[-1] == "agent"
     assert {"mu", "sigma_agent", "sigma_task", "sigma_cell"} <= set(post.data_vars)
     assert list(post["agent"].values) == ["strong", "mid", "weak"]
     assert models_fit.attrs["sampler"] == "nutpie"
@@ -256,7 +312,7 @@ def test_real_fit_is_deterministic_with_seed(models_fit, models_sim):
         again = fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11)
     # Same seed, same draws up to rounding: a freshly compiled and a cached log-density (or another BLAS kernel) may
     # round differently in the last bits, which NUTS carries forward; a different seed differs by Monte Carlo error.
-    np.testing.assert_allclose(again["posterior"]["p"].to_numpy(), models_fit["posterior"]["p"].to_numpy(),
+    np.testing.assert_allclose(again["posterior"]["gamma"].to_numpy(), models_fit["posterior"]["gamma"].to_numpy(),
                                rtol=1e-6, atol=1e-9)
 
 
@@ -282,9 +338,8 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
     """Chains run on every available CPU by default (PyMC would halve the count), and Beta-Binomial fits on
     LARGE_CELLS or more observed cells default to TARGET_ACCEPT_LARGE; small ones keep TARGET_ACCEPT.
     """
-    import importlib
+    import agentstats.models.beta_binomial as bb_mod
 
-    fit_mod = importlib.import_module("agentstats.models.fit")  # the package's ``fit`` name is the function
     seen = []
 
     def spy(**kwargs):
@@ -305,15 +360,15 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
         finally:
             os.sched_setaffinity(0, before)
         assert seen[-1]["cores"] == 1
-    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["beta_binomial"] == 0.98
+    assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT == 0.98
     fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 1
     dt = fit(SMALL, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-    assert dt.attrs["agentstats_model"] == "zoi_beta_binomial"
-    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["zoi_beta_binomial"] == 0.98
-    monkeypatch.setattr(fit_mod, "LARGE_CELLS", 3)  # SMALL has 3 observed cells
+    assert dt.attrs["agentstats_model"] == "zoi_beta_binomial" and dt.attrs["dispersion"] == "agent"
+    assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT
+    monkeypatch.setattr(bb_mod, "LARGE_CELLS", 3)  # SMALL has 4 observed cells
     for model in ("beta_binomial", "zoi_beta_binomial"):
         dt = fit(SMALL, model, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-        assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT_LARGE
+        assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT_LARGE
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-    assert dt.attrs["target_accept"] == fit_mod.TARGET_ACCEPT["partial_pooling"]
+    assert dt.attrs["target_accept"] == 0.9

@@ -4,25 +4,77 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 from scipy.special import expit
 
-from agentstats.planning import _cell_tables, hyperparameters_from_fit, plan_interval_width, plan_power
+from agentstats.models import get_family
+from agentstats.models.family import gauss_hermite
+from agentstats.planning import hyperparameters_from_fit, plan_interval_width, plan_power
 
-HYPER = dict(mu=0.3, sigma_task=1.5, sigma_cell=0.8, alpha={"a": 0.5, "b": -0.5})
+HYPER = dict(model="partial_pooling", mu=0.3, sigma_task=1.5, sigma_cell=0.8, alpha={"a": 0.5, "b": -0.5})
+
+
+def _marginal_moments(family, hyper, m, n, k):
+    """P(c), E[p^k | c], Var[p^k | c] for c = 0..n, the task effect integrated as planning does."""
+    x, w = gauss_hermite(64)
+    tab = family.cell_given_task(hyper, None, m + hyper["sigma_task"] * x, n, k)
+    joint = tab.lik * w
+    marg = joint.sum(1)
+    e1 = (joint * tab.m1).sum(1) / marg
+    return marg, e1, (joint * tab.m2).sum(1) / marg - e1**2
 
 
 @pytest.mark.parametrize("n, c, k", [(4, 0, 1), (4, 3, 2), (8, 8, 4)])
-def test_cell_posterior_moments_match_quad(n, c, k):
-    m, s = 0.2, 1.7
+def test_logit_normal_cell_moments_match_quad(n, c, k):
+    m, st, sc = 0.2, 1.5, 0.8
+    s = np.hypot(st, sc)  # task and cell effects together: logit p ~ N(m, s)
     dens = lambda e: stats.norm(m, s).pdf(e) * stats.binom.pmf(c, n, expit(e))  # noqa: E731
     z = integrate.quad(dens, -np.inf, np.inf)[0]
     e1 = integrate.quad(lambda e: expit(e) ** k * dens(e), -np.inf, np.inf)[0] / z
     e2 = integrate.quad(lambda e: expit(e) ** (2 * k) * dens(e), -np.inf, np.inf)[0] / z
-    marg, m1, v1, _, _ = _cell_tables(m, s, n, k)
-    assert marg[c] == pytest.approx(z, rel=1e-6)
-    assert m1[c] == pytest.approx(e1, rel=1e-6)
-    assert v1[c] == pytest.approx(e2 - e1**2, rel=1e-5)
+    marg, m1, v1 = _marginal_moments(get_family("partial_pooling"), dict(sigma_task=st, sigma_cell=sc), m, n, k)
+    assert marg[c] == pytest.approx(z, rel=1e-5)
+    assert m1[c] == pytest.approx(e1, rel=1e-5)
+    assert v1[c] == pytest.approx(e2 - e1**2, rel=1e-4)
+
+
+@pytest.mark.parametrize("n, c, k", [(4, 0, 1), (4, 3, 2), (5, 5, 3)])
+def test_zoi_cell_moments_match_double_integral(n, c, k):
+    """Beta-Binomial with always/never share: P(c) and E[p^k | c] by quadrature over the task effect and p."""
+    m, st, phi, lam = -0.2, 1.2, 1.5, 0.3
+    hyper = dict(sigma_task=st, phi=phi, det_share=lam)
+
+    def joint(e, power):
+        q = expit(m + e)
+        a, b = q * phi, (1 - q) * phi
+        # int p^power C(n, c) p^c (1 - p)^(n - c) Beta(p | a, b) dp, end-point singularities as algebraic weights
+        beta_part = integrate.quad(lambda p: 1.0, 0, 1, weight="alg", wvar=(a - 1 + c + power, b - 1 + n - c))[0]
+        beta_part *= special.comb(n, c) / special.beta(a, b)
+        det_lik = q * (c == n) + (1 - q) * (c == 0)
+        det_part = q * (c == n) if power > 0 else det_lik  # p = 1 in the always cell, 0 in the never cell
+        return stats.norm.pdf(e, 0, st) * (lam * det_part + (1 - lam) * beta_part)
+
+    z = integrate.quad(lambda e: joint(e, 0), -8 * st, 8 * st)[0]
+    e1 = integrate.quad(lambda e: joint(e, k), -8 * st, 8 * st)[0] / z
+    marg, m1, _ = _marginal_moments(get_family("zoi_beta_binomial"), hyper, m, n, k)
+    assert marg[c] == pytest.approx(z, rel=1e-4)
+    assert m1[c] == pytest.approx(e1, rel=1e-4)
+
+
+def test_planning_uses_the_models_dispersion():
+    """phi = 0.2 (all-or-nothing cells) and phi = 100 (coin flips around the mean) must plan differently: with 4
+    trials per task a coin-flip cell reveals its p far less than an all-or-nothing one does.
+    """
+    base = dict(model="beta_binomial", mu=0.0, sigma_task=1.0, alpha=0.0)
+    w = [
+        plan_interval_width(dict(base, phi=phi), 100, 4, 3, n_sims=200, random_seed=0).expected_width.iloc[0]
+        for phi in (0.2, 100.0)
+    ]
+    assert w[1] > 1.2 * w[0]  # 0.058 against 0.045 (identical before planning asked the family)
+    with pytest.raises(ValueError, match="need phi"):
+        plan_interval_width(dict(base), 100, 4)
+    with pytest.raises(ValueError, match="which model"):
+        plan_interval_width(dict(mu=0.0, sigma_task=1.0), 100, 4)
 
 
 def test_interval_width_shrinks_like_one_over_sqrt_tasks():
@@ -57,7 +109,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="exactly one"):
         plan_power(HYPER, 10, 2)
     with pytest.raises(ValueError, match="missing 'mu'"):
-        plan_interval_width(dict(sigma_task=1.0), 10, 2)
+        plan_interval_width(dict(model="partial_pooling", sigma_task=1.0), 10, 2)
     with pytest.raises(ValueError, match="agent 'z'"):
         plan_interval_width(HYPER, 10, 2, agent="z")
     with pytest.raises(ValueError, match="population"):
@@ -67,7 +119,7 @@ def test_bad_inputs():
 @pytest.mark.slow
 def test_hyperparameters_from_real_fit(models_fit):
     h = hyperparameters_from_fit(models_fit)
-    assert set(h["alpha"]) == {"strong", "mid", "weak"}
-    assert h["alpha"]["strong"] > h["alpha"]["weak"] and h["sigma_task"] > 0 and h["sigma_cell"] > 0
+    assert set(h["alpha"]) == {"strong", "mid", "weak"} and h["model"] == "partial_pooling"
+    assert h["alpha"]["strong"] > h["alpha"]["weak"] and h["sigma_task"] > 0 and min(h["sigma_cell"].values()) > 0
     out = plan_interval_width(models_fit, 30, 4, 2, agent="strong", n_sims=50)
     assert 0 < out.expected_width.iloc[0] < 1

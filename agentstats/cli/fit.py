@@ -1,10 +1,10 @@
-"""``agentstats fit``: the hierarchical model's posterior pass@k / pass^k with diagnostics."""
+"""``agentstats fit``: the hierarchical model's posterior pass@k / pass^k, per-agent consistency and diagnostics."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -13,7 +13,6 @@ from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
     FormatOpt,
-    KOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
@@ -25,32 +24,92 @@ from agentstats.cli.common import (
     out,
     parse_k,
 )
+from agentstats.models.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
+
+#: What ``--k`` means here.
+FIT_K_HELP = (
+    "k values: '1,2,4' or a range '1..8'; default 1..8. k beyond an agent's trials per task is allowed (the model "
+    "extrapolates) and the share of tasks with fewer than k trials is reported."
+)
+
+
+def _records(summary: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "agent": r["agent"],
+            "k": int(r["k"]),
+            "quantity": r["quantity"],
+            "population": r["population"],
+            "mean": clean(r["mean"]),
+            "median": clean(r["median"]),
+            "ci_low": clean(r["ci_low"]),
+            "ci_high": clean(r["ci_high"]),
+            "ci_kind": r["ci_kind"],
+            "ci_prob": clean(r["ci_prob"]),
+            "extrapolated": clean(r["extrapolated"]),
+        }
+        for _, r in summary.iterrows()
+    ]
+
+
+def _table(title: str, summary: Any) -> Table:
+    t = Table(title=title)
+    for c in ["agent", "k", "pass@k (interval)", "pass^k (interval)", "note"]:
+        t.add_column(c, justify="left" if c in ("agent", "note") else "right")
+    wide = summary.pivot_table(
+        index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first", sort=False
+    )
+    extra = summary.groupby(["agent", "k"], sort=False)["extrapolated"].max()
+    for (a, kk), r in wide.iterrows():
+        cells = [
+            f"{r[('mean', q)]:.3f} [{r[('ci_low', q)]:.3f}, {r[('ci_high', q)]:.3f}]"
+            for q in ("pass_at_k", "pass_hat_k")
+        ]
+        share = float(extra[(a, kk)])
+        note = f"extrapolated: {share:.0%} of tasks have < {kk} trials" if share > 0 else ""
+        t.add_row(str(a), str(kk), *cells, note)
+    return t
 
 
 def fit(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
     format: FormatOpt = "auto",
-    k: KOpt = None,
+    k: Annotated[str | None, typer.Option("--k", help=FIT_K_HELP)] = None,
     population: Annotated[
-        str, typer.Option(help="observed: these tasks; new: new tasks from the same distribution.")
+        str, typer.Option(help="observed: these tasks; new: new tasks from the same task population.")
     ] = "observed",
-    model: Annotated[
+    bayes_model: Annotated[
         str,
         typer.Option(
-            help="zoi_beta_binomial (default; per-cell term as a Beta-Binomial likelihood with a share of "
-            "always/never-succeeding cells), beta_binomial (without that share), partial_pooling (logit-normal "
-            "per-cell term), additive (no per-cell term) or no_pooling."
+            "--bayes-model",
+            "--model",
+            help=f"Statistical model: {', '.join(MODEL_NAMES)} (default {DEFAULT_MODEL}: a Beta per agent x task "
+            "cell with a share of always/never-succeeding cells; docs/models.md). --model is the old spelling.",
         ),
-    ] = "zoi_beta_binomial",
+    ] = DEFAULT_MODEL,
+    dispersion: Annotated[
+        str,
+        typer.Option(help="Within-cell dispersion: agent (each agent its own consistency, pooled) or shared."),
+    ] = DEFAULT_DISPERSION,
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
-    draws: Annotated[int, typer.Option(help="Draws per chain.")] = 1000,
-    tune: Annotated[int, typer.Option(help="Tuning steps per chain.")] = 1000,
-    chains: Annotated[int, typer.Option(help="Chains.")] = 4,
+    draws: Annotated[int, typer.Option(min=1, help="Draws per chain.")] = 1000,
+    tune: Annotated[int, typer.Option(min=1, help="Tuning steps per chain.")] = 1000,
+    chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     target_accept: Annotated[
         float | None,
-        typer.Option(help="NUTS target acceptance rate (default per model, see docs/models.md); raise it, e.g. to "
-                     "0.99, when the diagnostics report divergences."),
+        typer.Option(
+            help="NUTS target acceptance rate (default per model, see docs/models.md); raise it, e.g. to 0.99, when "
+            "the diagnostics report divergences."
+        ),
+    ] = None,
+    rerun: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Also print the posterior predictive interval of the unbiased pass@k / pass^k you would compute "
+            "after running N more trials per task (what a re-run of the benchmark should land in).",
+        ),
     ] = None,
     ci_prob: Annotated[float, typer.Option(help="Credible interval probability.")] = 0.95,
     hdi: Annotated[bool, typer.Option("--hdi", help="Highest-density instead of equal-tailed intervals.")] = False,
@@ -64,49 +123,41 @@ def fit(
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
 ) -> None:
-    """Fit the hierarchical model and print posterior pass@k / pass^k per agent, with diagnostics."""
+    """Fit the hierarchical model; print posterior pass@k / pass^k and consistency per agent, and the diagnostics."""
     import warnings
 
     from agentstats.models import ConvergenceWarning, diagnose
     from agentstats.models import fit as fit_model
-    from agentstats.posterior import posterior_pass_at_k, posterior_pass_hat_k, summarize_pass_k
+    from agentstats.posterior import consistency, posterior_pass_k, predict_rerun, summarize_pass_k
 
     if population not in ("observed", "new"):
         raise fail(typer.BadParameter("--population must be 'observed' or 'new'"), 2)
+    if bayes_model not in MODEL_NAMES:
+        raise fail(typer.BadParameter(f"--bayes-model must be one of {', '.join(MODEL_NAMES)}, got {bayes_model!r}"), 2)
+    if not 0.0 < ci_prob < 1.0:
+        raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), 2)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad))
     ks = parse_k(k) or list(range(1, 9))
-    with console.status(f"fitting {model} ({chains} chains x {draws} draws; first run compiles) ..."):
+    kind: Literal["eti", "hdi"] = "hdi" if hdi else "eti"
+    with console.status(f"fitting {bayes_model} ({chains} chains x {draws} draws; the first run compiles) ..."):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # reported below instead
                 dt = fit_model(
-                    counts, model=model, sampler=sampler, draws=draws, tune=tune, chains=chains, random_seed=seed,
+                    counts, bayes_model, dispersion=None if bayes_model in ("additive", "no_pooling") else dispersion,
+                    sampler=sampler, draws=draws, tune=tune, chains=chains, random_seed=seed,
                     target_accept=target_accept,
                 )
         except (ValueError, ImportError) as exc:
             raise fail(exc, 2) from exc
     diag = diagnose(dt)
-    summary = summarize_pass_k(
-        [posterior_pass_at_k(dt, ks, population=population), posterior_pass_hat_k(dt, ks, population=population)],
-        ci_prob=ci_prob,
-        ci_kind="hdi" if hdi else "eti",
+    pop: Literal["observed", "new"] = "new" if population == "new" else "observed"
+    summary = summarize_pass_k(posterior_pass_k(dt, ks, population=pop), ci_prob=ci_prob, ci_kind=kind)
+    cons = consistency(counts, dt, ci_prob=ci_prob, ci_kind=kind) if bayes_model != "no_pooling" else None
+    rerun_summary = (
+        summarize_pass_k(predict_rerun(dt, rerun, ks), ci_prob=ci_prob, ci_kind=kind) if rerun is not None else None
     )
     if as_json:
-        records = [
-            {
-                "agent": r["agent"],
-                "k": int(r["k"]),
-                "quantity": r["quantity"],
-                "population": r["population"],
-                "mean": clean(r["mean"]),
-                "median": clean(r["median"]),
-                "ci_low": clean(r["ci_low"]),
-                "ci_high": clean(r["ci_high"]),
-                "ci_kind": r["ci_kind"],
-                "extrapolated": bool(r["extrapolated"]),
-            }
-            for _, r in summary.iterrows()
-        ]
         diag_json = {
             "ok": bool(diag.ok),
             "divergences": int(diag.divergences),
@@ -114,31 +165,50 @@ def fit(
             "variables": [{c: clean(v) for c, v in row.items()} for _, row in diag.table.iterrows()],
             "sampler": dt.attrs.get("sampler"),
             "model": dt.attrs.get("agentstats_model"),
+            "dispersion": dt.attrs.get("dispersion"),
             "target_accept": dt.attrs.get("target_accept"),
             "chains": dt.attrs.get("chains"),
             "draws": dt.attrs.get("draws"),
             "random_seed": dt.attrs.get("random_seed"),
         }
-        out.print_json(json.dumps({"summary": records, "diagnostics": diag_json}))
+        payload: dict[str, Any] = {"summary": _records(summary), "diagnostics": diag_json}
+        if cons is not None:
+            payload["consistency"] = [{c: clean(v) for c, v in row.items()} for _, row in cons.iterrows()]
+        if rerun_summary is not None:
+            payload["rerun"] = {"n_future": rerun, "summary": _records(rerun_summary)}
+        out.print_json(json.dumps(payload))
     else:
-        kind = "HDI" if hdi else "equal-tailed"
-        title = f"{input.name}: posterior ({model}, {population} tasks), {ci_prob:.0%} {kind} credible intervals"
-        t = Table(title=title)
-        for c in ["agent", "k", "pass@k (interval)", "pass^k (interval)", "note"]:
-            t.add_column(c, justify="left" if c in ("agent", "note") else "right")
-        wide = summary.pivot_table(
-            index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first"
-        )
-        extra = summary.groupby(["agent", "k"])["extrapolated"].any()
-        for (a, kk), r in wide.iterrows():
-            cells = [
-                f"{r[('mean', q)]:.3f} [{r[('ci_low', q)]:.3f}, {r[('ci_high', q)]:.3f}]"
-                for q in ("pass_at_k", "pass_hat_k")
-            ]
-            t.add_row(str(a), str(kk), *cells, "extrapolated" if extra[(a, kk)] else "")
-        out.print(t)
+        name = "HDI" if hdi else "equal-tailed"
         out.print(
-            f"sampler {dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "
+            _table(
+                f"{input.name}: posterior ({bayes_model}, {population} tasks), {ci_prob:.0%} {name} credible intervals",
+                summary,
+            )
+        )
+        if cons is not None:
+            ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
+            for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
+                ct.add_column(c, justify="left" if c == "agent" else "right")
+            for _, r in cons.iterrows():
+                model_icc = (
+                    f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
+                    if r["icc_cell_estimable"]
+                    else "not estimable (no within-cell term)"
+                )
+                ct.add_row(str(r["agent"]), str(r["n_tasks"]), f"{r['flip_share']:.3f}", f"{r['icc_anova']:.3f}",
+                           model_icc)
+            out.print(ct)
+        if rerun_summary is not None:
+            out.print(
+                _table(
+                    f"predicted unbiased estimates after {rerun} more trials per task ({ci_prob:.0%} posterior "
+                    "predictive intervals)",
+                    rerun_summary,
+                )
+            )
+        out.print(
+            f"model {dt.attrs.get('agentstats_model')} (dispersion {dt.attrs.get('dispersion')}), sampler "
+            f"{dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "
             f"target_accept {dt.attrs.get('target_accept')}, divergences {diag.divergences}"
         )
         out.print(str(diag))

@@ -94,7 +94,7 @@ def report(
         raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), 2)
     if population not in ("observed", "new"):
         raise fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), 2)
-    from agentstats.models.builders import MODEL_NAMES
+    from agentstats.models.registry import MODEL_NAMES
 
     if bayes_model not in MODEL_NAMES:
         raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), 2)

@@ -1,324 +1,218 @@
-"""Crossed agent x task Beta-Binomial model: the per-cell term integrated out analytically.
+"""Crossed agent x task Beta-Binomial families: the per-cell term integrated out analytically.
 
 Model (``beta_binomial``)::
 
     logit m[a, t] = mu + alpha[a] + beta[t]
     alpha ~ ZeroSumNormal(sigma_agent)    over agents
     beta  ~ ZeroSumNormal(sigma_task)     over tasks
-    rho   ~ Beta(rho_a, rho_b)            intra-cell correlation, phi = (1 - rho) / rho
-    p[a, t] ~ Beta(m phi, (1 - m) phi)    per cell (not sampled; see below)
-    c[a, t] ~ BetaBinomial(n, m phi, (1 - m) phi)   for cells with n > 0
+    rho[a] in (0, 1)                      intra-cell correlation of agent a, phi[a] = (1 - rho[a]) / rho[a]
+    p[a, t] ~ Beta(m phi[a], (1 - m) phi[a])   per cell (not sampled; see below)
+    c[a, t] ~ BetaBinomial(n, m phi[a], (1 - m) phi[a])   for cells with n > 0
 
-This is the "Beta-Binomial likelihood per cell" form of the per-cell (agent x task) term of issue 3: the cell's
-success probability varies around the additive prediction ``m`` with a Beta distribution of mean ``m`` and
-concentration ``phi``; two trials of one cell are correlated with ``rho = 1 / (1 + phi)`` (Skellam 1948, JRSS B
+The cell's success probability varies around the additive prediction ``m`` with a Beta distribution of mean ``m``
+and concentration ``phi``; two trials of one cell are correlated with ``rho = 1 / (1 + phi)`` (Skellam 1948, JRSS B
 10(2); Williams 1975, Biometrics 31(4); BDA3 sec. 5.3). Integrating ``p`` out gives the Beta-Binomial likelihood,
-so the sampler sees only ``mu, alpha, beta, sigma_agent, sigma_task, rho``: cost and geometry scale with agents +
-tasks, not cells.
+so the sampler sees only agents + tasks parameters, not one latent per cell.
 
-Per-cell ``p`` draws are exact given each posterior draw of the hyperparameters, from the conjugate conditional
-``p[a, t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (BDA3 sec. 2.4 / 5.3); cells with n = 0 draw from
-``Beta(m phi, (1 - m) phi)``. :func:`conditional_p_draws` makes them and :func:`agentstats.models.fit.fit` stores them
-as posterior variable ``p`` (dims ``chain, draw, agent, task``), so downstream code reads ``p`` as for the other
-models.
+Dispersion (``dispersion``):
 
-Parameterization: the agent and task levels are centred or non-centred by
-:func:`agentstats.models.builders.choose_parameterization` (its rule for those levels, with the cell-level noise
-taken into account; the cell level itself no longer exists).
+* ``"agent"`` (default): each agent has its own ``rho[a]``, pooled across agents,
+  ``logit rho[a] = rho_mu + rho_sd * rho_z[a]`` (non-centred), so the model can say that one agent is more consistent
+  than another and its pass^k for k beyond the observed trials follows the agent's own dispersion.
+* ``"shared"``: one ``rho ~ Beta(rho_a, rho_b)`` for all agents (kept for comparison).
 
 Zero/one-inflated variant (``zoi_beta_binomial``)::
 
-    det_share ~ Beta(det_a, det_b)        share of deterministic cells
     p[a, t] = 1 with prob. det_share * m, 0 with prob. det_share * (1 - m),
               ~ Beta(m phi, (1 - m) phi) with prob. 1 - det_share
 
 A deterministic cell always (prob. ``m``) or never succeeds; the cell mean stays ``m``. This is the zero-or-one
 inflated Beta of Ospina & Ferrari (2012, Comput. Stat. Data Anal. 56(6), 1609-1623) with its inflation tied to the
-cell mean, put under the Binomial and marginalized: a cell's likelihood is
-``det_share * [m 1{c = n} + (1 - m) 1{c = 0}] + (1 - det_share) * BetaBinomial(c | n, m phi, (1 - m) phi)``. Real
-agent runs have many cells that always or never succeed (METR: 63 % of cells with >= 8 runs); a Beta cannot put
-mass exactly at 0 or 1, so with few trials per cell it shrinks an always-solved cell's ``p`` below 1 and biases
-pass^k for large k low (docs/validation.md). ``p`` draws: the component is drawn from its conditional
-probability given ``c``, then ``p`` is 0/1 or drawn from the conjugate Beta (:func:`conditional_p_draws`).
+cell mean, under the Binomial and marginalized per cell:
+``det_share [m 1{c = n} + (1 - m) 1{c = 0}] + (1 - det_share) BetaBinomial(c | n, m phi, (1 - m) phi)``.
+``det_share`` is shared by all agents unless ``det_by_agent=True`` (then pooled across agents like ``rho``).
 
-Likelihood evaluation: the Beta-Binomial log-probability is written with rising factorials (Pochhammer symbols,
-``Gamma(x + j) / Gamma(x) = x (x + 1) ... (x + j - 1)``; Abramowitz & Stegun 1964, 6.1.22),
-``log B(a + c, b + n - c) - log B(a, b) = sum_{i<c} log(a + i) + sum_{j<n-c} log(b + j) - sum_{l<n} log(phi + l)``
-(``a + b = phi``; the constant ``log C(n, c)`` is dropped from the sampled density and kept in the stored
-``log_likelihood``). When the data average at most :data:`RISING_MAX_MEAN_TRIALS` trials per cell the sums are
-taken term by term (one ``log`` per trial, about 4x cheaper per gradient than PyMC's ``BetaBinomial`` at 8 trials
-per cell, docs/benchmarks.md); above that, per cell with ``gammaln`` (cost per cell, not per trial).
+Likelihood: an observed ``pm.CustomDist`` named ``c`` (dim ``cell``) with the log-pmf below and a random generator,
+so PyMC's ``compute_log_likelihood`` (PSIS-LOO) and ``sample_posterior_predictive`` work on it. The log-pmf is
+written with rising factorials (Pochhammer symbols, ``Gamma(x + j) / Gamma(x) = x (x + 1) ... (x + j - 1)``;
+Abramowitz & Stegun 1964, 6.1.22)::
 
-With a single agent the cell term is not identifiable from the task effect (as in ``partial_pooling``): ``rho`` is
-dropped and the model is ``logit p[0, t] = mu + beta[t]`` with a Binomial likelihood (``p`` then a deterministic).
+    log BB(c | n, a, b) = log C(n, c) + sum_{i<c} log(a + i) + sum_{j<n-c} log(b + j) - sum_{l<n} log(phi + l)
+
+with ``a + b = phi``, as dense ``(cell, max n)`` sums when that is cheap (at most :data:`RISING_MAX_MEAN_TRIALS`
+trials per cell on average and padding at most doubling the work: one ``log`` per trial instead of six ``gammaln``
+and their digamma gradients), else with ``gammaln``. The masks and ``log C(n, c)`` depend on the observed counts only,
+so PyTensor folds them into constants. The ``sum_{l<n} log(phi + l)`` term depends on the agent and ``n`` only: it
+is computed once per (agent, distinct n) and gathered.
+
+Per-cell ``p`` draws are exact given each posterior draw of the hyperparameters, from the conjugate conditional
+``p[a, t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (BDA3 sec. 2.4 / 5.3), after the deterministic
+component has been drawn from its conditional probability for the inflated variant; cells with ``n = 0`` draw from
+the prior. They are made on demand, block by block (:meth:`BetaBinomialFamily.cell_p`), never stored by default.
+
+With a single agent the cell term is not identifiable from the task effect: ``rho`` and ``det_share`` are dropped
+and the model is ``logit p[0, t] = mu + beta[t]`` with a Binomial likelihood.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
+
 import numpy as np
-import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from scipy.special import expit, log_expit
+import xarray as xr
+from scipy.special import betaln, expit, gammaln, log_expit
 
-from agentstats.models.builders import (
-    BETA_BINOMIAL_MODELS,
-    Param,
-    agent_task_predictor,
-    choose_parameterization,
-    prepare_counts,
+from agentstats.models.data import CountsData
+from agentstats.models.family import (
+    GH_NODES,
+    TASK_BLOCK,
+    BuildInfo,
+    CellTables,
+    Dispersion,
+    ModelFamily,
+    draw_array,
+    gauss_hermite,
+    population_shift,
 )
-from agentstats.models.priors import DEFAULT_PRIORS, Priors
+from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization
+from agentstats.models.priors import Priors
 
 __all__ = [
-    "BETA_BINOMIAL_MODELS",
+    "LARGE_CELLS",
     "RISING_MAX_MEAN_TRIALS",
-    "beta_binomial_logp",
-    "build_beta_binomial",
-    "cell_log_likelihood",
-    "conditional_p_draws",
-    "linear_predictor",
+    "TARGET_ACCEPT",
+    "TARGET_ACCEPT_LARGE",
+    "BetaBinomialFamily",
+    "beta_binomial_logpmf",
+    "conditional_p",
+    "new_task_moments_beta",
 ]
 
-#: Mean trials per observed cell up to which the log-likelihood is summed one ``log`` per trial (module docstring);
-#: the crossover with the per-cell ``gammaln`` form, estimated from the per-gradient costs measured at 8 trials per
-#: cell (about 4 ns per trial against about 110 ns per cell; docs/benchmarks.md), is near 28.
+#: Mean trials per observed cell up to which the log-pmf is summed as dense rising factorials (module docstring).
 RISING_MAX_MEAN_TRIALS = 24
+#: Default NUTS target acceptance rate: the concentration can approach its boundary when cells are barely
+#: overdispersed (at 0.95 ``beta_binomial`` left a divergence in 4 of 10 small fits, at 0.98 none;
+#: validation/target_accept_check.py).
+TARGET_ACCEPT = 0.98
+#: From this many observed cells on, the posterior of the agents + tasks parameters is close to Gaussian and a lower
+#: target halves the leapfrog steps per draw without divergences (docs/benchmarks.md).
+LARGE_CELLS = 2000
+TARGET_ACCEPT_LARGE = 0.85
 
 
-def _rising_log_sum(x, counts: np.ndarray, per_trial: bool):
-    """``sum over cells of log Gamma(x + counts) - log Gamma(x)`` (a pytensor scalar), ``x`` a tensor (cell,).
+# ------------------------------------------------------------------------------------------------ likelihood
+def _dense(n: np.ndarray) -> bool:
+    """Dense rising-factorial sums are cheaper than ``gammaln`` for these trial counts (module docstring)."""
+    n = np.asarray(n)
+    if n.size == 0:
+        return True
+    k_max = int(n.max())
+    return float(n.mean()) <= RISING_MAX_MEAN_TRIALS and k_max * n.size <= 2 * max(int(n.sum()), 1)
 
-    ``per_trial``: as ``sum_{i < counts} log(x + i)``, one ``log`` per unit of ``counts`` (gathered by index).
+
+def _rising(x, counts, k_max: int):
+    """``log Gamma(x + counts) - log Gamma(x)`` per cell as ``sum_{i < counts} log(x + i)`` (dense, ``k_max`` wide)."""
+    if k_max == 0:
+        return pt.zeros_like(x)
+    i = np.arange(k_max, dtype="float64")
+    mask = pt.lt(i[None, :], pt.as_tensor(counts)[:, None])
+    return pt.switch(mask, pt.log(x[:, None] + i[None, :]), 0.0).sum(axis=1)
+
+
+def _log_bb(value, a, b, phi_term, n, dense: bool, k_max: int):
+    """Log Beta-Binomial pmf per cell; ``phi_term`` = ``log Gamma(phi + n) - log Gamma(phi)`` per cell."""
+    log_comb = pt.gammaln(n + 1.0) - pt.gammaln(value + 1.0) - pt.gammaln(n - value + 1.0)
+    if dense:
+        body = _rising(a, value, k_max) + _rising(b, n - value, k_max)
+    else:
+        body = pt.gammaln(a + value) - pt.gammaln(a) + pt.gammaln(b + n - value) - pt.gammaln(b)
+    return log_comb + body - phi_term
+
+
+def _make_logp(inflated: bool, dense: bool, k_max: int):
+    """Make the CustomDist log-pmf: params ``eta`` (logit m), ``phi``, ``phi_term``, [``det``], ``n`` per cell."""
+
+    def logp_bb(value, eta, phi, phi_term, n):
+        a = phi * pt.sigmoid(eta)  # m phi and (1 - m) phi via sigmoid(+-eta): no cancellation near 0 or 1
+        b = phi * pt.sigmoid(-eta)
+        return _log_bb(value, a, b, phi_term, n, dense, k_max)
+
+    def logp_zoi(value, eta, phi, phi_term, det, n):
+        log_bb = logp_bb(value, eta, phi, phi_term, n)
+        up, down = pt.eq(value, n), pt.eq(value, 0)
+        # log P(c | deterministic): log m if c = n, log(1 - m) if c = 0 (n = 0: both, probability 1); a finite
+        # placeholder elsewhere so that the unused branch of the switch has finite gradients.
+        log_det = pt.switch(pt.eq(n, 0), 0.0, pt.switch(up, -pt.softplus(-eta), -pt.softplus(eta)))
+        mixed = pt.logaddexp(pt.log(det) + log_det, pt.log1p(-det) + log_bb)
+        return pt.switch(up | down, mixed, pt.log1p(-det) + log_bb)
+
+    return logp_zoi if inflated else logp_bb
+
+
+def _random_bb(eta, phi, phi_term, n, rng=None, size=None):
+    m = expit(eta)
+    tiny = np.finfo(float).tiny
+    p = rng.beta(np.maximum(m * phi, tiny), np.maximum((1.0 - m) * phi, tiny), size=size)
+    return rng.binomial(np.broadcast_to(n, p.shape).astype(np.int64), p)
+
+
+def _random_zoi(eta, phi, phi_term, det, n, rng=None, size=None):
+    m = expit(eta)
+    tiny = np.finfo(float).tiny
+    p = rng.beta(np.maximum(m * phi, tiny), np.maximum((1.0 - m) * phi, tiny), size=size)
+    is_det = rng.random(p.shape) < det
+    p = np.where(is_det, (rng.random(p.shape) < m).astype(float), p)
+    return rng.binomial(np.broadcast_to(n, p.shape).astype(np.int64), p)
+
+
+def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: bool):
+    """``log Gamma(phi[a] + n) - log Gamma(phi[a])`` per observed cell, computed per (agent, distinct n) and gathered.
+
+    ``phi_agent`` has shape (agent,) (a shared dispersion is broadcast to every agent by the caller).
     """
-    counts = np.asarray(counts, dtype=np.int64)
-    if not per_trial:
-        return (pt.gammaln(x + counts.astype(float)) - pt.gammaln(x)).sum()
-    idx = np.repeat(np.arange(counts.size), counts)
-    if idx.size == 0:
-        return pt.constant(0.0)
-    offset = (np.arange(idx.size) - np.repeat(np.cumsum(counts) - counts, counts)).astype(float)
-    return pt.log(x[idx] + offset).sum()
-
-
-def _log_rising_phi(phi, n: np.ndarray, per_trial: bool):
-    """``log Gamma(phi + n) - log Gamma(phi)`` per cell (tensor (cell,)), ``phi`` a scalar tensor."""
-    n = np.asarray(n, dtype=np.int64)
     values, inverse = np.unique(n, return_inverse=True)
-    if per_trial:
-        steps = pt.concatenate([pt.zeros(1), pt.cumsum(pt.log(phi + np.arange(values.max(), dtype=float)))])
-        return steps[values][inverse]
-    return (pt.gammaln(phi + values.astype(float)) - pt.gammaln(phi))[inverse]
+    if dense:
+        k_max = int(values.max()) if values.size else 0
+        steps = pt.log(phi_agent[:, None] + np.arange(max(k_max, 1), dtype="float64")[None, :])
+        cum = pt.concatenate([pt.zeros((phi_agent.shape[0], 1)), pt.cumsum(steps, axis=1)], axis=1)
+        return cum[agent_idx, n]
+    table = pt.gammaln(phi_agent[:, None] + values.astype("float64")[None, :]) - pt.gammaln(phi_agent[:, None])
+    return table[agent_idx, inverse]
 
 
-def beta_binomial_logp(eta, phi, n: np.ndarray, c: np.ndarray, det_share=None):
-    """Sum the log-likelihood of the cells, Beta-Binomial or zero/one-inflated (a pytensor scalar).
+def beta_binomial_logpmf(
+    c: np.ndarray, n: np.ndarray, eta: np.ndarray, phi: np.ndarray, det_share: np.ndarray | None = None
+) -> np.ndarray:
+    """Log-pmf of a cell's count, ``p`` integrated out (numpy; the reference the model's log-pmf is tested against).
 
-    Parameters
-    ----------
-    eta : pytensor tensor, shape (cell,)
-        Logit of each cell's mean ``m``.
-    phi : pytensor scalar
-        Concentration of the cells' ``Beta(m phi, (1 - m) phi)``.
-    n, c : numpy.ndarray of int, shape (cell,)
-        Trials and successes per observed cell (``n > 0``).
-    det_share : pytensor scalar, optional
-        Share of deterministic cells (``zoi_beta_binomial``); ``None`` for the plain Beta-Binomial.
+    ``log BetaBinomial(c | n, m phi, (1 - m) phi)`` with ``m = expit(eta)``, or for the zero/one-inflated variant
+    the log of ``det_share [m 1{c = n} + (1 - m) 1{c = 0}] + (1 - det_share) BetaBinomial(c | ...)`` (module
+    docstring). Inputs broadcast together.
 
     Returns
     -------
-    pytensor scalar
-        ``sum_cells log P(c | n, ...)`` without the constant ``sum log C(n, c)`` (module docstring: rising
-        factorials for Beta-Binomial terms; Ospina & Ferrari 2012 for the inflation).
-    """
-    n = np.asarray(n, dtype=np.int64)
-    c = np.asarray(c, dtype=np.int64)
-    per_trial = bool(n.size) and float(n.mean()) <= RISING_MAX_MEAN_TRIALS
-    a = phi * pm.math.sigmoid(eta)  # m phi and (1 - m) phi via sigmoid(+-eta): no cancellation near 0 or 1
-    b = phi * pm.math.sigmoid(-eta)
-    if det_share is None:
-        return (
-            _rising_log_sum(a, c, per_trial)
-            + _rising_log_sum(b, n - c, per_trial)
-            - _log_rising_phi(phi, n, per_trial).sum()
-        )
-    extreme = (c == 0) | (c == n)
-    mid = np.flatnonzero(~extreme)
-    ext = np.flatnonzero(extreme)
-    total = pt.constant(0.0)
-    if mid.size:
-        # Cells with 0 < c < n cannot be deterministic: (1 - det_share) * BetaBinomial.
-        total = (
-            mid.size * pt.log1p(-det_share)
-            + _rising_log_sum(a[mid], c[mid], per_trial)
-            + _rising_log_sum(b[mid], n[mid] - c[mid], per_trial)
-            - _log_rising_phi(phi, n[mid], per_trial).sum()
-        )
-    if ext.size:
-        # All-or-nothing cells (c = n > 0 or c = 0 < n), with x = a (c = n) or b (c = 0) = phi * P(outcome):
-        #   deterministic term: log m or log(1 - m) = log x - log phi
-        #   Beta-Binomial term: log BB = log x + sum_{1 <= i < n} log(x + i) - sum_{l < n} log(phi + l)
-        # so the mixture is log x + logaddexp(log det_share - log phi, log(1 - det_share) + rest).
-        up = c[ext] == n[ext]
-        x = pt.switch(up, a[ext], b[ext])
-        n_e = n[ext]
-        log_x = pt.log(x)
-        k_max = int(n_e.max())
-        # Dense (cell x k_max) rising factorials only while padding at most doubles the work (skewed n: gammaln).
-        if per_trial and k_max * n_e.size <= 2 * int(n_e.sum()):
-            if k_max > 1:
-                mask = (np.arange(1, k_max)[None, :] < n_e[:, None]).astype(float)
-                rest = (pt.log(x[:, None] + np.arange(1, k_max, dtype=float)[None, :]) * mask).sum(axis=1)
-            else:
-                rest = pt.zeros_like(x)
-        else:
-            rest = pt.gammaln(x + n_e.astype(float)) - pt.gammaln(x) - log_x
-        rest = rest - _log_rising_phi(phi, n_e, per_trial)
-        total = total + log_x.sum() + pt.logaddexp(
-            pt.log(det_share) - pt.log(phi), pt.log1p(-det_share) + rest
-        ).sum()
-    return total
-
-
-def build_beta_binomial(
-    counts: pd.DataFrame,
-    *,
-    priors: Priors | None = None,
-    parameterization: dict[str, Param] | None = None,
-    inflated: bool = False,
-) -> pm.Model:
-    """Crossed agent x task model with a Beta-Binomial likelihood per cell (module docstring).
-
-    Parameters
-    ----------
-    counts : pandas.DataFrame
-        Columns ``agent, task_id, n, c`` (see :func:`agentstats.models.builders.prepare_counts`).
-    priors : Priors, optional
-        Default :data:`agentstats.models.priors.DEFAULT_PRIORS` (``rho_a``, ``rho_b`` for ``rho``).
-    parameterization : dict, optional
-        Override of the centred/non-centred choice of the ``agent`` / ``task`` levels.
-    inflated : bool
-        Zero/one-inflated cells (model ``zoi_beta_binomial``, free variable ``det_share``; module docstring).
-
-    Returns
-    -------
-    pymc.Model
-        Coordinates ``agent``, ``task``, ``cell`` (observed cells); free variables ``mu``, ``sigma_agent``,
-        ``alpha``, ``sigma_task``, ``beta`` (``*_z`` when non-centred), ``rho`` (and ``det_share``); deterministic
-        ``phi``; the cells' log-likelihood as the potential ``c_loglik`` (:func:`beta_binomial_logp`). No ``p``:
-        :func:`agentstats.models.fit.fit` adds exact conditional draws of it. With one agent (cell term not
-        identifiable): no ``alpha``, ``sigma_agent``, ``rho``, ``phi``, ``det_share``; observed Binomial ``c``
-        (dim ``cell``) and deterministic ``p`` (agent, task).
-
-    Raises
-    ------
-    ValueError
-        On invalid counts or parameterization.
-    """
-    data = prepare_counts(counts)
-    priors = priors or DEFAULT_PRIORS
-    n_agents, n_tasks = data.n.shape
-    single_agent = n_agents == 1
-    choice, ratios = choose_parameterization(data, priors, cell_term=not single_agent, override=parameterization)
-    ai, ti = data.obs_index()
-    coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
-    with pm.Model(coords=coords) as model:
-        n_obs = pm.Data("n_obs", data.n[ai, ti], dims="cell")
-        eta = agent_task_predictor(priors, choice, single_agent) + pt.zeros((n_agents, n_tasks))
-        eta_obs = eta[ai, ti]
-        if single_agent:
-            pm.Deterministic("p", pm.math.invlogit(eta), dims=("agent", "task"))
-            pm.Binomial("c", n=n_obs, logit_p=eta_obs, observed=data.c[ai, ti], dims="cell")
-        else:
-            rho = pm.Beta("rho", priors.rho_a, priors.rho_b)
-            phi = pm.Deterministic("phi", (1.0 - rho) / rho)
-            det_share = pm.Beta("det_share", priors.det_a, priors.det_b) if inflated else None
-            pm.Potential("c_loglik", beta_binomial_logp(eta_obs, phi, data.n[ai, ti], data.c[ai, ti], det_share))
-    model._agentstats = dict(
-        model="zoi_beta_binomial" if inflated else "beta_binomial",
-        parameterization={lvl: choice[lvl] for lvl in ("agent", "task")},
-        parameterization_ratios={k: ratios[k] for k in ("agent", "task")},
-        has_agent_effect=not single_agent,
-        has_cell_effect=not single_agent,
-        priors=priors.as_dict(),
-        data=data,
-    )
-    return model
-
-
-def linear_predictor(mu: np.ndarray, alpha: np.ndarray | None, beta: np.ndarray) -> np.ndarray:
-    """``eta[..., a, t] = mu + alpha[a] + beta[t]`` for stacked draws.
-
-    Parameters
-    ----------
-    mu : numpy.ndarray, shape S
-    alpha : numpy.ndarray, shape S + (agent,), or None (no agent effect; one agent)
-    beta : numpy.ndarray, shape S + (task,)
-
-    Returns
-    -------
-    numpy.ndarray, shape S + (agent, task)
-    """
-    eta = mu[..., None, None] + beta[..., None, :]
-    if alpha is not None:
-        eta = eta + alpha[..., :, None]
-    return eta
-
-
-def _expand(x: np.ndarray | None, cell_ndim: int) -> np.ndarray | None:
-    """Per-draw array (shape S) made broadcastable against S + cells."""
-    return None if x is None else np.asarray(x, float).reshape(np.shape(x) + (1,) * cell_ndim)
-
-
-def _log_bb_and_det(eta, phi, n, c, det_share):
-    """Per-cell log Beta-Binomial pmf (with ``log C(n, c)``) and, with ``det_share``, the two mixture terms.
-
-    ``phi`` and ``det_share`` have shape S; ``eta`` S + cells; ``n``, ``c`` cells.
+    numpy.ndarray
+        Natural-log probabilities, including ``log C(n, c)``.
     """
     from scipy.stats import betabinom
 
-    phi = _expand(phi, np.ndim(n))
+    eta = np.asarray(eta, float)
+    phi = np.asarray(phi, float)
     tiny = np.finfo(float).tiny
-    a = np.maximum(phi * expit(eta), tiny)
-    b = np.maximum(phi * expit(-eta), tiny)
-    log_bb = betabinom.logpmf(c, n, a, b)
-    if det_share is None:
-        return log_bb, None, None
-    lam = _expand(det_share, np.ndim(n))
-    with np.errstate(divide="ignore"):
-        # log P(c | deterministic): log m if c = n, log(1 - m) if c = 0 (both when n = 0: probability 1), else -inf.
-        log_det = np.where(c == n, log_expit(eta), np.where(c == 0, log_expit(-eta), -np.inf))
-        log_det = np.where(n == 0, 0.0, log_det)
-        return log_bb, np.log(lam) + log_det, np.log1p(-lam) + log_bb
-
-
-def cell_log_likelihood(
-    eta: np.ndarray, phi: np.ndarray, n: np.ndarray, c: np.ndarray, det_share: np.ndarray | None = None
-) -> np.ndarray:
-    """Log-likelihood of each cell's count with ``p`` integrated out (for PSIS-LOO).
-
-    ``log BetaBinomial(c | n, m phi, (1 - m) phi)``, or for ``zoi_beta_binomial`` the log of
-    ``det_share [m 1{c = n} + (1 - m) 1{c = 0}] + (1 - det_share) BetaBinomial(c | ...)`` (module docstring).
-
-    Parameters
-    ----------
-    eta : numpy.ndarray, shape S + cells
-        Logit of the cell means (``cells`` any shape, e.g. ``(agent, task)`` or ``(cell,)``).
-    phi, det_share : numpy.ndarray, shape S
-    n, c : numpy.ndarray of int, shape cells
-
-    Returns
-    -------
-    numpy.ndarray, shape S + cells
-        Natural-log probabilities, including ``log C(n, c)``.
-    """
-    log_bb, l_det, l_bb = _log_bb_and_det(np.asarray(eta, float), phi, n, c, det_share)
+    log_bb = betabinom.logpmf(c, n, np.maximum(phi * expit(eta), tiny), np.maximum(phi * expit(-eta), tiny))
     if det_share is None:
         return log_bb
-    return np.logaddexp(l_det, l_bb)
+    lam = np.asarray(det_share, float)
+    with np.errstate(divide="ignore"):
+        log_det = np.where(c == n, log_expit(eta), np.where(c == 0, log_expit(-eta), -np.inf))
+        log_det = np.where(np.asarray(n) == 0, 0.0, log_det)
+        return np.logaddexp(np.log(lam) + log_det, np.log1p(-lam) + log_bb)
 
 
-def conditional_p_draws(
+def conditional_p(
     eta: np.ndarray,
     phi: np.ndarray,
     n: np.ndarray,
@@ -326,44 +220,352 @@ def conditional_p_draws(
     rng: np.random.Generator,
     det_share: np.ndarray | None = None,
 ) -> np.ndarray:
-    """One exact draw of every cell's ``p`` per posterior draw, from ``Beta(m phi + c, (1 - m) phi + n - c)``.
+    """One exact draw of each cell's ``p`` per posterior draw, given the hyperparameters and the cell's counts.
 
-    Conjugacy of the Beta prior ``Beta(m phi, (1 - m) phi)`` with the Binomial likelihood of the cell's ``c`` of
-    ``n`` successes (BDA3 sec. 2.4); ``m = expit(eta)``. Cells with ``n = 0`` draw from the prior.
-
-    With ``det_share`` (``zoi_beta_binomial``) the cell is first assigned to a component with its conditional
-    probability given ``c`` (Bayes' rule on the two mixture terms of :func:`cell_log_likelihood`): deterministic
-    cells get ``p = 1`` (``c = n > 0``) or ``0`` (``c = 0 < n``), unattempted deterministic cells ``p = 1`` with
-    probability ``m``; the others draw from the Beta above.
+    ``p | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (conjugacy, BDA3 sec. 2.4); ``m = expit(eta)``. With
+    ``det_share`` the cell is first assigned to a component with its conditional probability given ``c`` (Bayes'
+    rule on the two mixture terms of :func:`beta_binomial_logpmf`): deterministic cells get ``p = 1`` (``c = n > 0``)
+    or ``0`` (``c = 0 < n``), unattempted deterministic cells ``p = 1`` with probability ``m``.
 
     Parameters
     ----------
-    eta : numpy.ndarray, shape S + (agent, task)
-        Linear predictor per draw (:func:`linear_predictor`).
-    phi : numpy.ndarray, shape S
-        Concentration per draw.
-    n, c : numpy.ndarray of int, shape (agent, task)
+    eta : numpy.ndarray, shape S + cells
+    phi, det_share : numpy.ndarray, broadcastable to ``eta``
+    n, c : numpy.ndarray of int, shape cells
     rng : numpy.random.Generator
-    det_share : numpy.ndarray, shape S, optional
-        Share of deterministic cells per draw.
 
     Returns
     -------
-    numpy.ndarray of float, shape S + (agent, task), values in [0, 1]
+    numpy.ndarray of float, shape S + cells, values in [0, 1]
     """
-    phi_c = _expand(phi, 2)
-    a = phi_c * expit(eta) + c
-    b = phi_c * expit(-eta) + (n - c)
-    # numpy's Beta sampler needs a, b > 0: an underflowed 0 (|eta| > ~745) becomes the smallest positive float.
+    phi = np.asarray(phi, float)
     tiny = np.finfo(float).tiny
+    a = phi * expit(eta) + c
+    b = phi * expit(-eta) + (n - c)
+    # numpy's Beta sampler needs a, b > 0: an underflowed 0 (|eta| > ~745) becomes the smallest positive float.
     p = rng.beta(np.maximum(a, tiny), np.maximum(b, tiny))
     if det_share is None:
         return p
-    _, l_det, l_bb = _log_bb_and_det(eta, phi, n, c, det_share)
-    with np.errstate(invalid="ignore"):
-        prob_det = np.exp(l_det - np.logaddexp(l_det, l_bb))
-    prob_det = np.nan_to_num(prob_det, nan=0.0)
+    lam = np.asarray(det_share, float)
+    log_bb = beta_binomial_logpmf(c, n, eta, phi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_det = np.where(c == n, log_expit(eta), np.where(c == 0, log_expit(-eta), -np.inf))
+        log_det = np.where(n == 0, 0.0, log_det)
+        l_det = np.log(lam) + log_det
+        l_bb = np.log1p(-lam) + log_bb
+        prob_det = np.nan_to_num(np.exp(l_det - np.logaddexp(l_det, l_bb)), nan=0.0)
     is_det = rng.random(p.shape) < prob_det
     u = rng.random(p.shape)
     det_value = np.where(n == 0, u < expit(eta), c == n).astype(float)
     return np.where(is_det, det_value, p)
+
+
+def new_task_moments_beta(
+    m: np.ndarray,
+    s: np.ndarray,
+    phi: np.ndarray,
+    ks: np.ndarray,
+    n_nodes: int = GH_NODES,
+    det_share: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``E[p^k]`` and ``1 - E[(1 - p)^k]`` for ``p ~ Beta(q phi, (1 - q) phi)``, ``logit q ~ Normal(m, s)``.
+
+    Inner expectation in closed form, ``E[p^k | q] = B(q phi + k, (1 - q) phi) / B(q phi, (1 - q) phi)`` (and with
+    ``b + k`` for ``(1 - p)^k``; Beta moments, Johnson, Kotz & Balakrishnan 1995, ch. 25), by ``betaln``; with
+    ``det_share`` (zero/one inflation) ``E[p^k | q] = det_share q + (1 - det_share) E_Beta[p^k]`` and likewise for
+    ``(1 - p)^k``. Outer expectation over ``logit q`` by Gauss-Hermite quadrature (:func:`gauss_hermite`).
+
+    Parameters
+    ----------
+    m, s, phi, det_share : numpy.ndarray
+        Broadcastable (shape ``S``): location and scale of ``logit q``, the concentration, the deterministic share.
+    ks : numpy.ndarray of int, shape (K,)
+    n_nodes : int
+
+    Returns
+    -------
+    pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
+    """
+    x, w = gauss_hermite(n_nodes)
+    eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
+    phi = np.asarray(phi, float)[..., None]
+    tiny = np.finfo(float).tiny
+    a = np.maximum(phi * expit(eta), tiny)[..., None, :]  # S + (1, nodes)
+    b = np.maximum(phi * expit(-eta), tiny)[..., None, :]
+    kk = np.asarray(ks, float)[:, None]
+    base = betaln(a, b)
+    hat_q = np.exp(betaln(a + kk, b) - base)
+    miss_q = np.exp(betaln(a, b + kk) - base)
+    if det_share is not None:
+        lam = np.asarray(det_share, float)[..., None, None]
+        q = expit(eta)[..., None, :]
+        hat_q = lam * q + (1.0 - lam) * hat_q
+        miss_q = lam * (1.0 - q) + (1.0 - lam) * miss_q
+    return np.sum(w * hat_q, axis=-1), 1.0 - np.sum(w * miss_q, axis=-1)
+
+
+# ------------------------------------------------------------------------------------------------ the family
+def _agent_level(name: str, mu_sd: float, sd: float):
+    """Per-agent probability pooled across agents: ``logit x[a] = name_mu + name_sd * name_z[a]`` (non-centred)."""
+    mu = pm.Normal(f"{name}_mu", 0.0, mu_sd)
+    scale = pm.HalfNormal(f"{name}_sd", sd)
+    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims="agent")
+    return pm.Deterministic(name, pm.math.sigmoid(mu + scale * z), dims="agent")
+
+
+@dataclass(frozen=True, eq=False)
+class BetaBinomialFamily(ModelFamily):
+    """The Beta-Binomial families ``beta_binomial`` and ``zoi_beta_binomial`` (module docstring).
+
+    Parameters
+    ----------
+    inflated : bool
+        Zero/one-inflated cells (``zoi_beta_binomial``).
+    dispersion : {"agent", "shared"}
+        Within-cell dispersion ``rho`` per agent (pooled) or shared by all agents.
+    det_by_agent : bool
+        Inflated variant only: the deterministic share per agent (pooled) instead of shared.
+    """
+
+    inflated: bool = True
+    dispersion: Dispersion | None = "agent"
+    det_by_agent: bool = False
+    p_draws: ClassVar[str] = "conditional"
+
+    def __post_init__(self) -> None:
+        if self.dispersion not in ("agent", "shared"):
+            raise ValueError(f"dispersion must be 'agent' or 'shared', got {self.dispersion!r}")
+        if self.det_by_agent and not self.inflated:
+            raise ValueError("det_by_agent applies to the zero/one-inflated model only")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """``zoi_beta_binomial`` or ``beta_binomial``."""
+        return "zoi_beta_binomial" if self.inflated else "beta_binomial"
+
+    @property
+    def summary(self) -> str:  # type: ignore[override]
+        """One line for help texts and the report."""
+        what = "per-cell Beta around the agent + task mean"
+        if self.inflated:
+            what += ", with a share of always/never-succeeding cells"
+        return f"{what}; within-cell dispersion {'per agent' if self.dispersion == 'agent' else 'shared'}"
+
+    def attrs(self) -> dict[str, Any]:
+        """Identity of the family in a fit's attributes."""
+        out = super().attrs()
+        out["det_by_agent"] = int(self.det_by_agent)
+        return out
+
+    # ------------------------------------------------------------------------------------------ building
+    def build(
+        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+    ) -> tuple[pm.Model, BuildInfo]:
+        """Build the PyMC model (module docstring); see :meth:`ModelFamily.build`."""
+        n_agents, n_tasks = data.shape
+        single = n_agents == 1
+        override = cast(dict[str, Param] | None, parameterization)
+        choice, ratios = choose_parameterization(data, priors, cell_term=not single, override=override)
+        ai, ti = data.obs_index()
+        n_obs, c_obs = data.n[ai, ti], data.c[ai, ti]
+        coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
+        with pm.Model(coords=coords) as model:
+            eta = agent_task_predictor(priors, choice, single) + pt.zeros((n_agents, n_tasks))
+            eta_obs = eta[ai, ti]
+            if single:
+                pm.Binomial("c", n=n_obs, logit_p=eta_obs, observed=c_obs, dims="cell")
+            else:
+                if self.dispersion == "agent":
+                    rho = _agent_level("rho", priors.rho_mu_sd, priors.rho_sd)
+                    phi = pm.Deterministic("phi", (1.0 - rho) / rho, dims="agent")
+                    phi_agent = phi
+                else:
+                    rho = pm.Beta("rho", priors.rho_a, priors.rho_b)
+                    phi = pm.Deterministic("phi", (1.0 - rho) / rho)
+                    phi_agent = pt.repeat(phi[None], n_agents)
+                dense = _dense(n_obs)
+                k_max = int(n_obs.max()) if n_obs.size else 0
+                phi_term = _phi_term_tensor(phi_agent, ai, n_obs, dense)
+                params = [eta_obs, phi_agent[ai], phi_term]
+                if self.inflated:
+                    if self.det_by_agent:
+                        det = _agent_level("det_share", priors.det_mu_sd, priors.det_sd)
+                        params.append(det[ai])
+                    else:
+                        det = pm.Beta("det_share", priors.det_a, priors.det_b)
+                        params.append(pt.repeat(det[None], ai.size))
+                params.append(pt.as_tensor(n_obs.astype("float64")))
+                pm.CustomDist(
+                    "c",
+                    *params,
+                    logp=_make_logp(self.inflated, dense, k_max),
+                    random=_random_zoi if self.inflated else _random_bb,
+                    dtype="int64",
+                    observed=c_obs,
+                    dims="cell",
+                )
+        info = BuildInfo(
+            parameterization={lvl: choice[lvl] for lvl in ("agent", "task")},
+            parameterization_ratios={k: ratios[k] for k in ("agent", "task")},
+            has_agent_effect=not single,
+            has_cell_effect=not single,
+        )
+        return model, info
+
+    def target_accept(self, data: CountsData) -> float:
+        """:data:`TARGET_ACCEPT`, or :data:`TARGET_ACCEPT_LARGE` from :data:`LARGE_CELLS` observed cells on."""
+        return TARGET_ACCEPT_LARGE if int(np.count_nonzero(data.n)) >= LARGE_CELLS else TARGET_ACCEPT
+
+    def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:
+        """List the sampled parameters (``p`` and the derived ``phi`` are not sampled by NUTS)."""
+        return [v for v in super().diagnostic_var_names(post) if v not in ("p", "phi")]
+
+    # ------------------------------------------------------------------------------------------ posterior
+    def _params(self, post: xr.Dataset, n_agents: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``m_agent = mu + alpha`` (chain, draw, agent), ``phi`` and ``det_share`` (chain, draw, agent or None)."""
+        m = draw_array(post, "mu")[..., None]
+        m = m + draw_array(post, "alpha", "agent") if "alpha" in post else np.repeat(m, n_agents, axis=-1)
+        if "phi" not in post:  # one agent: no cell term
+            return m, np.full(m.shape, np.inf), None
+        phi = draw_array(post, "phi", *(["agent"] if "agent" in post["phi"].dims else []))
+        phi = np.broadcast_to(phi if phi.ndim == 3 else phi[..., None], m.shape)
+        det = None
+        if "det_share" in post:
+            det = draw_array(post, "det_share", *(["agent"] if "agent" in post["det_share"].dims else []))
+            det = np.broadcast_to(det if det.ndim == 3 else det[..., None], m.shape)
+        return m, phi, det
+
+    def cell_p(self, post: xr.Dataset, data: CountsData, tasks: slice, seed: int) -> np.ndarray:
+        """Exact conditional draws of ``p`` for the tasks in ``tasks`` (module docstring), seeded per task block."""
+        m, phi, det = self._params(post, data.shape[0])
+        beta = draw_array(post, "beta", "task")
+        out = []
+        for start in range(tasks.start or 0, tasks.stop, TASK_BLOCK):
+            blk = slice(start, min(start + TASK_BLOCK, tasks.stop))
+            eta = m[..., :, None] + beta[..., None, blk]
+            n, c = data.n[:, blk], data.c[:, blk]
+            if not np.isfinite(phi).all():  # one agent: p = expit(eta), nothing to draw
+                out.append(expit(eta))
+                continue
+            rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xBB, start // TASK_BLOCK]))
+            out.append(
+                conditional_p(eta, phi[..., None], n, c, rng, None if det is None else det[..., None])
+            )
+        return np.concatenate(out, axis=-1)
+
+    def new_task_pass_k(
+        self,
+        post: xr.Dataset,
+        ks: np.ndarray,
+        n_tasks: int,
+        rng: np.random.Generator,
+        n_nodes: int = GH_NODES,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Beta moments integrated over a new task's effect, with the population shift (family module docstring)."""
+        n_agents = post.sizes["agent"]
+        m, phi, det = self._params(post, n_agents)
+        s = draw_array(post, "sigma_task")
+        m = m + population_shift(s, n_tasks, rng)[..., None]
+        s = np.broadcast_to(s[..., None], m.shape)
+        if not np.isfinite(phi).all():  # one agent: logit-normal over tasks
+            from agentstats.models.logit_normal import new_task_moments_logit_normal
+
+            return new_task_moments_logit_normal(m, s, ks, n_nodes)
+        return new_task_moments_beta(m, s, phi, ks, n_nodes, det_share=det)
+
+    def icc(self, post: xr.Dataset) -> dict[str, np.ndarray]:
+        """Model ICC per agent.
+
+        ``icc_cell``: correlation of two trials of one cell, ``rho`` (``det_share + (1 - det_share) rho`` with
+        inflation; ``Var(p | m) = icc_cell m (1 - m)``, Williams 1975); ``icc_model``: the task level on the latent
+        scale, ``sigma_task^2 / (sigma_task^2 + pi^2 / 3)`` (Nakagawa & Schielzeth 2010, Biol. Rev. 85:935).
+        """
+        n_agents = post.sizes["agent"]
+        var_t = draw_array(post, "sigma_task")[..., None] ** 2
+        icc_model = np.broadcast_to(var_t / (var_t + np.pi**2 / 3.0), (*var_t.shape[:2], n_agents))
+        if "rho" not in post:
+            return {"icc_model": icc_model, "icc_cell": np.full(icc_model.shape, np.nan)}
+        rho = draw_array(post, "rho", *(["agent"] if "agent" in post["rho"].dims else []))
+        rho = np.broadcast_to(rho if rho.ndim == 3 else rho[..., None], icc_model.shape)
+        if "det_share" in post:
+            det = draw_array(post, "det_share", *(["agent"] if "agent" in post["det_share"].dims else []))
+            det = np.broadcast_to(det if det.ndim == 3 else det[..., None], icc_model.shape)
+            rho = det + (1.0 - det) * rho
+        return {"icc_model": icc_model, "icc_cell": rho}
+
+    # ------------------------------------------------------------------------------------------ planning
+    def point(self, post: xr.Dataset) -> dict[str, Any]:
+        """Posterior point values for planning.
+
+        Means of ``mu``, ``alpha``, ``sigma_task``; ``phi`` and ``det_share`` per agent from the posterior mean on the
+        logit scale of ``rho`` / ``det_share`` (so a heavy right tail of ``phi`` does not dominate).
+        """
+        agents = [str(a) for a in post["agent"].values]
+        m, phi, det = self._params(post, len(agents))
+        mu = float(draw_array(post, "mu").mean())
+        out: dict[str, Any] = {
+            "mu": mu,
+            "alpha": dict(zip(agents, (m.mean(axis=(0, 1)) - mu).tolist(), strict=True)),
+            "sigma_task": float(draw_array(post, "sigma_task").mean()),
+        }
+        if np.isfinite(phi).all():
+            logit_rho = np.log(1.0 / (1.0 + phi)) - np.log(phi / (1.0 + phi))
+            out["phi"] = dict(zip(agents, np.exp(-logit_rho.mean(axis=(0, 1))).tolist(), strict=True))
+            if det is not None:
+                ld = np.log(det) - np.log1p(-det)
+                out["det_share"] = dict(zip(agents, expit(ld.mean(axis=(0, 1))).tolist(), strict=True))
+        return out
+
+    def cell_given_task(self, point: dict[str, Any], agent: str | None, eta: np.ndarray, n: int, k: int) -> CellTables:
+        """Per-cell tables given the cell mean's logit ``eta`` (nodes).
+
+        Beta-Binomial likelihood and conjugate Beta moments
+        ``E[p^j | c, m] = B(a + c + j, b + n - c) / B(a + c, b + n - c)`` (plus the deterministic component).
+        """
+        phi = _per_agent(point.get("phi"), agent, "phi")
+        det = _per_agent(point.get("det_share"), agent, "det_share") if "det_share" in point else None
+        eta = np.asarray(eta, float)
+        c = np.arange(n + 1)[:, None]
+        if phi is None:  # one agent: the cell is its task, p = expit(eta)
+            log_p, log_q = log_expit(eta), log_expit(-eta)
+            lik = np.exp(gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1) + c * log_p + (n - c) * log_q)
+            pk = np.exp(k * log_p)
+            m1 = np.broadcast_to(pk, lik.shape)
+            return CellTables(lik, m1, m1**2, pk, pk**2)
+        tiny = np.finfo(float).tiny
+        a = np.maximum(phi * expit(eta), tiny)
+        b = np.maximum(phi * expit(-eta), tiny)
+        log_bb = (gammaln(n + 1) - gammaln(c + 1) - gammaln(n - c + 1) + betaln(a + c, b + n - c) - betaln(a, b))
+        post_base = betaln(a + c, b + n - c)
+        m1_bb = np.exp(betaln(a + c + k, b + n - c) - post_base)
+        m2_bb = np.exp(betaln(a + c + 2 * k, b + n - c) - post_base)
+        prior1 = np.exp(betaln(a + k, b) - betaln(a, b))
+        prior2 = np.exp(betaln(a + 2 * k, b) - betaln(a, b))
+        if det is None:
+            return CellTables(np.exp(log_bb), m1_bb, m2_bb, prior1, prior2)
+        q = expit(eta)
+        det_lik = np.where(c == n, q, 0.0) + np.where(c == 0, 1.0 - q, 0.0)  # n = 0: c = 0 = n, both terms
+        if n == 0:
+            det_lik = np.ones_like(det_lik)
+        l_det = det * det_lik
+        l_bb = (1.0 - det) * np.exp(log_bb)
+        lik = l_det + l_bb
+        w_det = np.divide(l_det, lik, out=np.zeros_like(lik), where=lik > 0)
+        # deterministic component: p = 1 when c = n > 0, 0 when c = 0 < n; n = 0: p = 1 with probability q
+        det_pk = np.where(c == n, 1.0, 0.0) if n > 0 else np.broadcast_to(q, lik.shape)
+        m1 = w_det * det_pk + (1.0 - w_det) * m1_bb
+        m2 = w_det * det_pk + (1.0 - w_det) * m2_bb
+        return CellTables(lik, m1, m2, det * q + (1 - det) * prior1, det * q + (1 - det) * prior2)
+
+
+def _per_agent(value: Any, agent: str | None, name: str) -> float | None:
+    """Pick an agent's point value (dict agent -> value, or a scalar); the mean over agents when ``agent`` is None."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if agent is None:
+            return float(np.mean(list(value.values())))
+        if agent not in value:
+            raise ValueError(f"agent {agent!r} not in the hyperparameters' {name} {sorted(value)}")
+        return float(value[agent])
+    return float(value)

@@ -9,6 +9,7 @@ is one (agent, task) cell with all its trials.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,10 +28,6 @@ __all__ = [
     "posterior_predictive_cells",
     "warn_if_not_converged",
 ]
-
-#: Variables never diagnosed: deterministic transforms of diagnosed ones.
-_SKIP = ()
-
 
 class ConvergenceWarning(UserWarning):
     """Raised (as a warning) when a fit fails R-hat, ESS or divergence thresholds."""
@@ -64,14 +61,14 @@ class Diagnostics:
 
 
 def _default_var_names(dt: xr.DataTree) -> list[str]:
-    post = dt["posterior"]
-    skip = set(_SKIP)
-    if dt.attrs.get("p_draws") == "conditional_beta":
-        # beta_binomial: p is not sampled by NUTS but drawn exactly from its conditional Beta given each draw of the
-        # sampled parameters; its R-hat/ESS add independent Monte Carlo noise (the max over 10,000 cells exceeds 1.01
-        # by chance alone) and say nothing the sampled parameters do not. Diagnose those.
-        skip.add("p")
-    return [str(v) for v in post.data_vars if not str(v).endswith("_z") and str(v) not in skip]
+    """List what the fit's family says to diagnose (sampled parameters, not derived or conditionally drawn ones)."""
+    from agentstats.models.registry import family_of
+
+    post = dt["posterior"].to_dataset()
+    try:
+        return family_of(dt).diagnostic_var_names(post)
+    except ValueError:  # not a fit of agentstats: every variable except non-centred auxiliaries
+        return [str(v) for v in post.data_vars if not str(v).endswith("_z")]
 
 
 def diagnose(
@@ -92,13 +89,15 @@ def diagnose(
     ess_min : float
         Smallest acceptable bulk and tail effective sample size.
     var_names : sequence of str, optional
-        Variables to check; default every posterior variable except non-centred auxiliaries ``*_z`` and, for the
-        ``beta_binomial`` model, ``p`` (drawn exactly from its conditional given the sampled parameters, not by
-        the sampler).
+        Variables to check; default what the fit's family names
+        (:meth:`agentstats.models.family.ModelFamily.diagnostic_var_names`: the sampled parameters, not
+        non-centred auxiliaries ``*_z`` or quantities drawn outside the sampler).
 
     Returns
     -------
     Diagnostics
+        A NaN R-hat or ESS (a variable whose draws never change, or non-finite draws) is a failure that names the
+        variable, never a pass.
 
     Raises
     ------
@@ -113,22 +112,22 @@ def diagnose(
     if absent:
         raise ValueError(f"diagnose: variable(s) {absent} not in the posterior")
     n_chains = post.sizes.get("chain", 1)
-    rhat = az.rhat(post[names]) if n_chains > 1 else None
-    ess_b = az.ess(post[names], method="bulk")
-    ess_t = az.ess(post[names], method="tail")
+    with np.errstate(invalid="ignore", divide="ignore"):  # constant or non-finite draws give NaN: handled below
+        rhat = az.rhat(post[names]) if n_chains > 1 else None
+        ess_b = az.ess(post[names], method="bulk")
+        ess_t = az.ess(post[names], method="tail")
     rows = []
     for v in names:
         size = int(np.prod([post[v].sizes[d] for d in post[v].dims if d not in ("chain", "draw")]))
-        r = float(np.nanmax(np.asarray(rhat[v]))) if rhat is not None and np.isfinite(rhat[v]).any() else np.nan
-        eb = np.asarray(ess_b[v], dtype=float)
-        et = np.asarray(ess_t[v], dtype=float)
+        # worst element; one NaN element makes the variable NaN (a failure), never a silently skipped pass
+        r = float(np.max(np.asarray(rhat[v], dtype=float))) if rhat is not None else np.nan
         rows.append(
             dict(
                 variable=v,
                 size=size,
                 r_hat=r,
-                ess_bulk=float(np.nanmin(eb)) if np.isfinite(eb).any() else np.nan,
-                ess_tail=float(np.nanmin(et)) if np.isfinite(et).any() else np.nan,
+                ess_bulk=float(np.min(np.asarray(ess_b[v], dtype=float))),
+                ess_tail=float(np.min(np.asarray(ess_t[v], dtype=float))),
             )
         )
     table = pd.DataFrame(rows, columns=["variable", "size", "r_hat", "ess_bulk", "ess_tail"])
@@ -138,10 +137,15 @@ def diagnose(
     table["ok"] = True
     for i, row in table.iterrows():
         bad = []
-        if np.isfinite(row.r_hat) and row.r_hat > r_hat_max:
-            bad.append(f"r_hat {row.r_hat:.4f} > {r_hat_max}")
+        if n_chains > 1:
+            if not np.isfinite(row.r_hat):
+                bad.append("r_hat is NaN (draws that never change or are not finite)")
+            elif row.r_hat > r_hat_max:
+                bad.append(f"r_hat {row.r_hat:.4f} > {r_hat_max}")
         for col in ("ess_bulk", "ess_tail"):
-            if np.isfinite(row[col]) and row[col] < ess_min:
+            if not np.isfinite(row[col]):
+                bad.append(f"{col} is NaN")
+            elif row[col] < ess_min:
                 bad.append(f"{col} {row[col]:.0f} < {ess_min:g}")
         if bad:
             table.loc[i, "ok"] = False
@@ -186,7 +190,7 @@ class PPCResult:
     replicated: dict[str, np.ndarray]
 
 
-def _cell_statistics(n: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
+def _cell_statistics(n: np.ndarray, c: np.ndarray, agents: Sequence[str]) -> dict[str, np.ndarray]:
     """Per-cell-spread statistics, vectorized over leading axes; ``n, c`` have shape (..., agent, task)."""
     obs = n > 0
     stats: dict[str, np.ndarray] = {}
@@ -202,39 +206,92 @@ def _cell_statistics(n: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
         stats["within_task_var"] = np.where(
             usable.any(axis=-1), np.nansum(var_t, axis=-1) / np.maximum(usable.sum(axis=-1), 1), np.nan
         )
+        # per agent: share of its cells with >= 2 trials whose outcome flips (0 < c < n), the consistency statistic
+        multi = n >= 2
+        flips = (multi & (c > 0) & (c < n)).sum(axis=-1)
+        n_multi = np.broadcast_to(multi.sum(axis=-1), flips.shape)
+        share = np.where(n_multi > 0, flips / np.maximum(n_multi, 1), np.nan)
+    for i, agent in enumerate(agents):
+        stats[f"flip_share[{agent}]"] = share[..., i]
     return stats
+
+
+def _ppc_counts(dt: xr.DataTree, n_draws: int | None, random_seed: int) -> np.ndarray:
+    """Replicate counts ``c_rep`` (draw, agent, task) with ``pymc.sample_posterior_predictive`` on the family's model.
+
+    0 on unobserved cells; evenly thinned posterior draws, in blocks that bound memory.
+    """
+    import pymc as pm
+
+    from agentstats.models.data import stored_data
+    from agentstats.models.priors import Priors
+    from agentstats.models.registry import family_of
+
+    family = family_of(dt)
+    data = stored_data(dt)
+    priors = Priors(**json.loads(dt.attrs["priors"])) if "priors" in dt.attrs else None
+    param = json.loads(dt.attrs.get("parameterization", "{}")) or None
+    model, _ = family.build(data, priors or Priors(), param)
+    post = dt["posterior"].to_dataset()
+    stacked = post.stack(sample=("chain", "draw"))
+    total = stacked.sizes["sample"]
+    pick = np.arange(total) if n_draws is None or n_draws >= total else np.linspace(0, total - 1, n_draws).round()
+    pick = np.asarray(pick, dtype=int)
+    ai, ti = data.obs_index()
+    block = max(1, int(50_000_000 // max(ai.size, 1)))
+    out = np.zeros((pick.size, *data.shape), dtype=np.int64)
+    for b, start in enumerate(range(0, pick.size, block)):
+        idx = pick[start : start + block]
+        sub = stacked.isel(sample=idx).drop_vars(["chain", "draw", "sample"]).rename({"sample": "draw"})
+        sub = sub.expand_dims(chain=[0]).assign_coords(draw=np.arange(idx.size))
+        rep = pm.sample_posterior_predictive(
+            xr.DataTree.from_dict({"posterior": sub}),
+            model=model,
+            var_names=["c"],
+            random_seed=np.random.SeedSequence([int(random_seed), b]).generate_state(1)[0],
+            progressbar=False,
+            # the family's random generator is numpy code: the Python linker runs it as it is
+            compile_kwargs={"mode": "FAST_COMPILE"},
+        )
+        c_rep = rep["posterior_predictive"]["c"].transpose("chain", "draw", "cell").to_numpy()[0]
+        out[start : start + idx.size][:, ai, ti] = c_rep
+    return out
 
 
 def posterior_predictive_cells(
     dt: xr.DataTree,
     counts: pd.DataFrame | None = None,
     *,
-    n_draws: int | None = 1000,
+    n_draws: int | None = 500,
     random_seed: int = 0,
 ) -> PPCResult:
     """Posterior predictive check of per-cell success counts, targeting the per-cell spread.
 
-    For posterior draws of ``p[a, t]``, replicate ``c_rep[a, t] ~ Binomial(n[a, t], p[a, t])`` on the observed
-    cells and compare statistics of the replicated and observed counts (Gelman et al. BDA3 sec. 6.3):
+    Replicated counts ``c_rep`` of the observed cells come from the fit's own model
+    (``pymc.sample_posterior_predictive`` on the family's observed ``c``: a Beta-Binomial family draws a new cell
+    probability from its Beta, a logit-normal one uses the sampled cell effect), and statistics of the replicated and
+    observed counts are compared (Gelman et al. BDA3 sec. 6.3):
 
     * ``cells_all_fail``: number of cells with ``c = 0``;
     * ``cells_all_success``: number of cells with ``c = n``;
     * ``within_task_var``: mean over tasks (with >= 2 observed agents) of the between-agent sample variance of
-      ``c / n`` within the task.
+      ``c / n`` within the task;
+    * ``flip_share[agent]``: per agent, the share of its cells with ``n >= 2`` whose outcome flips (``0 < c < n``),
+      the statistic a shared within-cell dispersion gets wrong when agents differ in consistency.
 
-    A model without the per-cell term (``additive``) under-predicts all three on real agent runs (p-values near
-    1: the observed spread is larger than any replicate), which is how the need for ``gamma`` shows.
+    A model without the per-cell term (``additive``) under-predicts the first three on real agent runs (p-values
+    near 1: the observed spread is larger than any replicate), which is how the need for a cell term shows.
 
     Parameters
     ----------
     dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit` (posterior ``p`` with dims ``chain, draw, agent, task``).
+        A fit from :func:`agentstats.models.fit.fit`.
     counts : pandas.DataFrame, optional
-        The fitted counts; default the ``n_trials`` / ``n_success`` stored in ``dt["constant_data"]``.
+        Must be the fitted counts if given (checked); the stored ones are used.
     n_draws : int or None
         Posterior draws used (evenly thinned); None uses all.
     random_seed : int
-        Seed of the replication RNG.
+        Seed of the replication.
 
     Returns
     -------
@@ -243,19 +300,18 @@ def posterior_predictive_cells(
     Raises
     ------
     ValueError
-        If ``counts`` do not match the fit's agents and tasks, or no counts are available.
+        If ``counts`` do not match the fit, or the fit stores no counts.
     """
-    from agentstats.models.fit import stored_counts  # local import: fit imports this module
+    from agentstats.models.data import stored_counts, stored_data
 
-    n, c = stored_counts(dt, counts)
-    p = dt["posterior"]["p"].transpose("chain", "draw", "agent", "task").to_numpy()
-    p = p.reshape(-1, *p.shape[2:])
-    if n_draws is not None and n_draws < p.shape[0]:
-        p = p[np.linspace(0, p.shape[0] - 1, n_draws).round().astype(int)]
-    rng = np.random.default_rng(random_seed)
-    c_rep = rng.binomial(np.broadcast_to(n, p.shape), p)
-    rep = _cell_statistics(n[None], c_rep)
-    obs = _cell_statistics(n, c)
+    data = stored_data(dt)
+    if counts is not None:
+        n_given, c_given = stored_counts(dt, counts)
+        if not (np.array_equal(n_given, data.n) and np.array_equal(c_given, data.c)):
+            raise ValueError("counts differ from the counts the fit was made on")
+    c_rep = _ppc_counts(dt, n_draws, random_seed)
+    rep = _cell_statistics(data.n[None], c_rep, data.agents)
+    obs = _cell_statistics(data.n, data.c, data.agents)
     rows = []
     for name, values in rep.items():
         o = float(obs[name])

@@ -1,57 +1,60 @@
-"""Fitting: ``fit(counts, model=..., sampler=...)`` -> ``xarray.DataTree`` with provenance and diagnostics.
+"""Fitting: ``fit(counts, model=..., **sampler options)`` -> ``xarray.DataTree`` with provenance and diagnostics.
 
 Samplers: ``nutpie`` (default; Rust NUTS on a numba-compiled PyMC model), ``numpyro`` (JAX), ``pymc`` (PyMC's
 own NUTS). The default falls back to the next installed one. ``no_pooling`` is drawn exactly from its Beta
 posterior (no MCMC; ``sampler="exact"``).
+
+Memory: a fit stores the sampled parameters (about agents + tasks numbers per draw for the Beta-Binomial families;
+one per cell for ``partial_pooling``) and the counts. Per-cell success probabilities ``p`` are not stored unless asked
+(``store_p=True``): :mod:`agentstats.posterior` draws them block by block from the family when it needs them. The
+per-cell ``log_likelihood`` group (``log_likelihood=True``, for LOO) costs chains x draws x cells x 8 bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
 import logging
 import os
+import signal
+import threading
 import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pymc as pm
 import xarray as xr
-from scipy import stats
 
-from agentstats.models.builders import (
-    BETA_BINOMIAL_MODELS,
-    DEFAULT_MODEL,
-    MODEL_NAMES,
-    CountsData,
-    build_model,
-    prepare_counts,
-)
+from agentstats.models.data import CountsData, counts_dataset, prepare_counts
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
+from agentstats.models.family import ModelFamily
+from agentstats.models.no_pooling import exact_posterior
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
+from agentstats.models.registry import DEFAULT_MODEL, get_family
 
 __all__ = [
     "DEFAULT_SAMPLER",
-    "LARGE_CELLS",
     "SAMPLERS",
-    "TARGET_ACCEPT",
-    "TARGET_ACCEPT_LARGE",
+    "SamplerConfig",
+    "SamplingInterrupted",
     "available_cpus",
     "available_samplers",
     "fit",
-    "stored_counts",
 ]
 
-#: Default NUTS target acceptance rate per model (others: 0.9).
-TARGET_ACCEPT = {"beta_binomial": 0.98, "zoi_beta_binomial": 0.98, "partial_pooling": 0.9, "additive": 0.9}
-#: Beta-Binomial models with at least :data:`LARGE_CELLS` observed cells default to :data:`TARGET_ACCEPT_LARGE`:
-#: there the posterior of the ~agents + tasks parameters is close to Gaussian and 0.95 doubles the leapfrog steps
-#: per draw (31 vs 15 at 10 x 1,000 x 8) without removing any divergence (docs/benchmarks.md); small fits, where
-#: the concentration can sit near its boundary, keep 0.95.
-LARGE_CELLS = 2000
-TARGET_ACCEPT_LARGE = 0.85
+SAMPLERS = ("nutpie", "numpyro", "pymc")
+#: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
+DEFAULT_SAMPLER = "nutpie"
+_PACKAGES = {"nutpie": "nutpie", "numpyro": "numpyro", "pymc": "pymc"}
+
+
+class SamplingInterrupted(KeyboardInterrupt):
+    """Sampling was interrupted (Ctrl-C): no posterior is returned, since a partial one would claim too much."""
 
 
 def available_cpus() -> int:
@@ -61,15 +64,76 @@ def available_cpus() -> int:
     except AttributeError:  # pragma: no cover - not on Linux
         return max(1, os.cpu_count() or 1)
 
-SAMPLERS = ("nutpie", "numpyro", "pymc")
-#: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
-DEFAULT_SAMPLER = "nutpie"
-_PACKAGES = {"nutpie": "nutpie", "numpyro": "numpyro", "pymc": "pymc"}
-
 
 def available_samplers() -> list[str]:
     """Samplers whose packages are importable, in preference order."""
     return [s for s in SAMPLERS if importlib.util.find_spec(_PACKAGES[s]) is not None]
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """How to sample a fit: NUTS implementation, sizes, acceptance rate, parallelism.
+
+    Parameters
+    ----------
+    sampler : {"nutpie", "numpyro", "pymc"} or None
+        NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
+    draws, tune, chains : int
+        Posterior draws and tuning steps per chain (>= 1), number of chains (>= 1).
+    target_accept : float or None
+        NUTS target acceptance rate in (0, 1); None: the family's default for the data
+        (:meth:`agentstats.models.family.ModelFamily.target_accept`).
+    cores : int or None
+        Chains run in parallel; default ``min(chains, available_cpus())`` (PyMC's own default halves the CPU count).
+    progressbar : bool
+        Show the sampler's progress bar.
+    sample_kwargs : dict
+        Extra keyword arguments for ``pymc.sample``.
+
+    Raises
+    ------
+    ValueError
+        On an invalid value.
+    """
+
+    sampler: str | None = None
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    target_accept: float | None = None
+    cores: int | None = None
+    progressbar: bool = False
+    sample_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("draws", "tune", "chains"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.target_accept is not None and not 0.0 < float(self.target_accept) < 1.0:
+            raise ValueError(f"target_accept must be in (0, 1), got {self.target_accept!r}")
+        if self.cores is not None and int(self.cores) < 1:
+            raise ValueError(f"cores must be >= 1, got {self.cores!r}")
+        if self.sampler is not None and self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {self.sampler!r}")
+
+    def resolved_sampler(self) -> str:
+        """Resolve the sampler that will run.
+
+        Raises
+        ------
+        ImportError
+            If an explicitly requested sampler is not installed.
+        """
+        avail = available_samplers()
+        if self.sampler is None:
+            order = [DEFAULT_SAMPLER] + [s for s in SAMPLERS if s != DEFAULT_SAMPLER]
+            return next(s for s in order if s in avail)
+        if self.sampler not in avail:
+            raise ImportError(
+                f"sampler {self.sampler!r} requested but package {_PACKAGES[self.sampler]!r} is not installed"
+            )
+        return self.sampler
 
 
 def _version(pkg: str) -> str:
@@ -79,333 +143,210 @@ def _version(pkg: str) -> str:
         return "absent"
 
 
-def _resolve_sampler(sampler: str | None) -> str:
-    avail = available_samplers()
-    if sampler is None:
-        order = [DEFAULT_SAMPLER] + [s for s in SAMPLERS if s != DEFAULT_SAMPLER]
-        return next(s for s in order if s in avail)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {sampler!r}")
-    if sampler not in avail:
-        raise ImportError(f"sampler {sampler!r} requested but package {_PACKAGES[sampler]!r} is not installed")
-    return sampler
+@contextlib.contextmanager
+def _interrupt_flag() -> Iterator[dict[str, bool]]:
+    """Record a SIGINT while sampling (samplers may turn it into another error or a padded trace), then re-raise it."""
+    flag = {"hit": False}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        flag["hit"] = True
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
-def _counts_dataset(data: CountsData) -> xr.Dataset:
-    coords = {"agent": data.agents, "task": data.tasks}
-    return xr.Dataset(
-        {
-            "n_trials": (("agent", "task"), data.n),
-            "n_success": (("agent", "task"), data.c),
-            "cell_present": (("agent", "task"), data.present),
-            "n_min": (("agent",), data.n_min()),
-            "n_max": (("agent",), data.n_max()),
-        },
-        coords=coords,
-    )
-
-
-def stored_counts(dt: xr.DataTree, counts: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Trials ``n`` and successes ``c`` as (agent, task) arrays aligned with the fit's coordinates.
-
-    Parameters
-    ----------
-    dt : xarray.DataTree
-        A fit from :func:`fit` (``constant_data`` holds ``n_trials`` and ``n_success``).
-    counts : pandas.DataFrame, optional
-        Counts to align instead of the stored ones.
-
-    Returns
-    -------
-    n, c : numpy.ndarray of int, shape (agent, task)
-
-    Raises
-    ------
-    ValueError
-        If neither stored nor given counts exist, or the given counts name agents/tasks not in the fit.
-    """
-    agents = [str(a) for a in dt["posterior"]["agent"].values]
-    tasks = [str(t) for t in dt["posterior"]["task"].values]
-    if counts is None:
-        if "constant_data" not in dt.children or "n_trials" not in dt["constant_data"]:
-            raise ValueError("no counts stored in dt['constant_data']; pass counts=")
-        cd = dt["constant_data"]
-        n = cd["n_trials"].sel(agent=agents, task=tasks).to_numpy()
-        c = cd["n_success"].sel(agent=agents, task=tasks).to_numpy()
-        return n.astype(np.int64), c.astype(np.int64)
-    data = prepare_counts(counts)
-    extra_a = set(data.agents) - set(agents)
-    extra_t = set(data.tasks) - set(tasks)
-    if extra_a or extra_t:
-        raise ValueError(
-            f"counts do not match the fit: agents {sorted(extra_a)} / tasks {sorted(extra_t)[:5]} not in it"
-        )
-    n = np.zeros((len(agents), len(tasks)), dtype=np.int64)
-    c = np.zeros_like(n)
-    ai = pd.Index(agents).get_indexer(data.agents)
-    ti = pd.Index(tasks).get_indexer(data.tasks)
-    n[np.ix_(ai, ti)] = data.n
-    c[np.ix_(ai, ti)] = data.c
-    return n, c
-
-
-def _exact_no_pooling(data: CountsData, priors: Priors, draws: int, chains: int, seed: int) -> xr.DataTree:
-    """Exact draws from the no-pooling posterior Beta(a0 + c, b0 + n - c) per cell (BDA3 sec. 2.4)."""
-    rng = np.random.default_rng(seed)
-    a = priors.beta_a + data.c
-    b = priors.beta_b + data.n - data.c
-    p = rng.beta(a, b, size=(chains, draws, *data.n.shape))
-    post = xr.Dataset(
-        {"p": (("chain", "draw", "agent", "task"), p)},
-        coords={"chain": np.arange(chains), "draw": np.arange(draws), "agent": data.agents, "task": data.tasks},
-    )
-    return xr.DataTree.from_dict({"posterior": post})
-
-
-def _cell_dataset(dt: xr.DataTree, ll: np.ndarray) -> xr.Dataset:
-    """Build the ``log_likelihood`` group for the observed variable ``c``: ``ll`` with dims (chain, draw, cell)."""
-    return xr.Dataset(
-        {"c": (("chain", "draw", "cell"), ll)},
-        coords={
-            "chain": dt["posterior"]["chain"].values,
-            "draw": dt["posterior"]["draw"].values,
-            "cell": np.arange(ll.shape[-1]),
-        },
-    )
-
-
-def _cell_log_likelihood(dt: xr.DataTree, data: CountsData) -> xr.Dataset:
-    """Binomial log-likelihood per observed cell, dims (chain, draw, cell)."""
-    ai, ti = data.obs_index()
-    p = dt["posterior"]["p"].transpose("chain", "draw", "agent", "task").to_numpy()[..., ai, ti]
-    ll = stats.binom.logpmf(data.c[ai, ti], data.n[ai, ti], p)
-    return _cell_dataset(dt, ll)
-
-
-def _beta_binomial_params(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Return the Beta-Binomial parameters of a fit's draws.
-
-    ``eta`` (chain, draw, agent, task), ``phi`` and ``det_share`` (chain, draw; ``None`` unless
-    ``zoi_beta_binomial``).
-    """
-    from agentstats.models.beta_binomial import linear_predictor
-
+def _check_complete(dt: xr.DataTree, config: SamplerConfig, names: list[str]) -> None:
+    """Refuse a posterior with non-finite draws of sampled variables (a trace padded after an interrupt)."""
     post = dt["posterior"]
-    alpha = post["alpha"].transpose("chain", "draw", "agent").to_numpy() if "alpha" in post else None
-    eta = linear_predictor(
-        post["mu"].transpose("chain", "draw").to_numpy(),
-        alpha,
-        post["beta"].transpose("chain", "draw", "task").to_numpy(),
+    for v in names:
+        values = post[v].to_numpy()
+        if not np.isfinite(values).all():
+            finite = np.isfinite(values.reshape(values.shape[0], values.shape[1], -1)).all(axis=-1).sum(axis=1)
+            raise SamplingInterrupted(
+                f"sampling stopped early: chains hold {finite.tolist()} of {config.draws} draws; nothing was kept"
+            )
+
+
+def _sample(model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float) -> xr.DataTree:
+    kwargs: dict[str, Any] = dict(
+        draws=config.draws,
+        tune=config.tune,
+        chains=config.chains,
+        random_seed=seed,
+        target_accept=target_accept,
+        progressbar=config.progressbar,
+        nuts_sampler=sampler,
+        quiet=not config.progressbar,
+        compute_convergence_checks=False,
+        model=model,
+        cores=int(config.cores) if config.cores is not None else min(int(config.chains), available_cpus()),
     )
-    det = post["det_share"].transpose("chain", "draw").to_numpy() if "det_share" in post else None
-    return eta, post["phi"].transpose("chain", "draw").to_numpy(), det
-
-
-def _add_conditional_p(dt: xr.DataTree, data: CountsData, seed: int, params: tuple) -> None:
-    """Add exact draws of ``p`` (chain, draw, agent, task) to a Beta-Binomial posterior.
-
-    ``p[a,t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (after the deterministic component for
-    ``zoi_beta_binomial``), one draw per posterior draw
-    (:func:`agentstats.models.beta_binomial.conditional_p_draws`), seeded by ``seed``; ``params`` from
-    :func:`_beta_binomial_params`.
-    """
-    from agentstats.models.beta_binomial import conditional_p_draws
-
-    eta, phi, det = params
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBB]))
-    p = conditional_p_draws(eta, phi, data.n, data.c, rng, det_share=det)
-    post = dt["posterior"].to_dataset()
-    post["p"] = (("chain", "draw", "agent", "task"), p)
-    dt["posterior"] = post
-
-
-def _beta_binomial_log_likelihood(dt: xr.DataTree, data: CountsData, params: tuple) -> xr.Dataset:
-    """Compute the Beta-Binomial (or zero/one-inflated) log-likelihood per observed cell.
-
-    ``p`` is integrated out; dims (chain, draw, cell) (:func:`agentstats.models.beta_binomial.cell_log_likelihood`);
-    ``params`` from :func:`_beta_binomial_params`.
-    """
-    from agentstats.models.beta_binomial import cell_log_likelihood
-
-    ai, ti = data.obs_index()
-    eta, phi, det = params
-    ll = cell_log_likelihood(eta[..., ai, ti], phi, data.n[ai, ti], data.c[ai, ti], det_share=det)
-    return _cell_dataset(dt, ll)
+    kwargs.update(config.sample_kwargs)
+    pymc_logger = logging.getLogger("pymc")
+    level = pymc_logger.level
+    if not config.progressbar:
+        pymc_logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), _interrupt_flag() as flag:
+            # numpyro on one CPU device runs chains sequentially and says so; not the user's concern.
+            warnings.filterwarnings("ignore", message=".*There are not enough devices.*")
+            try:
+                return pm.sample(**kwargs)
+            except KeyboardInterrupt:
+                raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
+            except Exception as exc:
+                if flag["hit"]:  # the interrupt surfaced as another error inside the sampler
+                    raise SamplingInterrupted("sampling interrupted; nothing was kept") from exc
+                raise
+    finally:
+        pymc_logger.setLevel(level)
 
 
 def fit(
-    counts: pd.DataFrame,
-    model: str = DEFAULT_MODEL,
+    counts: pd.DataFrame | CountsData,
+    model: str | ModelFamily = DEFAULT_MODEL,
     *,
-    sampler: str | None = None,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    random_seed: int | None = None,
-    target_accept: float | None = None,
-    progressbar: bool = False,
+    dispersion: str | None = None,
+    random_seed: int | np.random.Generator | None = None,
+    config: SamplerConfig | None = None,
     priors: Priors | None = None,
     parameterization: dict[str, str] | None = None,
     log_likelihood: bool = False,
-    cores: int | None = None,
+    store_p: bool = False,
     check_convergence: bool = True,
-    r_hat_max: float = 1.01,
-    ess_min: float = 400,
-    sample_kwargs: dict[str, Any] | None = None,
+    **sampler_options: Any,
 ) -> xr.DataTree:
     """Fit a model of per-cell success counts and return its posterior as an ``xarray.DataTree``.
 
     Parameters
     ----------
-    counts : pandas.DataFrame
-        Columns ``agent, task_id, n, c`` (one row per cell; see
-        :func:`agentstats.models.builders.prepare_counts`).
-    model : {"zoi_beta_binomial", "beta_binomial", "partial_pooling", "additive", "no_pooling"}
-        Default ``zoi_beta_binomial`` (:data:`DEFAULT_MODEL`): the per-cell agent x task term as a Beta-Binomial
-        likelihood with a share ``det_share`` of deterministic (always / never succeeding) cells. On the METR
-        check its 95 % intervals held on every random 2-run subset tried, where the plain ``beta_binomial`` and the
-        logit-normal ``partial_pooling`` under-covered the strong agents (``docs/models.md``,
-        ``docs/validation.md``). Builders in :mod:`agentstats.models.builders` (Beta-Binomial models:
-        :mod:`agentstats.models.beta_binomial`; their ``p`` is drawn exactly from its conditional given ``c``
-        per posterior draw, seeded by ``random_seed``, and their ``log_likelihood`` has ``p`` integrated out).
-    sampler : {"nutpie", "numpyro", "pymc"} or None
-        NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one. Ignored for
-        ``no_pooling``, which is drawn exactly (recorded as ``"exact"``).
-    draws, tune, chains : int
-        Posterior draws and tuning steps per chain, number of chains.
-    random_seed : int, optional
-        Seed; the same seed, data and sampler give identical draws. If None a seed is drawn from OS entropy and
-        recorded in ``attrs["random_seed"]``.
-    target_accept : float, optional
-        NUTS target acceptance rate; default :data:`TARGET_ACCEPT` for the model (0.98 for both Beta-Binomial
-        models, whose concentration approaches its boundary when cells are barely overdispersed: at 0.95
-        ``beta_binomial`` left a divergence in 4 of 10 small fits, at 0.98 none, and ``zoi_beta_binomial`` had none
-        at either, ``validation/target_accept_check.py``; 0.9 for the others), and
-        :data:`TARGET_ACCEPT_LARGE` for Beta-Binomial models on :data:`LARGE_CELLS` or more observed cells.
-    progressbar : bool
-        Show the sampler's progress bar.
+    counts : pandas.DataFrame or CountsData
+        Columns ``agent, task_id, n, c`` (one row per cell; :func:`agentstats.models.data.prepare_counts`).
+    model : str or ModelFamily
+        Default ``zoi_beta_binomial`` (:data:`agentstats.models.registry.DEFAULT_MODEL`): agent and task effects, a
+        Beta per agent x task cell with per-agent dispersion and a share of always/never-succeeding cells
+        (docs/models.md for the evidence). Others: ``beta_binomial``, ``partial_pooling``, ``additive``,
+        ``no_pooling`` (drawn exactly, ``sampler="exact"``).
+    dispersion : {"agent", "shared"}, optional
+        Within-cell dispersion per agent (default) or shared by all agents.
+    random_seed : int or numpy.random.Generator, optional
+        Seed; the same seed, data and sampler give the same draws (up to rounding in compiled code). A Generator
+        gives one integer seed from it. None: a seed from OS entropy, recorded in ``attrs["random_seed"]``.
+    config : SamplerConfig, optional
+        Sampler, draws, tune, chains, target_accept, cores, progress bar. Keyword arguments named like its fields
+        (``draws=500``, ``sampler="pymc"``, ...) override it.
     priors : Priors, optional
         Default :data:`agentstats.models.priors.DEFAULT_PRIORS`.
     parameterization : dict, optional
         Per-level override of the centred/non-centred rule (``agent``, ``task``, ``cell``).
     log_likelihood : bool
-        Add a ``log_likelihood`` group (per cell, variable ``c``) for LOO (:func:`compare_models`).
-    cores : int, optional
-        Chains run in parallel (nutpie threads / pymc processes); default ``min(chains, available_cpus())``.
+        Add a ``log_likelihood`` group (per observed cell, variable ``c``; ``pymc.compute_log_likelihood``) for LOO.
+    store_p : bool
+        Also store per-cell ``p`` draws in the posterior (chain, draw, agent, task): memory chains x draws x cells x 8
+        bytes. Not needed by anything in agentstats.
     check_convergence : bool
         Run :func:`agentstats.models.diagnostics.diagnose` and warn with ``ConvergenceWarning`` on failure.
-    r_hat_max, ess_min : float
-        Thresholds for that check.
-    sample_kwargs : dict, optional
-        Extra keyword arguments for ``pymc.sample``.
+    **sampler_options
+        Fields of :class:`SamplerConfig`.
 
     Returns
     -------
     xarray.DataTree
-        Groups ``posterior`` (``p`` with dims ``chain, draw, agent, task`` and the hyperparameters ``mu``,
-        ``sigma_agent``, ``sigma_task``, ``sigma_cell``, effects ``alpha``, ``beta``, ``gamma`` as present),
-        ``sample_stats`` (MCMC), ``constant_data`` (``n_trials``, ``n_success``, ``cell_present`` with dims
-        ``agent, task``; ``n_min``, ``n_max`` per agent), ``observed_data``, optionally ``log_likelihood``.
-        Root ``attrs``: ``agentstats_model``, ``sampler``, ``versions`` (JSON), ``parameterization`` (JSON),
-        ``parameterization_ratios`` (JSON), ``priors`` (JSON), ``counts_hash``, ``random_seed``, ``draws``,
-        ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``, ``has_cell_effect`` (0/1), ``p_draws``
-        (``"sampled"``, or ``"conditional_beta"`` for ``beta_binomial``).
+        Groups ``posterior`` (the sampled parameters with dims ``chain, draw`` and ``agent`` / ``task`` / ``cell`` as
+        they have them), ``sample_stats``, ``constant_data`` (``n_trials``, ``n_success``, ``cell_present`` with dims
+        ``agent, task``; ``n_min``, ``n_max`` per agent), ``observed_data``, optionally ``log_likelihood``. Root
+        ``attrs``: ``agentstats_model``, ``dispersion``, ``p_draws``, ``sampler``, ``versions`` (JSON),
+        ``parameterization`` (JSON), ``parameterization_ratios`` (JSON), ``priors`` (JSON), ``counts_hash``,
+        ``random_seed``, ``draws``, ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``,
+        ``has_cell_effect`` (0/1).
 
     Raises
     ------
     ValueError
-        On an unknown model or sampler, or invalid counts.
+        On an unknown model, sampler option or dispersion, or invalid counts.
     ImportError
         If an explicitly requested sampler is not installed.
+    SamplingInterrupted
+        (a ``KeyboardInterrupt``) when sampling was interrupted: no partial posterior is returned.
 
     Warns
     -----
     ConvergenceWarning
-        When R-hat > ``r_hat_max``, ESS < ``ess_min`` or any divergence (and ``check_convergence``).
+        When R-hat > 1.01, ESS < 400 or any divergence (and ``check_convergence``).
     """
-    if model not in MODEL_NAMES:
-        raise ValueError(f"model must be one of {MODEL_NAMES}, got {model!r}")
+    family = get_family(model, dispersion=dispersion)
+    unknown = set(sampler_options) - {f.name for f in fields(SamplerConfig)}
+    if unknown:
+        known = [f.name for f in fields(SamplerConfig)]
+        raise ValueError(f"fit: unknown option(s) {sorted(unknown)}; sampler options are {known}")
+    config = replace(config or SamplerConfig(), **sampler_options)
     data = prepare_counts(counts)
-    if target_accept is None:
-        target_accept = TARGET_ACCEPT.get(model, 0.9)
-        if model in BETA_BINOMIAL_MODELS and int(np.count_nonzero(data.n)) >= LARGE_CELLS:
-            target_accept = TARGET_ACCEPT_LARGE
     priors = priors or DEFAULT_PRIORS
+    if isinstance(random_seed, np.random.Generator):
+        random_seed = int(random_seed.integers(0, 2**31 - 1))
     if random_seed is None:
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     random_seed = int(random_seed)
-    if model == "no_pooling":
+    target_accept = float(config.target_accept or family.target_accept(data))
+    if family.p_draws == "exact":
         sampler_used = "exact"
-        dt = _exact_no_pooling(data, priors, draws, chains, random_seed)
-        meta = dict(parameterization={}, parameterization_ratios={}, has_agent_effect=False, has_cell_effect=False)
+        dt = exact_posterior(data, priors, config.draws, config.chains, random_seed)
+        _, info = family.build(data, priors, parameterization)
+        pm_model = None
     else:
-        sampler_used = _resolve_sampler(sampler)
-        pm_model = build_model(data, model, priors=priors, parameterization=parameterization)
-        meta = pm_model._agentstats
-        kwargs = dict(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            random_seed=random_seed,
-            target_accept=target_accept,
-            progressbar=progressbar,
-            nuts_sampler=sampler_used,
-            quiet=not progressbar,
-            compute_convergence_checks=False,
-            model=pm_model,
-        )
-        # PyMC's default halves the CPU count (it assumes hyper-threads): 1 core on a 2-CPU machine.
-        kwargs["cores"] = int(cores) if cores is not None else min(int(chains), available_cpus())
-        kwargs.update(sample_kwargs or {})
-        pymc_logger = logging.getLogger("pymc")
-        level = pymc_logger.level
-        if not progressbar:
-            pymc_logger.setLevel(logging.ERROR)
-        try:
-            with warnings.catch_warnings():
-                # numpyro on one CPU device runs chains sequentially and says so; not the user's concern.
-                warnings.filterwarnings("ignore", message=".*There are not enough devices.*")
-                dt = pm.sample(**kwargs)
-        finally:
-            pymc_logger.setLevel(level)
-    # Beta-Binomial: p was integrated out; add its exact conditional draws (and mark that in attrs).
-    p_conditional = model in BETA_BINOMIAL_MODELS and "p" not in dt["posterior"]
-    # eta (chain, draw, agent, task) is computed once for both the p draws and the log-likelihood.
-    bb_params = _beta_binomial_params(dt) if p_conditional else None
-    if p_conditional:
-        _add_conditional_p(dt, data, random_seed, bb_params)
-    cdata = _counts_dataset(data)
+        sampler_used = config.resolved_sampler()
+        pm_model, info = family.build(data, priors, parameterization)
+        dt = _sample(pm_model, config, sampler_used, random_seed, target_accept)
+        _check_complete(dt, config, family.diagnostic_var_names(dt["posterior"].to_dataset()))
+    cdata = counts_dataset(data)
     if "constant_data" in dt.children:
         dt["constant_data"] = dt["constant_data"].to_dataset().merge(cdata)
     else:
         dt["constant_data"] = cdata
-    if log_likelihood:
-        if p_conditional:
-            dt["log_likelihood"] = _beta_binomial_log_likelihood(dt, data, bb_params)
-        else:
-            dt["log_likelihood"] = _cell_log_likelihood(dt, data)
-    versions = {pkg: _version(pkg) for pkg in ("pymc", "pytensor", "arviz", "xarray", "numpy")}
+    versions = {pkg: _version(pkg) for pkg in ("agentstats", "pymc", "pytensor", "arviz", "xarray", "numpy")}
     if sampler_used in ("nutpie", "numpyro"):
         versions[sampler_used] = _version(sampler_used)
         if sampler_used == "numpyro":
             versions["jax"] = _version("jax")
     dt.attrs.update(
-        agentstats_model=model,
+        family.attrs(),
         sampler=sampler_used,
         versions=json.dumps(versions, sort_keys=True),
-        parameterization=json.dumps(meta["parameterization"], sort_keys=True),
-        parameterization_ratios=json.dumps({k: round(v, 4) for k, v in meta["parameterization_ratios"].items()}),
+        parameterization=json.dumps(info.parameterization, sort_keys=True),
+        parameterization_ratios=json.dumps({k: round(v, 4) for k, v in info.parameterization_ratios.items()}),
         priors=json.dumps(priors.as_dict(), sort_keys=True),
         counts_hash=data.hash,
         random_seed=random_seed,
-        draws=int(draws),
-        tune=int(tune) if model != "no_pooling" else 0,
-        chains=int(chains),
-        target_accept=float(target_accept),
-        has_agent_effect=int(meta["has_agent_effect"]),
-        has_cell_effect=int(meta["has_cell_effect"]),
-        p_draws="conditional_beta" if p_conditional else "sampled",
+        draws=int(config.draws),
+        tune=int(config.tune) if sampler_used != "exact" else 0,
+        chains=int(config.chains),
+        target_accept=target_accept,
+        has_agent_effect=int(info.has_agent_effect),
+        has_cell_effect=int(info.has_cell_effect),
     )
-    if check_convergence and model != "no_pooling":
-        warn_if_not_converged(diagnose(dt, r_hat_max=r_hat_max, ess_min=ess_min), stacklevel=2)
+    if log_likelihood:
+        if pm_model is None:
+            pm_model, _ = family.build(data, priors, parameterization)
+        ll = pm.compute_log_likelihood(
+            dt, model=pm_model, var_names=["c"], extend_inferencedata=False, progressbar=False
+        )
+        dt["log_likelihood"] = ll["log_likelihood"] if isinstance(ll, xr.DataTree) and "log_likelihood" in ll else ll
+    if store_p and "p" not in dt["posterior"]:
+        post = dt["posterior"].to_dataset()
+        p = np.concatenate([blk for _, blk in family.iter_cell_p(post, data, random_seed)], axis=-1)
+        post["p"] = (("chain", "draw", "agent", "task"), p)
+        dt["posterior"] = post
+    if check_convergence and sampler_used != "exact":
+        warn_if_not_converged(diagnose(dt), stacklevel=2)
     return dt

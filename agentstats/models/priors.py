@@ -1,6 +1,6 @@
 """All priors of the agentstats models, in one place.
 
-Every model in :mod:`agentstats.models.builders` reads its priors from a :class:`Priors` instance; nothing else
+Every model family (:mod:`agentstats.models.family`) reads its priors from a :class:`Priors` instance; nothing else
 in the package states a prior. Scales are on the logit scale of the per-trial success probability.
 
 Rationale (weakly informative priors, Gelman et al. BDA3 ch. 5 and Gelman 2006 "Prior distributions for
@@ -28,6 +28,15 @@ variance parameters in hierarchical models", Bayesian Analysis 1(3))::
                                       always or never succeed). With 2 trials per cell it is not separable from
                                       rho (both only thin out the 1-of-2 cells), so there the prior spreads
                                       the posterior along that ridge; 3+ trials per cell identify it.
+    per-agent dispersion (``dispersion="agent"``, the default; the shared form is ``dispersion="shared"``):
+    logit rho[a]       = rho_mu + rho_sd * z[a],  rho_mu ~ Normal(0, 1.5), rho_sd ~ HalfNormal(1),  z ~ N(0, 1)
+    logit det_share[a] = det_mu + det_sd * z'[a], det_mu ~ Normal(0, 1.5), det_sd ~ HalfNormal(1)   (zoi model)
+    log sigma_cell[a]  = cell_mu + cell_sd * z''[a], cell_mu ~ Normal(0, 1), cell_sd ~ HalfNormal(0.5) (logit-normal)
+                                      Normal(0, 1.5) on the logit scale is close to the Beta(1, 1) of the shared
+                                      form (a standard logistic has sd 1.8) without its heavy tails; an agent
+                                      spread of sd 1 on the logit scale lets one agent have rho 0.2 and another
+                                      0.8 (the range seen across agents on real suites) while pooling agents with
+                                      few tasks towards the others (Gelman 2006 for half-normal scales).
     no pooling: p[a, t] ~ Beta(a0, b0) independently, default Beta(1, 1) (uniform), the closed form of
                                       Beta-Binomial conjugacy (BDA3 sec. 2.4).
 
@@ -37,7 +46,9 @@ which matches real agent suites (most cells always or never succeed, some flip).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+import numbers
+from dataclasses import asdict, dataclass, fields
 
 __all__ = ["DEFAULT_PRIORS", "Priors"]
 
@@ -58,11 +69,25 @@ class Priors:
         ``rho ~ Beta(rho_a, rho_b)``, the intra-cell correlation of the ``beta_binomial`` model.
     det_a, det_b : float
         ``det_share ~ Beta(det_a, det_b)``, the share of deterministic cells of the ``zoi_beta_binomial`` model.
+    rho_mu_sd, rho_sd : float
+        Per-agent dispersion: ``logit rho[a] ~ Normal(rho_mu, rho_sd_a)`` with ``rho_mu ~ Normal(0, rho_mu_sd)`` and
+        ``rho_sd_a ~ HalfNormal(rho_sd)``.
+    det_mu_sd, det_sd : float
+        The same for ``logit det_share[a]`` (``zoi_beta_binomial`` with ``dispersion="agent"``).
+    cell_mu_sd, cell_sd : float
+        Per-agent cell scale of the logit-normal models: ``log sigma_cell[a] ~ Normal(cell_mu, cell_sd_a)``,
+        ``cell_mu ~ Normal(0, cell_mu_sd)``, ``cell_sd_a ~ HalfNormal(cell_sd)``.
+
+    Every value is stored as a Python float (float64 in PyTensor): integer priors such as ``Priors(beta_a=100,
+    beta_b=100)`` give the same log-probabilities as their float spellings (an integer constant would be stored as a
+    small integer type whose sums overflow).
 
     Raises
     ------
     ValueError
-        If a scale or Beta parameter is not positive.
+        If a scale or Beta parameter is not a finite positive number, or a location is not finite.
+    TypeError
+        If a value is not a real number.
     """
 
     mu_mu: float = 0.0
@@ -76,13 +101,24 @@ class Priors:
     rho_b: float = 1.0
     det_a: float = 1.0
     det_b: float = 1.0
+    rho_mu_sd: float = 1.5
+    rho_sd: float = 1.0
+    det_mu_sd: float = 1.5
+    det_sd: float = 1.0
+    cell_mu_sd: float = 1.0
+    cell_sd: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("mu_sigma", "sigma_agent", "sigma_task", "sigma_cell", "beta_a", "beta_b", "rho_a", "rho_b",
-                     "det_a", "det_b"):
-            value = getattr(self, name)
-            if not value > 0:
-                raise ValueError(f"Priors.{name} must be > 0, got {value!r}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"Priors.{f.name} must be a real number, got {value!r}")
+            value = float(value)
+            if not math.isfinite(value) or (f.name != "mu_mu" and value <= 0):
+                raise ValueError(
+                    f"Priors.{f.name} must be {'finite' if f.name == 'mu_mu' else 'a finite number > 0'}, got {value!r}"
+                )
+            object.__setattr__(self, f.name, value)  # frozen dataclass: cast ints to float64 once
 
     def as_dict(self) -> dict[str, float]:
         """Plain dict of the fields (recorded in a fit's attributes)."""

@@ -1,0 +1,214 @@
+"""Counts as dense (agent, task) arrays: the data every model family is built on and read back from a fit.
+
+Input: a counts table with columns ``agent, task_id, n, c`` (``n_missing`` optional and ignored), one row per
+(agent, task) cell, ``n`` the non-missing trials and ``c`` the successes (:func:`agentstats.counts.to_counts`).
+The likelihood of every model is on the counts, the sufficient statistics of exchangeable Bernoulli trials within
+a cell, so cost grows with cells, not trials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from agentstats.counts import validate_counts
+
+__all__ = ["CountsData", "counts_dataset", "counts_hash", "prepare_counts", "stored_counts", "stored_data"]
+
+
+@dataclass(frozen=True)
+class CountsData:
+    """Validated counts as dense (agent, task) arrays.
+
+    Attributes
+    ----------
+    agents, tasks : list of str
+        Coordinates, in order of first appearance in the counts table.
+    n, c : numpy.ndarray of int64, shape (agent, task)
+        Trials and successes; 0 for cells absent from the table.
+    present : numpy.ndarray of bool, shape (agent, task)
+        Cell had a row in the table (possibly with n = 0).
+    hash : str
+        SHA-256 of the canonical counts (see :func:`counts_hash`).
+    """
+
+    agents: list[str]
+    tasks: list[str]
+    n: np.ndarray
+    c: np.ndarray
+    present: np.ndarray
+    hash: str = field(default="")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(agents, tasks)``."""
+        return (len(self.agents), len(self.tasks))
+
+    @property
+    def observed(self) -> np.ndarray:
+        """Boolean (agent, task) mask of cells with n > 0 (the cells in the likelihood)."""
+        return self.n > 0
+
+    def obs_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Agent and task integer indices of the observed cells (row-major order)."""
+        return np.nonzero(self.observed)
+
+    def n_min(self) -> np.ndarray:
+        """Per agent, the smallest n over its observed cells (0 if it has none), shape (agent,)."""
+        big = np.where(self.observed, self.n, np.iinfo(np.int64).max)
+        out = big.min(axis=1)
+        return np.where(self.observed.any(axis=1), out, 0)
+
+    def n_max(self) -> np.ndarray:
+        """Per agent, the largest n over its cells, shape (agent,)."""
+        return self.n.max(axis=1)
+
+
+def counts_hash(counts: pd.DataFrame) -> str:
+    """SHA-256 hex digest of a counts table, independent of row order and extra columns.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c``.
+
+    Returns
+    -------
+    str
+    """
+    df = counts[["agent", "task_id", "n", "c"]].copy()
+    df["agent"] = df["agent"].astype(str)
+    df["task_id"] = df["task_id"].astype(str)
+    df = df.sort_values(["agent", "task_id"], kind="mergesort")
+    text = df.to_csv(index=False, lineterminator="\n")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def prepare_counts(counts: pd.DataFrame | CountsData) -> CountsData:
+    """Validate a counts table and turn it into dense (agent, task) arrays.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame or CountsData
+        One row per (agent, task) cell with columns ``agent``, ``task_id``, ``n`` (non-missing trials) and ``c``
+        (successes); ``n_missing`` and other columns are ignored. Rows with ``n = 0`` are allowed. A
+        :class:`CountsData` is returned as it is.
+
+    Returns
+    -------
+    CountsData
+
+    Raises
+    ------
+    TypeError
+        If ``counts`` is not a DataFrame.
+    ValueError
+        If the table is empty or fails :func:`agentstats.counts.validate_counts` (a missing column, a count that is
+        not a non-negative integer, ``c > n``, a cell twice); the message names the row, agent, task and field.
+    """
+    if isinstance(counts, CountsData):
+        return counts
+    counts = validate_counts(counts, "counts")
+    if len(counts) == 0:
+        raise ValueError("counts: the table has no rows")
+    n = counts["n"].to_numpy(dtype=np.int64)
+    c = counts["c"].to_numpy(dtype=np.int64)
+    agent = counts["agent"].astype(str).to_numpy()
+    task = counts["task_id"].astype(str).to_numpy()
+    agents = [str(a) for a in pd.unique(agent)]
+    tasks = [str(t) for t in pd.unique(task)]
+    ai = pd.Index(agents).get_indexer(agent)
+    ti = pd.Index(tasks).get_indexer(task)
+    n_mat = np.zeros((len(agents), len(tasks)), dtype=np.int64)
+    c_mat = np.zeros_like(n_mat)
+    present = np.zeros(n_mat.shape, dtype=bool)
+    n_mat[ai, ti] = n
+    c_mat[ai, ti] = c
+    present[ai, ti] = True
+    return CountsData(agents, tasks, n_mat, c_mat, present, counts_hash(counts))
+
+
+def counts_dataset(data: CountsData) -> xr.Dataset:
+    """Build the ``constant_data`` group a fit stores.
+
+    ``n_trials``, ``n_success``, ``cell_present`` (agent, task) and ``n_min``, ``n_max`` (agent).
+    """
+    return xr.Dataset(
+        {
+            "n_trials": (("agent", "task"), data.n),
+            "n_success": (("agent", "task"), data.c),
+            "cell_present": (("agent", "task"), data.present),
+            "n_min": (("agent",), data.n_min()),
+            "n_max": (("agent",), data.n_max()),
+        },
+        coords={"agent": data.agents, "task": data.tasks},
+    )
+
+
+def stored_data(dt: xr.DataTree) -> CountsData:
+    """Read back the counts a fit was made on, from its ``constant_data`` group.
+
+    Raises
+    ------
+    ValueError
+        If the fit stores no counts.
+    """
+    if "constant_data" not in dt.children or "n_trials" not in dt["constant_data"]:
+        raise ValueError("no counts stored in dt['constant_data'] (expected a fit from agentstats.fit)")
+    cd = dt["constant_data"]
+    agents = [str(a) for a in np.asarray(cd["agent"])]
+    tasks = [str(t) for t in np.asarray(cd["task"])]
+    present = cd["cell_present"].to_numpy().astype(bool) if "cell_present" in cd else cd["n_trials"].to_numpy() > 0
+    return CountsData(
+        agents,
+        tasks,
+        cd["n_trials"].to_numpy().astype(np.int64),
+        cd["n_success"].to_numpy().astype(np.int64),
+        present,
+        str(dt.attrs.get("counts_hash", "")),
+    )
+
+
+def stored_counts(dt: xr.DataTree, counts: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Trials ``n`` and successes ``c`` as (agent, task) arrays aligned with the fit's coordinates.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A fit from :func:`agentstats.models.fit.fit` (``constant_data`` holds ``n_trials`` and ``n_success``).
+    counts : pandas.DataFrame, optional
+        Counts to align instead of the stored ones.
+
+    Returns
+    -------
+    n, c : numpy.ndarray of int, shape (agent, task)
+
+    Raises
+    ------
+    ValueError
+        If neither stored nor given counts exist, or the given counts name agents/tasks not in the fit.
+    """
+    if counts is None:
+        data = stored_data(dt)
+        return data.n, data.c
+    post = dt["posterior"] if "posterior" in dt.children else dt["constant_data"]
+    agents = [str(a) for a in np.asarray(post["agent"])]
+    tasks = [str(t) for t in np.asarray(post["task"])]
+    data = prepare_counts(counts)
+    extra_a = set(data.agents) - set(agents)
+    extra_t = set(data.tasks) - set(tasks)
+    if extra_a or extra_t:
+        raise ValueError(
+            f"counts do not match the fit: agents {sorted(extra_a)} / tasks {sorted(extra_t)[:5]} not in it"
+        )
+    n = np.zeros((len(agents), len(tasks)), dtype=np.int64)
+    c = np.zeros_like(n)
+    ai = pd.Index(agents).get_indexer(data.agents)
+    ti = pd.Index(tasks).get_indexer(data.tasks)
+    n[np.ix_(ai, ti)] = data.n
+    c[np.ix_(ai, ti)] = data.c
+    return n, c

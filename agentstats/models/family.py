@@ -1,0 +1,282 @@
+"""The model family interface: everything specific to one statistical model of agent x task counts lives in one object.
+
+A family (in the sense of bambi's likelihood families and pymc-marketing's model builders) owns
+
+* ``build``: the PyMC model (coordinates ``agent``, ``task``, ``cell``; observed counts ``c`` with dim ``cell``, as an
+  observed distribution, so PyMC's ``compute_log_likelihood`` and ``sample_posterior_predictive`` work on it);
+* what to diagnose (:meth:`ModelFamily.diagnostic_var_names`) and its default NUTS ``target_accept``;
+* per-cell success probabilities for the observed cells (:meth:`ModelFamily.cell_p`, drawn block by block so that no
+  (chain, draw, agent, task) array needs to be held in memory);
+* the new-task integrals of pass@k / pass^k (:meth:`ModelFamily.new_task_pass_k`);
+* the model-based consistency (ICC) per agent (:meth:`ModelFamily.icc`);
+* the per-cell tables planning needs (:meth:`ModelFamily.cell_given_task`).
+
+Downstream code (:mod:`agentstats.posterior`, :mod:`agentstats.planning`, diagnostics) asks the family of a fit
+(:func:`agentstats.models.registry.family_of`) and never branches on model names.
+
+A new task, and why the population mean is uncertain
+----------------------------------------------------
+The crossed families write task effects as ``beta ~ ZeroSumNormal(sigma_task)``: the effects of the T tasks in the
+data sum to zero and ``mu`` is the mean over *these* tasks. If the tasks are a sample from a population with
+``beta*_t ~ Normal(0, sigma_task)``, then ``mu = mu* + mean_t beta*_t`` and a new task's effect relative to ``mu`` is
+``beta*_new - mean_t beta*_t``. The data identify ``mu`` but not the split, and ``mean_t beta*_t`` has (prior and,
+because the data are silent on it, posterior) distribution ``Normal(0, sigma_task^2 / T)``. So each posterior draw of
+a new-task quantity shifts the agent's logit mean by ``delta ~ Normal(0, sigma_task / sqrt(T))`` -- one shift per
+draw, shared by all new tasks, because it is uncertainty about where the population sits, not task-to-task
+variation -- and then integrates the task-to-task variation ``Normal(0, sigma_task)`` (plus the cell distribution)
+by Gauss-Hermite quadrature. Without the shift the "new tasks" intervals only describe tasks like the observed
+ones on average, and are too narrow (seen as 73 % coverage of nominal 95 % intervals in a simulation study; see
+docs/validation.md). The agent effects need no such term for a statement about one agent: ``mu + alpha[a]`` is
+that agent's own mean, identified by its data whatever the split between ``mu`` and ``alpha``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+from numpy.polynomial.hermite_e import hermegauss
+
+from agentstats.models.data import CountsData
+from agentstats.models.priors import Priors
+
+__all__ = [
+    "DISPERSIONS",
+    "GH_NODES",
+    "TASK_BLOCK",
+    "BuildInfo",
+    "CellTables",
+    "Dispersion",
+    "ModelFamily",
+    "draw_array",
+    "gauss_hermite",
+    "population_shift",
+]
+
+Dispersion = Literal["agent", "shared"]
+#: Within-cell dispersion per agent (pooled across agents) or one value shared by all agents.
+DISPERSIONS: tuple[Dispersion, ...] = ("agent", "shared")
+#: Gauss-Hermite nodes for new-task integrals; absolute error < 2e-6 against adaptive quadrature for s <= 5.
+GH_NODES = 128
+#: Tasks per block of conditional ``p`` draws. Each block has its own seed, so draws do not depend on how many
+#: blocks a caller processes at once (memory), only on the fit's seed.
+TASK_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """What :meth:`ModelFamily.build` decided, recorded in the fit's attributes.
+
+    Attributes
+    ----------
+    parameterization : dict of str to str
+        Level (``agent``, ``task``, ``cell``) -> ``"centered"`` / ``"non_centered"``.
+    parameterization_ratios : dict of str to float
+        The data/prior precision ratios behind that choice.
+    has_agent_effect, has_cell_effect : bool
+        Whether the model has agent effects and a within-cell term (both absent with one agent).
+    """
+
+    parameterization: dict[str, str] = field(default_factory=dict)
+    parameterization_ratios: dict[str, float] = field(default_factory=dict)
+    has_agent_effect: bool = False
+    has_cell_effect: bool = False
+
+
+@dataclass(frozen=True)
+class CellTables:
+    """Exact per-cell quantities for a cell with ``n`` trials, conditional on its task-level logit (planning).
+
+    For each task-level node ``eta_j`` (task effect integrated by the caller) and each count ``c = 0..n``:
+
+    Attributes
+    ----------
+    lik : numpy.ndarray, shape (n + 1, nodes)
+        ``P(c | eta_j)``, the cell term integrated out.
+    m1, m2 : numpy.ndarray, shape (n + 1, nodes)
+        ``E[p^k | c, eta_j]`` and ``E[p^{2k} | c, eta_j]``.
+    prior1, prior2 : numpy.ndarray, shape (nodes,)
+        ``E[p^k | eta_j]`` and ``E[p^{2k} | eta_j]`` before seeing the cell.
+    """
+
+    lik: np.ndarray
+    m1: np.ndarray
+    m2: np.ndarray
+    prior1: np.ndarray
+    prior2: np.ndarray
+
+
+def gauss_hermite(n_nodes: int = GH_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilists' Gauss-Hermite nodes and normalized weights: ``E[f(Z)] ~ sum_j w_j f(x_j)``, ``Z ~ N(0, 1)``.
+
+    ``numpy.polynomial.hermite_e.hermegauss`` (weight ``exp(-x^2/2)``; Abramowitz & Stegun 25.4.46), weights divided
+    by ``sqrt(2 pi)``.
+    """
+    x, w = hermegauss(n_nodes)
+    return x, w / np.sqrt(2.0 * np.pi)
+
+
+def draw_array(post: xr.Dataset, name: str, *dims: str) -> np.ndarray:
+    """``post[name]`` as a numpy array with dims ``(chain, draw, *dims)``."""
+    return post[name].transpose("chain", "draw", *dims).to_numpy()
+
+
+def population_shift(sigma_task: np.ndarray, n_tasks: int, rng: np.random.Generator) -> np.ndarray:
+    """One draw per posterior draw of ``delta ~ Normal(0, sigma_task / sqrt(T))`` (module docstring).
+
+    Parameters
+    ----------
+    sigma_task : numpy.ndarray, shape (chain, draw)
+    n_tasks : int
+        T, the tasks the sum-to-zero task effects run over.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (chain, draw)
+    """
+    return rng.standard_normal(np.shape(sigma_task)) * np.asarray(sigma_task) / np.sqrt(max(int(n_tasks), 1))
+
+
+class ModelFamily(ABC):
+    """A statistical model of per-cell success counts (module docstring lists what it owns).
+
+    Subclasses set :attr:`name` and implement the abstract methods. Instances are immutable descriptions (model name
+    and options such as ``dispersion``); data enter through the method arguments.
+    """
+
+    #: Registered name (``fit(counts, model=name)``).
+    name: ClassVar[str]
+    #: One line for ``--help`` and the report.
+    summary: ClassVar[str]
+    #: Whether the family has hyperparameters (new-task predictions, ICC, planning need them).
+    hierarchical: ClassVar[bool] = True
+    #: ``"sampled"``: ``p`` is a function of sampled parameters; ``"conditional"``: drawn from its exact conditional
+    #: given the sampled parameters and the cell's counts; ``"exact"``: the whole posterior is drawn without MCMC.
+    p_draws: ClassVar[str] = "sampled"
+    dispersion: Dispersion | None = None
+
+    # ---------------------------------------------------------------------------------------------- identity
+    def attrs(self) -> dict[str, Any]:
+        """Attributes that identify the family in a fit (``agentstats_model``, ``dispersion``)."""
+        return {"agentstats_model": self.name, "dispersion": self.dispersion or "none", "p_draws": self.p_draws}
+
+    def __repr__(self) -> str:
+        extra = f", dispersion={self.dispersion!r}" if self.dispersion else ""
+        return f"{type(self).__name__}(name={self.name!r}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelFamily) and self.attrs() == other.attrs()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.attrs().items())))
+
+    # ---------------------------------------------------------------------------------------------- building
+    @abstractmethod
+    def build(
+        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+    ) -> tuple[pm.Model, BuildInfo]:
+        """Build the PyMC model of ``data``.
+
+        Returns
+        -------
+        model : pymc.Model
+            Coordinates ``agent``, ``task``, ``cell`` (observed cells, row-major); observed variable ``c`` (dim
+            ``cell``).
+        info : BuildInfo
+        """
+
+    def target_accept(self, data: CountsData) -> float:
+        """Default NUTS target acceptance rate for ``data``."""
+        return 0.9
+
+    def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:
+        """Posterior variables whose R-hat / ESS say whether the sampler converged (sampled, not derived)."""
+        return [str(v) for v in post.data_vars if not str(v).endswith("_z") and post[v].dims[:2] == ("chain", "draw")]
+
+    # ---------------------------------------------------------------------------------------------- posterior
+    @abstractmethod
+    def cell_p(
+        self, post: xr.Dataset, data: CountsData, tasks: slice, seed: int
+    ) -> np.ndarray:
+        """Posterior draws of ``p[a, t]`` for the tasks in ``tasks`` (a slice of whole :data:`TASK_BLOCK` blocks).
+
+        Parameters
+        ----------
+        post : xarray.Dataset
+            The fit's posterior group.
+        data : CountsData
+            The fitted counts.
+        tasks : slice
+            Task positions; ``tasks.start`` is a multiple of :data:`TASK_BLOCK`.
+        seed : int
+            The fit's seed; conditional draws are seeded per task block from it.
+
+        Returns
+        -------
+        numpy.ndarray, shape (chain, draw, agent, tasks in the slice), values in [0, 1]
+        """
+
+    def iter_cell_p(
+        self, post: xr.Dataset, data: CountsData, seed: int, max_bytes: int = 256 * 2**20
+    ) -> Iterator[tuple[slice, np.ndarray]]:
+        """Yield ``(tasks, p)`` over all tasks in chunks of whole task blocks of at most about ``max_bytes``.
+
+        The same seed gives the same draws whatever ``max_bytes`` is.
+        """
+        n_tasks = data.shape[1]
+        per_task = post.sizes["chain"] * post.sizes["draw"] * data.shape[0] * 8
+        blocks = max(1, int(max_bytes // max(per_task * TASK_BLOCK, 1)))
+        step = blocks * TASK_BLOCK
+        for start in range(0, n_tasks, step):
+            sl = slice(start, min(start + step, n_tasks))
+            yield sl, self.cell_p(post, data, sl, seed)
+
+    @abstractmethod
+    def new_task_pass_k(
+        self,
+        post: xr.Dataset,
+        ks: np.ndarray,
+        n_tasks: int,
+        rng: np.random.Generator,
+        n_nodes: int = GH_NODES,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior draws of pass^k and pass@k of a new task from the task population, per agent.
+
+        Includes the uncertainty of the population mean (module docstring): one shift
+        ``Normal(0, sigma_task / sqrt(n_tasks))`` per draw from ``rng``.
+
+        Returns
+        -------
+        pass_hat_k, pass_at_k : numpy.ndarray, shape (chain, draw, agent, K)
+
+        Raises
+        ------
+        ValueError
+            If the family has no hyperparameters.
+        """
+
+    @abstractmethod
+    def icc(self, post: xr.Dataset) -> dict[str, np.ndarray]:
+        """Model-based consistency per agent, each with shape (chain, draw, agent).
+
+        ``icc_cell`` (within an agent x task cell) and ``icc_model`` (trials of one agent on one task, task difficulty
+        included).
+        """
+
+    # ---------------------------------------------------------------------------------------------- planning
+    def point(self, post: xr.Dataset) -> dict[str, Any]:
+        """Posterior point values of the hyperparameters that planning fixes.
+
+        ``mu``, ``alpha`` per agent, ``sigma_task`` and the family's cell parameters.
+        """
+        raise ValueError(f"model {self.name!r} has no hyperparameters to plan with")
+
+    def cell_given_task(self, point: dict[str, Any], agent: str | None, eta: np.ndarray, n: int, k: int) -> CellTables:
+        """Exact tables of one cell with ``n`` trials given its task-level logits ``eta`` (nodes), for planning."""
+        raise ValueError(f"model {self.name!r} does not support planning")
