@@ -193,11 +193,13 @@ def test_model_cell_logp_equals_beta_integral(inflated, dispersion):
 
 def test_random_generator_matches_logpmf():
     """The observed distribution's random draws (used by sample_posterior_predictive) follow its own log-pmf."""
-    from agentstats.models.beta_binomial import _random_zoi
+    import pymc as pm
+
+    from agentstats.models.beta_binomial import _dist_zoi
 
     eta, phi, lam, n = np.full(200_000, 0.4), 1.3, 0.3, 5
-    rng = np.random.default_rng(5)
-    draws = _random_zoi(eta, np.full_like(eta, phi), None, np.full_like(eta, lam), np.full_like(eta, n), rng=rng)
+    graph = _dist_zoi(pt.as_tensor(eta), pt.as_tensor(phi), None, pt.as_tensor(lam), pt.as_tensor(float(n)), None)
+    draws = pm.draw(graph, random_seed=5)
     freq = np.bincount(draws, minlength=n + 1) / draws.size
     pmf = np.exp(beta_binomial_logpmf(np.arange(n + 1), n, 0.4, phi, lam))
     assert np.all(np.abs(freq - pmf) <= 4 * np.sqrt(pmf * (1 - pmf) / draws.size) + 1e-4), (freq, pmf)

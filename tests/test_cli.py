@@ -120,7 +120,7 @@ def test_fit_json_keys_and_diagnostics(tmp_path):
     res = runner.invoke(
         app,
         ["fit", str(path), "--k", "1,2,6", "--draws", "300", "--tune", "300", "--chains", "2", "--json",
-         "--population", "new", "--target-accept", "0.97", "--seed", "5"],
+         "--population", "new", "--target-accept", "0.97", "--seed", "5", "--rerun", "3"],
     )
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout)
@@ -130,15 +130,21 @@ def test_fit_json_keys_and_diagnostics(tmp_path):
     for r in recs:
         assert r["population"] == "new"
         assert 0.0 <= r["ci_low"] <= r["mean"] <= r["ci_high"] <= 1.0
-        # 3 trials per cell (fewer where an infrastructure error removed one): k = 6 is always extrapolated
+        # 3 trials per cell (fewer where an infrastructure error removed one): every task has fewer than 6
         if r["k"] == 6:
-            assert r["extrapolated"] is True
+            assert r["extrapolated"] == 1.0
         if r["k"] == 1:
-            assert r["extrapolated"] is False
+            assert r["extrapolated"] == 0.0
     diag = payload["diagnostics"]
     assert set(diag) >= {"ok", "divergences", "problems", "variables", "sampler", "model"}
     assert diag["model"] == "zoi_beta_binomial"
     assert (diag["target_accept"], diag["chains"], diag["draws"], diag["random_seed"]) == (0.97, 2, 300, 5)
+    assert diag["dispersion"] == "agent"
+    cons = {r["agent"]: r for r in payload["consistency"]}
+    assert set(cons) == {"baseline", "candidate", "experimental"}
+    assert all(0 <= r["icc_cell_low"] <= r["icc_cell"] <= r["icc_cell_high"] <= 1 for r in cons.values())
+    rerun = payload["rerun"]
+    assert rerun["n_future"] == 3 and {r["population"] for r in rerun["summary"]} == {"rerun"}
 
 
 @pytest.mark.slow

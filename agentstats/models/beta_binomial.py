@@ -152,20 +152,27 @@ def _make_logp(inflated: bool, dense: bool, k_max: int):
     return logp_zoi if inflated else logp_bb
 
 
-def _random_bb(eta, phi, phi_term, n, rng=None, size=None):
-    m = expit(eta)
-    tiny = np.finfo(float).tiny
-    p = rng.beta(np.maximum(m * phi, tiny), np.maximum((1.0 - m) * phi, tiny), size=size)
-    return rng.binomial(np.broadcast_to(n, p.shape).astype(np.int64), p)
+_TINY = float(np.finfo(float).tiny)
 
 
-def _random_zoi(eta, phi, phi_term, det, n, rng=None, size=None):
-    m = expit(eta)
-    tiny = np.finfo(float).tiny
-    p = rng.beta(np.maximum(m * phi, tiny), np.maximum((1.0 - m) * phi, tiny), size=size)
-    is_det = rng.random(p.shape) < det
-    p = np.where(is_det, (rng.random(p.shape) < m).astype(float), p)
-    return rng.binomial(np.broadcast_to(n, p.shape).astype(np.int64), p)
+def _dist_bb(eta, phi, phi_term, n, size):
+    """Generative graph of a cell's count: ``p ~ Beta(m phi, (1 - m) phi)``, ``c ~ Binomial(n, p)``.
+
+    Symbolic, so PyTensor compiles it with any backend (``sample_posterior_predictive``, prior predictive checks).
+    """
+    eta, phi, n = pt.broadcast_arrays(eta, phi, n)
+    m = pt.sigmoid(eta)
+    p = pm.Beta.dist(pt.maximum(m * phi, _TINY), pt.maximum((1.0 - m) * phi, _TINY), size=size)
+    return pm.Binomial.dist(n, p, size=size)
+
+
+def _dist_zoi(eta, phi, phi_term, det, n, size):
+    """As :func:`_dist_bb`, with probability ``det`` a deterministic cell (``p = 1`` with probability ``m``, else 0)."""
+    eta, phi, det, n = pt.broadcast_arrays(eta, phi, det, n)  # one draw per cell, whatever is scalar
+    m = pt.sigmoid(eta)
+    p = pm.Beta.dist(pt.maximum(m * phi, _TINY), pt.maximum((1.0 - m) * phi, _TINY), size=size)
+    p = pt.switch(pm.Bernoulli.dist(det, size=size), pm.Bernoulli.dist(m, size=size), p)
+    return pm.Binomial.dist(n, p, size=size)
 
 
 def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: bool):
@@ -399,7 +406,7 @@ class BetaBinomialFamily(ModelFamily):
                     "c",
                     *params,
                     logp=_make_logp(self.inflated, dense, k_max),
-                    random=_random_zoi if self.inflated else _random_bb,
+                    dist=_dist_zoi if self.inflated else _dist_bb,
                     dtype="int64",
                     observed=c_obs,
                     dims="cell",

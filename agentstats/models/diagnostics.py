@@ -250,8 +250,6 @@ def _ppc_counts(dt: xr.DataTree, n_draws: int | None, random_seed: int) -> np.nd
             var_names=["c"],
             random_seed=np.random.SeedSequence([int(random_seed), b]).generate_state(1)[0],
             progressbar=False,
-            # the family's random generator is numpy code: the Python linker runs it as it is
-            compile_kwargs={"mode": "FAST_COMPILE"},
         )
         c_rep = rep["posterior_predictive"]["c"].transpose("chain", "draw", "cell").to_numpy()[0]
         out[start : start + idx.size][:, ai, ti] = c_rep
