@@ -108,7 +108,10 @@ class _Diff:
 
 
 def _oriented(paired: pd.DataFrame, first: object, second: object, k: int) -> _Diff | None:
-    """``first - second`` in pass^k at ``k`` from an all-pairs table, whichever way round the pair is stored."""
+    """``first - second`` in pass^k at ``k`` from an all-pairs table, whichever way round the pair is stored.
+
+    None when the table has no such row or the two agents share no task at ``k``.
+    """
     rows = paired[paired["k"] == k]
     fwd = rows[(rows["agent_a"] == first) & (rows["agent_b"] == second)]
     if len(fwd):
@@ -118,6 +121,8 @@ def _oriented(paired: pd.DataFrame, first: object, second: object, k: int) -> _D
         if not len(back):
             return None
         r, sign = back.iloc[0], -1.0
+    if int(r["n_tasks"]) == 0:
+        return None
     lo, hi = sign * float(r["pass_hat_k_diff_ci_low"]), sign * float(r["pass_hat_k_diff_ci_high"])
     p = r["mcnemar_p"] if "mcnemar_p" in r else np.nan
     return _Diff(
@@ -153,7 +158,8 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int, lab
         shown = []
         for o in unsettled[:3]:
             d = diffs[o]
-            shown.append(f"**{o}** ({d.text(label)})" if d is not None else f"**{o}** (no shared task)")
+            why = d.text(label) if d is not None else f"no shared task with {k_lo}+ trials"
+            shown.append(f"**{o}** ({why})")
         more = f" and {len(unsettled) - 3} more" if len(unsettled) > 3 else ""
         lines.append(
             f"- No agent is shown to be the best at k = {k_lo}: the paired difference between **{leader}** and "

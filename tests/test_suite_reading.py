@@ -81,3 +81,11 @@ def test_table_and_reading_show_the_tasks_behind_each_value():
     assert "**davinci-002**: no task with 8 usable trials" in text
     assert "**davinci-002** 67" in text  # tasks without a usable trial
     assert "Clopper-Pearson" in text
+
+
+def test_agents_without_shared_tasks_are_not_ranked():
+    rows = [("A", "t1", 3, 1), ("A", "t2", 3, 3), ("Z", "t3", 2, 0)]
+    counts = pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+    text = read_suite(suite_pass_k(counts, n_boot=100), paired=paired_pass_k_table(counts, n_boot=100))
+    assert "**Z** (no shared task with 1+ trials)" in text and "nan" not in text
+    assert "is the best agent" not in text

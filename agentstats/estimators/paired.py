@@ -341,9 +341,13 @@ def _diff_stats(
     if boundary.any():
         ma, mb = np.clip(mean_a[boundary], 0.0, 1.0), np.clip(mean_b[boundary], 0.0, 1.0)
         corr = np.where(flat_d[boundary], 0.0, _pearson(va[:, boundary], vb[:, boundary]))
-        m_lo, m_hi = mover_difference(
-            ma, clopper_pearson_interval(ma, size, ci_prob), mb, clopper_pearson_interval(mb, size, ci_prob), corr
-        )
+        ci_a, ci_b = clopper_pearson_interval(ma, size, ci_prob), clopper_pearson_interval(mb, size, ci_prob)
+        m_lo, m_hi = mover_difference(ma, ci_a, mb, ci_b, corr)
+        # a correlation of exactly 1 with mirror-image limits would cancel the width: drop the term there
+        collapsed = m_hi - m_lo <= SPREAD_TOL
+        if collapsed.any():
+            z_lo, z_hi = mover_difference(ma, ci_a, mb, ci_b, 0.0)
+            m_lo, m_hi = np.where(collapsed, z_lo, m_lo), np.where(collapsed, z_hi, m_hi)
         lo[boundary], hi[boundary] = m_lo, m_hi
         for j in np.flatnonzero(boundary):
             method[j] = METHOD_MOVER

@@ -160,9 +160,10 @@ def suite_pass_k(
         ``n_tasks_excluded, excluded_tasks`` (list of ``{"task_id", "reason"}`` for tasks without usable trials),
         ``n_trials, n_missing`` (summed over the tasks used); for ``q`` in ``pass_at_k, pass_hat_k``: ``q, q_se,
         q_ci_low, q_ci_high, q_ci_method``; ``ci_prob, ci_kind, n_boot``. Values are NaN where ``n_tasks = 0``;
-        the SE and interval are NaN (method None) where ``n_tasks < 2`` (one cluster says nothing about spread).
+        the SE and interval are NaN (method missing) where ``n_tasks < 2`` (one cluster says nothing about spread).
         An agent with no task having ``n >= 1`` gets one row ``k = 1`` (default k) with ``n_tasks = 0``.
-        ``attrs`` records ``random_seed, n_boot, ci_prob, ci_kind, ci_method``.
+        ``attrs`` records ``random_seed, n_boot, ci_prob, ci_kind`` and ``ci_method`` (the methods used, joined by
+        " / "; None when no interval was made).
 
     Raises
     ------
@@ -237,14 +238,14 @@ def suite_pass_k(
                 results[kv] = row
         rows.extend(results[kv] for kv in ks)
     out = pd.DataFrame(rows, columns=list(SUITE_COLUMNS))
-    methods = sorted({str(x) for q in _QUANTITIES for x in out[f"{q}_ci_method"] if x is not None})
+    methods = sorted({str(x) for q in _QUANTITIES for x in out[f"{q}_ci_method"] if pd.notna(x)})
     out.attrs.update(
         {
             "random_seed": base,
             "n_boot": n_boot,
             "ci_prob": ci_prob,
             "ci_kind": ci_kind,
-            "ci_method": " / ".join(methods) if methods else METHOD_BOOTSTRAP,
+            "ci_method": " / ".join(methods) if methods else None,
         }
     )
     return out
