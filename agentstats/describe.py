@@ -134,7 +134,7 @@ def _oriented(paired: pd.DataFrame, first: object, second: object, k: int) -> _D
     )
 
 
-def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int, label: str) -> list[str]:
+def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> list[str]:
     """Sentences on which agent is better at ``k_lo``, from paired differences only."""
     leader = at1.iloc[0]["agent"]
     others = [a for a in at1["agent"] if a != leader]
@@ -144,6 +144,7 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int, lab
             "on the same tasks are compared by their paired difference (`agentstats.paired_pass_k_table`), not by "
             "whether their separate intervals overlap."
         ]
+    label = _ci_label(paired)  # the paired table's own interval probability
     diffs = {o: _oriented(paired, leader, o, k_lo) for o in others}
     settled_vs_leader = {o: d for o, d in diffs.items() if d is not None and d.above_zero}
     unsettled = [o for o in others if o not in settled_vs_leader]
@@ -240,7 +241,7 @@ def read_suite(
             f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
         )
         if len(at1) >= 2:
-            lines.extend(_paired_lines(at1, paired, k_lo, label))
+            lines.extend(_paired_lines(at1, paired, k_lo))
     if k_hi > k_lo:
         lines.append(
             f"- pass^{k_hi} (all {k_hi} tries succeed) against pass^{k_lo}, and pass@{k_hi} (at least one success in "
