@@ -2,7 +2,7 @@
 
 Pipeline (see ``docs/`` and ``shared/design/architecture.md``)::
 
-    load_trials ─▶ score_trials ─▶ to_counts ─▶ pass_at_k / pass_hat_k / suite_pass_k / beta_pass_k
+    load_trials ─▶ score_trials ─▶ to_counts ─▶ pass_at_k / pass_hat_k / suite_pass_k / paired_pass_k / beta_pass_k
                                           └──▶ fit (PyMC) ─▶ posterior_pass_at_k / posterior_pass_hat_k
     ─▶ report (papermill notebook ─▶ HTML)
 
@@ -57,6 +57,9 @@ _API: dict[str, str] = {
     "plugin_pass_hat_k": "agentstats.estimators",
     "beta_pass_k": "agentstats.estimators",
     "suite_pass_k": "agentstats.estimators",
+    "paired_pass_k": "agentstats.estimators",
+    "paired_pass_k_table": "agentstats.estimators",
+    "clopper_pearson_interval": "agentstats.estimators",
     # hierarchical model and posterior
     "fit": "agentstats.models",
     "diagnose": "agentstats.models",

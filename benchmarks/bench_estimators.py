@@ -1,4 +1,4 @@
-"""Speed of agentstats.estimators: vectorized per-cell estimators and the suite bootstrap.
+"""Speed of agentstats.estimators: vectorized per-cell estimators, the suite bootstrap and paired differences.
 
 Run:  python benchmarks/bench_estimators.py [--repeats 3]
 
@@ -16,7 +16,14 @@ import time
 import numpy as np
 import pandas as pd
 
-from agentstats.estimators import beta_pass_k, pass_at_k, pass_hat_k, suite_pass_k
+from agentstats.estimators import (
+    beta_pass_k,
+    paired_pass_k,
+    paired_pass_k_table,
+    pass_at_k,
+    pass_hat_k,
+    suite_pass_k,
+)
 
 
 def best_time(fn, repeats: int) -> float:
@@ -65,11 +72,19 @@ def main() -> None:
         ),
         (
             "suite_pass_k, 10 agents x 1,000 tasks x 8 trials, k = 1..8, 2,000 bootstrap resamples",
-            lambda: suite_pass_k(counts, k=range(1, 9), n_boot=2000, seed=0),
+            lambda: suite_pass_k(counts, k=range(1, 9), n_boot=2000, random_seed=0),
         ),
         (
             "suite_pass_k, same, k = 1 only",
-            lambda: suite_pass_k(counts, k=[1], n_boot=2000, seed=0),
+            lambda: suite_pass_k(counts, k=[1], n_boot=2000, random_seed=0),
+        ),
+        (
+            "paired_pass_k, 2 of those agents, k = 1..8, 2,000 paired bootstrap resamples",
+            lambda: paired_pass_k(counts, "agent0", "agent1", k=range(1, 9), n_boot=2000, random_seed=0),
+        ),
+        (
+            "paired_pass_k_table, all 45 pairs of the 10 agents, k = 1..8, 2,000 resamples",
+            lambda: paired_pass_k_table(counts, k=range(1, 9), n_boot=2000, random_seed=0),
         ),
     ]
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "

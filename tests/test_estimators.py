@@ -18,14 +18,16 @@ import pandas as pd
 import pytest
 from scipy import integrate, stats
 
-from agentstats import estimators as est
 from agentstats.estimators import (
     beta_pass_k,
+    clopper_pearson_interval,
+    intervals,
     pass_at_k,
     pass_hat_k,
     plugin_pass_at_k,
     plugin_pass_hat_k,
     suite_pass_k,
+    unbiased,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "data"
@@ -227,7 +229,7 @@ def _grid_hdi(a: float, b: float, k: int, prob: float, cells: int = 400_000) -> 
     [(10, 7, 3, (1, 1)), (20, 5, 2, (1, 1)), (6, 6, 4, (1, 1)), (5, 0, 1, (1, 1)), (8, 3, 12, (0.5, 0.5))],
 )
 def test_beta_hdi_vs_grid_search(n, c, k, prior):
-    row = beta_pass_k(n, c, k, prior=prior, hdi=True).iloc[0]
+    row = beta_pass_k(n, c, k, prior=prior, ci_kind="hdi").iloc[0]
     assert row.ci_kind == "hdi"
     a, b = prior[0] + c, prior[1] + n - c
     lo, hi = _grid_hdi(a, b, k, 0.95)
@@ -271,11 +273,13 @@ def test_suite_hand_computed_means_se_and_drops():
         [("A", "t1", 4, 2, 0), ("A", "t2", 4, 4, 0), ("A", "t3", 2, 1, 2), ("A", "t4", 0, 0, 4),
          ("B", "t1", 3, 0, 1), ("B", "t2", 3, 3, 0)]
     )  # fmt: skip
-    out = suite_pass_k(counts, n_boot=200, seed=1)
+    out = suite_pass_k(counts, n_boot=200, random_seed=1)
     a = out[out.agent == "A"].set_index("k")
     assert list(a.index) == [1, 2]  # default: 1 .. min n among tasks with n >= 1
     assert (a.n_tasks == 3).all() and (a.n_tasks_dropped == 0).all()
-    assert a.loc[1, "no_trial_tasks"] == ["t4"] and a.loc[1, "n_tasks_no_trials"] == 1
+    missing4 = "all 4 trials missing (infra_error or judge_missing)"
+    assert a.loc[1, "excluded_tasks"] == [{"task_id": "t4", "reason": missing4}]
+    assert a.loc[1, "n_tasks_excluded"] == 1
     # per-task values by hand: pass^2 = C(2,2)/C(4,2), C(4,2)/C(4,2), C(1,2)/C(2,2)
     hat2 = [1 / 6, 1.0, 0.0]
     at2 = [1 - 1 / 6, 1.0, 1.0]
@@ -299,7 +303,8 @@ def test_suite_explicit_k_drops_tasks_with_fewer_trials():
     assert list(out.n_tasks) == [4, 3, 2, 2, 0]
     assert out.loc[2, "dropped_tasks"] == ["t3"]
     assert out.loc[4, "dropped_tasks"] == ["t3", "t4"] and out.loc[4, "n_tasks_dropped"] == 2
-    assert (out.no_trial_tasks.map(tuple) == ("t5",)).all()
+    assert all(x == [{"task_id": "t5", "reason": "all 2 trials missing (infra_error or judge_missing)"}]
+               for x in out.excluded_tasks)
     # k = 4 uses only t1, t2: (C(2,4)/C(8,4) + 1) / 2; the c = 0 task t4 (n = 3 < 4) is dropped, not counted as 0
     assert out.loc[4, "pass_hat_k"] == pytest.approx(0.5)
     assert out.loc[4, "pass_at_k"] == pytest.approx((float(exact_at(8, 2, 4)) + 1) / 2)
@@ -310,13 +315,27 @@ def test_suite_explicit_k_drops_tasks_with_fewer_trials():
     assert list(suite_pass_k(counts, k=2, n_boot=10).k) == [2]
 
 
-def test_suite_bootstrap_two_tasks_is_min_max():
+def test_bootstrap_kernel_two_tasks_is_min_max():
     # With T = 2 tasks the bootstrap mean is v1 (prob 1/4), (v1+v2)/2 (1/2) or v2 (1/4), so the 2.5% / 97.5%
     # percentiles are exactly min and max.
+    v = np.array([[float(exact_hat(4, 1, 2))], [float(exact_hat(4, 3, 2))]])
+    boot = intervals.bootstrap_means(v, 4000, np.random.default_rng(3))
+    lo, hi = intervals.percentile_interval(boot, 0.95)
+    assert (lo[0], hi[0]) == (pytest.approx(v.min()), pytest.approx(v.max()))
+    # the share of resamples at each of the three possible means is 1/4, 1/2, 1/4 (multinomial weights)
+    shares = [np.mean(np.isclose(boot[:, 0], x)) for x in (v.min(), v.mean(), v.max())]
+    np.testing.assert_allclose(shares, [0.25, 0.5, 0.25], atol=0.03)
+
+
+def test_suite_with_few_tasks_uses_the_boundary_interval():
+    # fewer than 10 tasks cannot hold 5 tasks' worth of both successes and failures: boundary interval
     counts = _counts([("A", "x", 4, 1, 0), ("A", "y", 4, 3, 0)])
-    row = suite_pass_k(counts, k=[2], n_boot=4000, seed=3).iloc[0]
-    v = [float(exact_hat(4, 1, 2)), float(exact_hat(4, 3, 2))]
-    assert (row.pass_hat_k_ci_low, row.pass_hat_k_ci_high) == (pytest.approx(min(v)), pytest.approx(max(v)))
+    row = suite_pass_k(counts, k=[2], n_boot=4000, random_seed=3).iloc[0]
+    x = float(exact_hat(4, 1, 2)) + float(exact_hat(4, 3, 2))  # success mass over T = 2 tasks: 1/6 + 1/2
+    assert row.pass_hat_k_ci_method == "Clopper-Pearson"
+    # Beta quantiles of the exact binomial interval, extended to a real success count (Clopper & Pearson 1934)
+    assert row.pass_hat_k_ci_low == pytest.approx(stats.beta.ppf(0.025, x, 2 - x + 1), rel=1e-12)
+    assert row.pass_hat_k_ci_high == pytest.approx(stats.beta.ppf(0.975, x + 1, 2 - x), rel=1e-12)
 
 
 def test_suite_bootstrap_matches_normal_theory_for_many_tasks():
@@ -325,7 +344,7 @@ def test_suite_bootstrap_matches_normal_theory_for_many_tasks():
     n = np.full(500, 6)
     c = rng.binomial(n, p)
     counts = pd.DataFrame({"agent": "A", "task_id": np.arange(500), "n": n, "c": c, "n_missing": 0})
-    row = suite_pass_k(counts, k=[3], n_boot=4000, seed=5).iloc[0]
+    row = suite_pass_k(counts, k=[3], n_boot=4000, random_seed=5).iloc[0]
     vals = [float(exact_hat(6, int(ci), 3)) for ci in c]
     se = statistics.stdev(vals) / math.sqrt(500)
     assert row.pass_hat_k_se == pytest.approx(se, rel=1e-12)
@@ -338,18 +357,18 @@ def test_suite_deterministic_with_seed_and_independent_of_other_agents():
     rng = np.random.default_rng(7)
     rows = [(ag, f"t{i}", 5, int(rng.integers(0, 6)), 0) for ag in ("A", "B") for i in range(30)]
     counts = _counts(rows)
-    first = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, seed=11)
-    again = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, seed=11)
+    first = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, random_seed=11)
+    again = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, random_seed=11)
     pd.testing.assert_frame_equal(first, again, check_exact=False, rtol=1e-12)
-    other = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, seed=12)
+    other = suite_pass_k(counts, k=[1, 2, 3], n_boot=300, random_seed=12)
     assert not np.allclose(first.pass_hat_k_ci_low, other.pass_hat_k_ci_low)
-    only_b = suite_pass_k(counts[counts.agent == "B"], k=[2], n_boot=300, seed=11)
+    only_b = suite_pass_k(counts[counts.agent == "B"], k=[2], n_boot=300, random_seed=11)
     full_b = first[(first.agent == "B") & (first.k == 2)]
     # Same resamples whatever else is in the call; the bootstrap's matrix product may round differently (by an ulp)
     # with the number of columns, depending on the BLAS kernel of the CPU, so compare with a tolerance.
     assert only_b.pass_at_k_ci_low.iloc[0] == pytest.approx(full_b.pass_at_k_ci_low.iloc[0], rel=1e-12)
     assert only_b.pass_hat_k_ci_high.iloc[0] == pytest.approx(full_b.pass_hat_k_ci_high.iloc[0], rel=1e-12)
-    assert first.attrs["seed"] == 11 and first.attrs["n_boot"] == 300
+    assert first.attrs["random_seed"] == 11 and first.attrs["n_boot"] == 300
 
 
 def test_suite_small_and_empty_cases():
@@ -360,9 +379,14 @@ def test_suite_small_and_empty_cases():
     assert a.pass_at_k_se.isna().all() and a.pass_at_k_ci_low.isna().all()  # one cluster: no spread
     z = out[out.agent == "Z"]
     assert list(z.k) == [1] and z.n_tasks.iloc[0] == 0 and z.pass_hat_k.isna().all()
-    assert z.no_trial_tasks.iloc[0] == ["t1"]
-    nb = suite_pass_k(_counts([("A", "a", 2, 1, 0), ("A", "b", 2, 2, 0)]), n_boot=0)
-    assert nb.pass_at_k_ci_low.isna().all() and nb.pass_at_k_se.notna().all()
+    assert [e["task_id"] for e in z.excluded_tasks.iloc[0]] == ["t1"]
+    # n_boot = 0 skips the bootstrap; where the boundary interval applies (here pass@2 = 1 on every task) the
+    # Clopper-Pearson interval needs no resampling and is still given
+    rows = [("A", f"t{i}", 2, i % 3 // 2 + 1, 0) for i in range(30)]  # c = 1, 1, 2, ...: 10 tasks at c = 2
+    nb = suite_pass_k(_counts(rows), n_boot=0).set_index("k")
+    assert nb.pass_at_k_se.notna().all()
+    assert math.isnan(nb.loc[1, "pass_at_k_ci_low"]) and pd.isna(nb.loc[1, "pass_at_k_ci_method"])
+    assert nb.loc[2, "pass_at_k_ci_method"] == "Clopper-Pearson" and nb.loc[2, "pass_at_k_ci_high"] == 1.0
     # n_missing is optional
     plain = suite_pass_k(pd.DataFrame({"agent": ["A"], "task_id": ["t"], "n": [2], "c": [1]}), n_boot=0)
     assert plain.n_missing.iloc[0] == 0
@@ -389,7 +413,7 @@ def test_suite_rejects_bad_arguments():
         suite_pass_k(good.drop(columns="c"))
     with pytest.raises(TypeError):
         suite_pass_k([("A", "t1", 3, 1, 0)])
-    for kw in [dict(k=0), dict(k=[1, 2.5]), dict(k=[]), dict(n_boot=-1), dict(ci_prob=1.5), dict(seed=-3)]:
+    for kw in [dict(k=0), dict(k=[1, 2.5]), dict(k=[]), dict(n_boot=-1), dict(ci_prob=1.5), dict(random_seed=-3)]:
         with pytest.raises(ValueError, match="suite_pass_k"):
             suite_pass_k(good, **kw)
 
@@ -404,7 +428,7 @@ def _tau_counts() -> pd.DataFrame:
 
 def test_tau_bench_published_pass_hat_k():
     counts = _tau_counts()
-    out = suite_pass_k(counts, n_boot=500, seed=0).set_index("k")
+    out = suite_pass_k(counts, n_boot=500, random_seed=0).set_index("k")
     assert list(out.index) == [1, 2, 3, 4] and (out.n_tasks == 50).all()
     # tau-bench README leaderboard, TC (gpt-4o), airline
     published = {1: 0.420, 2: 0.273, 3: 0.220, 4: 0.200}
@@ -417,7 +441,7 @@ def test_metr_unequal_trial_counts_drop_logic():
     counts = pd.read_csv(FIXTURES / "metr_counts.csv")
     counts = counts[counts.agent != "human"].reset_index(drop=True)
     counts["n_missing"] = 0
-    out = suite_pass_k(counts, k=range(1, 9), n_boot=50, seed=0)
+    out = suite_pass_k(counts, k=range(1, 9), n_boot=50, random_seed=0)
     assert out.agent.nunique() == 10
     for (agent, k), row in out.set_index(["agent", "k"]).iterrows():
         cell = counts[counts.agent == agent]
@@ -432,10 +456,191 @@ def test_metr_unequal_trial_counts_drop_logic():
 def test_product_and_betaln_paths_agree(monkeypatch):
     n, c, k = np.array([300, 1000, 5000]), np.array([250, 10, 4990]), np.array([200, 150, 100])
     ref_at, ref_hat = pass_at_k(n, c, k), pass_hat_k(n, c, k)
-    monkeypatch.setattr(est, "_K_PRODUCT_MAX", 0)  # force the betaln identity
+    monkeypatch.setattr(unbiased, "_K_PRODUCT_MAX", 0)  # force the betaln identity
     np.testing.assert_allclose(pass_at_k(n, c, k), ref_at, rtol=1e-10)
     np.testing.assert_allclose(pass_hat_k(n, c, k), ref_hat, rtol=1e-10)
     for i in range(3):
         assert pass_hat_k(int(n[i]), int(c[i]), int(k[i])) == pytest.approx(
             float(exact_hat(int(n[i]), int(c[i]), int(k[i]))), rel=1e-10
         )
+
+
+# ------------------------------------------------------------------------------------------------ boundary interval
+
+
+@pytest.mark.parametrize(
+    "x,n,lo,hi",
+    # Newcombe 1998, "Two-sided confidence intervals for the single proportion: comparison of seven methods",
+    # Statistics in Medicine 17:857-872, Table II, method 5 (exact, Clopper-Pearson)
+    [(81, 263, 0.2527, 0.3676), (15, 148, 0.0578, 0.1617), (0, 20, 0.0, 0.1684), (1, 29, 0.0009, 0.1776)],
+)
+def test_clopper_pearson_published_values(x, n, lo, hi):
+    got_lo, got_hi = clopper_pearson_interval(x / n, n)
+    assert float(got_lo) == pytest.approx(lo, abs=6e-5) and float(got_hi) == pytest.approx(hi, abs=6e-5)
+
+
+def test_clopper_pearson_matches_scipy_and_tail_sums():
+    for n, prob in ((1, 0.95), (7, 0.8), (16, 0.95)):
+        for x in range(n + 1):
+            ref = stats.binomtest(x, n).proportion_ci(prob, method="exact")
+            lo, hi = clopper_pearson_interval(x / n, n, prob)
+            assert float(lo) == pytest.approx(ref.low, abs=1e-12)
+            assert float(hi) == pytest.approx(ref.high, abs=1e-12)
+    # integer x: the limits solve the binomial tail equations P(X >= x | lo) = P(X <= x | hi) = (1 - prob) / 2
+    lo, hi = clopper_pearson_interval(3 / 12, 12)
+    assert stats.binom.sf(2, 12, float(lo)) == pytest.approx(0.025, rel=1e-9)
+    assert stats.binom.cdf(3, 12, float(hi)) == pytest.approx(0.025, rel=1e-9)
+    # all-zero mean over T: [0, 1 - (alpha/2)^(1/T)]
+    assert float(clopper_pearson_interval(0.0, 10)[1]) == pytest.approx(1 - 0.025 ** (1 / 10), rel=1e-12)
+    with pytest.raises(ValueError, match="clopper_pearson_interval"):
+        clopper_pearson_interval(1.2, 10)
+    with pytest.raises(ValueError, match="clopper_pearson_interval"):
+        clopper_pearson_interval(0.5, 0)
+
+
+@pytest.mark.parametrize("c", [0, 5])
+def test_all_zero_or_all_one_data_get_a_positive_width_interval(c):
+    # 10 tasks x 5 trials, c = 0 (or c = n) everywhere: the bootstrap interval would be [0, 0] with SE 0
+    counts = _counts([("A", f"t{i}", 5, c, 0) for i in range(10)])
+    out = suite_pass_k(counts, n_boot=500)
+    edge = 1 - 0.025 ** (1 / 10)  # exact binomial limit for 0 successes in T = 10: 1 - (alpha/2)^(1/T) = 0.3085
+    assert list(out.k) == [1, 2, 3, 4, 5]
+    for q in ("pass_at_k", "pass_hat_k"):
+        assert (out[f"{q}_ci_method"] == "Clopper-Pearson").all()
+        assert (out[f"{q}_se"] == 0).all()
+        if c == 0:
+            assert (out[q] == 0).all() and (out[f"{q}_ci_low"] == 0).all()
+            np.testing.assert_allclose(out[f"{q}_ci_high"], edge, rtol=1e-12)
+        else:
+            assert (out[q] == 1).all() and (out[f"{q}_ci_high"] == 1).all()
+            np.testing.assert_allclose(out[f"{q}_ci_low"], 1 - edge, rtol=1e-12)
+    assert out.attrs["ci_method"] == "Clopper-Pearson"
+
+
+def test_near_boundary_values_get_the_boundary_interval():
+    # eight tasks whose pass@8 is within 4e-4 of 1 (the METR human baseline at k = 8): the bootstrap interval would
+    # be about 1e-4 wide; under 5 tasks' worth of failures, the boundary interval is used instead
+    cells = [(17, 9), (12, 8), (17, 8), (12, 7), (14, 9), (11, 7), (10, 4), (8, 7)]
+    counts = _counts([("human", f"t{i}", n, c, 0) for i, (n, c) in enumerate(cells)])
+    row = suite_pass_k(counts, k=[8], n_boot=500).iloc[0]
+    assert row.pass_at_k_ci_method == "Clopper-Pearson"
+    lo, hi = clopper_pearson_interval(row.pass_at_k, 8)
+    assert (row.pass_at_k_ci_low, row.pass_at_k_ci_high) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
+    assert row.pass_at_k_ci_high - row.pass_at_k_ci_low > 0.25
+
+
+def test_interior_values_keep_the_bootstrap():
+    counts = _tau_counts()
+    out = suite_pass_k(counts, n_boot=300)
+    assert (out.pass_hat_k_ci_method == "percentile bootstrap").all()
+    assert out.attrs["ci_method"] == "percentile bootstrap"
+
+
+def _many_runs(p: float, n_tasks: int, n_trials: int, reps: int, seed: int) -> pd.DataFrame:
+    """``reps`` simulated data sets as agents r0, r1, ... of one counts table (all tasks with success prob. p)."""
+    rng = np.random.default_rng(seed)
+    c = rng.binomial(n_trials, p, size=(reps, n_tasks))
+    return pd.DataFrame(
+        {
+            "agent": np.repeat([f"r{i}" for i in range(reps)], n_tasks),
+            "task_id": np.tile([f"t{j}" for j in range(n_tasks)], reps),
+            "n": n_trials,
+            "c": c.ravel(),
+        }
+    )
+
+
+@pytest.mark.parametrize("p,k,quantity", [(0.01, 1, "pass_at_k"), (0.99, 1, "pass_hat_k"), (0.99, 5, "pass_hat_k"),
+                                          (0.01, 5, "pass_at_k")])  # fmt: skip
+def test_boundary_interval_coverage_by_simulation(p, k, quantity):
+    # 200 data sets of 10 tasks x 5 trials near the boundary; the truth is known exactly
+    truth = 1 - (1 - p) ** k if quantity == "pass_at_k" else p**k
+    counts = _many_runs(p, 10, 5, 200, seed=20)
+    out = suite_pass_k(counts, k=[k], n_boot=200, random_seed=1)
+    lo, hi = out[f"{quantity}_ci_low"].to_numpy(), out[f"{quantity}_ci_high"].to_numpy()
+    assert np.all(hi - lo > 0)
+    coverage = np.mean((lo <= truth) & (truth <= hi))
+    assert coverage >= 0.93, coverage
+    # the plain percentile bootstrap on the same data misses often (zero-width intervals at 0 or 1)
+    boot_hits = 0
+    for _, g in counts.groupby("agent", sort=False):
+        v = (pass_at_k if quantity == "pass_at_k" else pass_hat_k)(g.n.to_numpy(), g.c.to_numpy(), k)[:, None]
+        b_lo, b_hi = intervals.percentile_interval(intervals.bootstrap_means(v, 200, np.random.default_rng(0)), 0.95)
+        boot_hits += bool(b_lo[0] <= truth <= b_hi[0])
+    assert boot_hits / 200 < 0.75
+
+
+# ------------------------------------------------------------------------------------------------ k coverage
+
+
+def test_task_coverage_columns_on_metr():
+    counts = pd.read_csv(FIXTURES / "metr_counts.csv")
+    out = suite_pass_k(counts, k=[1, 2, 8], n_boot=0)
+    suite = set(counts.task_id)
+    # independent count: pivot to agents x all suite tasks, absent cells have n = 0
+    n = counts.pivot(index="agent", columns="task_id", values="n").reindex(columns=sorted(suite)).fillna(0)
+    for _, row in out.iterrows():
+        below = int((n.loc[row.agent] < row.k).sum())
+        assert row.n_tasks_suite == len(suite) == 83
+        assert row.n_tasks == 83 - below
+        assert row.extrapolated == pytest.approx(below / 83)
+        assert row.under_half == (row.n_tasks < 41.5)
+        assert row.n_tasks_excluded + row.n_tasks_dropped == below
+    davinci = out[(out.agent == "davinci-002") & (out.k == 1)].iloc[0]
+    assert davinci.n_tasks == 16 and davinci.under_half and davinci.extrapolated == pytest.approx(67 / 83)
+    assert {e["reason"] for e in davinci.excluded_tasks} == {"not run by this agent (other agents ran it)"}
+    assert len(davinci.excluded_tasks) == 67
+    # the value at k = 8 rests on fewer tasks than at k = 1 (tasks with fewer than 8 runs drop out)
+    gpt4 = out[out.agent == "GPT-4 0314"].set_index("k")
+    assert gpt4.loc[8, "under_half"] and not gpt4.loc[1, "under_half"]
+
+
+def test_excluded_task_reasons():
+    counts = _counts([("A", "t1", 3, 1, 0), ("A", "t2", 0, 0, 3), ("A", "t3", 0, 0, 0), ("B", "t4", 2, 1, 0)])
+    out = suite_pass_k(counts, n_boot=0)
+    a = out[out.agent == "A"].iloc[0]
+    assert a.excluded_tasks == [
+        {"task_id": "t2", "reason": "all 3 trials missing (infra_error or judge_missing)"},
+        {"task_id": "t3", "reason": "no trial recorded (n = 0)"},
+        {"task_id": "t4", "reason": "not run by this agent (other agents ran it)"},
+    ]
+    assert a.n_tasks == 1 and a.n_tasks_suite == 4 and a.extrapolated == 0.75 and a.under_half
+
+
+# ------------------------------------------------------------------------------------------------ conventions
+
+
+def test_random_seed_int_generator_and_deprecated_seed():
+    counts = _tau_counts()
+    base = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=7)
+    with pytest.warns(DeprecationWarning, match="random_seed"):
+        old = suite_pass_k(counts, k=[1, 2], n_boot=300, seed=7)
+    pd.testing.assert_frame_equal(base, old)
+    with pytest.raises(ValueError, match="not both"):
+        suite_pass_k(counts, n_boot=10, random_seed=3, seed=7)
+    # a Generator contributes one draw as the integer seed, recorded in attrs: replaying that integer reproduces it
+    gen_out = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=np.random.default_rng(5))
+    expected_seed = int(np.random.default_rng(5).integers(0, 2**63))
+    assert gen_out.attrs["random_seed"] == expected_seed
+    replay = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=expected_seed)
+    pd.testing.assert_frame_equal(gen_out, replay)
+    fresh = suite_pass_k(counts, k=[1], n_boot=50, random_seed=None)
+    assert 0 <= fresh.attrs["random_seed"] < 2**63
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="random_seed"):
+            suite_pass_k(counts, n_boot=10, random_seed=bad)
+
+
+def test_interval_vocabulary():
+    counts = _tau_counts()
+    out = suite_pass_k(counts, k=[1], n_boot=200, ci_prob=0.8)
+    assert out.ci_kind.iloc[0] == "eti" and out.ci_prob.iloc[0] == 0.8 and out.attrs["ci_kind"] == "eti"
+    with pytest.raises(ValueError, match="equal-tailed"):
+        suite_pass_k(counts, ci_kind="hdi")
+    with pytest.raises(ValueError, match="ci_kind"):
+        beta_pass_k(10, 7, 3, ci_kind="shortest")
+    with pytest.warns(DeprecationWarning, match="ci_kind"):
+        old = beta_pass_k(10, 7, 3, hdi=True)
+    pd.testing.assert_frame_equal(old, beta_pass_k(10, 7, 3, ci_kind="hdi"))
+    with pytest.raises(ValueError, match="contradicts"), pytest.warns(DeprecationWarning):
+        beta_pass_k(10, 7, 3, ci_kind="hdi", hdi=False)

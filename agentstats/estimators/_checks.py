@@ -1,0 +1,165 @@
+"""Argument checks shared by the estimators: integer counts, k lists, interval settings and seeds.
+
+Every message starts with the name of the public function that was called, so an error names its origin.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+#: Interval shapes understood by the estimators (arviz-stats' vocabulary): equal-tailed and highest-density.
+CI_KINDS = ("eti", "hdi")
+
+
+def as_int_array(x: Any, name: str, func: str) -> np.ndarray:
+    """Return ``x`` as an int64 array, raising ValueError for booleans, non-numbers, NaN and non-integers."""
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        raise ValueError(f"{func}: {name} must be integer counts, got booleans")
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{func}: {name} must be integers, got {arr[idx] if arr.ndim else arr.item()!r}"
+                + (f" at index {idx}" if arr.ndim else "")
+                + f" ({int(bad.sum())} non-integer value(s))"
+            )
+        return arr.astype(np.int64)
+    if arr.dtype == object:
+        try:
+            return as_int_array(arr.astype(float), name, func)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ValueError) and str(exc).startswith(func):
+                raise
+            raise ValueError(f"{func}: {name} must be integer counts, got non-numeric values") from exc
+    raise ValueError(f"{func}: {name} must be integer counts, got dtype {arr.dtype}")
+
+
+def _first_bad(mask: np.ndarray) -> str:
+    if mask.ndim == 0:
+        return ""
+    return f" at index {tuple(int(i) for i in np.argwhere(mask)[0])}"
+
+
+def check_counts_args(n: Any, c: Any, k: Any, func: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Validate and broadcast ``n, c, k``; return int64 arrays and whether all inputs were scalars."""
+    n_a = as_int_array(n, "n", func)
+    c_a = as_int_array(c, "c", func)
+    k_a = as_int_array(k, "k", func)
+    scalar = n_a.ndim == 0 and c_a.ndim == 0 and k_a.ndim == 0
+    try:
+        n_b, c_b, k_b = np.broadcast_arrays(n_a, c_a, k_a)
+    except ValueError as exc:
+        raise ValueError(
+            f"{func}: n, c, k shapes {n_a.shape}, {c_a.shape}, {k_a.shape} do not broadcast"
+        ) from exc
+    for arr, name in ((n_b, "n"), (c_b, "c")):
+        neg = arr < 0
+        if neg.any():
+            raise ValueError(f"{func}: {name} must be >= 0, got {arr[neg].flat[0]}{_first_bad(neg)}")
+    over = c_b > n_b
+    if over.any():
+        raise ValueError(
+            f"{func}: c must be <= n, got c={c_b[over].flat[0]} > n={n_b[over].flat[0]}{_first_bad(over)}"
+        )
+    small = k_b < 1
+    if small.any():
+        raise ValueError(f"{func}: k must be >= 1, got k={k_b[small].flat[0]}{_first_bad(small)}")
+    return n_b, c_b, k_b, scalar
+
+
+def finish(out: np.ndarray, scalar: bool) -> float | np.ndarray:
+    """Turn ``-0.0`` into ``0.0``; return a Python float for scalar inputs."""
+    out = out + 0.0
+    return float(out) if scalar else out
+
+
+def check_k_list(k: Any, func: str) -> list[int] | None:
+    """``None``, one positive integer or an iterable of them, as a sorted list without repeats."""
+    if k is None:
+        return None
+    ks = [k] if np.ndim(k) == 0 and not isinstance(k, (list, tuple, set)) else list(k)
+    if not ks:
+        raise ValueError(f"{func}: k must be None, a positive integer or a non-empty iterable of them")
+    out = []
+    for v in ks:
+        try:
+            ok = not isinstance(v, (bool, np.bool_, str)) and float(v).is_integer() and int(v) >= 1
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"{func}: every k must be an integer >= 1, got {v!r}")
+        out.append(int(v))
+    return sorted(set(out))
+
+
+def check_ci(ci_prob: Any, ci_kind: Any, func: str, kinds: tuple[str, ...] = CI_KINDS) -> tuple[float, str]:
+    """Validate the interval settings: ``ci_prob`` in (0, 1) and ``ci_kind`` one of ``kinds``."""
+    try:
+        prob = float(ci_prob)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{func}: ci_prob must be a number in (0, 1), got {ci_prob!r}") from exc
+    if isinstance(ci_prob, (bool, np.bool_)) or not 0.0 < prob < 1.0:
+        raise ValueError(f"{func}: ci_prob must be in (0, 1), got {ci_prob!r}")
+    if ci_kind not in kinds:
+        why = ""
+        if ci_kind in CI_KINDS:
+            why = (
+                f" ({ci_kind!r} is a shape for posterior draws; the frequentist intervals here are equal-tailed: "
+                "each tail holds (1 - ci_prob) / 2)"
+            )
+        raise ValueError(f"{func}: ci_kind must be one of {list(kinds)}, got {ci_kind!r}{why}")
+    return prob, str(ci_kind)
+
+
+def check_n_boot(n_boot: Any, func: str) -> int:
+    """``n_boot`` as an integer >= 0."""
+    try:
+        ok = not isinstance(n_boot, (bool, np.bool_, str)) and int(n_boot) == n_boot and n_boot >= 0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{func}: n_boot must be an integer >= 0, got {n_boot!r}")
+    return int(n_boot)
+
+
+def resolve_random_seed(random_seed: Any, seed: Any, func: str) -> int:
+    """Turn ``random_seed`` (int >= 0, ``numpy.random.Generator`` or None) into the base seed of a call.
+
+    An integer is used as it is. A Generator gives one draw (``integers(0, 2**63)``), so the caller's stream
+    advances by exactly one value per call; None draws that value from fresh operating-system entropy. The
+    returned integer is recorded in the result's ``attrs["random_seed"]``: passing it back as ``random_seed``
+    reproduces the result.
+
+    ``seed`` is the deprecated spelling of ``random_seed``; it warns (``DeprecationWarning``) and is used when
+    given. Giving both (``seed`` and a ``random_seed`` other than the default 0) is an error.
+    """
+    if seed is not None:
+        if not (isinstance(random_seed, int) and not isinstance(random_seed, bool) and random_seed == 0):
+            raise ValueError(f"{func}: give random_seed only (seed is its deprecated alias), not both")
+        warnings.warn(
+            f"{func}: `seed=` is deprecated; use `random_seed=` (an int or a numpy.random.Generator)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        random_seed = seed
+    if random_seed is None:
+        return int(np.random.default_rng().integers(0, 2**63))
+    if isinstance(random_seed, np.random.Generator):
+        return int(random_seed.integers(0, 2**63))
+    try:
+        ok = not isinstance(random_seed, (bool, np.bool_, str)) and int(random_seed) == random_seed
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or random_seed < 0:
+        raise ValueError(
+            f"{func}: random_seed must be an integer >= 0, a numpy.random.Generator or None, got {random_seed!r}"
+        )
+    return int(random_seed)
+

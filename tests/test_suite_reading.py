@@ -1,0 +1,91 @@
+"""Tests for the suite table and its written reading (agentstats.describe.format_suite_table / read_suite).
+
+Which agent is better must follow the paired differences, never the overlap of the separate intervals; the interval
+probability in the text follows ci_prob; every value shows the tasks behind it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from agentstats.describe import format_suite_table, read_suite
+from agentstats.estimators import paired_pass_k_table, suite_pass_k
+
+FIXTURES = Path(__file__).resolve().parent / "data"
+
+
+def _one_trial(solved: dict[str, set[int]], n_tasks: int) -> pd.DataFrame:
+    rows = [(agent, f"t{i:02d}", 1, int(i in s)) for agent, s in solved.items() for i in range(n_tasks)]
+    return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+
+
+def test_better_agent_follows_the_paired_difference_even_when_intervals_overlap():
+    # B solves tasks 0-19 of 40, A the same plus 20-25: the separate intervals overlap, the paired one does not
+    counts = _one_trial({"A": set(range(26)), "B": set(range(20))}, 40)
+    suite = suite_pass_k(counts, n_boot=2000, random_seed=1)
+    a, b = suite.set_index("agent").loc["A"], suite.set_index("agent").loc["B"]
+    assert a.pass_hat_k_ci_low <= b.pass_hat_k_ci_high  # marginal intervals overlap
+    paired = paired_pass_k_table(counts, n_boot=2000, random_seed=1)
+    assert paired.pass_hat_k_diff_ci_low.iloc[0] > 0
+    text = read_suite(suite, paired=paired)
+    assert "**A** is the best agent at k = 1" in text
+    assert "+0.15, 95% paired interval" in text and "exact McNemar p = 0.0312" in text
+    assert "overlap" not in text
+
+
+def test_no_best_agent_without_paired_evidence():
+    # A and B are close (paired interval includes 0); C is clearly behind both
+    counts = _one_trial({"A": set(range(20)), "B": set(range(1, 20)) | {30}, "C": set(range(3))}, 40)
+    suite = suite_pass_k(counts, n_boot=1000)
+    paired = paired_pass_k_table(counts, n_boot=1000)
+    text = read_suite(suite, paired=paired)
+    assert "best agent" not in text
+    assert "No agent is shown to be the best at k = 1" in text and "**B**" in text
+    assert "**B** above **C**" in text  # a pair the paired differences do separate
+    # without a paired table nothing is called better, whatever the marginal intervals say
+    bare = read_suite(suite)
+    assert "best agent" not in bare and "not settled" in bare and "paired_pass_k_table" in bare
+    # a single agent is described, not ranked
+    one = read_suite(suite[suite.agent == "A"])
+    assert "succeeds on this share of tasks" in one and "best" not in one
+
+
+def test_interval_probability_follows_ci_prob():
+    counts = _one_trial({"A": set(range(26)), "B": set(range(20))}, 40)
+    suite = suite_pass_k(counts, n_boot=500, ci_prob=0.9)
+    paired = paired_pass_k_table(counts, n_boot=500, ci_prob=0.9)
+    text = read_suite(suite, paired=paired)
+    assert "95%" not in text and "90% interval" in text and "90% paired interval" in text
+    assert "90% task-cluster bootstrap intervals" in text
+    table = format_suite_table(suite)
+    assert "pass@k 90% CI" in table.columns and "pass^k 90% CI" in table.columns
+    assert not any("95%" in c for c in table.columns)
+    odd = format_suite_table(suite_pass_k(counts, n_boot=100, ci_prob=0.975))
+    assert "pass^k 97.5% CI" in odd.columns
+
+
+def test_table_and_reading_show_the_tasks_behind_each_value():
+    counts = pd.read_csv(FIXTURES / "metr_counts.csv")
+    suite = suite_pass_k(counts, k=[1, 8], n_boot=200)
+    table = format_suite_table(suite)
+    davinci = table.loc[("davinci-002", 1)]
+    assert davinci["tasks"] == "16/83" and davinci["extrapolated"] == "0.81"
+    assert "under half of the tasks" in davinci["note"]
+    assert "boundary interval" in davinci["note"]  # all 16 tasks at 0: Clopper-Pearson
+    opus = table.loc[("Claude 3 Opus", 8)]
+    assert opus["tasks"] == "78/83" and opus["note"] == "" and opus["dropped"] == 5
+    text = read_suite(suite)
+    assert "pass^8 rests on 7 of 83 tasks -- under half of the tasks" in text  # GPT-4 0314
+    assert "**davinci-002**: no task with 8 usable trials" in text
+    assert "**davinci-002** 67" in text  # tasks without a usable trial
+    assert "Clopper-Pearson" in text
+
+
+def test_agents_without_shared_tasks_are_not_ranked():
+    rows = [("A", "t1", 3, 1), ("A", "t2", 3, 3), ("Z", "t3", 2, 0)]
+    counts = pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+    text = read_suite(suite_pass_k(counts, n_boot=100), paired=paired_pass_k_table(counts, n_boot=100))
+    assert "**Z** (no shared task with 1+ trials)" in text and "nan" not in text
+    assert "is the best agent" not in text
