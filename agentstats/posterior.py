@@ -91,6 +91,7 @@ def posterior_pass_k(
     population: Population = "observed",
     *,
     tasks: Literal["attempted", "all"] = "attempted",
+    include: np.ndarray | None = None,
     n_nodes: int = GH_NODES,
 ) -> xr.Dataset:
     """Posterior draws of suite pass@k and pass^k per agent, in one pass over the cells.
@@ -106,6 +107,9 @@ def posterior_pass_k(
     tasks : {"attempted", "all"}
         ``observed`` only: average over the tasks each agent attempted (n > 0; default) or over all tasks in the fit
         (unattempted cells then enter through the model).
+    include : numpy.ndarray of bool, shape (agent, task), optional
+        ``observed`` only: restrict the average to these cells (in the fit's agent and task order); agents with
+        none of them get NaN.
     n_nodes : int
         Gauss-Hermite nodes for ``population="new"``.
 
@@ -130,8 +134,13 @@ def posterior_pass_k(
         if tasks not in ("attempted", "all"):
             raise ValueError(f"tasks must be 'attempted' or 'all', got {tasks!r}")
         weight = (data.n > 0).astype(float) if tasks == "attempted" else np.ones(data.shape)
+        if include is not None:
+            include = np.asarray(include, dtype=bool)
+            if include.shape != data.shape:
+                raise ValueError(f"include must have shape {data.shape} (agent, task), got {include.shape}")
+            weight = weight * include
         n_used = weight.sum(axis=1)
-        if np.any(n_used == 0):
+        if np.any(n_used == 0) and include is None:
             empty = [a for a, u in zip(data.agents, n_used, strict=True) if u == 0]
             raise ValueError(f"agent(s) {empty} have no observed task; use population='new'")
         shape = (post.sizes["chain"], post.sizes["draw"], data.shape[0], ks.size)
@@ -145,8 +154,9 @@ def posterior_pass_k(
                 log_q = np.log1p(-np.clip(p, 0.0, 1.0))[..., None]
             hat += np.einsum("cdatk,at->cdak", np.exp(kk * log_p), w)
             miss += np.einsum("cdatk,at->cdak", np.exp(kk * log_q), w)
-        hat /= n_used[None, None, :, None]
-        at = 1.0 - miss / n_used[None, None, :, None]
+        with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
+            hat /= n_used[None, None, :, None]
+            at = 1.0 - miss / n_used[None, None, :, None]
     elif population == "new":
         hat, at = family.new_task_pass_k(post, ks, data.shape[1], _seed(dt, _NEW_TASK_STREAM), n_nodes)
     else:
@@ -542,9 +552,10 @@ def _unbiased_from_counts(n: np.ndarray, c: np.ndarray, k: int) -> tuple[np.ndar
 
 def predict_rerun(
     dt: xr.DataTree,
-    n_future: int,
+    n_future: int | np.ndarray,
     k: int | Sequence[int],
     *,
+    include: np.ndarray | None = None,
     n_draws: int | None = 1000,
 ) -> xr.Dataset:
     """Posterior predictive distribution of the unbiased suite pass@k / pass^k after ``n_future`` more trials per cell.
@@ -561,9 +572,13 @@ def predict_rerun(
     ----------
     dt : xarray.DataTree
         A fit from :func:`agentstats.models.fit.fit`.
-    n_future : int
-        Additional trials per attempted cell (>= 0).
+    n_future : int or numpy.ndarray of int, shape (agent, task)
+        Additional trials per attempted cell (>= 0), the same for every cell or per cell (in the fit's agent and task
+        order).
     k : int or sequence of int
+    include : numpy.ndarray of bool, shape (agent, task), optional
+        Cells the statistic averages over (default: every attempted cell), e.g. the cells a reference value was
+        computed on.
     n_draws : int or None
         Posterior draws used (evenly thinned); None uses all.
 
@@ -576,27 +591,37 @@ def predict_rerun(
     Raises
     ------
     ValueError
-        On a negative ``n_future`` or invalid ``k``.
+        On a negative or non-integer ``n_future``, arrays of the wrong shape, or invalid ``k``.
     """
-    if isinstance(n_future, bool) or int(n_future) != n_future or n_future < 0:
-        raise ValueError(f"n_future must be an integer >= 0, got {n_future!r}")
-    n_future = int(n_future)
     ks = _as_ks(k)
     post = _posterior(dt)
     family = family_of(dt)
     data = stored_data(dt)
+    if isinstance(n_future, bool):
+        raise ValueError(f"n_future must be an integer >= 0, got {n_future!r}")
+    future = np.asarray(n_future)
+    if future.ndim == 0:
+        future = np.full(data.shape, future)
+    if future.shape != data.shape or not np.all(np.equal(np.mod(future, 1), 0)) or np.any(future < 0):
+        raise ValueError(f"n_future must be an integer >= 0 (or such an array of shape {data.shape}), got {n_future!r}")
+    future = future.astype(np.int64)
+    attempted = data.n > 0
+    if include is not None:
+        include = np.asarray(include, dtype=bool)
+        if include.shape != data.shape:
+            raise ValueError(f"include must have shape {data.shape} (agent, task), got {include.shape}")
+        attempted = attempted & include
     stacked = post.stack(sample=("chain", "draw")).transpose("sample", ...)
     total = stacked.sizes["sample"]
     pick = np.arange(total) if n_draws is None or n_draws >= total else np.linspace(0, total - 1, n_draws).round()
     sub = stacked.isel(sample=np.asarray(pick, dtype=int)).drop_vars(["chain", "draw", "sample"])
     sub = sub.rename({"sample": "draw"}).expand_dims(chain=[0]).assign_coords(draw=np.arange(len(pick)))
     rng = _seed(dt, _RERUN_STREAM)
-    n_tot = data.n + n_future
-    attempted = data.n > 0
+    n_tot = data.n + future
     sums = {q: np.zeros((1, len(pick), data.shape[0], ks.size)) for q in ("pass_at_k", "pass_hat_k")}
     used = np.zeros((data.shape[0], ks.size))
     for sl, p in family.iter_cell_p(sub, data, int(dt.attrs.get("random_seed", 0))):
-        c_new = rng.binomial(np.broadcast_to(n_future, p.shape), np.clip(p, 0.0, 1.0))
+        c_new = rng.binomial(np.broadcast_to(future[:, sl], p.shape), np.clip(p, 0.0, 1.0))
         c_tot = data.c[:, sl] + c_new
         for j, kv in enumerate(ks):
             at, hat = _unbiased_from_counts(n_tot[:, sl], c_tot, int(kv))
@@ -613,5 +638,5 @@ def predict_rerun(
         )
     for q in ("pass_at_k", "pass_hat_k"):
         out[q].attrs.update(quantity=q, population="rerun")
-    out.attrs.update(n_future=n_future, population="rerun")
+    out.attrs.update(n_future=int(future.max()) if future.size else 0, population="rerun")
     return out
