@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.io.bfcl import BfclDecodeError, bfcl_verdict, decode_bfcl_output, load_bfcl, output_style
+from agentstats.io.bfcl import BfclDecodeError, decode_bfcl_output, load_bfcl, output_style
+from agentstats.scoring.bfcl import bfcl_verdict
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"
 

@@ -11,12 +11,16 @@ blog/leaderboard, 2024):
 * scores ``score/<model>/<category>_score.json[.gz]`` (header line, then one line per *failed* entry with a
   1-based ``id``).
 
-Each (model, entry) becomes one :class:`~agentstats.schema.Trial` (``trial=0``) with one interaction: the
-question, the model's calls decoded from its raw output (per-model output styles, as BFCL's model handlers
-decode them), the expected calls with acceptable alternatives as ``{"$any_of": [...], "$optional": bool}``
-markers (see :class:`agentstats.scoring.tools.AnyOf`), the function specs as ``tools``, and BFCL's verdict
-as ``success``. :func:`bfcl_verdict` scores a trial with the ``bfcl`` preset of
-:func:`agentstats.scoring.tools.score_tool_calls`.
+Files are read plain or gzip-compressed, told apart by their magic bytes. Each (model, entry) becomes one
+:class:`~agentstats.schema.Trial` (``trial=0``) with one interaction: the question, the model's calls decoded from
+its raw output (per-model output styles, as BFCL's model handlers decode them), the expected calls with
+acceptable alternatives as ``{"$any_of": [...], "$optional": bool}`` markers (:func:`possible_answer_markers`),
+the function specs as ``tools``, and BFCL's verdict as ``success``.
+
+Two entry points: :func:`load_bfcl` (trials plus BFCL's verdicts, decode errors and score-file headers) and the
+``"bfcl"`` format of :func:`agentstats.io.load_trials` (``load_trials(root, format="bfcl")``, a
+:class:`~agentstats.io.TrialSet` whose problems are collected and reported like every loader's). The scorer
+that reproduces BFCL's verdicts lives above io: :func:`agentstats.scoring.bfcl.bfcl_verdict`.
 
 Only the AST categories (simple, multiple_function, parallel_function, parallel_multiple_function) are
 supported: the executable, REST and relevance categories need execution or no ground truth calls.
@@ -25,27 +29,30 @@ supported: the executable, REST and relevance categories need execution or no gr
 from __future__ import annotations
 
 import ast
-import gzip
 import json
 import operator
+import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentstats.io.detect import open_text
+from agentstats.io.errors import OnError, Problem, ProblemLog
+from agentstats.io.loaders import register_format
 from agentstats.schema import Interaction, ToolCall, ToolSpec, Trial
-from agentstats.scoring.tools import ToolScore, bfcl_options, from_possible_answer, score_tool_calls
 
 __all__ = [
     "AST_CATEGORIES",
     "UNDERSCORE_TO_DOT",
     "BfclDecodeError",
     "BfclImport",
-    "bfcl_verdict",
     "decode_bfcl_output",
     "load_bfcl",
     "output_style",
+    "possible_answer_markers",
+    "read_bfcl",
 ]
 
 AST_CATEGORIES = ("simple", "multiple_function", "parallel_function", "parallel_multiple_function")
@@ -336,55 +343,46 @@ def decode_bfcl_output(result: Any, model: str) -> list[ToolCall]:
 
 
 # ----------------------------------------------------------------------------------------------------
-# files
+# ground truth
 # ----------------------------------------------------------------------------------------------------
-def _open_text(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        yield from fh
+def possible_answer_markers(params: Mapping[str, Any], *, required: Iterable[str] = ()) -> dict[str, Any]:
+    """Convert BFCL ``possible_answer`` parameters into expected arguments with JSON markers.
 
+    Parameters
+    ----------
+    params : mapping
+        ``{param: [acceptable values]}`` as in BFCL's ``possible_answer`` files. ``""`` in a top-level list
+        marks the parameter optional. Dict alternatives map each key to a list of acceptable values again
+        (recursively); inside such dicts ``""`` is a literal value, as BFCL's ``dict_checker`` treats it. A
+        top-level ``""`` also stays an acceptable value (last), since BFCL accepts an explicit ``""``.
+    required : iterable of str
+        Parameters the tool spec lists as required: for these a ``""`` does *not* make them optional
+        (BFCL checks required parameters before it looks at the acceptable list).
 
-def _find(path: Path) -> Path:
-    if path.exists():
-        return path
-    gz = path.with_name(path.name + ".gz")
-    if gz.exists():
-        return gz
-    raise FileNotFoundError(f"BFCL file not found: {path} (nor {gz.name})")
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for lineno, line in enumerate(_open_text(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {lineno}: malformed JSON ({exc.msg})") from None
+    Returns
+    -------
+    dict
+        ``{param: {"$any_of": [values], "$optional": bool}}``, the JSON form of
+        :class:`agentstats.scoring.tools.AnyOf` that trial files use.
+    """
+    req = set(required)
+    out: dict[str, Any] = {}
+    for name, alts in params.items():
+        if not isinstance(alts, list):
+            alts = [alts]
+        has_empty = any(isinstance(a, str) and a == "" for a in alts)
+        vals = [_convert_alt(a) for a in alts if not (isinstance(a, str) and a == "")] + ([""] if has_empty else [])
+        out[name] = {"$any_of": vals, "$optional": has_empty and name not in req}
     return out
 
 
-@dataclass
-class BfclImport:
-    """What :func:`load_bfcl` returns.
-
-    Attributes
-    ----------
-    trials : list of Trial
-        One per (model, entry); ``success`` holds BFCL's verdict.
-    verdicts : dict
-        ``(model, entry_id) -> passed`` per BFCL's score files.
-    decode_errors : dict
-        ``(model, entry_id) -> message`` for outputs our decoder could not read (their calls are empty).
-    headers : dict
-        ``(model, category) -> {"accuracy", "correct_count", "total_count"}`` score-file headers.
-    """
-
-    trials: list[Trial]
-    verdicts: dict[tuple[str, str], bool]
-    decode_errors: dict[tuple[str, str], str] = field(default_factory=dict)
-    headers: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+def _convert_alt(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: ({"$any_of": [_convert_alt(a) for a in x], "$optional": False} if isinstance(x, list)
+                    else _convert_alt(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_convert_alt(x) for x in v]
+    return v
 
 
 def _spec_for_key(key: str, specs: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -406,34 +404,96 @@ def _convert_name(name: str, model: str) -> str:
     return name.replace(".", "_") if model in UNDERSCORE_TO_DOT else name
 
 
-def _expected_calls(
-    gt: Mapping[str, Any], specs: Sequence[Mapping[str, Any]], model: str, where: str
-) -> list[ToolCall]:
+def _expected_calls(gt: Mapping[str, Any], specs: Sequence[Mapping[str, Any]], model: str) -> list[ToolCall]:
     calls = []
     for key, params in gt.items():
         spec = _spec_for_key(key, specs)
         if spec is None:
             # broken ground truth (e.g. parallel_multiple_function_179 has a stray key "deck"): BFCL can never
-            # pass such an entry; keep the key as an expected call no model can make
-            calls.append(ToolCall(name=key, arguments={}, bfcl_note=f"{where}: no function spec for key"))
+            # pass such an entry; keep the key as an expected call no model can make (scoring lists it as a
+            # ground-truth error: no such tool is offered)
+            calls.append(ToolCall(name=key, arguments={}))
             continue
         required = (spec.get("parameters") or {}).get("required") or []
-        args = from_possible_answer(params, required=required)
-        calls.append(
-            ToolCall(
-                name=_convert_name(spec["name"], model), arguments={k: v.to_json() for k, v in args.items()}
-            )
-        )
+        calls.append(ToolCall(name=_convert_name(spec["name"], model),
+                              arguments=possible_answer_markers(params, required=required)))
     return calls
 
 
+# ----------------------------------------------------------------------------------------------------
+# files
+# ----------------------------------------------------------------------------------------------------
+def _find(path: Path) -> Path:
+    if path.exists():
+        return path
+    gz = path.with_name(path.name + ".gz")
+    if gz.exists():
+        return gz
+    raise FileNotFoundError(f"BFCL file not found: {path} (nor {gz.name})")
+
+
+def _add(log: ProblemLog, path: Path, line: int | None, field: str | None, message: str) -> None:
+    """Record a problem located in ``path`` (a BFCL input is a folder of files, not one file)."""
+    log.problems.append(Problem(str(path), line, field, message, "line"))
+    log.bad_records.add(hash((str(path), line)))
+
+
+def _read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` per non-blank line; malformed lines go to ``log``."""
+    out = []
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+                    _add(log, path, lineno, None, f"malformed JSON ({msg})")
+                    continue
+                if not isinstance(obj, dict):
+                    _add(log, path, lineno, None, f"expected a JSON object, got {type(obj).__name__}")
+                    continue
+                out.append((lineno, obj))
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        _add(log, path, None, None, f"cannot read file: {exc}")
+    return out
+
+
+@dataclass
+class BfclImport:
+    """What :func:`load_bfcl` returns.
+
+    Attributes
+    ----------
+    trials : list of Trial
+        One per (model, entry); ``success`` holds BFCL's verdict.
+    verdicts : dict
+        ``(model, entry_id) -> passed`` per BFCL's score files.
+    decode_errors : dict
+        ``(model, entry_id) -> message`` for outputs our decoder could not read (their calls are empty).
+    headers : dict
+        ``(model, category) -> {"accuracy", "correct_count", "total_count"}`` score-file headers.
+    skipped : list of Problem
+        Problems of the records left out (``on_error="skip"``); empty otherwise.
+    """
+
+    trials: list[Trial]
+    verdicts: dict[tuple[str, str], bool]
+    decode_errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    headers: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    skipped: list[Problem] = field(default_factory=list)
+
+
 def load_bfcl(
-    root: str | Path,
+    root: str | os.PathLike,
     *,
     models: Iterable[str] | None = None,
     categories: Iterable[str] = AST_CATEGORIES,
     result_dir: str = "2024-08-11",
     data_dir: str = "gorilla_data_de8307b4",
+    on_error: OnError = "raise",
 ) -> BfclImport:
     """Load BFCL questions, possible answers, model results and verdicts as trials.
 
@@ -448,6 +508,10 @@ def load_bfcl(
         AST categories to load (default: all four).
     result_dir, data_dir : str
         Sub-folder names.
+    on_error : {"raise", "skip"}
+        As in :func:`agentstats.io.load_trials`: every problem is collected, then one
+        :class:`~agentstats.io.TrialLoadError` lists them (``"raise"``), or the entries they touch are left out
+        and listed in ``skipped`` (``"skip"``).
 
     Returns
     -------
@@ -456,12 +520,67 @@ def load_bfcl(
     Raises
     ------
     FileNotFoundError
-        When a needed file is missing.
+        When a needed file or folder is missing.
     ValueError
-        For an unsupported category or malformed JSON (naming file and line), or results and questions
-        that do not line up (naming file, line and id).
+        For an unsupported category.
+    TrialLoadError
+        With ``on_error="raise"``, for malformed JSON, a score line without a valid ``id``, an empty score file,
+        or results and questions that do not line up; each problem names its file and line.
     """
-    root = Path(root)
+    log = ProblemLog(str(root), on_error)
+    imp = _load(Path(root), log, models=models, categories=categories, result_dir=result_dir, data_dir=data_dir)
+    imp.skipped = log.finish()
+    return imp
+
+
+def read_bfcl(
+    path: str | os.PathLike,
+    log: ProblemLog,
+    *,
+    models: Iterable[str] | str | None = None,
+    categories: Iterable[str] | str = AST_CATEGORIES,
+    result_dir: str = "2024-08-11",
+    data_dir: str = "gorilla_data_de8307b4",
+    agent: str | None = None,
+) -> list[Trial]:
+    """Reader of the ``"bfcl"`` format of :func:`agentstats.io.load_trials` (registered on import).
+
+    Parameters
+    ----------
+    path : path
+        The BFCL root folder (see :func:`load_bfcl`).
+    log : ProblemLog
+        Receives every problem, located by file and line.
+    models, categories : iterable of str or comma-separated str, optional
+        As in :func:`load_bfcl`.
+    result_dir, data_dir : str
+        As in :func:`load_bfcl`.
+    agent : str, optional
+        One model folder name (``load_trials(..., agent=...)``); combined with ``models`` when both are given.
+
+    Returns
+    -------
+    list of Trial
+    """
+    if isinstance(models, str):
+        models = [m.strip() for m in models.split(",") if m.strip()]
+    if agent is not None:
+        models = sorted({*(models or ()), agent})
+    if isinstance(categories, str):
+        categories = [c.strip() for c in categories.split(",") if c.strip()]
+    imp = _load(Path(path), log, models=models, categories=categories, result_dir=result_dir, data_dir=data_dir)
+    return imp.trials
+
+
+def _load(
+    root: Path,
+    log: ProblemLog,
+    *,
+    models: Iterable[str] | None,
+    categories: Iterable[str],
+    result_dir: str,
+    data_dir: str,
+) -> BfclImport:
     cats = list(categories)
     for c in cats:
         if c not in AST_CATEGORIES:
@@ -469,15 +588,29 @@ def load_bfcl(
     res_root = root / result_dir / "result"
     score_root = root / result_dir / "score"
     data_root = root / data_dir
+    if not res_root.is_dir():
+        raise FileNotFoundError(f"{root}: no BFCL results folder {result_dir}/result (is this a BFCL result root?)")
     model_list = (
         sorted(models) if models is not None else sorted(p.name for p in res_root.iterdir() if p.is_dir())
     )
-    questions: dict[str, list[dict[str, Any]]] = {}
+    questions: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     answers: dict[str, dict[str, Any]] = {}
     for c in cats:
-        questions[c] = _read_jsonl(_find(data_root / f"gorilla_openfunctions_v1_test_{c}.json"))
+        q_path = _find(data_root / f"gorilla_openfunctions_v1_test_{c}.json")
+        questions[c] = []
+        for lineno, q in _read_jsonl(q_path, log):
+            if not isinstance(q.get("id"), str) or "function" not in q or "question" not in q:
+                missing = [k for k in ("id", "question", "function") if k not in q] or ["id"]
+                _add(log, q_path, lineno, missing[0], "field missing or not valid")
+                continue
+            questions[c].append((lineno, q))
         pa_path = _find(data_root / "possible_answer" / f"gorilla_openfunctions_v1_test_{c}.json")
-        answers[c] = {d["id"]: d["ground_truth"] for d in _read_jsonl(pa_path)}
+        answers[c] = {}
+        for lineno, d in _read_jsonl(pa_path, log):
+            if not isinstance(d.get("id"), str) or not isinstance(d.get("ground_truth"), dict):
+                _add(log, pa_path, lineno, "ground_truth" if "id" in d else "id", "field missing or not valid")
+                continue
+            answers[c][d["id"]] = d["ground_truth"]
 
     trials: list[Trial] = []
     verdicts: dict[tuple[str, str], bool] = {}
@@ -487,36 +620,39 @@ def load_bfcl(
         for c in cats:
             res_path = _find(res_root / model / f"gorilla_openfunctions_v1_test_{c}_result.json")
             score_path = _find(score_root / model / f"{c}_score.json")
-            results = _read_jsonl(res_path)
-            score_lines = _read_jsonl(score_path)
-            if not score_lines:
-                raise ValueError(f"{score_path}: empty score file")
-            headers[(model, c)] = score_lines[0]
-            failed: set[str] = set()
-            for k, d in enumerate(score_lines[1:], start=2):
-                if "id" not in d:
-                    raise ValueError(f"{score_path}, line {k}: field 'id' missing")
-                prompt = d.get("prompt") or {}
-                failed.add(prompt.get("id") or f"{c}_{int(d['id']) - 1}")
-            qs = questions[c]
-            if len(results) != len(qs):
-                raise ValueError(f"{res_path}: {len(results)} results for {len(qs)} questions")
-            for k, (r, q) in enumerate(zip(results, qs, strict=True), start=1):
-                if r.get("id") != q["id"]:
-                    raise ValueError(
-                        f"{res_path}, line {k}: field 'id' is {r.get('id')!r}, expected {q['id']!r}"
-                    )
+            failed = _failed_ids(score_path, c, log)
+            if failed is None:
+                continue  # verdicts unknown: the whole (model, category) is left out, the problem is listed
+            headers[(model, c)], failed_ids = failed
+            results: dict[str, tuple[int, dict[str, Any]]] = {}
+            for lineno, r in _read_jsonl(res_path, log):
+                rid = r.get("id")
+                if not isinstance(rid, str):
+                    _add(log, res_path, lineno, "id", "field missing or not a string")
+                elif rid in results:
+                    _add(log, res_path, lineno, "id", f"duplicate id {rid!r}, first at line {results[rid][0]}")
+                else:
+                    results[rid] = (lineno, r)
+            known = {q["id"] for _, q in questions[c]}
+            for rid, (lineno, _) in results.items():
+                if rid not in known:
+                    _add(log, res_path, lineno, "id", f"id {rid!r} is not a question of category {c!r}")
+            for _, q in questions[c]:
                 eid = q["id"]
+                if eid not in results:
+                    _add(log, res_path, None, "id", f"no result for question {eid!r}")
+                    continue
+                if eid not in answers[c]:
+                    continue  # the possible-answer problem is already listed
+                raw = results[eid][1].get("result")
                 specs = q["function"] if isinstance(q["function"], list) else [q["function"]]
-                where = f"{res_path}, line {k}"
-                raw = r.get("result")
                 try:
                     calls = decode_bfcl_output(raw, model)
                     err = None
                 except BfclDecodeError as exc:
                     calls, err = [], str(exc)
                     decode_errors[(model, eid)] = err
-                passed = eid not in failed
+                passed = eid not in failed_ids
                 verdicts[(model, eid)] = passed
                 tools = [
                     ToolSpec(
@@ -526,51 +662,40 @@ def load_bfcl(
                     )
                     for s in specs
                 ]
-                inter = Interaction(
-                    id=eid,
-                    query=q["question"] if isinstance(q["question"], str) else json.dumps(q["question"]),
-                    answer=raw if isinstance(raw, str) else None,
-                    tool_calls=calls,
-                    expected_tool_calls=_expected_calls(answers[c][eid], specs, model, where),
-                    decode_error=err,
-                )
+                inter = Interaction.model_validate({
+                    "id": eid,
+                    "query": q["question"] if isinstance(q["question"], str) else json.dumps(q["question"]),
+                    "answer": raw if isinstance(raw, str) else None,
+                    "tool_calls": calls,
+                    "expected_tool_calls": _expected_calls(answers[c][eid], specs, model),
+                    "decode_error": err,
+                })
                 trials.append(
-                    Trial(
-                        agent=model,
-                        task_id=eid,
-                        trial=0,
-                        success=passed,
-                        tags=[c],
-                        interactions=[inter],
-                        tools=tools,
-                    )
+                    Trial(agent=model, task_id=eid, trial=0, success=passed, tags=[c], interactions=[inter],
+                          tools=tools)
                 )
     return BfclImport(trials, verdicts, decode_errors, headers)
 
 
-def bfcl_verdict(trial: Trial) -> tuple[bool, ToolScore]:
-    """Our verdict on one imported BFCL trial with the ``bfcl`` preset.
-
-    The preset: :func:`agentstats.scoring.tools.bfcl_options` (BFCL's string standardization and type
-    rules, exact numbers, extra arguments wrong), order-insensitive pairing, ``tool_threshold = 1``, weights
-    on selection and parameters only. The ``simple`` category needs exactly one call, like BFCL.
-
-    Returns
-    -------
-    (passed, ToolScore)
-    """
-    inter = trial.interactions[0]
-    score = score_tool_calls(
-        inter.tool_calls,
-        inter.expected_tool_calls,
-        weights={"selection": 1.0, "parameters": 1.0, "sequence": 0.0, "utilization": 0.0},
-        tool_threshold=1.0,
-        sequence_matters=False,
-        options=_BFCL_OPTIONS,
-        tools=trial.tools,
-        details=False,
-    )
-    return score.passed, score
+def _failed_ids(path: Path, category: str, log: ProblemLog) -> tuple[dict[str, Any], set[str]] | None:
+    """Read one score file: its header and failed entry ids, or ``None`` (problem listed) when unusable."""
+    lines = _read_jsonl(path, log)
+    if not lines or lines[0][0] != 1:
+        _add(log, path, None, None, "no header line (accuracy, correct_count, total_count)")
+        return None
+    ok = True
+    failed: set[str] = set()
+    for lineno, d in lines[1:]:
+        pid = (d.get("prompt") or {}).get("id") if isinstance(d.get("prompt"), dict) else None
+        n = d.get("id")
+        if isinstance(pid, str):
+            failed.add(pid)
+        elif isinstance(n, int) and not isinstance(n, bool) and n >= 1:
+            failed.add(f"{category}_{n - 1}")
+        else:
+            _add(log, path, lineno, "id", f"a failed entry needs a 1-based integer id, got {n!r}")
+            ok = False
+    return (lines[0][1], failed) if ok else None
 
 
-_BFCL_OPTIONS = bfcl_options()
+register_format("bfcl", read_bfcl)
