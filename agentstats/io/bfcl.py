@@ -423,6 +423,10 @@ def _expected_calls(gt: Mapping[str, Any], specs: Sequence[Mapping[str, Any]], m
 # ----------------------------------------------------------------------------------------------------
 # files
 # ----------------------------------------------------------------------------------------------------
+def _exists(path: Path) -> bool:
+    return path.exists() or path.with_name(path.name + ".gz").exists()
+
+
 def _find(path: Path) -> Path:
     if path.exists():
         return path
@@ -490,7 +494,7 @@ def load_bfcl(
     root: str | os.PathLike,
     *,
     models: Iterable[str] | None = None,
-    categories: Iterable[str] = AST_CATEGORIES,
+    categories: Iterable[str] | None = None,
     result_dir: str = "2024-08-11",
     data_dir: str = "gorilla_data_de8307b4",
     on_error: OnError = "raise",
@@ -504,8 +508,8 @@ def load_bfcl(
         ``shared/data/bfcl-results-2024-08``).
     models : iterable of str, optional
         Model folder names; all models with a result folder by default.
-    categories : iterable of str
-        AST categories to load (default: all four).
+    categories : iterable of str, optional
+        AST categories to load (default: those of :data:`AST_CATEGORIES` whose question file is present).
     result_dir, data_dir : str
         Sub-folder names.
     on_error : {"raise", "skip"}
@@ -538,7 +542,7 @@ def read_bfcl(
     log: ProblemLog,
     *,
     models: Iterable[str] | str | None = None,
-    categories: Iterable[str] | str = AST_CATEGORIES,
+    categories: Iterable[str] | str | None = None,
     result_dir: str = "2024-08-11",
     data_dir: str = "gorilla_data_de8307b4",
     agent: str | None = None,
@@ -577,19 +581,24 @@ def _load(
     log: ProblemLog,
     *,
     models: Iterable[str] | None,
-    categories: Iterable[str],
+    categories: Iterable[str] | None,
     result_dir: str,
     data_dir: str,
 ) -> BfclImport:
-    cats = list(categories)
-    for c in cats:
-        if c not in AST_CATEGORIES:
-            raise ValueError(f"unsupported BFCL category {c!r}; supported: {', '.join(AST_CATEGORIES)}")
     res_root = root / result_dir / "result"
     score_root = root / result_dir / "score"
     data_root = root / data_dir
     if not res_root.is_dir():
         raise FileNotFoundError(f"{root}: no BFCL results folder {result_dir}/result (is this a BFCL result root?)")
+    if categories is None:
+        cats = [c for c in AST_CATEGORIES if _exists(data_root / f"gorilla_openfunctions_v1_test_{c}.json")]
+        if not cats:
+            raise FileNotFoundError(f"{data_root}: no question file of an AST category ({', '.join(AST_CATEGORIES)})")
+    else:
+        cats = list(categories)
+    for c in cats:
+        if c not in AST_CATEGORIES:
+            raise ValueError(f"unsupported BFCL category {c!r}; supported: {', '.join(AST_CATEGORIES)}")
     model_list = (
         sorted(models) if models is not None else sorted(p.name for p in res_root.iterdir() if p.is_dir())
     )
