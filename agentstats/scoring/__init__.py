@@ -7,19 +7,20 @@ one outcome rule per trial (:mod:`agentstats.scoring.outcomes`).
 """
 
 from agentstats.scoring.answers import AnswerMatch, match_answer
-
-# LLM judge, verdict cache, versioned prompts, outcomes, Fair Forge view (judge helper)
-from agentstats.scoring.cache import JudgeCache
 from agentstats.scoring.fair_forge import AgenticMetricView, ToolCorrectnessView, fair_forge_frame, fair_forge_view
 from agentstats.scoring.judge import (
+    PROMPTS,
     AnswerItem,
     DeterministicJudge,
     Judge,
+    JudgeAuthError,
+    JudgeCache,
     JudgeConfigError,
     JudgeStats,
     JudgeVerdict,
     OpenAIJudge,
     ParameterGroundingVerdict,
+    PromptTemplate,
     ToolCallItem,
     ToolRelevanceVerdict,
     Verdict,
@@ -27,7 +28,6 @@ from agentstats.scoring.judge import (
     verdicts_frame,
 )
 from agentstats.scoring.outcomes import ScoringResult, score_trials
-from agentstats.scoring.prompts import PROMPTS, PromptTemplate
 from agentstats.scoring.schema_check import SchemaError, validate_tool_calls
 from agentstats.scoring.tools import (
     AnyOf,
@@ -49,6 +49,7 @@ __all__ = [
     "ArgMatchOptions",
     "DeterministicJudge",
     "Judge",
+    "JudgeAuthError",
     "JudgeCache",
     "JudgeConfigError",
     "JudgeStats",
