@@ -23,7 +23,8 @@ def judge_summary(result: ScoringResult) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``item`` and ``value`` (object), rows in display order: judge, answers judged, missing
-        verdicts (``judge_missing``) and trials made missing by them, one row ``judge failures: <kind>`` per
+        verdicts (``judge_missing``), the share of this run's verdicts that are missing (answers and tool
+        metrics, in [0, 1]), the trials made missing by them, one row ``judge failures: <kind>`` per
         error kind (``timeout``, ``rate_limit``, ``server_error``, ``truncated``, ``invalid_output``,
         ``http_<status>``, ...), LLM tool-metric verdicts and their failures (when any), verdicts requested,
         cache hits, duplicates sent once, HTTP requests, prompt and completion tokens, cost in USD (``None``
@@ -36,6 +37,7 @@ def judge_summary(result: ScoringResult) -> pd.DataFrame:
         ("judge", s["judge"]),
         ("answers judged", s["n_answers_judged"]),
         ("missing verdicts (judge_missing)", s["n_judge_missing"]),
+        ("share of verdicts missing", s["judge_missing_share"]),
         ("trials missing because of the judge", s["n_trials_judge_missing"]),
     ]
     for kind, n in sorted(s["judge_missing_by_kind"].items(), key=lambda kv: (-kv[1], str(kv[0]))):
