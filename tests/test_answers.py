@@ -92,7 +92,9 @@ def test_default_matcher_is_documented_and_its_rule_is_in_the_verdict():
     assert inspect.signature(match_answer).parameters["matcher"].default == "auto"
     assert DeterministicJudge().matcher == "auto"
     docs = (Path(__file__).resolve().parents[1] / "docs" / "scoring.md").read_text(encoding="utf-8")
-    assert 'matcher="auto"' in docs and 'matcher="normalized"' not in docs
+    # the documented defaults are the code's (the docs once said "normalized" while the code used "auto")
+    assert 'match_answer(answer, expected, matcher="auto"' in docs and 'DeterministicJudge(matcher="auto")' in docs
+    assert 'prefer_benchmark=True, matcher="auto"' in docs
     assert f"at most {SHORT_EXPECTED_MAX_TOKENS} tokens" in docs
     v = DeterministicJudge().judge_answers([AnswerItem("Paris is the capital.", "Paris")])[0]
     assert v.score == 1.0 and v.details["rule"] == "contains" and v.details["lenient"] is True
