@@ -128,3 +128,15 @@ def test_bfcl_problems_name_file_and_line(tmp_path):
     assert [t.task_id for t in ts] == ["simple_0"] and ts.skipped
     with pytest.raises(FileNotFoundError, match="no BFCL results folder"):
         load_trials(tmp_path / "gorilla_data_de8307b4", format="bfcl")
+
+
+def test_io_does_not_import_scoring():
+    """Layering: io sits below scoring; reading BFCL files must not pull in the scorer (nor openai/instructor)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, agentstats.io, agentstats.io.bfcl; "
+            "bad = sorted(m for m in sys.modules if m.startswith(('agentstats.scoring', 'instructor', 'openai'))); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
