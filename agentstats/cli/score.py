@@ -7,8 +7,10 @@ interrupted (verdicts already obtained stay in the judge cache).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,6 +43,21 @@ from agentstats.cli.common import (
 _COMPONENTS = ["selection", "parameters", "sequence", "utilization", "overall", "precision", "recall", "f1"]
 
 
+def _interrupt_exits_130(fn: Callable[..., None]) -> Callable[..., None]:
+    """Ctrl-C while scoring: one line and exit 130 (verdicts already obtained stay in the judge cache)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            console.print("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
+
+
+@_interrupt_exits_130
 def score(
     input: Annotated[Path, typer.Argument(help="Trials file with answers / tool calls and ground truth.")],
     format: FormatOpt = "auto",
@@ -94,19 +111,6 @@ def score(
     skip_bad: SkipBadOpt = False,
 ) -> None:
     """Score answers and tool calls of each trial (matchers or an LLM judge) and set each trial's outcome."""
-    try:
-        _score(**locals())
-    except KeyboardInterrupt:
-        console.print("interrupted")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-
-
-def _score(
-    input: Path, format: str, judge: str, base_url: str | None, model: str | None, matcher: str, threshold: float,
-    tool_threshold: float, require_tools: bool, prefer_benchmark: bool, read_only: str | None, max_missing: float,
-    concurrency: int, cache_dir: Path | None, out_path: Path | None, as_json: bool, agent: str | None,
-    agent_col: str | None, task_col: str | None, success_col: str | None, skip_bad: bool,
-) -> None:
     import logging
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
