@@ -1,6 +1,6 @@
 """Judge throughput: N judge calls to a local OpenAI-compatible server with fixed latency, then a cached rerun.
 
-Goal (issue "Scoring"): 1,000 calls at 100 ms latency in <= 5 s; the cached rerun in <= 0.5 s.
+Goal: 1,000 calls at 100 ms latency in <= 5 s; the cached rerun in <= 0.5 s.
 
 The server (``tests/judge_server.py``) runs in its own process so that its threads do not share the GIL with
 the client. Every call goes through the real path: ``instructor.from_openai(openai.AsyncOpenAI(...))`` in TOOLS

@@ -2,7 +2,7 @@
 
 Draws a seeded set of interactions (1-3 expected calls, actual calls equal to, shuffled from, or perturbed
 from the expected ones, with nested arguments), then times :func:`agentstats.scoring.tools.score_tool_calls`
-over all of them. Goal (issue 4): >= 20,000 interactions/s. Usage: ``python benchmarks/bench_tools.py [N]``.
+over all of them. Goal: >= 20,000 interactions/s. Usage: ``python benchmarks/bench_tools.py [N]``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Agreement of agentstats' deterministic tool scorer (``bfcl`` preset) with BFCL's own verdicts.
 
 Reads ``../shared/data/bfcl-results-2024-08`` (BFCL 2024-08-11 results of 71 models, gorilla data @ de8307b4),
-imports every (model, entry) of the AST categories, scores it with :func:`agentstats.io.bfcl.bfcl_verdict`
+imports every (model, entry) of the AST categories, scores it with :func:`agentstats.scoring.bfcl.bfcl_verdict`
 and compares with BFCL's pass/fail. Prints the per-category table (Markdown) and the disagreements by kind.
 
 Usage: ``python benchmarks/bfcl_agreement.py [--data PATH] [--models m1,m2] [--examples N]``
@@ -14,8 +14,8 @@ import collections
 import sys
 from pathlib import Path
 
-from agentstats.io.bfcl import _BFCL_OPTIONS, AST_CATEGORIES, bfcl_verdict, load_bfcl, output_style
-from agentstats.scoring.tools import score_tool_calls
+from agentstats.io.bfcl import AST_CATEGORIES, load_bfcl, output_style
+from agentstats.scoring.bfcl import bfcl_verdict
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"
 
@@ -59,10 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if ours != theirs:
             derr = imp.decode_errors.get((t.agent, t.task_id))
             if derr is None and not ours:
-                # re-score with diffs for the explanation
-                score = score_tool_calls(t.interactions[0].tool_calls, t.interactions[0].expected_tool_calls,
-                                         weights={"sequence": 0.0, "utilization": 0.0},
-                                         options=_BFCL_OPTIONS, tools=t.tools)
+                _, score = bfcl_verdict(t, details=True)  # re-score with diffs for the explanation
             k = f"{disagreement_kind(t, ours, theirs, score, derr)} [style {output_style(t.agent)}]"
             kinds[k] += 1
             if len(examples[k]) < args.examples:

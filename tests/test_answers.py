@@ -57,20 +57,48 @@ def test_contains_and_dispatch():
 
 
 @pytest.mark.parametrize(
-    "answer, expected, score, rule",
+    "answer, expected, score, rule, lenient",
     [
-        ("The result is 8.", "8", 1.0, "numeric"),  # architecture.md's own example
-        ("The result is 8.5", "8", 0.0, "numeric"),
-        ("1,234.5 in total", 1234.5, 1.0, "numeric"),
-        ("Paris.", "paris", 1.0, "normalized"),
-        ("Paris is the capital", "Paris", 0.0, "normalized"),
-        ("12 apples", "12 apples", 1.0, "normalized"),  # expected is not a bare number: text rule
+        ("The result is 8.", "8", 1.0, "numeric", False),  # architecture.md's own example
+        ("The result is 8.5", "8", 0.0, "numeric", False),
+        ("1,234.5 in total", 1234.5, 1.0, "numeric", False),
+        ("Paris.", "paris", 1.0, "normalized", False),
+        ("12 apples", "12 apples", 1.0, "normalized", False),  # expected is not a bare number: text rule
+        # a short reference inside a sentence: the lenient containment rule, reported as such
+        ("Paris is the capital.", "Paris", 1.0, "contains", True),
+        ("It is New York City, of course", "new york city", 1.0, "contains", True),
+        ("Parisian food", "Paris", 0.0, "normalized", False),  # whole tokens only
+        ("Lyon", "Paris", 0.0, "normalized", False),
+        # a long reference must match exactly (after normalization): containment is for short answers
+        ("He said the quick brown fox jumps over it", "the quick brown fox jumps over", 0.0, "normalized", False),
+        ("x", ["Lyon", "Paris"], 0.0, "normalized", False),
+        ("Paris, France", ["Lyon", "Paris"], 1.0, "contains", True),
     ],
 )
-def test_auto_matcher_picks_numeric_for_numeric_expected(answer, expected, score, rule):
-    from agentstats.scoring.answers import match_answer
-
+def test_auto_matcher(answer, expected, score, rule, lenient):
     res = match_answer(answer, expected)  # default matcher is "auto"
     assert res.matcher == "auto"
     assert res.score == score
-    assert res.details["auto"] == rule
+    assert res.details["auto"] == rule and res.details["lenient"] is lenient
+
+
+def test_default_matcher_is_documented_and_its_rule_is_in_the_verdict():
+    import inspect
+    from pathlib import Path
+
+    from agentstats.scoring.answers import SHORT_EXPECTED_MAX_TOKENS
+    from agentstats.scoring.judge import AnswerItem, DeterministicJudge
+
+    assert inspect.signature(match_answer).parameters["matcher"].default == "auto"
+    assert DeterministicJudge().matcher == "auto"
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "scoring.md").read_text(encoding="utf-8")
+    # the documented defaults are the code's (the docs once said "normalized" while the code used "auto")
+    assert 'match_answer(answer, expected, matcher="auto"' in docs and 'DeterministicJudge(matcher="auto")' in docs
+    assert 'prefer_benchmark=True, matcher="auto"' in docs
+    assert f"at most {SHORT_EXPECTED_MAX_TOKENS} tokens" in docs
+    v = DeterministicJudge().judge_answers([AnswerItem("Paris is the capital.", "Paris")])[0]
+    assert v.score == 1.0 and v.details["rule"] == "contains" and v.details["lenient"] is True
+    assert "lenient" in v.reasoning
+    strict = DeterministicJudge("normalized").judge_answers([AnswerItem("Paris is the capital.", "Paris")])[0]
+    assert strict.score == 0.0 and strict.details == {"matcher": "normalized", "rule": "normalized",
+                                                      "lenient": False, "expected_index": 0}

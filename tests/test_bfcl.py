@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.io.bfcl import BfclDecodeError, bfcl_verdict, decode_bfcl_output, load_bfcl, output_style
+from agentstats.io.bfcl import BfclDecodeError, decode_bfcl_output, load_bfcl, output_style
+from agentstats.scoring.bfcl import bfcl_verdict
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"
 
@@ -71,3 +72,71 @@ def test_expected_calls_carry_alternatives(subset):
     assert exp.name == "calculate_triangle_area"
     assert exp.arguments["unit"] == {"$any_of": ["units", ""], "$optional": True}
     assert t.tools[0].name == "calculate_triangle_area"
+
+
+# -- the "bfcl" format of load_trials, on a small hand-made BFCL folder ----------------------------------------
+def _bfcl_tree(root, result_lines, *, gzip_result=True):
+    import gzip
+    import json
+
+    data = root / "gorilla_data_de8307b4"
+    (data / "possible_answer").mkdir(parents=True)
+    spec = {"name": "area", "parameters": {"type": "dict", "properties": {"r": {"type": "integer"}},
+                                           "required": ["r"]}}
+    qs = [{"id": f"simple_{i}", "question": f"area of circle {i}", "function": spec} for i in range(2)]
+    (data / "gorilla_openfunctions_v1_test_simple.json").write_text("".join(json.dumps(q) + "\n" for q in qs))
+    pas = [{"id": f"simple_{i}", "ground_truth": {"area": {"r": [i + 1]}}} for i in range(2)]
+    (data / "possible_answer" / "gorilla_openfunctions_v1_test_simple.json").write_text(
+        "".join(json.dumps(p) + "\n" for p in pas))
+    res = root / "2024-08-11" / "result" / "m"
+    res.mkdir(parents=True)
+    text = "".join(line + "\n" for line in result_lines).encode()
+    # gzip content under a name without .gz: told apart by its magic bytes
+    (res / "gorilla_openfunctions_v1_test_simple_result.json").write_bytes(gzip.compress(text) if gzip_result
+                                                                           else text)
+    score = root / "2024-08-11" / "score" / "m"
+    score.mkdir(parents=True)
+    (score / "simple_score.json").write_text(
+        json.dumps({"accuracy": 0.5, "correct_count": 1, "total_count": 2}) + "\n" + json.dumps({"id": 2}) + "\n")
+    return root
+
+
+def test_load_trials_reads_the_bfcl_format(tmp_path):
+    from agentstats.io import load_trials
+
+    root = _bfcl_tree(tmp_path, ['{"id": "simple_0", "result": "[area(r=1)]"}',
+                                 '{"id": "simple_1", "result": "[area(r=5)]"}'])
+    ts = load_trials(root, format="bfcl")
+    assert ts.format == "bfcl" and [t.task_id for t in ts] == ["simple_0", "simple_1"]
+    assert [t.success for t in ts] == [True, False]  # the score file lists entry 2 (1-based) as failed
+    assert [bfcl_verdict(t)[0] for t in ts] == [True, False]
+    assert ts[0].interactions[0].expected_tool_calls[0].arguments == {"r": {"$any_of": [1], "$optional": False}}
+    assert len(load_trials(root, format="bfcl", agent="m")) == 2
+
+
+def test_bfcl_problems_name_file_and_line(tmp_path):
+    from agentstats.io import TrialLoadError, TrialLoadWarning, load_trials
+
+    root = _bfcl_tree(tmp_path, ['{"id": "simple_0", "result": "[area(r=1)]"}', '{"id": "simple_1", "res'],
+                      gzip_result=False)
+    with pytest.raises(TrialLoadError) as err:
+        load_trials(root, format="bfcl")
+    where = [(p.source.rsplit("/", 1)[-1], p.line) for p in err.value.problems]
+    assert ("gorilla_openfunctions_v1_test_simple_result.json", 2) in where
+    with pytest.warns(TrialLoadWarning):
+        ts = load_trials(root, format="bfcl", on_error="skip")
+    assert [t.task_id for t in ts] == ["simple_0"] and ts.skipped
+    with pytest.raises(FileNotFoundError, match="no BFCL results folder"):
+        load_trials(tmp_path / "gorilla_data_de8307b4", format="bfcl")
+
+
+def test_io_does_not_import_scoring():
+    """Layering: io sits below scoring; reading BFCL files must not pull in the scorer (nor openai/instructor)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, agentstats.io, agentstats.io.bfcl; "
+            "bad = sorted(m for m in sys.modules if m.startswith(('agentstats.scoring', 'instructor', 'openai'))); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr

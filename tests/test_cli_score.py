@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_server import Reply, ScriptedOpenAIServer
+from judge_server import Reply, ScriptedOpenAIServer, user_text
 from typer.testing import CliRunner
 
 from agentstats.cli import app
@@ -158,3 +158,193 @@ def test_report_passes_scoring_options_to_the_notebook(data, tmp_path, monkeypat
     assert runner.invoke(app, ["report", str(data), "--out", str(tmp_path)]).exit_code == 0
     assert (seen["judge"], seen["judge_model"], seen["judge_base_url"], seen["threshold"], seen["tool_threshold"],
             seen["require_tools"]) == ("deterministic", None, None, 0.7, 1.0, False)
+
+
+# -- judge reliability and exit statuses ------------------------------------------------------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(tmp_path, n: int) -> Path:
+    recs = [{"agent": "A", "task_id": f"q{i}", "trial": 0, "interactions": [qa(f"answer {i}", f"ref {i}")]}
+            for i in range(n)]
+    return _write(tmp_path / f"answers{n}.jsonl", recs)
+
+
+@pytest.fixture()
+def no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_share_of_missing_verdicts_is_always_printed(data, tmp_path, no_key):
+    payload = _json(runner.invoke(app, ["score", str(data), "--json"]))
+    assert payload["summary"]["judge_missing_share"] == 0.0 and payload["judge"]["share of verdicts missing"] == 0.0
+    table = runner.invoke(app, ["score", str(data)])
+    assert table.exit_code == 0 and "share of verdicts missing" in table.stdout and "0.0% (0 of 4)" in table.stdout
+
+
+def test_judge_server_down_exits_1_quickly(tmp_path, no_key):
+    import time
+
+    src = _answers(tmp_path, 20)
+    t0 = time.perf_counter()
+    res = runner.invoke(app, ["score", str(src), "--judge", "openai", "--base-url",
+                              f"http://127.0.0.1:{_closed_port()}/v1", "--cache-dir", str(tmp_path / "c")])
+    assert res.exit_code == 1, res.output
+    assert "20 of 20 judge verdicts are missing (100.0%" in res.output and "connection 1" in res.output
+    assert "not_sent 19" in res.output and "100.0% (20 of 20)" in res.stdout  # the share is in the table too
+    assert time.perf_counter() - t0 < 60  # one request's retries, not 20
+
+
+def test_refused_key_exits_2_after_one_request(tmp_path, monkeypatch, no_key):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    src = _answers(tmp_path, 40)
+    with ScriptedOpenAIServer() as srv:
+        srv.responder = lambda req: Reply.http_error(401)
+        res = runner.invoke(app, ["score", str(src), "--judge", "openai", "--base-url", srv.base_url,
+                                  "--cache-dir", str(tmp_path / "c")])
+        assert res.exit_code == 2, res.output
+        assert "refused the credentials" in res.output and "OPENAI_API_KEY" in res.output
+        assert srv.n_requests == 1
+
+
+def test_max_missing_threshold(tmp_path, no_key):
+    src = _answers(tmp_path, 4)
+    with ScriptedOpenAIServer() as srv:
+        # one of four verdicts cannot be had (HTTP 400 is not retried): 25% missing
+        srv.responder = lambda req: Reply.http_error(400) if "answer 3" in user_text(req) else Reply.verdict(1.0)
+        args = ["score", str(src), "--judge", "openai", "--base-url", srv.base_url, "--cache-dir",
+                str(tmp_path / "c"), "--json"]
+        ok = runner.invoke(app, args)  # default --max-missing 0.5
+        assert ok.exit_code == 0, ok.output
+        assert json.loads(ok.stdout)["summary"]["judge_missing_share"] == 0.25
+        strict = runner.invoke(app, [*args, "--max-missing", "0.2"])
+        assert strict.exit_code == 1 and "1 of 4 judge verdicts are missing (25.0%" in strict.output
+        assert "http_400 1" in strict.output
+
+
+def test_exit_status_130_on_interrupt(data, monkeypatch):
+    import agentstats.scoring as scoring
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scoring, "score_trials", interrupted)
+    res = runner.invoke(app, ["score", str(data)])
+    assert res.exit_code == 130 and res.output.strip() == "interrupted"
+
+
+def test_exit_statuses_usage_and_failure(data, tmp_path, monkeypatch):
+    assert runner.invoke(app, ["score", str(data), "--matcher", "fuzzy"]).exit_code == 2
+    assert runner.invoke(app, ["score", str(data), "--max-missing", "2"]).exit_code == 2
+    assert runner.invoke(app, ["score", str(data), "--format", "nope"]).exit_code == 2
+    import agentstats.scoring as scoring
+
+    def broken(*a, **k):
+        raise RuntimeError("scorer crashed")
+
+    monkeypatch.setattr(scoring, "score_trials", broken)
+    res = runner.invoke(app, ["score", str(data)])
+    assert res.exit_code == 1 and "scorer crashed" in res.output
+
+
+def test_read_only_option_and_both_readings(tmp_path):
+    look = {"name": "lookup", "arguments": {"id": 1}}
+    write = {"name": "cancel", "arguments": {"id": 1}}
+    rec = {"agent": "A", "task_id": "t", "trial": 0, "expected_tool_calls": [write],
+           "tools": [{"name": "lookup", "read_only": True}, {"name": "cancel"}],
+           "interactions": [{"query": "cancel 1", "tool_calls": [look, write]}]}
+    src = _write(tmp_path / "ro.jsonl", [rec])
+    strict = _json(runner.invoke(app, ["score", str(src), "--json"]))
+    assert strict["summary"]["outcomes"] == {"failure": 1}  # the lookup is an extra call
+    assert strict["read_only"] == ["lookup"]
+    assert [(r["reading"], r["share_passed"]) for r in strict["tool_readings"]] == [
+        ("all calls", 0.0), ("state-changing calls", 1.0)]
+    auto = _json(runner.invoke(app, ["score", str(src), "--read-only", "auto", "--json"]))
+    assert auto["summary"]["outcomes"] == {"success": 1}
+    named = _json(runner.invoke(app, ["score", str(src), "--read-only", "lookup", "--json"]))
+    assert named["summary"]["outcomes"] == {"success": 1}
+    table = runner.invoke(app, ["score", str(src)])
+    assert table.exit_code == 0 and "tool pass rate, two readings" in table.stdout
+
+
+@pytest.mark.slow
+def test_two_score_processes_on_one_cache_pay_once(tmp_path):
+    """Two real ``agentstats score`` processes, same answers, one cache: each verdict is paid for once."""
+    import os
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    n = 40
+    recs = [{"agent": "A", "task_id": f"q{i}", "trial": 0, "interactions": [qa(f"answer {i}", f"ref {i}")]}
+            for i in range(n)]
+    forward = _write(tmp_path / "forward.jsonl", recs)
+    backward = _write(tmp_path / "backward.jsonl", recs[::-1])  # the other process starts from the other end
+    both = {"Bearer sk-proc-a", "Bearer sk-proc-b"}
+    seen = threading.Event()
+
+    def responder(req):
+        # hold every reply until both processes are asking, so that their work overlaps whatever their start-up
+        if not seen.is_set():
+            deadline = time.monotonic() + 60
+            while not both <= set(srv.authorizations) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.set()
+        return Reply.verdict(1.0, delay_s=0.02)
+
+    with ScriptedOpenAIServer(responder) as srv:
+        procs = []
+        for key, src in (("sk-proc-a", forward), ("sk-proc-b", backward)):
+            env = {**os.environ, "OPENAI_API_KEY": key}
+            env.pop("OPENAI_BASE_URL", None)
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "agentstats", "score", str(src), "--judge", "openai", "--base-url",
+                 srv.base_url, "--cache-dir", str(tmp_path / "cache"), "--concurrency", "4", "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        outs = [p.communicate(timeout=300) for p in procs]
+        for p, (_, stderr) in zip(procs, outs, strict=True):
+            assert p.returncode == 0, stderr
+        payloads = [json.loads(stdout) for stdout, _ in outs]
+        assert set(srv.authorizations) == both  # both processes did part of the work
+        assert srv.n_requests == n  # without claims each process asks for every verdict it does not find: up to 2n
+    assert sum(p["judge"]["HTTP requests"] for p in payloads) == n
+    assert all(p["summary"]["n_judge_missing"] == 0 and p["summary"]["outcomes"] == {"success": n} for p in payloads)
+    assert sum(p["judge"]["cache hits"] for p in payloads) == n  # what one paid for, the other waited for
+
+
+@pytest.mark.xfail(strict=True, reason="save_trials writes in place on this branch; it becomes atomic with the io "
+                   "branch (agentstats.io.atomic), then this mark must go")
+def test_out_is_written_atomically(data, tmp_path, monkeypatch):
+    import agentstats.scoring as scoring
+    from agentstats.schema import Trial
+
+    out_file = tmp_path / "scored.jsonl"
+    assert runner.invoke(app, ["score", str(data), "--out", str(out_file)]).exit_code == 0
+    before = out_file.read_bytes()
+
+    class Unwritable(Trial):
+        def model_dump_json(self, *a, **k):
+            raise OSError("disk full")
+
+        def model_dump(self, *a, **k):
+            raise OSError("disk full")
+
+    real = scoring.score_trials
+
+    def failing_write(*a, **k):
+        res = real(*a, **k)
+        res.trials[3] = Unwritable.model_validate(res.trials[3].model_dump())
+        return res
+
+    monkeypatch.setattr(scoring, "score_trials", failing_write)
+    res = runner.invoke(app, ["score", str(data), "--out", str(out_file)])
+    assert res.exit_code == 1 and "disk full" in res.output
+    assert out_file.read_bytes() == before  # the earlier complete file is untouched, no short file
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".scored")] == []  # no temporary file left

@@ -12,18 +12,19 @@ import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
 from agentstats.schema import ToolCall, ToolSpec
-from agentstats.scoring.cache import JudgeCache, cache_key
 from agentstats.scoring.judge import (
     AnswerItem,
     DeterministicJudge,
     JudgeConfigError,
+    JudgeVerdict,
     OpenAIJudge,
     ToolCallItem,
-    _retry_after_s,
     cost_usd,
     resolve_judge,
 )
-from agentstats.scoring.prompts import ANSWER_CORRECTNESS, PromptTemplate
+from agentstats.scoring.judge.cache import JudgeCache, cache_key
+from agentstats.scoring.judge.prompts import ANSWER_CORRECTNESS, PromptTemplate
+from agentstats.scoring.judge.transport import retry_after_s
 
 MODEL = "gpt-4o-mini"  # priced in DEFAULT_PRICES at (0.15, 0.60) USD per 1M tokens
 
@@ -131,12 +132,12 @@ def test_retry_after_header_forms():
     def exc(**headers):
         return SimpleNamespace(response=SimpleNamespace(headers=headers))
 
-    assert _retry_after_s(exc(**{"retry-after": "7"})) == 7.0
-    assert _retry_after_s(exc(**{"retry-after-ms": "250", "retry-after": "7"})) == 0.25
+    assert retry_after_s(exc(**{"retry-after": "7"})) == 7.0
+    assert retry_after_s(exc(**{"retry-after-ms": "250", "retry-after": "7"})) == 0.25
     when = email.utils.formatdate(time.time() + 120, usegmt=True)
-    assert 100 < _retry_after_s(exc(**{"retry-after": when})) <= 120
-    assert _retry_after_s(exc()) is None
-    assert _retry_after_s(ValueError("no response")) is None
+    assert 100 < retry_after_s(exc(**{"retry-after": when})) <= 120
+    assert retry_after_s(exc()) is None
+    assert retry_after_s(ValueError("no response")) is None
 
 
 @pytest.mark.parametrize("failure, kind", [
@@ -334,3 +335,132 @@ def test_resolve_judge():
     assert resolve_judge("deterministic", matcher="exact").name == "deterministic:exact"
     with pytest.raises(ValueError, match="unknown judge"):
         resolve_judge("gpt")
+
+
+# -- failing fast: refused keys, unreachable endpoints -------------------------------------------------------
+@pytest.mark.parametrize("code", [401, 403])
+def test_refused_key_fails_fast_after_one_request(server, tmp_path, code):
+    from agentstats.scoring.judge import JudgeAuthError
+
+    server.responder = lambda req: Reply.http_error(code)
+    judge = make_judge(server, tmp_path, concurrency=8)
+    with pytest.raises(JudgeAuthError, match=rf"refused the credentials \(http_{code}.*OPENAI_API_KEY"):
+        judge.judge_answers(items(40))
+    assert server.n_requests == 1  # the probe went alone; nothing else was sent
+
+
+def test_key_refused_mid_run_stops_sending(server, tmp_path):
+    from agentstats.scoring.judge import JudgeAuthError
+
+    server.script([Reply.verdict(0.9)])  # the probe succeeds, then the key is revoked
+    server.responder = lambda req: Reply.http_error(401)
+    with pytest.raises(JudgeAuthError, match="1 verdict"):
+        make_judge(server, tmp_path, concurrency=4).judge_answers(items(40))
+    assert server.n_requests <= 1 + 4  # at most the requests already in flight
+    assert len(JudgeCache(tmp_path / "cache")) == 1  # what was paid for is kept
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_endpoint_opens_the_circuit(tmp_path):
+    judge = OpenAIJudge(MODEL, base_url=f"http://127.0.0.1:{_closed_port()}/v1", cache_dir=tmp_path / "c",
+                        retry_attempts=3, backoff_base_s=0.001, backoff_max_s=0.01, timeout=2.0, concurrency=8,
+                        jitter_seed=0)
+    t0 = time.perf_counter()
+    out = judge.judge_answers(items(30))
+    assert time.perf_counter() - t0 < 20
+    assert all(v.status == "judge_missing" and v.score is None for v in out)
+    assert [v.error_kind for v in out] == ["connection"] + ["not_sent"] * 29
+    assert out[0].attempts == 3 and all(v.n_requests == 0 for v in out[1:])
+    assert "could not be reached" in out[1].error
+    assert judge.stats.missing_by_kind == {"connection": 1, "not_sent": 29}
+
+
+def test_circuit_breaker_rule():
+    from agentstats.scoring.judge.llm import _Run
+
+    def v(kind):
+        return JudgeVerdict(metric="m", status="ok" if kind is None else "judge_missing", score=1.0 if kind is None
+                            else None, error_kind=kind, judge="j")
+
+    run = _Run()
+    run.observe(v("connection"), 3, "e")  # nothing ever succeeded: the endpoint never answered
+    assert run.stop_reason is not None and run.auth is None
+    run = _Run()
+    for kind in (None, "connection", "connection", "timeout", "connection", "connection"):
+        run.observe(v(kind), 3, "e")
+    assert run.stop_reason is None  # a timeout between them resets the count
+    run.observe(v("connection"), 3, "e")
+    assert "3 verdict(s) in a row" in run.stop_reason
+    run = _Run()
+    run.observe(v(None), 3, "e")
+    run.observe(v("http_403"), 3, "e")
+    assert run.auth is not None and "refused" in run.stop_reason
+
+
+# -- claims: two processes sharing one cache ---------------------------------------------------------------------
+def test_claims_cached_mine_busy_and_release(tmp_path):
+    a = JudgeCache(tmp_path, lease_s=30)
+    b = JudgeCache(tmp_path, lease_s=30)
+    assert a.claim("k") == ("mine", None)
+    assert b.claim("k") == ("busy", None)  # a live owner has it
+    assert a.claim("k") == ("mine", None)  # claiming again is idempotent for the owner
+    found, free = b.poll(["k"])
+    assert found == {} and free == set()
+    a.put("k", {"score": 1.0})  # storing the verdict releases the claim
+    assert a.claims().empty
+    assert b.claim("k") == ("cached", {"score": 1.0})
+    assert b.poll(["k"]) == ({"k": {"score": 1.0}}, set())
+    assert a.claim("other") == ("mine", None)
+    a.release("other")  # e.g. the verdict ended missing: another process may try
+    assert b.claim("other") == ("mine", None)
+    b.release_all()
+    assert b.claims().empty
+
+
+def test_stale_claims_are_taken_over(tmp_path):
+    import subprocess
+    import sys
+
+    owner = JudgeCache(tmp_path, lease_s=30)
+    other = JudgeCache(tmp_path, lease_s=30)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    with owner._lock:  # a claim left by a process that no longer exists (killed mid-run)
+        owner._con.execute("INSERT INTO claims VALUES ('k1', 'gone', ?, ?, ?)", (owner.host, dead.pid, time.time()))
+        # and one whose owner stopped its heartbeat long ago (another host, so its pid cannot be checked)
+        owner._con.execute("INSERT INTO claims VALUES ('k2', 'far', 'other-host', 1, ?)", (time.time() - 31,))
+        owner._con.execute("INSERT INTO claims VALUES ('k3', 'far', 'other-host', 1, ?)", (time.time(),))
+    assert other.poll(["k1", "k2", "k3"]) == ({}, {"k1", "k2"})
+    assert other.claim("k1") == ("mine", None) and other.claim("k2") == ("mine", None)
+    assert other.claim("k3") == ("busy", None)  # live: fresh heartbeat
+    hb = other.claims().set_index("key")["heartbeat"]
+    time.sleep(0.01)
+    assert other.heartbeat() == 2 and (other.claims().set_index("key")["heartbeat"].loc[["k1", "k2"]] > hb.loc[
+        ["k1", "k2"]]).all()
+
+
+def test_two_judges_on_one_cache_pay_once(tmp_path):
+    import threading
+
+    with ScriptedOpenAIServer(latency_s=0.05) as srv:
+        outs: dict[int, list] = {}
+
+        def run(i):
+            judge = make_judge(srv, tmp_path, concurrency=4, claim_poll_s=0.02)
+            outs[i] = judge.judge_answers(items(30))
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert srv.n_requests == 30  # without claims: up to 60
+        assert all(v.ok for out in outs.values() for v in out) and len(outs[0]) == len(outs[1]) == 30
+        assert sum(not v.cached for out in outs.values() for v in out) == 30

@@ -270,3 +270,35 @@ def test_llm_tool_metrics_are_reported_per_interaction(tmp_path):
         assert row["parameter_grounding_missing"] == 0
         assert len(res.tool_verdicts) == 2
         assert res.outcomes["outcome"].iloc[0] == "success"  # informational only
+
+
+def test_outcome_is_read_back_with_the_one_rule_and_a_mismatch_is_an_error(monkeypatch):
+    import agentstats.scoring.outcomes as outcomes_mod
+    from agentstats.scoring.outcomes import ScoringError
+
+    t = Trial(agent="a", task_id="t", trial=0, interactions=[Interaction(answer="Paris", expected_answer="Paris")])
+    res = score_trials([t])
+    assert res.outcomes["outcome"].tolist() == ["success"] and res.trials[0].outcome() == "success"
+    # a decision written into the trial that Trial.outcome reads differently is a bug: a real error, not an assert
+    monkeypatch.setattr(outcomes_mod, "_apply_outcome", lambda t, derived, bench, pref: (t, "scored"))
+    with pytest.raises(ScoringError, match="reads back as None"):
+        score_trials([t])
+
+
+def test_score_trials_lists_ground_truth_errors_and_the_answer_rule():
+    from agentstats.schema import ToolSpec
+
+    spec = ToolSpec(name="f", parameters={"type": "object", "properties": {"x": {"type": "integer"}}})
+    t = Trial(agent="a", task_id="t", trial=0, tools=[spec], interactions=[
+        Interaction(answer="It is Paris, I think.", expected_answer="Paris",
+                    tool_calls=[ToolCall(name="f", arguments={"x": "one"})],
+                    expected_tool_calls=[ToolCall(name="f", arguments={"x": "one"})])])
+    res = score_trials([t], require_tools=True)
+    assert [(e.interaction, e.path, e.kind) for e in res.ground_truth_errors] == [(0, "$.x", "wrong_type")]
+    row = res.interaction_scores.iloc[0]
+    assert row["answer_rule"] == "contains" and bool(row["answer_lenient"]) and bool(row["answer_correct"])
+    assert pd.isna(row["tool_passed"])  # the unit with broken ground truth has no tool score
+    assert res.outcomes["n_ground_truth_errors"].tolist() == [1] and res.outcomes["outcome"].tolist() == ["success"]
+    summ = res.summary()
+    assert summ["n_ground_truth_errors"] == 1 and summ["n_answers_lenient"] == 1
+    assert summ["judge_missing_share"] == 0.0 and summ["n_verdicts"] == 1

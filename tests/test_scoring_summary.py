@@ -385,7 +385,7 @@ def test_tau_bench_tool_vs_reward(tau):
 
     frame = tool_scores_frame(trials)
     n_units = sum(has_actions)  # tasks without actions have no tool ground truth
-    assert frame.shape == (n_units, 19) and (frame["level"] == "trial").all()
+    assert frame.shape == (n_units, 21) and (frame["level"] == "trial").all()
     by_key = {(r["task_id"], r["trial"]): r for r in raw}
     for _, row in frame.iterrows():
         rec = by_key[(int(row["task_id"]), row["trial"])]
@@ -415,3 +415,61 @@ def test_tau_bench_tool_vs_reward(tau):
     fig = plot_tool_vs_outcome(frame)
     assert sum(_bar_heights(fig.axes[0])) == n_units
     plt.close(fig)
+
+
+def _name(canon: str) -> str:
+    return json.loads(canon)[0]
+
+
+def test_tau_bench_state_changing_reading(tau):
+    from agentstats.scoring.summary import READINGS, tool_readings
+    from agentstats.scoring.tools import TAU_BENCH_AIRLINE_READ_ONLY as RO
+
+    raw, trials = tau
+    by_key = {(r["task_id"], r["trial"]): r for r in raw}
+    writes = tool_scores_frame(trials, read_only=RO)
+    # oracle: a unit passes iff the multisets of state-changing calls (name and exact arguments) are equal
+    n_pass = 0
+    for _, row in writes.iterrows():
+        rec = by_key[(int(row["task_id"]), row["trial"])]
+        acts = Counter(c for c in _raw_calls(rec) if _name(c) not in RO)
+        exps = Counter(_canon(a["name"], a["kwargs"]) for a in rec["info"]["task"]["actions"] if a["name"] not in RO)
+        assert (row["n_actual"], row["n_expected"]) == (sum(acts.values()), sum(exps.values()))
+        assert row["passed"] == (acts == exps)
+        n_pass += acts == exps
+    assert (n_pass, len(writes)) == (57, 172)  # 5.8% pass over every call; 33.1% over state-changing calls
+
+    table = tool_readings(trials)  # read-only names found by itself: tau-bench records, airline tools
+    assert table.attrs["read_only"] == sorted(RO) and "known domain lists" in table.attrs["note"]
+    assert table["reading"].tolist() == list(READINGS) and (table["level"] == "trial").all()
+    every, state = table.iloc[0], table.iloc[1]
+    assert every["share_passed"] == pytest.approx(10 / 172) and state["share_passed"] == pytest.approx(57 / 172)
+    _, st = tool_outcome_agreement(writes)
+    assert state["agreement"] == pytest.approx(st["agreement"]) and state["n_compared"] == st["n"] == 172
+    # 54 of the 62 benchmark successes pass on state-changing calls, and 3 of the 57 passes are failures
+    assert state["recall_vs_benchmark"] == pytest.approx(54 / 62)
+    assert state["precision_vs_benchmark"] == pytest.approx(54 / 57)
+    assert state["kappa"] > every["kappa"]
+
+
+def test_ground_truth_errors_table_and_frame_attrs():
+    from agentstats.scoring.summary import ground_truth_errors
+
+    spec = ToolSpec(name="f", parameters={"type": "object", "properties": {"x": {"type": "integer"}}})
+    ok = Trial(agent="A", task_id="t1", trial=0, tools=[spec], interactions=[
+        Interaction(tool_calls=[ToolCall(name="f", arguments={"x": 1})],
+                    expected_tool_calls=[ToolCall(name="f", arguments={"x": 1})])])
+    bad = Trial(agent="A", task_id="t2", trial=1, tools=[spec], interactions=[
+        Interaction(tool_calls=[ToolCall(name="f", arguments={"x": "1"})],
+                    expected_tool_calls=[ToolCall(name="f", arguments={"x": "1"})])],
+        expected_tool_calls=[ToolCall(name="g")])
+    df = ground_truth_errors([ok, bad])
+    assert df[["task_id", "trial", "level", "interaction", "call_index", "tool", "kind", "path"]].astype(
+        object).where(df.notna(), None).values.tolist() == [
+        ["t2", 1, "interaction", 0, 0, "f", "wrong_type", "$.x"],
+        ["t2", 1, "trial", None, 0, "g", "unknown_tool", "$"]]
+    frame = tool_scores_frame([ok, bad])
+    assert frame["task_id"].tolist() == ["t1"]  # both units of t2 are left out
+    assert len(frame.attrs["ground_truth_errors"]) == 2
+    kept = tool_scores_frame([ok, bad], invalid_ground_truth="score")
+    assert kept["task_id"].tolist() == ["t1", "t2", "t2"] and bool(kept["passed"].iloc[1])

@@ -7,14 +7,17 @@ import random
 
 import pytest
 
-from agentstats.schema import Interaction, ToolCall, Trial
+from agentstats.schema import Interaction, ToolCall, ToolSpec, Trial
 from agentstats.scoring.tools import (
+    LENIENT_RULES,
+    TAU_BENCH_AIRLINE_READ_ONLY,
     AnyOf,
     ArgMatchOptions,
     StringNormalization,
     bfcl_options,
     from_possible_answer,
     match_value,
+    read_only_tools,
     result_utilization,
     score_tool_calls,
     score_trial_tools,
@@ -258,3 +261,101 @@ def test_from_possible_answer_and_bfcl_rules():
     assert not bad.passed and bad.pairs[0].diffs[0].reason == "type"  # 5.0 for an integer
     nested = score_tool_calls([tc("f", n=5, r=2.0, city="NYC", xs=[1, 2])], expect, options=o, tools=spec)
     assert {d.path: d.reason for d in nested.pairs[0].diffs} == {"$.city": "value", "$.xs": "type"}
+
+
+# -- JSON held in strings ----------------------------------------------------------------------------------
+def test_json_strings_on_both_sides_are_compared_as_data():
+    # the same object, keys in another order and other spacing: equal as data, not as text
+    act = [tc("f", filter='{"a":"s","b":"G"}')]
+    exp = [tc("f", filter='{"b": "G", "a": "s"}')]
+    s = score_tool_calls(act, exp)
+    assert s.passed and s.parameters == 1.0 and s.lenient_rules_fired == ["json_string_parsed"]
+    rules: set[str] = set()
+    assert match_value("[1, {\"x\": 2}]", "[1,{\"x\":2}]", rules=rules) and rules == {"json_string_parsed"}
+    assert not match_value('{"a": 1}', '{"a": 2}')  # parsed, and different
+    assert not match_value('{"a": 1}', '[{"a": 1}]')  # object vs array
+    assert not match_value("1", "1.0")  # scalars stay text: two different strings
+    assert not match_value('{"a": 1', '{"a": 1 }')  # one side is not JSON: text comparison
+    off = ArgMatchOptions(parse_json_strings=False)
+    assert not score_tool_calls(act, exp, options=off).passed
+    assert set(s.lenient_rules_fired) <= set(LENIENT_RULES)
+
+
+# -- calls that do not change state -------------------------------------------------------------------------
+def test_read_only_calls_are_left_out_on_both_sides():
+    exp = [tc("get_reservation_details", reservation_id="R1"), tc("cancel_reservation", reservation_id="R1")]
+    act = [tc("get_user_details", user_id="u"), tc("think", thought="check policy"),
+           tc("get_reservation_details", reservation_id="R1"), tc("cancel_reservation", reservation_id="R1"),
+           tc("calculate", expression="1+1")]
+    every = score_tool_calls(act, exp)
+    assert every.selection == pytest.approx(2 / 5) and not every.passed  # three extra lookups
+    writes = score_tool_calls(act, exp, read_only=TAU_BENCH_AIRLINE_READ_ONLY)
+    assert writes.passed and (writes.selection, writes.precision, writes.recall) == (1.0, 1.0, 1.0)
+    assert (writes.n_actual, writes.n_expected) == (1, 1)
+    assert (writes.n_read_only_actual, writes.n_read_only_expected) == (4, 1)
+    assert writes.matched_pairs == [(3, 1)]  # indices into the lists given, not the filtered ones
+    # a wrong write still fails; a missing write too
+    ro = TAU_BENCH_AIRLINE_READ_ONLY
+    wrong = score_tool_calls([tc("cancel_reservation", reservation_id="R2")], exp, read_only=ro)
+    assert not wrong.passed and wrong.pairs[0].diffs[0].path == "$.reservation_id"
+    missing = score_tool_calls(act[:3], exp, read_only=TAU_BENCH_AIRLINE_READ_ONLY)
+    assert not missing.passed and missing.unmatched_expected == [1]
+    # only lookups on both sides: nothing state-changing expected or made
+    assert score_tool_calls(act[:3], exp[:1], read_only=TAU_BENCH_AIRLINE_READ_ONLY).not_applicable
+
+
+def test_read_only_tools_from_specs_and_tau_bench():
+    specs = [ToolSpec(name="lookup", read_only=True),
+             ToolSpec(name="peek", annotations={"readOnlyHint": True}),  # MCP tool annotation
+             ToolSpec(name="write", annotations={"readOnlyHint": False})]
+    t = Trial(agent="a", task_id="t", trial=0, tools=specs)
+    assert read_only_tools([t]) == {"lookup", "peek"}
+    tau = Trial(agent="a", task_id="1", trial=0, meta={"format": "tau_bench"},
+                interactions=[Interaction(tool_calls=[tc("think", thought="x"), tc("book_reservation")])])
+    assert read_only_tools([tau]) == TAU_BENCH_AIRLINE_READ_ONLY
+    other = tau.model_copy(update={"interactions": [Interaction(tool_calls=[tc("get_order_details")])]})
+    assert read_only_tools([other]) == frozenset()  # not the airline domain's tools (retail): no guess
+    assert read_only_tools([tau], domain_lists=False) == frozenset()
+
+
+# -- ground truth that violates its own schema --------------------------------------------------------------
+BOOK = ToolSpec(name="book", parameters={"type": "object", "properties": {
+    "nights": {"type": "integer"}, "city": {"type": "string"}}, "required": ["city"]})
+
+
+def test_invalid_expected_call_is_a_listed_dataset_error():
+    bad = ToolCall(name="book", arguments={"city": "Oslo", "nights": "two"})
+    trial = Trial(agent="a", task_id="t", trial=3, tools=[BOOK], interactions=[
+        Interaction(tool_calls=[tc("book", city="Oslo", nights=2)], expected_tool_calls=[tc("book", city="Oslo")]),
+        Interaction(tool_calls=[tc("book", city="Oslo", nights="two")], expected_tool_calls=[bad]),
+    ], expected_tool_calls=[tc("book", nights=1), tc("fly", to="Rome")])
+    r = score_trial_tools(trial)
+    found = [(e.level, e.interaction, e.call_index, e.tool, e.kind, e.path) for e in r.ground_truth_errors]
+    assert found == [
+        ("interaction", 1, 0, "book", "wrong_type", "$.nights"),
+        ("trial", None, 0, "book", "missing_required", "$.city"),
+        ("trial", None, 1, "fly", "unknown_tool", "$"),
+    ]
+    assert "task 't', trial 3, interaction 1, expected call #0 (book), $.nights" in str(r.ground_truth_errors[0])
+    # excluded by default: no score where the ground truth is broken, the valid unit is still scored
+    assert r.interactions[1] is None and r.trial is None
+    assert r.interactions[0] is not None and not r.interactions[0].passed  # nights=2 is an extra argument
+    # scored anyway on request, still listed
+    kept = score_trial_tools(trial, invalid_ground_truth="score")
+    assert kept.interactions[1].passed and kept.trial is not None and len(kept.ground_truth_errors) == 3
+    with pytest.raises(ValueError, match="invalid_ground_truth"):
+        score_trial_tools(trial, invalid_ground_truth="drop")
+
+
+def test_ground_truth_with_a_valid_alternative_is_not_flagged():
+    # the first acceptable value is of the wrong type but another one (or leaving it out) is valid
+    exp = ToolCall(name="book", arguments={"city": "Oslo", "nights": {"$any_of": ["2", 2]}})
+    optional = ToolCall(name="book", arguments={"city": "Oslo", "nights": {"$any_of": ["two"], "$optional": True}})
+    never = ToolCall(name="book", arguments={"city": "Oslo", "nights": {"$any_of": ["2", "two"]}})
+    trial = Trial(agent="a", task_id="t", trial=0, tools=[BOOK], interactions=[
+        Interaction(expected_tool_calls=[exp]), Interaction(expected_tool_calls=[optional]),
+        Interaction(expected_tool_calls=[never])])
+    r = score_trial_tools(trial)
+    assert [(e.interaction, e.path) for e in r.ground_truth_errors] == [(2, "$.nights")]
+    # without tool specs nothing can be checked
+    assert score_trial_tools(trial.model_copy(update={"tools": []})).ground_truth_errors == []

@@ -1,9 +1,16 @@
-"""``agentstats score``: answers and tool calls of each trial, and each trial's outcome."""
+"""``agentstats score``: answers and tool calls of each trial, and each trial's outcome.
+
+Exit statuses: 0 ok; 1 the work failed, including more missing judge verdicts than ``--max-missing`` allows (the
+scored file is still written); 2 usage or input error, including a judge key the endpoint refuses; 130
+interrupted (verdicts already obtained stay in the judge cache).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +18,9 @@ import typer
 from rich.table import Table
 
 from agentstats.cli.common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
     AgentColOpt,
     AgentOpt,
     BaseUrlOpt,
@@ -30,7 +40,24 @@ from agentstats.cli.common import (
     out,
 )
 
+_COMPONENTS = ["selection", "parameters", "sequence", "utilization", "overall", "precision", "recall", "f1"]
 
+
+def _interrupt_exits_130(fn: Callable[..., None]) -> Callable[..., None]:
+    """Ctrl-C while scoring: one line and exit 130 (verdicts already obtained stay in the judge cache)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            console.print("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
+
+
+@_interrupt_exits_130
 def score(
     input: Annotated[Path, typer.Argument(help="Trials file with answers / tool calls and ground truth.")],
     format: FormatOpt = "auto",
@@ -40,8 +67,9 @@ def score(
     matcher: Annotated[
         str,
         typer.Option(
-            help="Deterministic matcher: auto (numeric for numeric expected answers, else normalized), exact, "
-            "normalized, numeric, token_f1, contains."
+            help="Deterministic matcher: auto (numeric for numeric references, else normalized exact match, else a "
+            "short reference contained in the answer, reported as lenient), exact, normalized, numeric, token_f1, "
+            "contains."
         ),
     ] = "auto",
     threshold: ThresholdOpt = 0.7,
@@ -51,6 +79,22 @@ def score(
         bool,
         typer.Option(help="Keep a benchmark-given success/reward as the outcome (the scored one is only compared)."),
     ] = True,
+    read_only: Annotated[
+        str | None,
+        typer.Option(
+            "--read-only",
+            help="Tools that do not change state, left out of tool scoring: comma-separated names, or 'auto' (tool "
+            "specs flagged read_only / MCP readOnlyHint, and known domain lists such as tau-bench airline). "
+            "Default: every call counts; the table still shows the state-changing reading when names are known.",
+        ),
+    ] = None,
+    max_missing: Annotated[
+        float,
+        typer.Option(
+            "--max-missing", min=0.0, max=1.0,
+            help="Exit 1 when the share of judge verdicts that are missing (judge_missing) exceeds this.",
+        ),
+    ] = 0.5,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge requests in flight at once (--judge openai).")] = 16,
     cache_dir: Annotated[
         Path | None,
@@ -72,40 +116,28 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from agentstats.io import load_trials, save_trials
-    from agentstats.scoring.answers import MATCHERS
-    from agentstats.scoring.judge import DeterministicJudge, JudgeConfigError, OpenAIJudge
-    from agentstats.scoring.outcomes import score_trials
-    from agentstats.scoring.summary import (
-        judge_summary,
-        tool_breakdown,
-        tool_outcome_agreement,
-        tool_scores_frame,
-    )
+    from agentstats.scoring import JudgeConfigError, resolve_judge, score_trials
+    from agentstats.scoring.summary import tool_breakdown, tool_readings, tool_scores_frame
+    from agentstats.scoring.tools import read_only_tools
 
-    if matcher not in MATCHERS:
-        raise fail(typer.BadParameter(f"--matcher must be one of {sorted(MATCHERS)}, got {matcher!r}"), 2)
-    if judge == "deterministic":
-        the_judge: Any = DeterministicJudge(matcher)
-    elif judge == "openai":
-        import os
-
-        try:
-            the_judge = OpenAIJudge(
-                model or os.environ.get("AGENTSTATS_JUDGE_MODEL", "gpt-4o-mini"),
-                base_url=base_url,
-                concurrency=concurrency,
-                cache_dir=cache_dir,
-            )
-        except JudgeConfigError as exc:
-            raise fail(exc, 2) from exc
-    else:
-        raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), 2)
+    judge_kwargs: dict[str, Any] = {"concurrency": concurrency, "cache_dir": cache_dir} if judge == "openai" else {}
+    try:
+        the_judge = resolve_judge(judge, matcher, model=model, base_url=base_url, **judge_kwargs)
+    except ValueError as exc:  # unknown judge or matcher, no API key (JudgeConfigError is a ValueError)
+        raise fail(exc, EXIT_USAGE) from exc
 
     with console.status(f"loading {input} ..."):
         try:
             trials = load_trials(input, format, **loader_opts(agent, agent_col, task_col, success_col, skip_bad))
         except (ValueError, OSError) as exc:
-            raise fail(exc, 2) from exc
+            raise fail(exc, EXIT_USAGE) from exc
+    known_read_only = read_only_tools(trials)
+    if read_only is None:
+        ro: frozenset[str] = frozenset()
+    elif read_only.strip().lower() == "auto":
+        ro = known_read_only
+    else:
+        ro = frozenset(n.strip() for n in read_only.split(",") if n.strip())
 
     # instructor logs an ERROR for every failed attempt, including those retried successfully later; failures
     # that remain are counted in the summary below instead.
@@ -123,43 +155,70 @@ def score(
                 progress.update(task, completed=done, total=total)
 
             result = score_trials(
-                trials,
-                judge=the_judge,
-                threshold=threshold,
-                tool_threshold=tool_threshold,
-                require_tools=require_tools,
-                prefer_benchmark=prefer_benchmark,
-                matcher=matcher,
+                trials, judge=the_judge, threshold=threshold, tool_threshold=tool_threshold,
+                require_tools=require_tools, prefer_benchmark=prefer_benchmark, matcher=matcher, read_only=ro,
                 progress=on_progress,
             )
-        frame = tool_scores_frame(trials, tool_threshold=tool_threshold)
+        frame = tool_scores_frame(trials, tool_threshold=tool_threshold, read_only=ro)
+        readings = tool_readings(trials, ro or known_read_only, tool_threshold=tool_threshold)
+    except JudgeConfigError as exc:  # the endpoint refused the key (JudgeAuthError): fix the setup, not the data
+        raise fail(exc, EXIT_USAGE) from exc
     except Exception as exc:
-        raise fail(exc, 1) from exc
+        raise fail(exc, EXIT_FAILURE) from exc
     finally:
         ilog.setLevel(old_level)
 
     if out_path is not None:
         try:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
             save_trials(result.trials, out_path)
         except OSError as exc:
-            raise fail(exc, 1) from exc
+            raise fail(exc, EXIT_FAILURE) from exc
         console.print(f"wrote {len(result.trials)} scored trials to {out_path}")
 
     summ = result.summary()
-    breakdown = tool_breakdown(frame)
-    _, tool_agree = tool_outcome_agreement(frame)
     if as_json:
-        payload = {
-            "summary": {k: clean(v) for k, v in summ.items()},
-            "judge": {str(r["item"]): clean(r["value"]) for _, r in judge_summary(result).iterrows()},
-            "tool_breakdown": [{c: clean(v) for c, v in row.items()} for _, row in breakdown.iterrows()],
-            "tool_vs_benchmark": {k: clean(v) for k, v in tool_agree.items()},
-        }
-        out.print_json(json.dumps(payload, default=str))
-        return
+        _print_json(result, summ, tool_breakdown(frame), readings)
+    else:
+        _print_tables(input, result, summ, tool_breakdown(frame), readings, tool_threshold)
 
-    t = Table(title=f"{input.name}: scoring summary ({result.judge})")
+    share = result.judge_missing_share
+    if share > max_missing:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(result.judge_stats.get("missing_by_kind", {}).items()))
+        raise fail(
+            RuntimeError(
+                f"{result.n_verdicts_missing} of {result.n_verdicts} judge verdicts are missing ({share:.1%}, more "
+                f"than --max-missing {max_missing:.0%}){f': {kinds}' if kinds else ''}. Their trials are counted "
+                "as missing, not failed; rerun when the judge is reachable (cached verdicts are not asked again)."
+            ),
+            EXIT_FAILURE,
+        )
+
+
+def _readings_rows(readings: Any) -> list[dict[str, Any]]:
+    return [{c: clean(v) for c, v in row.items()} for _, row in readings.iterrows()]
+
+
+def _print_json(result: Any, summ: dict[str, Any], breakdown: Any, readings: Any) -> None:
+    from agentstats.scoring.summary import judge_summary
+
+    payload = {
+        "summary": {k: clean(v) for k, v in summ.items()},
+        "judge": {str(r["item"]): clean(r["value"]) for _, r in judge_summary(result).iterrows()},
+        "tool_breakdown": [{c: clean(v) for c, v in row.items()} for _, row in breakdown.iterrows()],
+        "tool_readings": _readings_rows(readings),
+        "read_only": readings.attrs.get("read_only", []),
+        "ground_truth_errors": [str(e) for e in result.ground_truth_errors],
+    }
+    out.print_json(json.dumps(payload, default=str))
+
+
+def _print_tables(input: Path, result: Any, summ: dict[str, Any], breakdown: Any, readings: Any,
+                  tool_threshold: float) -> None:
+    from rich.markup import escape
+
+    from agentstats.scoring.summary import judge_summary
+
+    t = Table(title=f"{escape(input.name)}: scoring summary ({escape(result.judge)})")
     t.add_column("item")
     t.add_column("value", justify="right")
     t.add_row("trials", str(summ["n_trials"]))
@@ -171,27 +230,48 @@ def score(
         if r["item"] == "judge":
             continue
         v = r["value"]
+        if r["item"] == "share of verdicts missing":
+            t.add_row(str(r["item"]), f"{v:.1%} ({result.n_verdicts_missing} of {result.n_verdicts})")
+            continue
         t.add_row(str(r["item"]), "unknown" if v is None else (f"{v:.4f}" if isinstance(v, float) else str(v)))
+    if summ["n_answers_lenient"]:
+        t.add_row("answers correct by a lenient rule", str(summ["n_answers_lenient"]))
+    if summ["n_ground_truth_errors"]:
+        t.add_row("ground-truth errors (invalid expected calls)", str(summ["n_ground_truth_errors"]))
     agree = summ["agreement_with_benchmark"]
     t.add_row(
         "scored outcome agrees with benchmark",
         "n/a" if agree is None else f"{agree:.1%} of {summ['n_agreement']}",
     )
-    if tool_agree["n"]:
-        t.add_row(
-            "trial-level tool pass vs benchmark",
-            f"{tool_agree['agreement']:.1%} agree, kappa {tool_agree['kappa']:.3f} (n={tool_agree['n']})",
-        )
+    for _, r in readings[readings["level"] == "trial"].iterrows():
+        if r["n_compared"]:
+            t.add_row(
+                f"trial-level tool pass vs benchmark ({r['reading']}, {escape(str(r['agent']))})",
+                f"{r['agreement']:.1%} agree, kappa {r['kappa']:.3f} (n={r['n_compared']})",
+            )
     out.print(t)
+    for e in result.ground_truth_errors[:5]:
+        console.print(f"[yellow]ground-truth error:[/] {escape(str(e))}")
     if breakdown.empty:
         out.print("no tool ground truth (expected tool calls): no tool breakdown")
         return
     bt = Table(title="tool-call correctness (mean per unit)")
     bt.add_column("component")
     for _, r in breakdown.iterrows():
-        bt.add_column(f"{r['agent']}\n({r['level']})", justify="right")
+        bt.add_column(f"{escape(str(r['agent']))}\n({r['level']})", justify="right")
     bt.add_row("units", *[str(n) for n in breakdown["n_units"]])
-    for c in ["selection", "parameters", "sequence", "utilization", "overall", "precision", "recall", "f1"]:
+    for c in _COMPONENTS:
         bt.add_row(c, *["-" if math.isnan(v) else f"{v:.3f}" for v in breakdown[c]])
     bt.add_row(f"passed (>= {tool_threshold:g})", *[f"{v:.1%}" for v in breakdown["share_passed"]])
     out.print(bt)
+    if readings.attrs.get("read_only"):
+        rt = Table(title="tool pass rate, two readings")
+        rt.add_column("reading")
+        rt.add_column("agent")
+        rt.add_column("level")
+        rt.add_column("units", justify="right")
+        rt.add_column("passed", justify="right")
+        for _, r in readings.iterrows():
+            rt.add_row(r["reading"], escape(str(r["agent"])), r["level"], str(r["n_units"]), f"{r['share_passed']:.1%}")
+        out.print(rt)
+        console.print(escape(readings.attrs["note"]))

@@ -5,8 +5,10 @@ tables), :func:`load_counts_any` (counts from any input), :func:`save_trials` (w
 options are described in ``docs/data-format.md``.
 """
 
-# importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl"))
+# importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl" | "bfcl"))
+from agentstats.io import bfcl as _bfcl  # noqa: F401
 from agentstats.io import fair_forge as _fair_forge  # noqa: F401
+from agentstats.io.bfcl import load_bfcl
 from agentstats.io.detect import FORMATS, detect_format
 from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
 from agentstats.io.fair_forge import load_fai_jsonl, load_fair_forge
@@ -34,11 +36,3 @@ __all__ = [
     "save_trials",
 ]
 
-
-def __getattr__(name: str):
-    # load_bfcl pulls in the scoring package (and through it openai/instructor): import it only when asked for.
-    if name == "load_bfcl":
-        from agentstats.io.bfcl import load_bfcl
-
-        return load_bfcl
-    raise AttributeError(f"module 'agentstats.io' has no attribute {name!r}")

@@ -1,41 +1,45 @@
-"""Scoring: deterministic tool-call and answer correctness, LLM judge, trial outcomes.
+"""Scoring: deterministic tool-call and answer correctness, LLM judge, trial outcomes, report tables.
 
-Deterministic parts: :mod:`agentstats.scoring.tools` (tool-call correctness),
-:mod:`agentstats.scoring.schema_check` (JSON-Schema validation of calls), :mod:`agentstats.scoring.answers`
-(answer matchers); the LLM judge (:mod:`agentstats.scoring.judge`) with its cache and versioned prompts;
-one outcome rule per trial (:mod:`agentstats.scoring.outcomes`).
+Deterministic parts: :mod:`agentstats.scoring.tools` (tool-call correctness, read-only calls, ground-truth
+checks), :mod:`agentstats.scoring.schema_check` (JSON-Schema validation of calls), :mod:`agentstats.scoring.answers`
+(answer matchers), :mod:`agentstats.scoring.bfcl` (BFCL's verdict reproduced); the judges
+(:mod:`agentstats.scoring.judge`) with their cache and versioned prompts; outcomes per trial through the one
+outcome rule of :meth:`agentstats.schema.Trial.outcome` (:mod:`agentstats.scoring.outcomes`); report tables
+(:mod:`agentstats.scoring.summary`).
 """
 
 from agentstats.scoring.answers import AnswerMatch, match_answer
-
-# LLM judge, verdict cache, versioned prompts, outcomes, Fair Forge view (judge helper)
-from agentstats.scoring.cache import JudgeCache
 from agentstats.scoring.fair_forge import AgenticMetricView, ToolCorrectnessView, fair_forge_frame, fair_forge_view
 from agentstats.scoring.judge import (
+    PROMPTS,
     AnswerItem,
     DeterministicJudge,
     Judge,
+    JudgeAuthError,
+    JudgeCache,
     JudgeConfigError,
     JudgeStats,
     JudgeVerdict,
     OpenAIJudge,
     ParameterGroundingVerdict,
+    PromptTemplate,
     ToolCallItem,
     ToolRelevanceVerdict,
     Verdict,
     resolve_judge,
     verdicts_frame,
 )
-from agentstats.scoring.outcomes import ScoringResult, score_trials
-from agentstats.scoring.prompts import PROMPTS, PromptTemplate
+from agentstats.scoring.outcomes import ScoringError, ScoringResult, score_trials
 from agentstats.scoring.schema_check import SchemaError, validate_tool_calls
 from agentstats.scoring.tools import (
     AnyOf,
     ArgMatchOptions,
+    GroundTruthError,
     StringNormalization,
     ToolScore,
     TrialToolScores,
     bfcl_options,
+    read_only_tools,
     score_tool_calls,
     score_trial_tools,
 )
@@ -48,7 +52,9 @@ __all__ = [
     "AnyOf",
     "ArgMatchOptions",
     "DeterministicJudge",
+    "GroundTruthError",
     "Judge",
+    "JudgeAuthError",
     "JudgeCache",
     "JudgeConfigError",
     "JudgeStats",
@@ -57,6 +63,7 @@ __all__ = [
     "ParameterGroundingVerdict",
     "PromptTemplate",
     "SchemaError",
+    "ScoringError",
     "ScoringResult",
     "StringNormalization",
     "ToolCallItem",
@@ -69,6 +76,7 @@ __all__ = [
     "fair_forge_frame",
     "fair_forge_view",
     "match_answer",
+    "read_only_tools",
     "resolve_judge",
     "score_tool_calls",
     "score_trial_tools",

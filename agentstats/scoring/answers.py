@@ -1,4 +1,4 @@
-"""Deterministic answer matchers: exact, normalized text, numeric with tolerance, token F1, contains.
+"""Deterministic answer matchers: auto (the default), exact, normalized text, numeric, token F1, contains.
 
 Each matcher returns an :class:`AnswerMatch` with a score in ``[0, 1]``, the matcher's name and a small dict
 of details. ``expected`` may be a single value or a list of acceptable answers; the best score over the
@@ -20,7 +20,9 @@ from typing import Any
 
 __all__ = [
     "MATCHERS",
+    "SHORT_EXPECTED_MAX_TOKENS",
     "AnswerMatch",
+    "auto_match",
     "contains_match",
     "exact_match",
     "extract_numbers",
@@ -216,6 +218,10 @@ def token_f1(answer: Any, expected: Any) -> AnswerMatch:
     return _best(out, "token_f1")
 
 
+def _contains_tokens(answer_norm: str, expected_norm: str) -> bool:
+    return bool(expected_norm) and f" {expected_norm} " in f" {answer_norm} "
+
+
 def contains_match(answer: Any, expected: Any, *, normalize: bool = True) -> AnswerMatch:
     """Score 1 when an expected answer occurs in the answer as a whole-token substring, else 0.
 
@@ -228,7 +234,7 @@ def contains_match(answer: Any, expected: Any, *, normalize: bool = True) -> Ans
         t = _text(e)
         if normalize:
             an, tn = normalize_text(a), normalize_text(t)
-            hit = bool(tn) and f" {tn} " in f" {an} "
+            hit = _contains_tokens(an, tn)
         else:
             hit = bool(t) and t in a
         out.append((1.0 if hit else 0.0, {"expected": t}))
@@ -246,22 +252,47 @@ def _is_number_text(value: Any) -> bool:
     return False
 
 
-def auto_match(answer: Any, expected: Any, **opts: Any) -> AnswerMatch:
-    """Numeric match when every expected answer is a single number, else SQuAD-normalized match.
+#: Longest expected answer, in SQuAD-normalized tokens, that :func:`auto_match` may find inside a longer answer.
+SHORT_EXPECTED_MAX_TOKENS = 4
 
-    The default matcher: ``"The result is 8."`` against ``"8"`` is a numeric question, so the number the answer
-    ends with is compared (``numeric_match(which="last")``, the usual final-answer rule); ``"Paris"`` against
-    ``"paris."`` is compared as normalized text (SQuAD EM, Rajpurkar et al. 2016, arXiv 1606.05250). The
-    result's ``details["auto"]`` says which rule was used.
+
+def auto_match(answer: Any, expected: Any, **opts: Any) -> AnswerMatch:
+    """Match by the default rules: numeric for numeric references, else normalized text, else a lenient rule.
+
+    Rules, in order (``details["auto"]`` names the one that decided, ``details["lenient"]`` says whether it is
+    lenient):
+
+    ``numeric``
+        Every expected answer is a single number: the number the answer ends with is compared
+        (``numeric_match(which="last")``, the usual final-answer rule), so ``"The result is 8."`` matches ``"8"``.
+    ``normalized``
+        SQuAD exact match after SQuAD normalization (lowercase, no punctuation, no articles, collapsed
+        whitespace; Rajpurkar et al. 2016, arXiv 1606.05250): ``"Paris."`` matches ``"paris"``.
+    ``contains`` (lenient)
+        When exact match fails and a normalized expected answer is short (at most
+        :data:`SHORT_EXPECTED_MAX_TOKENS` tokens), it may occur in the normalized answer as a whole-token
+        sequence: ``"Paris is the capital."`` matches ``"Paris"``. This is the answer-containment rule of
+        open-domain QA (DPR's ``has_answer``, Karpukhin et al. 2020, arXiv 2004.04906), which scores the verbose
+        answers of chat models that exact match marks wrong (Kamalloo et al. 2023, arXiv 2305.06984). It cannot
+        see negation (``"not Paris"`` matches ``"Paris"``): use ``matcher="normalized"`` for strict exact match.
+
+    ``opts`` (``abs_tol``, ``rel_tol``, ``which``) apply to the numeric rule only.
     """
     alternatives = _as_list(expected)
     if alternatives and all(_is_number_text(e) for e in alternatives):
         res = numeric_match(answer, expected, **{"which": "last", **opts})
-        rule = "numeric"
-    else:
-        res = normalized_match(answer, expected)
-        rule = "normalized"
-    return AnswerMatch(score=res.score, matcher="auto", details={**res.details, "auto": rule})
+        return AnswerMatch(score=res.score, matcher="auto", details={**res.details, "auto": "numeric",
+                                                                     "lenient": False})
+    strict = normalized_match(answer, expected)
+    if strict.score >= 1.0:
+        return AnswerMatch(1.0, "auto", {**strict.details, "auto": "normalized", "lenient": False})
+    a = normalize_text(_text(answer))
+    for i, e in enumerate(alternatives):
+        t = normalize_text(_text(e))
+        if len(t.split()) <= SHORT_EXPECTED_MAX_TOKENS and _contains_tokens(a, t):
+            return AnswerMatch(1.0, "auto", {"answer": a, "expected": t, "expected_index": i, "auto": "contains",
+                                             "lenient": True})
+    return AnswerMatch(0.0, "auto", {**strict.details, "auto": "normalized", "lenient": False})
 
 
 MATCHERS: dict[str, Callable[..., AnswerMatch]] = {
@@ -277,7 +308,8 @@ MATCHERS: dict[str, Callable[..., AnswerMatch]] = {
 def match_answer(answer: Any, expected: Any, matcher: str = "auto", **opts: Any) -> AnswerMatch:
     """Dispatch to a matcher by name.
 
-    Names: ``auto`` (default), ``exact``, ``normalized``, ``numeric``, ``token_f1``, ``contains``.
+    Names: ``auto`` (default, :func:`auto_match`), ``exact``, ``normalized``, ``numeric``, ``token_f1``,
+    ``contains``.
 
     Parameters
     ----------

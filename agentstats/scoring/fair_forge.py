@@ -205,12 +205,12 @@ def fair_forge_view(
     cells: dict[tuple[str, str], list[int]] = {}
     for t in res.trials:
         cell = cells.setdefault((t.agent, t.task_id), [0, 0, 0])
-        o = t.outcome()
-        if o == "missing":
+        outcome = t.outcome()
+        if outcome == "missing":
             cell[2] += 1
-        elif o is not None:
+        elif outcome is not None:
             cell[0] += 1
-            cell[1] += o == "success"
+            cell[1] += outcome == "success"
 
     idf = res.interaction_scores
     groups = {key: g for key, g in idf.groupby(["agent", "task_id", "trial"], sort=False)}

@@ -14,6 +14,9 @@
    derived outcome is then only reported, with its agreement with the benchmark. With ``prefer_benchmark=False``
    the derived outcome wins, and the benchmark is the fallback for trials the scorer could not decide.
 
+Steps 1 and 4 are not repeated here: scoring writes its result into the trial (``success``, ``judge_missing``)
+and the outcome is read back with :meth:`agentstats.schema.Trial.outcome`, the one outcome rule of the project.
+
 Why missing, not failure, when the judge fails
 ----------------------------------------------
 A ``judge_missing`` verdict carries no information about the agent: it records a 429, a timeout or a judge
@@ -31,26 +34,37 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 
-from agentstats.schema import REWARD_TOL, Interaction, Status, Trial
+from agentstats.schema import Interaction, Outcome, Status, Trial
 from agentstats.scoring.judge import (
     AnswerItem,
     Judge,
     JudgeVerdict,
+    ProgressFn,
     ToolCallItem,
+    ToolMetric,
     resolve_judge,
 )
+from agentstats.scoring.tools import ArgMatchOptions, GroundTruthError, ToolScore, TrialToolScores, score_trial_tools
 
-__all__ = ["ScoringResult", "conversation_text", "score_trials"]
+__all__ = ["ScoringError", "ScoringResult", "conversation_text", "score_trials"]
 
-ProgressFn = Callable[[int, int], None]
-_TOOL_METRICS = ("tool_call_relevance", "parameter_grounding")
+_TOOL_METRICS: tuple[ToolMetric, ...] = ("tool_call_relevance", "parameter_grounding")
+OutcomeSource = Literal["status", "benchmark", "scored", "judge_missing", "unscored"]
+
+
+class ScoringError(RuntimeError):
+    """Scoring produced something inconsistent: a bug, never bad input.
+
+    Examples: a judge that returned the wrong number of verdicts, or an outcome that
+    :meth:`agentstats.schema.Trial.outcome` reads back differently from the one scoring decided.
+    """
 
 
 @dataclass
@@ -77,6 +91,8 @@ class ScoringResult:
         Calls, cache hits, missing verdicts by error kind, tokens and cost of this run.
     settings : dict
         The thresholds and switches used.
+    ground_truth_errors : list of GroundTruthError
+        Expected tool calls that violate their tool's JSON-Schema (dataset errors), with their location.
     """
 
     trials: list[Trial]
@@ -87,6 +103,7 @@ class ScoringResult:
     judge: str
     judge_stats: dict[str, Any]
     settings: dict[str, Any] = field(default_factory=dict)
+    ground_truth_errors: list[GroundTruthError] = field(default_factory=list)
 
     @property
     def judge_missing(self) -> pd.DataFrame:
@@ -95,22 +112,46 @@ class ScoringResult:
         cols = ["agent", "task_id", "trial", "interaction", "interaction_id", "judge_error_kind", "judge_error"]
         return df.loc[df["answer_status"] == "judge_missing", cols].reset_index(drop=True)
 
+    @property
+    def n_verdicts(self) -> int:
+        """Judge verdicts of this run: answers and LLM tool metrics."""
+        return len(self.verdicts) + len(self.tool_verdicts)
+
+    @property
+    def n_verdicts_missing(self) -> int:
+        """Verdicts that are ``judge_missing`` (answers and LLM tool metrics)."""
+        return sum(1 for v in [*self.verdicts, *self.tool_verdicts] if not v.ok)
+
+    @property
+    def judge_missing_share(self) -> float:
+        """Share of this run's verdicts that are missing, in [0, 1]; 0 when nothing was judged."""
+        n = self.n_verdicts
+        return self.n_verdicts_missing / n if n else 0.0
+
     def summary(self) -> dict[str, Any]:
         """Summarize counts for display.
 
-        Outcomes, their sources, judge failures, cache hits, agreement with the benchmark.
+        Outcomes, their sources, judge failures and their share, cache hits, agreement with the benchmark,
+        answers decided by a lenient rule, ground-truth errors.
         """
         o = self.outcomes
         both = o["agrees"].notna()
+        idf = self.interaction_scores
         return {
             "n_trials": len(o),
             "outcomes": {k: int(v) for k, v in o["outcome"].fillna("unscored").value_counts().items()},
             "outcome_source": {k: int(v) for k, v in o["outcome_source"].value_counts().items()},
-            "n_interactions": len(self.interaction_scores),
+            "n_interactions": len(idf),
             "n_answers_judged": len(self.verdicts),
-            "n_judge_missing": int((self.interaction_scores["answer_status"] == "judge_missing").sum()),
+            "n_judge_missing": int((idf["answer_status"] == "judge_missing").sum()),
             "n_trials_judge_missing": int((o["n_judge_missing"] > 0).sum()),
             "judge_missing_by_kind": dict(Counter(v.error_kind for v in self.verdicts if not v.ok)),
+            "n_verdicts": self.n_verdicts,
+            "n_verdicts_missing": self.n_verdicts_missing,
+            "judge_missing_share": self.judge_missing_share,
+            "n_answers_lenient": int((idf["answer_lenient"].fillna(False).astype(bool)
+                                      & idf["answer_correct"].fillna(False).astype(bool)).sum()),
+            "n_ground_truth_errors": len(self.ground_truth_errors),
             "judge": self.judge,
             "judge_cache_hits": int(self.judge_stats.get("cache_hits", 0)),
             "judge_http_requests": int(self.judge_stats.get("http_requests", 0)),
@@ -153,12 +194,9 @@ def conversation_text(trial: Trial, interaction: int, call: int | None = None, m
     return text if len(text) <= max_chars else "...\n" + text[-max_chars:]
 
 
-def _benchmark_outcome(t: Trial) -> str | None:
-    if t.success is not None:
-        return "success" if t.success else "failure"
-    if t.reward is not None:
-        return "success" if abs(t.reward - 1.0) <= REWARD_TOL else "failure"
-    return None
+def _benchmark_outcome(t: Trial) -> Outcome | None:
+    """Read the benchmark's own verdict (``success`` / ``reward``) with the one outcome rule."""
+    return t.model_copy(update={"status": Status.completed, "judge_missing": False}).outcome()
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -175,11 +213,16 @@ def score_trials(
     matcher: str = "auto",
     *,
     tool_weights: Mapping[str, float] | None = None,
-    tool_options: Any = None,
+    tool_options: ArgMatchOptions | None = None,
+    read_only: Collection[str] = (),
+    invalid_ground_truth: Literal["exclude", "score"] = "exclude",
     llm_tool_metrics: Sequence[str] = (),
     progress: ProgressFn | None = None,
 ) -> ScoringResult:
     """Score answers and tool calls of each trial and set each trial's outcome.
+
+    Three passes: answers (one judge batch), tool calls (deterministic), then one outcome per trial, written into
+    the trial and read back with :meth:`agentstats.schema.Trial.outcome`.
 
     Parameters
     ----------
@@ -199,9 +242,11 @@ def score_trials(
         Keep a benchmark-given ``success`` / ``reward`` as the outcome (default). False: the derived outcome
         wins where it exists.
     matcher : str
-        Deterministic matcher when ``judge`` is ``None`` / ``"deterministic"``.
-    tool_weights, tool_options
-        Passed to :func:`agentstats.scoring.tools.score_trial_tools` as ``weights`` / ``options``.
+        Deterministic matcher when ``judge`` is ``None`` / ``"deterministic"`` (default ``"auto"``, see
+        :func:`agentstats.scoring.answers.auto_match`).
+    tool_weights, tool_options, read_only, invalid_ground_truth
+        Passed to :func:`agentstats.scoring.tools.score_trial_tools` as ``weights``, ``options``, ``read_only``
+        (names of tools that do not change state, left out of tool scoring) and ``invalid_ground_truth``.
     llm_tool_metrics : sequence of str
         LLM tool metrics to add, from ``"tool_call_relevance"``, ``"parameter_grounding"`` (needs a judge with
         ``supports_tool_metrics``). Reported per interaction (mean over its calls); they do not decide outcomes.
@@ -213,14 +258,15 @@ def score_trials(
     ScoringResult
         ``interaction_scores`` columns: ``agent, task_id, trial, interaction, interaction_id, answer_score,
         answer_status`` (``ok`` / ``judge_missing`` / ``not_applicable`` (no reference) / ``skipped`` (error
-        status)), ``answer_correct, judge, prompt, judge_error_kind, judge_error, judge_cached,
-        judge_latency_s, judge_prompt_tokens, judge_completion_tokens, judge_cost_usd, tool_score,
+        status)), ``answer_correct, answer_rule`` (the matcher rule that decided, for deterministic judges),
+        ``answer_lenient`` (decided by a lenient rule), ``judge, prompt, judge_error_kind, judge_error,
+        judge_cached, judge_latency_s, judge_prompt_tokens, judge_completion_tokens, judge_cost_usd, tool_score,
         tool_passed, tool_selection, tool_parameters, tool_sequence, tool_utilization, tool_precision,
         tool_recall, tool_f1, n_tool_calls, n_expected_tool_calls`` (+ one column per LLM tool metric).
         ``outcomes`` columns: ``agent, task_id, trial, status, n_interactions, n_answers_scored,
         n_answers_correct, n_judge_missing, answers_correct, tool_score, tool_passed, trial_tool_score,
-        derived_outcome, benchmark_outcome, outcome, outcome_source, agrees``. ``outcome_source`` is one of
-        ``status``, ``benchmark``, ``scored``, ``judge_missing``, ``unscored``.
+        n_ground_truth_errors, derived_outcome, benchmark_outcome, outcome, outcome_source, agrees``.
+        ``outcome_source`` is one of ``status``, ``benchmark``, ``scored``, ``judge_missing``, ``unscored``.
 
     Raises
     ------
@@ -229,9 +275,11 @@ def score_trials(
     ValueError
         For thresholds outside [0, 1], an unknown judge name or LLM tool metric, or a judge without tool
         metrics asked for them.
+    agentstats.scoring.judge.JudgeAuthError
+        When the LLM judge's endpoint refuses the credentials (after the first request).
+    ScoringError
+        When a judge returns the wrong number of verdicts.
     """
-    from agentstats.scoring.tools import score_trial_tools
-
     for name, val in (("threshold", threshold), ("tool_threshold", tool_threshold)):
         if not 0.0 <= float(val) <= 1.0:
             raise ValueError(f"score_trials: {name} must be in [0, 1], got {val}")
@@ -249,58 +297,22 @@ def score_trials(
                          "(use an OpenAIJudge)")
     stats_before = _stats_snapshot(the_judge)
 
-    # 1. answers -------------------------------------------------------------------------------------------
-    items: list[AnswerItem] = []
-    where: list[tuple[int, int]] = []
-    for ti, t in enumerate(trials):
-        if t.status != Status.completed:
-            continue
-        for ii, it in enumerate(t.interactions):
-            if it.expected_answer is None:
-                continue
-            items.append(AnswerItem(answer=it.answer, expected=it.expected_answer, query=it.query,
-                                    context=tuple(it.context)))
-            where.append((ti, ii))
-    verdicts = the_judge.judge_answers(items, progress=progress) if items else []
-    if len(verdicts) != len(items):
-        raise RuntimeError(f"judge {the_judge!r} returned {len(verdicts)} verdicts for {len(items)} items")
-    by_pos: dict[tuple[int, int], JudgeVerdict] = dict(zip(where, verdicts, strict=True))
-
-    # 2. tools (deterministic) ---------------------------------------------------------------------------
-    tool_kw: dict[str, Any] = {"tool_threshold": tool_threshold}
+    verdicts, by_pos = _answer_pass(trials, the_judge, progress)
+    tool_kw: dict[str, Any] = {"tool_threshold": tool_threshold, "read_only": read_only,
+                               "invalid_ground_truth": invalid_ground_truth}
     if tool_weights is not None:
         tool_kw["weights"] = tool_weights
     if tool_options is not None:
         tool_kw["options"] = tool_options
     tool_scores = {ti: score_trial_tools(t, **tool_kw) for ti, t in enumerate(trials)
                    if t.status == Status.completed}
+    metrics = [cast(ToolMetric, m) for m in llm_tool_metrics]
+    tool_verdicts, llm_tool = _llm_tool_pass(trials, the_judge, metrics, progress)
 
-    # 3. tools (LLM metrics, informational) ---------------------------------------------------------------
-    tool_verdicts: list[JudgeVerdict] = []
-    llm_tool: dict[str, dict[tuple[int, int], list[JudgeVerdict]]] = {}
-    if llm_tool_metrics:
-        titems: list[ToolCallItem] = []
-        tpos: list[tuple[int, int]] = []
-        for ti, t in enumerate(trials):
-            if t.status != Status.completed:
-                continue
-            for ii, it in enumerate(t.interactions):
-                for ci, call in enumerate(it.tool_calls):
-                    titems.append(ToolCallItem(call=call, conversation=conversation_text(t, ii, ci),
-                                               tools=tuple(t.tools)))
-                    tpos.append((ti, ii))
-        for metric in llm_tool_metrics:
-            vs = the_judge.judge_tool_calls(titems, metric=metric, progress=progress) if titems else []
-            tool_verdicts.extend(vs)
-            per: dict[tuple[int, int], list[JudgeVerdict]] = {}
-            for pos, v in zip(tpos, vs, strict=True):
-                per.setdefault(pos, []).append(v)
-            llm_tool[metric] = per
-
-    # 4. rows and outcomes --------------------------------------------------------------------------------
     irows: list[dict[str, Any]] = []
     orows: list[dict[str, Any]] = []
     out_trials: list[Trial] = []
+    gt_errors: list[GroundTruthError] = []
     for ti, t in enumerate(trials):
         ts = tool_scores.get(ti)
         n_scored = n_correct = n_missing = 0
@@ -309,7 +321,7 @@ def score_trials(
                                    ts.interactions[ii] if ts is not None else None)
             for metric, per in llm_tool.items():
                 vs = per.get((ti, ii), [])
-                row[metric] = _mean([v.score for v in vs if v.ok])
+                row[metric] = _mean([v.score for v in vs if v.ok and v.score is not None])
                 row[f"{metric}_missing"] = sum(1 for v in vs if not v.ok)
             irows.append(row)
             if row["answer_status"] == "ok":
@@ -317,67 +329,30 @@ def score_trials(
                 n_correct += bool(row["answer_correct"])
             elif row["answer_status"] == "judge_missing":
                 n_missing += 1
+        if ts is not None:
+            gt_errors.extend(ts.ground_truth_errors)
 
+        derived, answers_ok = _derive(t, n_scored, n_correct, n_missing, ts, require_tools)
         bench = _benchmark_outcome(t)
-        tool_passed = ts.passed if ts is not None else None
-        avail = [s.overall for s in ([*ts.interactions, ts.trial] if ts is not None else []) if s is not None]
-        trial_tool = ts.trial.overall if (ts is not None and ts.trial is not None) else float("nan")
-        answers_ok: bool | None
-        if t.status != Status.completed:
-            derived = None
-            answers_ok = None
-        else:
-            if n_missing:
-                answers_ok = None
-                derived = "missing"
-            elif n_scored:
-                answers_ok = n_correct == n_scored
-                ok = answers_ok and (tool_passed is not False if require_tools else True)
-                derived = "success" if ok else "failure"
-            elif tool_passed is not None:
-                answers_ok = None
-                derived = "success" if tool_passed else "failure"
-            else:
-                answers_ok = None
-                derived = None
-
-        update: dict[str, Any] = {}
-        if t.status == Status.infra_error:
-            final, source = "missing", "status"
-        elif t.status == Status.agent_error:
-            final, source = "failure", "status"
-        elif bench is not None and (prefer_benchmark or derived is None):
-            final, source = bench, "benchmark"
-        elif derived == "missing":
-            final, source = "missing", "judge_missing"
-            update = {"judge_missing": True, "success": None}
-        elif derived is not None:
-            final, source = derived, "scored"
-            update = {"success": derived == "success", "judge_missing": False}
-        else:
-            final, source = None, "unscored"
-        if not update and t.judge_missing and source != "status":
-            update = {"judge_missing": False}  # a stale flag from elsewhere must not hide this outcome
-        if "success" in update:
-            # remember what we overwrote, so that scoring the saved output again starts from the benchmark
-            update = {**update, "scoring_source": source, "benchmark_success": t.success}
-        new_t = t.model_copy(update=update) if update else t
-        assert new_t.outcome() == final, (t.key, new_t.outcome(), final)
+        new_t, source = _apply_outcome(t, derived, bench, prefer_benchmark)
+        final = new_t.outcome()
+        if source in ("scored", "judge_missing") and final != derived:
+            raise ScoringError(f"trial {t.key}: derived outcome {derived!r} reads back as {final!r}")
         out_trials.append(new_t)
-        agrees = None
-        if bench is not None and derived in ("success", "failure"):
-            agrees = bench == derived
+        avail = [s.overall for s in ([*ts.interactions, ts.trial] if ts is not None else []) if s is not None]
         orows.append({
             "agent": t.agent, "task_id": t.task_id, "trial": t.trial, "status": str(t.status),
             "n_interactions": len(t.interactions), "n_answers_scored": n_scored, "n_answers_correct": n_correct,
             "n_judge_missing": n_missing, "answers_correct": answers_ok,
-            "tool_score": _mean(avail), "tool_passed": tool_passed, "trial_tool_score": trial_tool,
+            "tool_score": _mean(avail), "tool_passed": ts.passed if ts is not None else None,
+            "trial_tool_score": ts.trial.overall if (ts is not None and ts.trial is not None) else float("nan"),
+            "n_ground_truth_errors": len(ts.ground_truth_errors) if ts is not None else 0,
             "derived_outcome": derived, "benchmark_outcome": bench, "outcome": final, "outcome_source": source,
-            "agrees": agrees,
+            "agrees": (bench == derived) if (bench is not None and derived in ("success", "failure")) else None,
         })
 
     idf = pd.DataFrame.from_records(irows, columns=_ICOLS + [c for m in llm_tool for c in (m, f"{m}_missing")])
-    for c in ("answer_correct", "tool_passed", "judge_cached"):
+    for c in ("answer_correct", "answer_lenient", "tool_passed", "judge_cached"):
         idf[c] = idf[c].astype("boolean")
     odf = pd.DataFrame.from_records(orows, columns=_OCOLS)
     for c in ("answers_correct", "tool_passed", "agrees"):
@@ -391,22 +366,112 @@ def score_trials(
         judge=getattr(the_judge, "name", type(the_judge).__name__),
         judge_stats=_stats_delta(the_judge, stats_before),
         settings={"threshold": threshold, "tool_threshold": tool_threshold, "require_tools": require_tools,
-                  "prefer_benchmark": prefer_benchmark, "matcher": matcher,
-                  "llm_tool_metrics": list(llm_tool_metrics)},
+                  "prefer_benchmark": prefer_benchmark, "matcher": matcher, "read_only": sorted(read_only),
+                  "invalid_ground_truth": invalid_ground_truth, "llm_tool_metrics": list(llm_tool_metrics)},
+        ground_truth_errors=gt_errors,
     )
+
+
+def _answer_pass(trials: list[Trial], judge: Judge, progress: ProgressFn | None
+                 ) -> tuple[list[JudgeVerdict], dict[tuple[int, int], JudgeVerdict]]:
+    """Judge every reference answer of the completed trials in one batch; verdicts by (trial, interaction)."""
+    items: list[AnswerItem] = []
+    where: list[tuple[int, int]] = []
+    for ti, t in enumerate(trials):
+        if t.status != Status.completed:
+            continue
+        for ii, it in enumerate(t.interactions):
+            if it.expected_answer is None:
+                continue
+            items.append(AnswerItem(answer=it.answer, expected=it.expected_answer, query=it.query,
+                                    context=tuple(it.context)))
+            where.append((ti, ii))
+    verdicts = judge.judge_answers(items, progress=progress) if items else []
+    if len(verdicts) != len(items):
+        raise ScoringError(f"judge {judge!r} returned {len(verdicts)} verdicts for {len(items)} items")
+    return verdicts, dict(zip(where, verdicts, strict=True))
+
+
+def _llm_tool_pass(trials: list[Trial], judge: Judge, metrics: Sequence[ToolMetric], progress: ProgressFn | None
+                   ) -> tuple[list[JudgeVerdict], dict[str, dict[tuple[int, int], list[JudgeVerdict]]]]:
+    """LLM tool-metric verdicts for every call of the completed trials (informational, never an outcome)."""
+    tool_verdicts: list[JudgeVerdict] = []
+    per_metric: dict[str, dict[tuple[int, int], list[JudgeVerdict]]] = {}
+    if not metrics:
+        return tool_verdicts, per_metric
+    titems: list[ToolCallItem] = []
+    tpos: list[tuple[int, int]] = []
+    for ti, t in enumerate(trials):
+        if t.status != Status.completed:
+            continue
+        for ii, it in enumerate(t.interactions):
+            for ci, call in enumerate(it.tool_calls):
+                titems.append(ToolCallItem(call=call, conversation=conversation_text(t, ii, ci),
+                                           tools=tuple(t.tools)))
+                tpos.append((ti, ii))
+    for metric in metrics:
+        vs = judge.judge_tool_calls(titems, metric=metric, progress=progress) if titems else []
+        if len(vs) != len(titems):
+            raise ScoringError(f"judge {judge!r} returned {len(vs)} {metric} verdicts for {len(titems)} calls")
+        tool_verdicts.extend(vs)
+        per: dict[tuple[int, int], list[JudgeVerdict]] = {}
+        for pos, v in zip(tpos, vs, strict=True):
+            per.setdefault(pos, []).append(v)
+        per_metric[metric] = per
+    return tool_verdicts, per_metric
+
+
+def _derive(t: Trial, n_scored: int, n_correct: int, n_missing: int, ts: TrialToolScores | None,
+            require_tools: bool) -> tuple[Outcome | None, bool | None]:
+    """Derive a completed trial's outcome (steps 2-3 of the module docstring) and whether its answers are right."""
+    if t.status != Status.completed:
+        return None, None
+    tool_passed = ts.passed if ts is not None else None
+    if n_missing:
+        return "missing", None
+    if n_scored:
+        answers_ok = n_correct == n_scored
+        ok = answers_ok and (tool_passed is not False if require_tools else True)
+        return ("success" if ok else "failure"), answers_ok
+    if tool_passed is not None:
+        return ("success" if tool_passed else "failure"), None
+    return None, None
+
+
+def _apply_outcome(t: Trial, derived: Outcome | None, bench: Outcome | None, prefer_benchmark: bool
+                   ) -> tuple[Trial, OutcomeSource]:
+    """Write the decision into a copy of the trial; :meth:`Trial.outcome` then reads the final outcome."""
+    if t.status != Status.completed:
+        return t, "status"
+    update: dict[str, Any]
+    source: OutcomeSource
+    if bench is not None and (prefer_benchmark or derived is None):
+        update, source = {}, "benchmark"
+    elif derived == "missing":
+        update, source = {"judge_missing": True, "success": None}, "judge_missing"
+    elif derived is not None:
+        update, source = {"success": derived == "success", "judge_missing": False}, "scored"
+    else:
+        update, source = {}, "unscored"
+    if not update and t.judge_missing:
+        update = {"judge_missing": False}  # a stale flag from elsewhere must not hide this outcome
+    if "success" in update:
+        # remember what we overwrote, so that scoring the saved output again starts from the benchmark
+        update = {**update, "scoring_source": source, "benchmark_success": t.success}
+    return (t.model_copy(update=update) if update else t), source
 
 
 _ICOLS = [
     "agent", "task_id", "trial", "interaction", "interaction_id", "answer_score", "answer_status",
-    "answer_correct", "judge", "prompt", "judge_error_kind", "judge_error", "judge_cached", "judge_latency_s",
-    "judge_prompt_tokens", "judge_completion_tokens", "judge_cost_usd", "tool_score", "tool_passed",
-    "tool_selection", "tool_parameters", "tool_sequence", "tool_utilization", "tool_precision", "tool_recall",
-    "tool_f1", "n_tool_calls", "n_expected_tool_calls",
+    "answer_correct", "answer_rule", "answer_lenient", "judge", "prompt", "judge_error_kind", "judge_error",
+    "judge_cached", "judge_latency_s", "judge_prompt_tokens", "judge_completion_tokens", "judge_cost_usd",
+    "tool_score", "tool_passed", "tool_selection", "tool_parameters", "tool_sequence", "tool_utilization",
+    "tool_precision", "tool_recall", "tool_f1", "n_tool_calls", "n_expected_tool_calls",
 ]
 _OCOLS = [
     "agent", "task_id", "trial", "status", "n_interactions", "n_answers_scored", "n_answers_correct",
-    "n_judge_missing", "answers_correct", "tool_score", "tool_passed", "trial_tool_score", "derived_outcome",
-    "benchmark_outcome", "outcome", "outcome_source", "agrees",
+    "n_judge_missing", "answers_correct", "tool_score", "tool_passed", "trial_tool_score", "n_ground_truth_errors",
+    "derived_outcome", "benchmark_outcome", "outcome", "outcome_source", "agrees",
 ]
 
 
@@ -432,13 +497,14 @@ def _nan(x: float | None) -> float:
 
 
 def _interaction_row(t: Trial, ii: int, it: Interaction, v: JudgeVerdict | None, threshold: float,
-                     ts: Any) -> dict[str, Any]:
+                     ts: ToolScore | None) -> dict[str, Any]:
     if t.status != Status.completed:
         status = "skipped"
     elif it.expected_answer is None:
         status = "not_applicable"
+    elif v is None:
+        raise ScoringError(f"trial {t.key}, interaction {ii}: has a reference answer but no verdict")
     else:
-        assert v is not None
         status = v.status
     row: dict[str, Any] = {
         "agent": t.agent, "task_id": t.task_id, "trial": t.trial, "interaction": ii, "interaction_id": it.id,
@@ -455,6 +521,8 @@ def _interaction_row(t: Trial, ii: int, it: Interaction, v: JudgeVerdict | None,
         "judge_prompt_tokens": _nan(v.prompt_tokens) if v is not None else float("nan"),
         "judge_completion_tokens": _nan(v.completion_tokens) if v is not None else float("nan"),
         "judge_cost_usd": _nan(v.cost_usd) if v is not None else float("nan"),
+        "answer_rule": v.details.get("rule") if v is not None else None,
+        "answer_lenient": v.details.get("lenient") if v is not None else None,
         "n_tool_calls": len(it.tool_calls),
         "n_expected_tool_calls": len(it.expected_tool_calls),
     }

@@ -15,6 +15,7 @@ constraint).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -211,19 +212,17 @@ def validate_tool_calls(
     ValueError
         When two specs share a name.
     """
-    cls = _STRICT_INT if strict_integers else Draft202012Validator
     validators: dict[str, Any] = {}
     spec_errors: dict[str, str] = {}
     for t in tools:
         spec = _spec(t)
         if spec.name in validators or spec.name in spec_errors:
             raise ValueError(f"duplicate tool spec name {spec.name!r}")
-        schema = normalize_schema(spec.parameters or {"type": "object"}, forbid_extra=forbid_extra)
-        try:
-            cls.check_schema(schema)
-            validators[spec.name] = cls(schema)
-        except Exception as exc:  # SchemaError from jsonschema: report on every call of that tool
-            spec_errors[spec.name] = f"tool spec {spec.name!r} is not a valid JSON-Schema: {exc}"
+        validator, problem = _compiled(_schema_key(spec.parameters), forbid_extra, strict_integers)
+        if validator is not None:
+            validators[spec.name] = validator
+        else:  # not a valid JSON-Schema: reported on every call of that tool
+            spec_errors[spec.name] = f"tool spec {spec.name!r} is not a valid JSON-Schema: {problem}"
     errors: list[SchemaError] = []
     for idx, raw in enumerate(calls):
         call = raw if isinstance(raw, ToolCall) else ToolCall.model_validate(raw)
@@ -241,6 +240,22 @@ def validate_tool_calls(
             continue
         errors.extend(_errors_for(idx, name, call.arguments, v))
     return errors
+
+
+def _schema_key(parameters: Mapping[str, Any] | None) -> str:
+    return json.dumps(parameters or {"type": "object"}, sort_keys=True, default=str)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(schema_json: str, forbid_extra: bool, strict_integers: bool) -> tuple[Any, str | None]:
+    """Compile a validator for one tool's ``parameters`` (cached: data sets repeat specs), or give the error."""
+    cls: Any = _STRICT_INT if strict_integers else Draft202012Validator
+    schema = normalize_schema(json.loads(schema_json), forbid_extra=forbid_extra)
+    try:
+        cls.check_schema(schema)
+    except Exception as exc:  # jsonschema.SchemaError, or a schema that breaks the meta-validator
+        return None, str(exc)
+    return cls(schema), None
 
 
 def _errors_for(idx: int, name: str, args: Any, validator: Any) -> list[SchemaError]:

@@ -1,0 +1,71 @@
+"""Judges: turn (answer, reference) pairs and tool calls into scored verdicts.
+
+The package, by seam:
+
+:mod:`~agentstats.scoring.judge.base`
+    the :class:`Judge` interface, :class:`DeterministicJudge` (answer matchers, no network) and
+    :func:`resolve_judge`;
+:mod:`~agentstats.scoring.judge.llm`
+    :class:`OpenAIJudge`, any OpenAI-compatible endpoint through ``instructor`` + ``openai``;
+:mod:`~agentstats.scoring.judge.verdicts`
+    what a judge returns (:class:`JudgeVerdict`, :class:`JudgeStats`), what the model must return
+    (:class:`Verdict` and its tool-metric forms) and the items to judge;
+:mod:`~agentstats.scoring.judge.transport`
+    error classification, ``Retry-After``, loopback detection, event loops;
+:mod:`~agentstats.scoring.judge.cache`
+    the on-disk verdict cache with claims on work in flight;
+:mod:`~agentstats.scoring.judge.prompts`
+    versioned prompts;
+:mod:`~agentstats.scoring.judge.pricing`
+    cost per call from a price table.
+"""
+
+from agentstats.scoring.judge.base import (
+    DeterministicJudge,
+    Judge,
+    JudgeAuthError,
+    JudgeConfigError,
+    ProgressFn,
+    resolve_judge,
+)
+from agentstats.scoring.judge.cache import JudgeCache, cache_key, canonical_json
+from agentstats.scoring.judge.llm import OpenAIJudge
+from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.scoring.judge.prompts import PROMPTS, PromptTemplate
+from agentstats.scoring.judge.verdicts import (
+    AnswerItem,
+    JudgeStats,
+    JudgeVerdict,
+    ParameterGroundingVerdict,
+    ToolCallItem,
+    ToolMetric,
+    ToolRelevanceVerdict,
+    Verdict,
+    verdicts_frame,
+)
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PROMPTS",
+    "AnswerItem",
+    "DeterministicJudge",
+    "Judge",
+    "JudgeAuthError",
+    "JudgeCache",
+    "JudgeConfigError",
+    "JudgeStats",
+    "JudgeVerdict",
+    "OpenAIJudge",
+    "ParameterGroundingVerdict",
+    "ProgressFn",
+    "PromptTemplate",
+    "ToolCallItem",
+    "ToolMetric",
+    "ToolRelevanceVerdict",
+    "Verdict",
+    "cache_key",
+    "canonical_json",
+    "cost_usd",
+    "resolve_judge",
+    "verdicts_frame",
+]
