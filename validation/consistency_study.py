@@ -134,7 +134,8 @@ def aggregate(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFram
                            low_miss=float((g.truth < g.ci_low).mean()), high_miss=float((g.truth > g.ci_high).mean())))
     pooled_df = pd.DataFrame(pooled)
     fits = df.drop_duplicates(["dataset", "n_trials"])
-    diag = fits.groupby("n_trials").agg(fits=("dataset", "size"), rhat_gt_101=("max_r_hat", lambda x: (x > 1.01).mean()),
+    diag = fits.groupby("n_trials").agg(fits=("dataset", "size"),
+                                        rhat_gt_101=("max_r_hat", lambda x: (x > 1.01).mean()),
                                         ess_lt_400=("min_ess_bulk", lambda x: (x < 400).mean()),
                                         any_divergence=("divergences", lambda x: (x > 0).mean()),
                                         median_wall_s=("wall_s", "median")).reset_index()

@@ -156,7 +156,7 @@ _TINY = float(np.finfo(float).tiny)
 
 
 def _dist_bb(eta, phi, phi_term, n, size):
-    """Generative graph of a cell's count: ``p ~ Beta(m phi, (1 - m) phi)``, ``c ~ Binomial(n, p)``.
+    """Build the generative graph of a cell's count: ``p ~ Beta(m phi, (1 - m) phi)``, ``c ~ Binomial(n, p)``.
 
     Symbolic, so PyTensor compiles it with any backend (``sample_posterior_predictive``, prior predictive checks).
     """
