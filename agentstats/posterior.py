@@ -146,14 +146,19 @@ def posterior_pass_k(
         shape = (post.sizes["chain"], post.sizes["draw"], data.shape[0], ks.size)
         hat = np.zeros(shape)
         miss = np.zeros(shape)
-        kk = ks.astype(float)
         for sl, p in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0))):
             w = weight[:, sl]
+            p = np.clip(p, 0.0, 1.0)
             with np.errstate(divide="ignore"):
-                log_p = np.log(np.clip(p, 0.0, 1.0))[..., None]
-                log_q = np.log1p(-np.clip(p, 0.0, 1.0))[..., None]
-            hat += np.einsum("cdatk,at->cdak", np.exp(kk * log_p), w)
-            miss += np.einsum("cdatk,at->cdak", np.exp(kk * log_q), w)
+                log_p = np.log(p)
+                log_q = np.log1p(-p)
+            del p
+            buf = np.empty_like(log_p)  # one block-sized temporary per quantity and k: memory stays bounded
+            for j, kv in enumerate(ks):
+                np.exp(np.multiply(log_p, float(kv), out=buf), out=buf)
+                hat[..., j] += np.einsum("cdat,at->cda", buf, w)
+                np.exp(np.multiply(log_q, float(kv), out=buf), out=buf)
+                miss[..., j] += np.einsum("cdat,at->cda", buf, w)
         with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
             hat /= n_used[None, None, :, None]
             at = 1.0 - miss / n_used[None, None, :, None]

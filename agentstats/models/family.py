@@ -65,7 +65,7 @@ DISPERSIONS: tuple[Dispersion, ...] = ("agent", "shared")
 GH_NODES = 128
 #: Tasks per block of conditional ``p`` draws. Each block has its own seed, so draws do not depend on how many
 #: blocks a caller processes at once (memory), only on the fit's seed.
-TASK_BLOCK = 256
+TASK_BLOCK = 64
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class ModelFamily(ABC):
         """
 
     def iter_cell_p(
-        self, post: xr.Dataset, data: CountsData, seed: int, max_bytes: int = 256 * 2**20
+        self, post: xr.Dataset, data: CountsData, seed: int, max_bytes: int = 64 * 2**20
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(tasks, p)`` over all tasks in chunks of whole task blocks of at most about ``max_bytes``.
 

@@ -127,7 +127,7 @@ def _none(x: Any) -> Any:
 
 def _pass_values(n: int, c: int, k: int, estimator: str, prior: tuple[float, float], ci_prob: float
                  ) -> dict[str, float | None]:
-    from agentstats import estimators as est
+    import agentstats.estimators as est
 
     out: dict[str, float | None] = {"pass_at_k": None, "pass_at_k_ci_low": None, "pass_at_k_ci_high": None,
                                     "pass_pow_k": None, "pass_pow_k_ci_low": None, "pass_pow_k_ci_high": None}

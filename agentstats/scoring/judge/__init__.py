@@ -3,8 +3,9 @@
 The package, by seam:
 
 :mod:`~agentstats.scoring.judge.base`
-    the :class:`Judge` interface, :class:`DeterministicJudge` (answer matchers, no network) and
-    :func:`resolve_judge`;
+    the :class:`Judge` interface and :class:`DeterministicJudge` (answer matchers, no network);
+:mod:`~agentstats.scoring.judge.resolve`
+    :func:`resolve_judge` (a name or object -> a judge);
 :mod:`~agentstats.scoring.judge.llm`
     :class:`OpenAIJudge`, any OpenAI-compatible endpoint through ``instructor`` + ``openai``;
 :mod:`~agentstats.scoring.judge.verdicts`
@@ -26,12 +27,12 @@ from agentstats.scoring.judge.base import (
     JudgeAuthError,
     JudgeConfigError,
     ProgressFn,
-    resolve_judge,
 )
 from agentstats.scoring.judge.cache import JudgeCache, cache_key, canonical_json
 from agentstats.scoring.judge.llm import OpenAIJudge
 from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.scoring.judge.prompts import PROMPTS, PromptTemplate
+from agentstats.scoring.judge.resolve import resolve_judge
 from agentstats.scoring.judge.verdicts import (
     AnswerItem,
     JudgeStats,

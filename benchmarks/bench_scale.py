@@ -1,0 +1,143 @@
+"""Time and memory of a default fit as the number of cells grows (run by hand; results in docs/benchmarks.md).
+
+Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x5000x4] [--pymc-ratio 20x500x4]
+      [--timeout 1800] [--no-write]
+
+Per size ``AxTxN`` (agents x tasks x trials per cell, simulated from the default model's shape with known truth,
+seed 0), each in a fresh Python process (compilation included, as a user's first fit):
+
+1. ``agentstats.fit(counts)`` at the defaults (model, dispersion, sampler, 4 chains x 1,000 tune + 1,000 draws);
+2. ``diagnose``; posterior pass@k / pass^k for k = 1..8 on the observed tasks and for new tasks;
+   ``consistency`` per agent.
+
+Reported: wall time of 1 (``fit_s``) and of 1 + 2 (``total_s``, "to the diagnostics and the numbers"), the worst
+R-hat and ESS_bulk, divergences, and the peak resident memory of the process (``ru_maxrss``). For the sizes in
+``--pymc-ratio`` the same model is also sampled with PyMC's own NUTS (``sampler="pymc"``) in the same run, and the
+ratio of the two wall times is reported. Goals: 10,000 cells <= 45 s and <= 1 GB; 100,000 cells <= 5 min and <= 4 GB;
+time and memory linear in cells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "validation"))
+
+
+def simulate(n_agents: int, n_tasks: int, n_trials: int, seed: int = 0) -> pd.DataFrame:
+    """Counts from the zero/one-inflated Beta-Binomial shape: agent and task effects, per-agent rho, 30 % det."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    alpha = rng.normal(0, 1, n_agents)
+    beta = rng.normal(0, 1.5, n_tasks)
+    rho = expit(rng.normal(-1.0, 0.7, n_agents))
+    phi = (1 - rho) / rho
+    m = expit(0.3 + alpha[:, None] + beta[None, :])
+    p = rng.beta(m * phi[:, None], (1 - m) * phi[:, None])
+    det = rng.random(m.shape) < 0.3
+    p = np.where(det, (rng.random(m.shape) < m).astype(float), p)
+    c = rng.binomial(n_trials, p)
+    return pd.DataFrame({
+        "agent": np.repeat([f"agent-{a:02d}" for a in range(n_agents)], n_tasks),
+        "task_id": np.tile([f"task-{t:05d}" for t in range(n_tasks)], n_agents),
+        "n": n_trials,
+        "c": c.ravel(),
+    })
+
+
+def run_one(size: str, sampler: str | None) -> dict:
+    """One fit and its post-processing in this process (called in a child process)."""
+    import warnings
+
+    from agentstats.models import diagnose, fit
+    from agentstats.posterior import consistency, posterior_pass_k
+
+    a, t, n = (int(x) for x in size.split("x"))
+    counts = simulate(a, t, n)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dt = fit(counts, random_seed=1, check_convergence=False, **({"sampler": sampler} if sampler else {}))
+    fit_s = time.perf_counter() - t0
+    diag = diagnose(dt)
+    ks = list(range(1, 9))
+    posterior_pass_k(dt, ks)
+    posterior_pass_k(dt, ks, population="new")
+    consistency(counts, dt)
+    total_s = time.perf_counter() - t0
+    return dict(
+        size=size,
+        cells=a * t,
+        sampler=dt.attrs["sampler"],
+        fit_s=round(fit_s, 1),
+        total_s=round(total_s, 1),
+        max_r_hat=round(float(diag.table.r_hat.max()), 4),
+        min_ess_bulk=round(float(diag.table.ess_bulk.min())),
+        divergences=int(diag.divergences),
+        target_accept=dt.attrs["target_accept"],
+        peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+    )
+
+
+def spawn(size: str, sampler: str | None, timeout: float) -> dict:
+    cmd = [sys.executable, __file__, "--one", size] + (["--sampler", sampler] if sampler else [])
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return dict(size=size, sampler=sampler or "default", note=f"stopped after {timeout:.0f} s")
+    if proc.returncode != 0:
+        return dict(size=size, sampler=sampler or "default", note="failed: " + proc.stderr.strip().splitlines()[-1])
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    row["process_s"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="20x500x4,20x1500x4,20x5000x4")
+    ap.add_argument("--pymc-ratio", default="20x500x4", help="sizes also sampled with PyMC's own NUTS")
+    ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--sampler", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(run_one(args.one, args.sampler)))
+        return 0
+    rows = []
+    for size in args.sizes.split(","):
+        rows.append(spawn(size, None, args.timeout))
+        print(rows[-1], file=sys.stderr, flush=True)
+        if size in args.pymc_ratio.split(","):
+            rows.append(spawn(size, "pymc", args.timeout * 4))
+            print(rows[-1], file=sys.stderr, flush=True)
+    df = pd.DataFrame(rows)
+    from _docs import md_table, write_block
+
+    cpus = len(__import__("os").sched_getaffinity(0))
+    body = f"""Command: `.venv/bin/python benchmarks/bench_scale.py` ({time.strftime('%Y-%m-%d')}, {cpus} CPUs, each
+size in a fresh process, compilation included; simulated counts with per-agent dispersion and 30 % deterministic
+cells). Goals: 10,000 cells <= 45 s and <= 1 GB, 100,000 cells <= 5 min and <= 4 GB.
+
+{md_table(df, floatfmt=".4g")}
+"""
+    print(body)
+    if not args.no_write:
+        write_block(ROOT / "docs" / "benchmarks.md", "bench_scale", body, "## Scale: time and memory of a default fit")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

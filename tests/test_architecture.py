@@ -1,0 +1,112 @@
+"""The package's import graph has no cycle and no upward import (layers documented in docs/architecture.md).
+
+Every ``import`` / ``from ... import`` of an ``agentstats`` module counts, also those inside functions (a lazy import
+of an upper layer is still an upward dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "agentstats"
+
+#: Layer of each top-level module or subpackage, bottom (0) to top. docs/architecture.md shows the same map.
+LAYERS = {
+    "schema": 0,
+    "counts": 0,
+    "estimators": 1,
+    "io": 1,
+    "scoring": 2,
+    "models": 3,
+    "simulate": 3,
+    "posterior": 4,
+    "planning": 4,
+    "describe": 5,
+    "plots": 5,
+    "report": 5,
+    "cli": 6,
+    "__main__": 7,
+}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "agentstats":
+                deps.add(node.module)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.split(".")[0] == "agentstats"}
+        graph[_module(path)] = deps
+    return graph
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "agentstats"
+
+
+def test_every_top_level_module_has_a_layer():
+    tops = {_top(m) for m in _graph()} - {"agentstats"}
+    assert tops <= set(LAYERS), f"add {sorted(tops - set(LAYERS))} to LAYERS and docs/architecture.md"
+
+
+def test_no_upward_import():
+    upward = []
+    for module, deps in _graph().items():
+        src = _top(module)
+        if src == "agentstats":  # the package's lazy public facade may name anything
+            continue
+        for dep in deps:
+            dst = _top(dep)
+            if dst == "agentstats":
+                upward.append(f"{module} imports the package facade (import the defining module instead)")
+            elif dst != src and LAYERS[dst] > LAYERS[src]:
+                upward.append(f"{module} (layer {LAYERS[src]}) imports {dep} (layer {LAYERS[dst]})")
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_cycle_between_modules():
+    graph = _graph()
+    known = set(graph)
+
+    def resolve(dep: str) -> str | None:
+        while dep and dep not in known:  # "from agentstats.models.fit import x" names a module; attributes drop off
+            dep = dep.rpartition(".")[0]
+        return dep or None
+
+    edges = {
+        m: {d for d in map(resolve, deps) if d and d != m and not m.startswith(d + ".")} for m, deps in graph.items()
+    }
+    # modules import their package's __init__ implicitly; an __init__ re-exporting its own modules is not a cycle
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt.startswith(node + "."):
+                continue  # a package's __init__ importing its own submodules
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt):], nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if state.get(nxt) is None:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(edges):
+        if state.get(module) is None:
+            visit(module)
