@@ -92,7 +92,10 @@ def fit(
         typer.Option(help="Within-cell dispersion: agent (each agent its own consistency, pooled) or shared."),
     ] = DEFAULT_DISPERSION,
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
-    draws: Annotated[int, typer.Option(min=1, help="Draws per chain.")] = 1000,
+    draws: Annotated[
+        int | None,
+        typer.Option(min=1, help="Draws per chain (default 2000 below 2,000 observed cells, else 1000)."),
+    ] = None,
     tune: Annotated[int, typer.Option(min=1, help="Tuning steps per chain.")] = 1000,
     chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
@@ -139,7 +142,7 @@ def fit(
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad))
     ks = parse_k(k) or list(range(1, 9))
     kind: Literal["eti", "hdi"] = "hdi" if hdi else "eti"
-    with console.status(f"fitting {bayes_model} ({chains} chains x {draws} draws; the first run compiles) ..."):
+    with console.status(f"fitting {bayes_model} ({chains} chains; the first run compiles) ..."):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # reported below instead

@@ -39,7 +39,10 @@ from agentstats.models.registry import DEFAULT_MODEL, get_family
 
 __all__ = [
     "DEFAULT_SAMPLER",
+    "DRAWS",
+    "DRAWS_SMALL",
     "SAMPLERS",
+    "SMALL_CELLS",
     "SamplerConfig",
     "SamplingInterrupted",
     "available_cpus",
@@ -48,6 +51,12 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "numpyro", "pymc")
+#: Default posterior draws per chain: small fits (fewer than :data:`SMALL_CELLS` observed cells) get
+#: :data:`DRAWS_SMALL`, because their agent-level hyperparameters mix slowly (METR, 10 agents x 748 cells of 2 runs:
+#: R-hat 1.006-1.016 and ESS_bulk 330-530 at 4 x 1,000; docs/validation.md) and the extra draws cost seconds there.
+DRAWS = 1000
+DRAWS_SMALL = 2000
+SMALL_CELLS = 2000
 #: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
 DEFAULT_SAMPLER = "nutpie"
 _PACKAGES = {"nutpie": "nutpie", "numpyro": "numpyro", "pymc": "pymc"}
@@ -78,8 +87,11 @@ class SamplerConfig:
     ----------
     sampler : {"nutpie", "numpyro", "pymc"} or None
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
-    draws, tune, chains : int
-        Posterior draws and tuning steps per chain (>= 1), number of chains (>= 1).
+    draws : int or None
+        Posterior draws per chain (>= 1); None: :data:`DRAWS_SMALL` below :data:`SMALL_CELLS` observed cells, else
+        :data:`DRAWS`.
+    tune, chains : int
+        Tuning steps per chain (>= 1), number of chains (>= 1).
     target_accept : float or None
         NUTS target acceptance rate in (0, 1); None: the family's default for the data
         (:meth:`agentstats.models.family.ModelFamily.target_accept`).
@@ -97,7 +109,7 @@ class SamplerConfig:
     """
 
     sampler: str | None = None
-    draws: int = 1000
+    draws: int | None = None
     tune: int = 1000
     chains: int = 4
     target_accept: float | None = None
@@ -108,6 +120,8 @@ class SamplerConfig:
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
             value = getattr(self, name)
+            if name == "draws" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if self.target_accept is not None and not 0.0 < float(self.target_accept) < 1.0:
@@ -116,6 +130,12 @@ class SamplerConfig:
             raise ValueError(f"cores must be >= 1, got {self.cores!r}")
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {self.sampler!r}")
+
+    def resolved_draws(self, data: CountsData) -> int:
+        """Draws per chain for ``data`` (the default depends on the number of observed cells)."""
+        if self.draws is not None:
+            return int(self.draws)
+        return DRAWS_SMALL if int(np.count_nonzero(data.n)) < SMALL_CELLS else DRAWS
 
     def resolved_sampler(self) -> str:
         """Resolve the sampler that will run.
@@ -166,7 +186,7 @@ def _interrupt_flag() -> Iterator[dict[str, bool]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _check_complete(dt: xr.DataTree, config: SamplerConfig, names: list[str]) -> None:
+def _check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
     """Refuse a posterior with non-finite draws of sampled variables (a trace padded after an interrupt)."""
     post = dt["posterior"]
     for v in names:
@@ -174,13 +194,15 @@ def _check_complete(dt: xr.DataTree, config: SamplerConfig, names: list[str]) ->
         if not np.isfinite(values).all():
             finite = np.isfinite(values.reshape(values.shape[0], values.shape[1], -1)).all(axis=-1).sum(axis=1)
             raise SamplingInterrupted(
-                f"sampling stopped early: chains hold {finite.tolist()} of {config.draws} draws; nothing was kept"
+                f"sampling stopped early: chains hold {finite.tolist()} of {draws} draws; nothing was kept"
             )
 
 
-def _sample(model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float) -> xr.DataTree:
+def _sample(
+    model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int
+) -> xr.DataTree:
     kwargs: dict[str, Any] = dict(
-        draws=config.draws,
+        draws=draws,
         tune=config.tune,
         chains=config.chains,
         random_seed=seed,
@@ -299,16 +321,17 @@ def fit(
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     random_seed = int(random_seed)
     target_accept = float(config.target_accept or family.target_accept(data))
+    draws = config.resolved_draws(data)
     if family.p_draws == "exact":
         sampler_used = "exact"
-        dt = exact_posterior(data, priors, config.draws, config.chains, random_seed)
+        dt = exact_posterior(data, priors, draws, config.chains, random_seed)
         _, info = family.build(data, priors, parameterization)
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
         pm_model, info = family.build(data, priors, parameterization)
-        dt = _sample(pm_model, config, sampler_used, random_seed, target_accept)
-        _check_complete(dt, config, family.diagnostic_var_names(dt["posterior"].to_dataset()))
+        dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws)
+        _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
     if "constant_data" in dt.children:
         dt["constant_data"] = dt["constant_data"].to_dataset().merge(cdata)
@@ -328,7 +351,7 @@ def fit(
         priors=json.dumps(priors.as_dict(), sort_keys=True),
         counts_hash=data.hash,
         random_seed=random_seed,
-        draws=int(config.draws),
+        draws=draws,
         tune=int(config.tune) if sampler_used != "exact" else 0,
         chains=int(config.chains),
         target_accept=target_accept,
