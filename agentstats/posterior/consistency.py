@@ -1,0 +1,160 @@
+"""Within-task consistency per agent (data and model-based ICC) and task difficulty."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from agentstats.models.data import prepare_counts, stored_data
+from agentstats.models.registry import family_of
+from agentstats.posterior._common import check_ci, interval, posterior_group
+
+__all__ = ["consistency", "task_effects"]
+
+
+def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:
+    """ANOVA estimator of the intra-class correlation of binary outcomes in groups of unequal size.
+
+    Fleiss, Levin & Paik (2003), Statistical Methods for Rates and Proportions, 3rd ed.; Ridout,
+    Demetrio & Firth (1999), Biometrics 55(1):137-148, estimator "ANOVA"::
+
+        MSB = (sum c_i^2/n_i - C^2/N) / (g - 1),   MSW = (C - sum c_i^2/n_i) / (N - g),
+        n0  = (N - sum n_i^2 / N) / (g - 1),       ICC = (MSB - MSW) / (MSB + (n0 - 1) MSW)
+
+    over the g groups (tasks) with n_i >= 1, N = sum n_i, C = sum c_i. NaN when undefined (g < 2, N = g, or a
+    zero denominator, e.g. every outcome the same).
+    """
+    keep = n > 0
+    n, c = n[keep].astype(float), c[keep].astype(float)
+    g = n.size
+    big_n = n.sum()
+    if g < 2 or big_n <= g:
+        return float("nan")
+    ssq = np.sum(c**2 / n)
+    msb = (ssq - c.sum() ** 2 / big_n) / (g - 1)
+    msw = (c.sum() - ssq) / (big_n - g)
+    n0 = (big_n - np.sum(n**2) / big_n) / (g - 1)
+    den = msb + (n0 - 1.0) * msw
+    return float((msb - msw) / den) if den > 0 else float("nan")
+
+
+def consistency(
+    counts: pd.DataFrame | None = None,
+    dt: xr.DataTree | None = None,
+    ci_prob: float = 0.95,
+    ci_kind: Literal["eti", "hdi"] = "eti",
+) -> pd.DataFrame:
+    """Within-task consistency of outcomes per agent, from the data and (with a fit) from the model.
+
+    * ``flip_share``: share of the agent's tasks with ``n >= 2`` whose outcome flips across trials (``0 < c < n``).
+    * ``icc_anova``: ANOVA intra-class correlation of binary outcomes within tasks, unequal n (Fleiss, Levin &
+      Paik 2003; Ridout, Demetrio & Firth 1999, Biometrics 55:137). Near 1: an agent either always or never solves
+      a task; near 0: outcomes look like coin flips at a common rate.
+    * with ``dt``: the fit's family's model-based consistency **per agent**
+      (:meth:`agentstats.models.family.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation of
+      two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
+      ``rho[a]``, or ``det_share + (1 - det_share) rho[a]`` with zero/one inflation; Williams 1975), and
+      ``icc_model``, the latent-scale ICC including task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev.
+      85:935). ``icc_cell_estimable`` is False when the model has no within-cell term (one agent, or ``additive``):
+      the values are then NaN, never 0.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame, optional
+        Columns ``agent, task_id, n, c``; default the counts stored in ``dt``.
+    dt : xarray.DataTree, optional
+        A hierarchical fit.
+    ci_prob : float
+    ci_kind : {"eti", "hdi"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``agent, n_tasks, n_tasks_multi, flip_share, icc_anova`` and, with ``dt``, ``icc_model,
+        icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high, icc_cell_estimable``.
+
+    Raises
+    ------
+    ValueError
+        Without counts and fit, or with a fit of a model that has no hyperparameters (``no_pooling``).
+    """
+    if counts is None and dt is None:
+        raise ValueError("consistency: give counts, a fit, or both")
+    data = prepare_counts(counts) if counts is not None else stored_data(dt)  # type: ignore[arg-type]
+    rows = []
+    for i, agent in enumerate(data.agents):
+        n, c = data.n[i], data.c[i]
+        multi = n >= 2
+        flips = multi & (c > 0) & (c < n)
+        rows.append(
+            dict(
+                agent=agent,
+                n_tasks=int((n > 0).sum()),
+                n_tasks_multi=int(multi.sum()),
+                flip_share=float(flips.sum() / multi.sum()) if multi.any() else float("nan"),
+                icc_anova=_anova_icc(n, c),
+            )
+        )
+    out = pd.DataFrame(rows)
+    if dt is None:
+        return out
+    check_ci(ci_prob, ci_kind)
+    post = posterior_group(dt)
+    iccs = family_of(dt).icc(post)
+    fit_agents = [str(a) for a in post["agent"].values]
+    pos = [fit_agents.index(a) for a in data.agents]
+    for name in ("icc_model", "icc_cell"):
+        arr = iccs[name][..., pos]
+        da = xr.DataArray(arr, dims=("chain", "draw", "agent"))
+        if np.isfinite(arr).all():
+            ci = interval(da, ci_prob, ci_kind)
+            out[name] = arr.mean(axis=(0, 1))
+            out[f"{name}_low"] = ci.sel(ci_bound="lower").to_numpy()
+            out[f"{name}_high"] = ci.sel(ci_bound="upper").to_numpy()
+        else:
+            out[name] = out[f"{name}_low"] = out[f"{name}_high"] = np.nan
+    out["icc_cell_estimable"] = bool(np.isfinite(iccs["icc_cell"]).all())
+    return out
+
+
+def task_effects(dt: xr.DataTree, ci_prob: float = 0.95, ci_kind: Literal["eti", "hdi"] = "eti") -> pd.DataFrame:
+    """Posterior summary of the task effects beta[t] (logit scale; higher = easier), for difficulty plots.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A crossed-model fit (posterior variable ``beta`` with dims ``chain, draw, task``).
+    ci_prob : float
+        Probability mass of the credible interval.
+    ci_kind : {"eti", "hdi"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``task, mean, ci_low, ci_high`` (one row per task), sorted by ``mean``.
+
+    Raises
+    ------
+    ValueError
+        When the fit has no task effect (e.g. the ``no_pooling`` model).
+    """
+    check_ci(ci_prob, ci_kind)
+    post = posterior_group(dt)
+    if "beta" not in post:
+        raise ValueError("task_effects: this fit has no task effect 'beta' (fit a crossed model)")
+    beta = post["beta"].transpose("chain", "draw", "task")
+    ci = interval(beta, ci_prob, ci_kind)
+    out = pd.DataFrame(
+        {
+            "task": beta["task"].to_numpy().astype(str),
+            "mean": beta.mean(("chain", "draw")).to_numpy(),
+            "ci_low": ci.sel(ci_bound="lower").to_numpy(),
+            "ci_high": ci.sel(ci_bound="upper").to_numpy(),
+        }
+    )
+    return out.sort_values("mean").reset_index(drop=True)
+
+

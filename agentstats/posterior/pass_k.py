@@ -1,0 +1,224 @@
+"""Posterior draws of suite pass@k and pass^k for observed and new tasks, and their tidy summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from agentstats.models.data import CountsData, stored_data
+from agentstats.models.family import GH_NODES
+from agentstats.models.registry import family_of
+from agentstats.posterior._common import NEW_TASK_STREAM, Population, as_ks, check_ci, interval, posterior_group, seeded
+
+__all__ = ["posterior_pass_at_k", "posterior_pass_hat_k", "posterior_pass_k", "summarize_pass_k"]
+
+
+def _extrapolated(data: CountsData, ks: np.ndarray) -> np.ndarray:
+    """Share of each agent's attempted tasks with n < k, shape (agent, K)."""
+    obs = data.n > 0
+    below = (data.n[:, :, None] < ks[None, None, :]) & obs[:, :, None]
+    return below.sum(axis=1) / np.maximum(obs.sum(axis=1), 1)[:, None]
+
+
+def posterior_pass_k(
+    dt: xr.DataTree,
+    k: int | Sequence[int],
+    population: Population = "observed",
+    *,
+    tasks: Literal["attempted", "all"] = "attempted",
+    include: np.ndarray | None = None,
+    n_nodes: int = GH_NODES,
+) -> xr.Dataset:
+    """Posterior draws of suite pass@k and pass^k per agent, in one pass over the cells.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A fit from :func:`agentstats.models.fit.fit`.
+    k : int or sequence of int
+        Values in 1..:data:`K_MAX`.
+    population : {"observed", "new"}
+        The tasks in the data, or a new task from the same population (module docstring).
+    tasks : {"attempted", "all"}
+        ``observed`` only: average over the tasks each agent attempted (n > 0; default) or over all tasks in the fit
+        (unattempted cells then enter through the model).
+    include : numpy.ndarray of bool, shape (agent, task), optional
+        ``observed`` only: restrict the average to these cells (in the fit's agent and task order); agents with
+        none of them get NaN.
+    n_nodes : int
+        Gauss-Hermite nodes for ``population="new"``.
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``pass_at_k`` and ``pass_hat_k`` with dims ``(chain, draw, agent, k)``; coordinates
+        ``extrapolated`` (share of the agent's tasks with n < k, dims ``agent, k``) and ``n_min`` (``agent``);
+        attrs ``population``.
+
+    Raises
+    ------
+    ValueError
+        On invalid ``k``/``population``/``tasks``, ``new`` on a model without hyperparameters, or an agent with no
+        observed task under ``observed``.
+    """
+    ks = as_ks(k)
+    post = posterior_group(dt)
+    family = family_of(dt)
+    data = stored_data(dt)
+    if population == "observed":
+        if tasks not in ("attempted", "all"):
+            raise ValueError(f"tasks must be 'attempted' or 'all', got {tasks!r}")
+        weight = (data.n > 0).astype(float) if tasks == "attempted" else np.ones(data.shape)
+        if include is not None:
+            include = np.asarray(include, dtype=bool)
+            if include.shape != data.shape:
+                raise ValueError(f"include must have shape {data.shape} (agent, task), got {include.shape}")
+            weight = weight * include
+        n_used = weight.sum(axis=1)
+        if np.any(n_used == 0) and include is None:
+            empty = [a for a, u in zip(data.agents, n_used, strict=True) if u == 0]
+            raise ValueError(f"agent(s) {empty} have no observed task; use population='new'")
+        shape = (post.sizes["chain"], post.sizes["draw"], data.shape[0], ks.size)
+        hat = np.zeros(shape)
+        miss = np.zeros(shape)
+        for sl, p in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0))):
+            w = weight[:, sl]
+            p = np.clip(p, 0.0, 1.0)
+            with np.errstate(divide="ignore"):
+                log_p = np.log(p)
+                log_q = np.log1p(-p)
+            del p
+            buf = np.empty_like(log_p)  # one block-sized temporary per quantity and k: memory stays bounded
+            for j, kv in enumerate(ks):
+                np.exp(np.multiply(log_p, float(kv), out=buf), out=buf)
+                hat[..., j] += np.einsum("cdat,at->cda", buf, w)
+                np.exp(np.multiply(log_q, float(kv), out=buf), out=buf)
+                miss[..., j] += np.einsum("cdat,at->cda", buf, w)
+        with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
+            hat /= n_used[None, None, :, None]
+            at = 1.0 - miss / n_used[None, None, :, None]
+    elif population == "new":
+        hat, at = family.new_task_pass_k(post, ks, data.shape[1], seeded(dt, NEW_TASK_STREAM), n_nodes)
+    else:
+        raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
+    coords = {
+        "chain": post["chain"].values,
+        "draw": post["draw"].values,
+        "agent": data.agents,
+        "k": ks,
+        "extrapolated": (("agent", "k"), _extrapolated(data, ks)),
+        "n_min": (("agent",), data.n_min()),
+    }
+    dims = ("chain", "draw", "agent", "k")
+    out = xr.Dataset({"pass_at_k": (dims, at), "pass_hat_k": (dims, hat)}, coords=coords)
+    out["pass_at_k"].attrs.update(quantity="pass_at_k", population=population)
+    out["pass_hat_k"].attrs.update(quantity="pass_hat_k", population=population)
+    out.attrs["population"] = population
+    return out
+
+
+def posterior_pass_at_k(
+    dt: xr.DataTree,
+    k: int | Sequence[int],
+    population: Population = "observed",
+    *,
+    tasks: Literal["attempted", "all"] = "attempted",
+    n_nodes: int = GH_NODES,
+) -> xr.DataArray:
+    """Posterior draws of suite pass@k = mean over tasks of 1 - (1 - p)^k (Chen et al. 2021, arXiv 2107.03374).
+
+    Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_at_k`` (dims
+    ``chain, draw, agent, k``; attrs ``quantity``, ``population``).
+    """
+    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_at_k"]
+
+
+def posterior_pass_hat_k(
+    dt: xr.DataTree,
+    k: int | Sequence[int],
+    population: Population = "observed",
+    *,
+    tasks: Literal["attempted", "all"] = "attempted",
+    n_nodes: int = GH_NODES,
+) -> xr.DataArray:
+    """Posterior draws of suite pass^k = mean over tasks of p^k (Yao et al. 2024, arXiv 2406.12045).
+
+    Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_hat_k``.
+    """
+    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_hat_k"]
+
+
+def summarize_pass_k(
+    draws: xr.DataArray | xr.Dataset | Sequence[xr.DataArray],
+    ci_prob: float = 0.95,
+    ci_kind: Literal["eti", "hdi"] = "eti",
+) -> pd.DataFrame:
+    """Tidy posterior summary of pass@k / pass^k draws.
+
+    Parameters
+    ----------
+    draws : xarray.DataArray, xarray.Dataset, or sequence of DataArrays
+        From :func:`posterior_pass_k` / :func:`posterior_pass_at_k` / :func:`posterior_pass_hat_k` (dims
+        ``chain, draw, agent, k``).
+    ci_prob : float
+        Credible interval probability, in (0, 1).
+    ci_kind : {"eti", "hdi"}
+        Equal-tailed (default; invariant under monotone transforms) or highest-density interval (``arviz.eti`` /
+        ``arviz.hdi``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``agent, k, quantity, population, mean, median, ci_low, ci_high, ci_kind, ci_prob, extrapolated``
+        (``extrapolated``: share of the agent's tasks with n < k).
+
+    Raises
+    ------
+    ValueError
+        On a bad ``ci_prob`` / ``ci_kind`` or draws without the expected dims.
+    """
+    if isinstance(draws, xr.Dataset):
+        draws = [draws[v] for v in draws.data_vars]
+    elif isinstance(draws, xr.DataArray):
+        draws = [draws]
+    check_ci(ci_prob, ci_kind)
+    frames = []
+    for da in draws:
+        missing = {"chain", "draw", "agent", "k"} - set(da.dims)
+        if missing:
+            raise ValueError(f"draws lack dims {sorted(missing)}; got {da.dims}")
+        da = da.transpose("chain", "draw", "agent", "k")
+        ci = interval(da, ci_prob, ci_kind)
+        lo = ci.sel(ci_bound="lower").transpose("agent", "k").to_numpy()
+        hi = ci.sel(ci_bound="upper").transpose("agent", "k").to_numpy()
+        mean = da.mean(("chain", "draw")).to_numpy()
+        median = da.median(("chain", "draw")).to_numpy()
+        extrap = (
+            np.asarray(da.coords["extrapolated"].transpose("agent", "k"), dtype=float)
+            if "extrapolated" in da.coords
+            else np.zeros(mean.shape)
+        )
+        for i, agent in enumerate(da["agent"].values):
+            for j, kk in enumerate(da["k"].values):
+                frames.append(
+                    dict(
+                        agent=str(agent),
+                        k=int(kk),
+                        quantity=da.attrs.get("quantity", da.name),
+                        population=da.attrs.get("population", ""),
+                        mean=float(mean[i, j]),
+                        median=float(median[i, j]),
+                        ci_low=float(lo[i, j]),
+                        ci_high=float(hi[i, j]),
+                        ci_kind=ci_kind,
+                        ci_prob=ci_prob,
+                        extrapolated=float(extrap[i, j]),
+                    )
+                )
+    return pd.DataFrame(frames)
+
+
