@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, md_table, write_block
 
 from agentstats.estimators import pass_hat_k
-from agentstats.models import compare_models, diagnose, fit, posterior_predictive_cells, prepare_counts
+from agentstats.models import compare_models, diagnose, fit, get_family, posterior_predictive_cells, prepare_counts
 from agentstats.posterior import posterior_pass_k, predict_rerun, summarize_pass_k
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -118,7 +118,7 @@ def fit_and_predict(counts2, full, min_runs, ks, model, options, seed):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = fit(counts2, model, random_seed=seed, **options)
+        dt = fit(counts2, get_family(model, **options), random_seed=seed)
     wall = time.perf_counter() - t0
     data = prepare_counts(counts2)
     full_idx = full.set_index(["agent", "task_id"])["n"]
@@ -190,7 +190,7 @@ def model_choice(full: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFr
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            dt = fit(full, model, random_seed=seed, log_likelihood=True, **options)
+            dt = fit(full, get_family(model, **options), random_seed=seed, log_likelihood=True)
         diag = diagnose(dt)
         diag_rows.append((label, time.perf_counter() - t0, diag))
         fits[label] = dt
@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="one subset, the default model only, no LOO (smoke run)")
     ap.add_argument("--no-loo", action="store_true")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--reuse", action="store_true", help="tabulate the saved per-pair results instead of refitting")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     if args.data == "lcb":
@@ -237,7 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     models = MODELS[:1] if args.quick else MODELS
     subsets = 1 if args.quick else args.subsets
     results, fit_rows = [], []
-    for s in range(subsets):
+    res_dir = ROOT / "validation" / "results"
+    if args.reuse:
+        saved = pd.read_csv(res_dir / f"real_data_{args.data}.csv")
+        fit_rows = pd.read_csv(res_dir / f"real_data_{args.data}_fits.csv").to_dict("records")
+        results = [saved]
+        subsets = int(saved["subset"].nunique())
+    for s in range(0 if args.reuse else subsets):
         seed = args.seed + s
         counts2 = subsample(args.data, full, runs, seed)
         plug = plugin(counts2, full, min_runs, ks)
@@ -250,9 +257,9 @@ def main(argv: list[str] | None = None) -> int:
             fit_rows.append(dict(model=label, subset=s, **info))
             print(fit_rows[-1], file=sys.stderr, flush=True)
     res = pd.concat(results, ignore_index=True)
-    res_dir = ROOT / "validation" / "results"
     res_dir.mkdir(exist_ok=True)
     res.to_csv(res_dir / f"real_data_{args.data}.csv", index=False, float_format="%.6g")
+    pd.DataFrame(fit_rows).to_csv(res_dir / f"real_data_{args.data}_fits.csv", index=False, float_format="%.6g")
     summary = summarize(res)
     per_subset = pd.concat(
         [summarize(g).assign(subset=s) for s, g in res.groupby("subset")], ignore_index=True
