@@ -520,10 +520,11 @@ def test_counts_problems_name_csv_line_and_column(tmp_path):
     got = {(p.line, p.field) for p in problems_of(ei)}
     assert got == {(3, "c"), (4, "n"), (5, "n"), (6, "n"), (7, "agent"), (8, "(agent, task)"), (10, "c")}
     msg = str(ei.value)
-    assert f"{csv}, line 3, field 'c': more successes than trials: c = 5 > n = 4" in msg
-    assert "counts must be non-negative, got '-1'" in msg
-    assert "counts must be whole numbers, got '2.5'" in msg
-    assert "duplicate row for ('a', 't1'), first at line 2" in msg
+    assert f"{csv}, line 3, field 'c': c = 5 > n = 4 (more successes than trials)" in msg
+    assert "'-1' is not a non-negative integer (negative)" in msg
+    assert "'2.5' is not a non-negative integer (not a whole number)" in msg
+    assert "'four' is not a non-negative integer (not a number)" in msg
+    assert "duplicate (agent='a', task_id='t1'), first at line 2" in msg
     with pytest.warns(TrialLoadWarning, match="skipped 7 records"):
         ok = load_counts(csv, on_error="skip")
     assert list(ok.itertuples(index=False, name=None)) == [("a", "t1", 4, 3, 0), ("a", "t7", 3, 2, 0)]

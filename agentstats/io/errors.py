@@ -11,7 +11,6 @@ file in one pass:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -163,7 +162,3 @@ def _short(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
-
-def format_problems(problems: Iterable[Problem]) -> str:
-    """One problem per line, for display."""
-    return "\n".join(str(p) for p in problems)

@@ -191,7 +191,7 @@ def load_trials(
         if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
             trials = read_runs(path, log, **run_cols, **opt)
         else:
-            df, offset = read_table(path, log)
+            df, offset = read_table(path, log, all_text=True)
             rows = [] if df is None else list(table_records(df, line_offset=offset))
             trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
     else:  # pragma: no cover - normalize_format guards this

@@ -31,10 +31,7 @@ from agentstats.io.errors import ProblemLog
 from agentstats.io.jsonl import iter_jsonl
 from agentstats.schema import Status, Trial
 
-__all__ = ["METR_COLUMNS", "read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
-
-#: METR's column names, the defaults.
-METR_COLUMNS = {"agent_col": "alias", "task_col": "task_id", "success_col": "score_binarized"}
+__all__ = ["read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
 
 _TRUE = {"1", "true", "yes", "success", "pass", "passed"}
 _FALSE = {"0", "false", "no", "failure", "fail", "failed"}
