@@ -16,7 +16,6 @@ in ``attrs["gaps"]`` (:class:`GridGaps`), never counted.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.schema import Trial
+from agentstats.schema import Trial, outcome_field_hints
 
 __all__ = [
     "COUNTS_COLUMNS",
@@ -34,7 +33,6 @@ __all__ = [
     "check_counts",
     "counts_frame",
     "grid_gaps",
-    "outcome_field_hints",
     "plural",
     "to_counts",
     "validate_counts",
@@ -44,8 +42,6 @@ __all__ = [
 COUNTS_COLUMNS = ("agent", "task_id", "n", "c", "n_missing")
 #: Largest count a table may hold (int64); larger values are reported, never wrapped around.
 COUNT_MAX = int(np.iinfo(np.int64).max)
-#: Fields that give a trial its outcome (see :meth:`agentstats.schema.Trial.outcome`).
-OUTCOME_FIELDS = ("success", "reward", "status")
 
 _MAX_NAMED = 5
 #: Gap cells whose absent trial numbers are spelled out in :attr:`GridGaps.frame` (the rest have counts only).
@@ -530,21 +526,6 @@ def grid_gaps(
 
 
 # ---------------------------------------------------------------- trials -> counts
-
-
-def outcome_field_hints(fields: Iterable[str]) -> list[tuple[str, str]]:
-    """Fields that look like a misspelled outcome field: ``[("Success", "success"), ("succes", "success")]``.
-
-    Compared case-insensitively with :data:`OUTCOME_FIELDS` by :func:`difflib.get_close_matches` (ratio >= 0.8).
-    """
-    hints = []
-    for f in fields:
-        if f in OUTCOME_FIELDS:
-            continue
-        match = difflib.get_close_matches(f.lower(), OUTCOME_FIELDS, n=1, cutoff=0.8)
-        if match:
-            hints.append((f, match[0]))
-    return hints
 
 
 def _unscored_message(n_unscored: int, named: list[tuple[tuple[str, str, int], str]]) -> str:

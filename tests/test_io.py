@@ -497,7 +497,7 @@ def test_run_table_problems(tmp_path):
         (5, "alias"),
         (5, "score_binarized"),
     }
-    assert "success must be 0/1 or true/false, got 0.5" in str(ei.value)
+    assert "success must be 0/1 or true/false (any letter case), got 0.5" in str(ei.value)
     assert "duplicate run id 'r1', first seen at line 1" in str(ei.value)
 
 
@@ -662,3 +662,6 @@ def test_register_format_plugs_in_a_reader(tmp_path):
 
         _ALIASES.pop("toy_csvish")
         _ALIASES.pop("toy")
+        from agentstats.io.detect import FORMATS
+
+        FORMATS.remove("toy_csvish")

@@ -117,6 +117,13 @@ def read_counts_table(
     df, offset = read_table(src, log, text_columns=text_cols)
     if df is None:
         return counts_frame([], [], [], [], [])
+    count_cols = tuple(c for c in (n_col, c_col, n_missing_col) if c in df.columns)
+    if offset is not None and any(pd.api.types.is_float_dtype(df[c]) for c in count_cols):
+        # pyarrow read some counts as floats ("2.5", or integers beyond int64 that a float would round):
+        # read them again as text so that every value is judged exactly as written
+        df, offset = read_table(src, log, text_columns=text_cols + count_cols)
+        if df is None:
+            return counts_frame([], [], [], [], [])
     check = check_counts(
         df, agent_col=agent_col, task_col=task_col, n_col=n_col, c_col=c_col, n_missing_col=n_missing_col
     )

@@ -80,9 +80,10 @@ class TrialLoadError(ValueError):
         The file (or ``"<DataFrame>"``).
     """
 
-    def __init__(self, problems: list[Problem], source: str):
+    def __init__(self, problems: list[Problem], source: str, *, skippable: bool = True):
         self.problems = list(problems)
         self.source = source
+        self.skippable = skippable
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in {source}"
         # The same problem on many records (typically: a wrong --format, a column that no record has) is said
@@ -105,7 +106,7 @@ class TrialLoadError(ValueError):
             "Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in Python, "
             "--skip-bad on the command line."
         )
-        super().__init__("\n".join([head + ":", *lines, hint]))
+        super().__init__("\n".join([head + ":", *lines, *([hint] if skippable else [])]))
 
 
 class TrialLoadWarning(UserWarning):
@@ -123,11 +124,17 @@ class ProblemLog:
         self.unit = unit
         self.problems: list[Problem] = []
         self.bad_records: set[int | None] = set()
+        #: Remarks on records that were kept (e.g. a field that looks like a misspelled outcome field).
+        self.notes: list[Problem] = []
 
     def add(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
         """Record one problem at ``line`` (in ``unit``, default this log's unit)."""
         self.problems.append(Problem(self.source, line, field, message, unit or self.unit))
         self.bad_records.add(line)
+
+    def note(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
+        """Record a remark on a record that is kept (not a problem: the record is not skipped)."""
+        self.notes.append(Problem(self.source, line, field, message, unit or self.unit))
 
     def add_pydantic(
         self, line: int | None, exc: Exception, prefix: str = "", unit: str | None = None
@@ -136,8 +143,8 @@ class ProblemLog:
         for err in exc.errors(include_url=False):  # type: ignore[attr-defined]
             loc = ".".join(str(x) for x in err.get("loc", ()))
             field = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or None)
-            msg = err.get("msg", "invalid")
-            if err.get("type") != "missing" and "input" in err:
+            msg = err.get("msg", "invalid").removeprefix("Value error, ")
+            if err.get("type") not in ("missing", "value_error") and "input" in err:
                 msg = f"{msg} (got {_short(err['input'])})"
             self.add(line, field, msg, unit)
 
