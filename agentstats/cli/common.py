@@ -81,8 +81,9 @@ FitKOpt = Annotated[
     str | None,
     typer.Option(
         "--k",
-        help="k values: '1,2,4', a range '1..8', or both. Default 1..8. k beyond an agent's smallest trials per "
-        "task is model extrapolation, marked 'extrapolated'; at most 10 x the largest trials per task (or 8).",
+        help="k values: '1,2,4', a range '1..8', or both; default 1..8. k beyond an agent's trials per task is "
+        "allowed (the model extrapolates) and the share of tasks with fewer than k trials is reported; at most "
+        "10 x the largest trials per task (or 8).",
     ),
 ]
 ReportKOpt = Annotated[
