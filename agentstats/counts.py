@@ -46,6 +46,8 @@ COUNT_MAX = int(np.iinfo(np.int64).max)
 _MAX_NAMED = 5
 #: Gap cells whose absent trial numbers are spelled out in :attr:`GridGaps.frame` (the rest have counts only).
 _GAPS_SPELLED = 10_000
+#: Grids of up to this many (agent, task) cells list every gap cell; larger ones list the cells with trials.
+_DENSE_CELLS = 20_000_000
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -53,14 +55,48 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
-def _text_array(values: Any) -> np.ndarray:
-    """Values as an object array of ``str`` (already-text input is not copied element by element)."""
-    arr = np.asarray(values, dtype=object)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1)
-    if len(arr) and pd.api.types.infer_dtype(arr, skipna=False) != "string":
-        arr = np.array([str(v) for v in arr], dtype=object)
-    return arr
+def _factor(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct names (object array of ``str``) of a column of names; each name converted once."""
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object) if not isinstance(values, pd.Series) else values)
+    names = np.asarray(uniques, dtype=object)
+    if len(names) and pd.api.types.infer_dtype(names, skipna=False) != "string":
+        names = np.array([str(v) for v in names], dtype=object)
+    return np.asarray(codes, dtype=np.int64), names
+
+
+def frame_from_codes(
+    a_codes: np.ndarray, a_names: np.ndarray, t_codes: np.ndarray, t_names: np.ndarray, n: Any, c: Any, n_missing: Any
+) -> pd.DataFrame:
+    """Build the canonical counts table from name codes (sorted by agent then task_id, names compared once each).
+
+    Parameters
+    ----------
+    a_codes, t_codes : numpy.ndarray of int, shape (m,)
+        Index of each row's agent in ``a_names`` and task in ``t_names``.
+    a_names, t_names : numpy.ndarray of str (object)
+    n, c, n_missing : array-like of int, shape (m,)
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COUNTS_COLUMNS`; ``agent, task_id`` text (object dtype), the rest int64.
+    """
+    a_names = np.asarray(a_names, dtype=object)
+    t_names = np.asarray(t_names, dtype=object)
+    a_rank = np.empty(len(a_names), dtype=np.int64)
+    a_rank[np.argsort(a_names, kind="stable")] = np.arange(len(a_names))
+    t_rank = np.empty(len(t_names), dtype=np.int64)
+    t_rank[np.argsort(t_names, kind="stable")] = np.arange(len(t_names))
+    order = np.lexsort((t_rank[t_codes], a_rank[a_codes])) if len(a_codes) else np.zeros(0, np.int64)
+    return pd.DataFrame(
+        {
+            "agent": pd.Series(a_names[a_codes[order]] if len(order) else [], dtype=object),
+            "task_id": pd.Series(t_names[t_codes[order]] if len(order) else [], dtype=object),
+            "n": np.asarray(n, dtype=np.int64)[order],
+            "c": np.asarray(c, dtype=np.int64)[order],
+            "n_missing": np.asarray(n_missing, dtype=np.int64)[order],
+        }
+    )
 
 
 def counts_frame(agents: Any, tasks: Any, n: Any, c: Any, n_missing: Any) -> pd.DataFrame:
@@ -76,21 +112,9 @@ def counts_frame(agents: Any, tasks: Any, n: Any, c: Any, n_missing: Any) -> pd.
     pandas.DataFrame
         ``agent, task_id`` as text (object dtype), ``n, c, n_missing`` int64, index ``0 .. m-1``.
     """
-    a = _text_array(agents)
-    t = _text_array(tasks)
-    # sort by (agent, task_id) through sorted factor codes: the strings are compared once per distinct value
-    a_codes = pd.factorize(a, sort=True)[0] if len(a) else np.zeros(0, np.int64)
-    t_codes = pd.factorize(t, sort=True)[0] if len(t) else np.zeros(0, np.int64)
-    order = np.lexsort((t_codes, a_codes))
-    return pd.DataFrame(
-        {
-            "agent": pd.Series(a[order], dtype=object),
-            "task_id": pd.Series(t[order], dtype=object),
-            "n": np.asarray(n, dtype=np.int64)[order],
-            "c": np.asarray(c, dtype=np.int64)[order],
-            "n_missing": np.asarray(n_missing, dtype=np.int64)[order],
-        }
-    )
+    a_codes, a_names = _factor(agents)
+    t_codes, t_names = _factor(tasks)
+    return frame_from_codes(a_codes, a_names, t_codes, t_names, n, c, n_missing)
 
 
 # ---------------------------------------------------------------- the one validator
@@ -128,27 +152,36 @@ class CountsCheck:
     problems: list[CountsProblem]
 
 
-def _text_column(raw: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Return identifiers as stripped text (integral floats as integers: ``3.0`` -> ``"3"``) and a blank mask."""
-    isna = raw.isna().to_numpy()
-    kind = pd.api.types.infer_dtype(raw, skipna=True)
-    if kind in ("string", "empty"):
-        text = raw.astype(object).where(~isna, "").map(str.strip, na_action="ignore")
-    elif pd.api.types.is_integer_dtype(raw.dtype):
-        text = raw.astype(str)
+def _name_of(v: Any) -> str:
+    if isinstance(v, bool | np.bool_):
+        return ""  # True is not an agent or a task
+    if isinstance(v, float | np.floating):
+        if np.isnan(v):
+            return ""
+        if float(v).is_integer():
+            v = int(v)
+    return str(_py(v)).strip()
+
+
+def _text_column(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return name codes, the distinct names (stripped text; ``3.0`` -> ``"3"``) and a missing/blank mask.
+
+    Each distinct value is converted once, so a million rows with a few thousand names cost a hash pass.
+    """
+    raw_codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    codes = np.asarray(raw_codes, dtype=np.int64)
+    if pd.api.types.is_string_dtype(getattr(uniques, "dtype", None)) and not isinstance(uniques, np.ndarray):
+        text = pd.Series(uniques).str.strip().to_numpy(dtype=object)  # text columns: vectorized (pyarrow)
     else:
-
-        def as_text(v: Any) -> str:
-            if isinstance(v, bool | np.bool_):
-                return ""  # True is not an agent or a task
-            if isinstance(v, float | np.floating) and float(v).is_integer():
-                v = int(v)
-            return str(v).strip()
-
-        text = raw.astype(object).where(~isna, "").map(as_text)
-    arr = text.to_numpy(dtype=object)
-    blank = isna | (arr == "")
-    return arr, blank
+        text = np.array([_name_of(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
+    if not len(text):  # every value missing
+        return np.full(len(codes), -1, dtype=np.int64), np.zeros(0, dtype=object), np.ones(len(codes), dtype=bool)
+    # stripping can make two raw values one name (" a" and "a"): factorize the texts again
+    t_codes, t_names = pd.factorize(text)
+    names = np.asarray(t_names, dtype=object)
+    out = np.where(codes >= 0, np.asarray(t_codes, dtype=np.int64)[np.maximum(codes, 0)], -1)
+    blank = (out < 0) | (names == "")[np.maximum(out, 0)]
+    return out, names, blank
 
 
 def _count_column(raw: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, str]]]:
@@ -271,8 +304,8 @@ def check_counts(
     m = len(df)
     found: list[CountsProblem] = []
     bad = np.zeros(m, dtype=bool)
-    agents, blank_a = _text_column(df[agent_col])
-    tasks, blank_t = _text_column(df[task_col])
+    a_codes, a_names, blank_a = _text_column(df[agent_col])
+    t_codes, t_names, blank_t = _text_column(df[task_col])
     for col, blank in ((agent_col, blank_a), (task_col, blank_t)):
         for i in np.flatnonzero(blank):
             found.append(CountsProblem(int(i), col, "missing", "missing value"))
@@ -298,22 +331,22 @@ def check_counts(
     bad |= over
     good = np.flatnonzero(~bad)
     if len(good):
-        keys = pd.DataFrame({"a": agents[good], "t": tasks[good]})
-        group = keys.groupby(["a", "t"], sort=False).ngroup().to_numpy()
-        _, first_of_group = np.unique(group, return_index=True)  # group ids are in order of first appearance
-        is_first = np.zeros(len(good), dtype=bool)
-        is_first[first_of_group] = True
-        for j in np.flatnonzero(~is_first):
+        key = a_codes[good] * max(len(t_names), 1) + t_codes[good]
+        _, first_idx, inverse = np.unique(key, return_index=True, return_inverse=True)
+        dup = np.arange(len(good)) != first_idx[inverse]
+        for j in np.flatnonzero(dup):
             i = good[j]
-            first = int(good[first_of_group[group[j]]])
-            key = f"(agent={agents[i]!r}, task_id={tasks[i]!r})"
+            first = int(good[first_idx[inverse[j]]])
+            pair = f"(agent={a_names[a_codes[i]]!r}, task_id={t_names[t_codes[i]]!r})"
             found.append(
-                CountsProblem(int(i), f"({agent_col}, {task_col})", "duplicate", f"duplicate {key}", first=first)
+                CountsProblem(int(i), f"({agent_col}, {task_col})", "duplicate", f"duplicate {pair}", first=first)
             )
             bad[i] = True
     found.sort(key=lambda p: (p.position if p.position is not None else -1))
     keep = ~bad
-    counts = counts_frame(agents[keep], tasks[keep], n[keep], c[keep], values[n_missing_col][keep])
+    counts = frame_from_codes(
+        a_codes[keep], a_names, t_codes[keep], t_names, n[keep], c[keep], values[n_missing_col][keep]
+    )
     return CountsCheck(counts, found)
 
 
@@ -415,20 +448,25 @@ class GridGaps:
         One row per cell with absent trials, sorted by agent then task_id: ``agent, task_id, n_recorded``
         (trials present, any outcome), ``n_absent`` and ``absent_trials`` (e.g. ``"2, 5..7"``; spelled out
         for the first 10,000 such cells, ``None`` beyond).
+    n_cells_unlisted : int
+        Cells with no trial at all that are counted but not listed in ``frame``: only when agents x tasks
+        exceeds 20 million cells (a sparse design), to keep memory proportional to the trials.
     """
 
     n_expected: int
     frame: pd.DataFrame
+    n_cells_unlisted: int = 0
 
     @property
     def n_absent(self) -> int:
         """Total number of absent (agent, task, trial) entries."""
-        return int(self.frame["n_absent"].sum()) if len(self.frame) else 0
+        listed = int(self.frame["n_absent"].sum()) if len(self.frame) else 0
+        return listed + self.n_cells_unlisted * self.n_expected
 
     @property
     def n_cells(self) -> int:
         """Number of (agent, task) cells with at least one absent trial."""
-        return len(self.frame)
+        return len(self.frame) + self.n_cells_unlisted
 
     def describe(self, limit: int = 3) -> str:
         """One sentence: how many trials are absent, in how many cells, with the first few named."""
@@ -495,9 +533,17 @@ def grid_gaps(
         return GridGaps(0, empty)
     k = int(np.max(trials)) + 1
     cell = agent_codes.astype(np.int64) * n_t + task_codes.astype(np.int64)
-    recorded = np.bincount(cell, minlength=n_a * n_t)
-    gap_cells = np.flatnonzero(recorded < k)
-    if len(gap_cells) == 0:
+    unlisted = 0
+    if n_a * n_t <= _DENSE_CELLS:
+        recorded = np.bincount(cell, minlength=n_a * n_t)
+        gap_cells = np.flatnonzero(recorded < k)
+    else:  # a sparse grid too large to list: cells with no trial at all are counted, not listed
+        present, per_cell = np.unique(cell, return_counts=True)
+        unlisted = n_a * n_t - len(present)
+        recorded = np.zeros(0, dtype=np.int64)
+        gap_cells = present[per_cell < k]
+        recorded_of_gaps = per_cell[per_cell < k]
+    if len(gap_cells) == 0 and not unlisted:
         return GridGaps(k, empty)
     # absent trial numbers of the first cells with gaps, from each cell's sorted trial numbers
     order = np.lexsort((trials, cell))
@@ -516,13 +562,13 @@ def grid_gaps(
         {
             "agent": agents_arr[gap_cells // n_t],
             "task_id": tasks_arr[gap_cells % n_t],
-            "n_recorded": recorded[gap_cells].astype(np.int64),
-            "n_absent": (k - recorded[gap_cells]).astype(np.int64),
+            "n_recorded": (recorded[gap_cells] if not unlisted else recorded_of_gaps).astype(np.int64),
+            "n_absent": (k - (recorded[gap_cells] if not unlisted else recorded_of_gaps)).astype(np.int64),
             "absent_trials": pd.Series(spelled, dtype=object),
         }
     )
     frame = frame.sort_values(["agent", "task_id"], kind="stable").reset_index(drop=True)
-    return GridGaps(k, frame)
+    return GridGaps(k, frame, unlisted)
 
 
 # ---------------------------------------------------------------- trials -> counts
@@ -648,20 +694,19 @@ def counts_from_codes(
     """
     n_t = max(len(tasks), 1)
     cell = agent_codes.astype(np.int64) * n_t + task_codes.astype(np.int64)
-    size = len(agents) * n_t
+    present, inverse = np.unique(cell, return_inverse=True)  # memory O(trials), whatever agents x tasks is
     scored = outcomes != 2
-    n = np.bincount(cell, weights=scored, minlength=size)
-    c = np.bincount(cell, weights=outcomes == 1, minlength=size)
-    miss = np.bincount(cell, weights=~scored, minlength=size)
-    present = np.flatnonzero(np.bincount(cell, minlength=size) > 0)
-    agents_arr = np.asarray(agents, dtype=object)
-    tasks_arr = np.asarray(tasks, dtype=object)
-    out = counts_frame(
-        agents_arr[present // n_t] if len(present) else [],
-        tasks_arr[present % n_t] if len(present) else [],
-        n[present].astype(np.int64),
-        c[present].astype(np.int64),
-        miss[present].astype(np.int64),
+    n = np.bincount(inverse, weights=scored, minlength=len(present))
+    c = np.bincount(inverse, weights=outcomes == 1, minlength=len(present))
+    miss = np.bincount(inverse, weights=~scored, minlength=len(present))
+    out = frame_from_codes(
+        present // n_t,
+        np.asarray(agents, dtype=object),
+        present % n_t,
+        np.asarray(tasks, dtype=object),
+        n.astype(np.int64),
+        c.astype(np.int64),
+        miss.astype(np.int64),
     )
     out.attrs["gaps"] = grid_gaps(agent_codes, task_codes, trials, agents, tasks)
     return out

@@ -394,3 +394,46 @@ def test_formats_lists_every_format():
     assert {"fair_forge", "fai_jsonl", "bfcl"} <= set(FORMATS)
     assert set(_ALIASES.values()) - {"auto"} == set(FORMATS)
     assert len(FORMATS) == len(set(FORMATS))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_record_by_record_counts_equal_to_counts_of_loaded_trials(tmp_path, seed):
+    """Files the fast path cannot take (extra fields, bad lines, duplicates) are counted without keeping trials."""
+    from agentstats.io.errors import ProblemLog
+    from agentstats.io.jsonl import count_jsonl_trials
+
+    path, lines = _random_file(tmp_path, seed)
+    rng = np.random.default_rng(seed)
+    extra = [json.dumps({**json.loads(x), "usage": {"latency_s": float(rng.random())}}) for x in lines]
+    extra += [extra[0], "{not json", jl(rec("agent0", "task0", 99, success="maybe"))]  # duplicate, malformed, bad
+    path.write_text("".join(x + "\n" for x in extra))
+    with pytest.warns(TrialLoadWarning):
+        exact_trials = load_trials(path, on_error="skip")
+    exact = to_counts(exact_trials)
+    with pytest.warns(TrialLoadWarning):
+        tallied = count_jsonl_trials(path, ProblemLog(str(path), "skip"))
+    pd.testing.assert_frame_equal(tallied, exact)
+    pd.testing.assert_frame_equal(tallied.attrs["gaps"].frame, exact.attrs["gaps"].frame)
+    assert [(p.line, p.field) for p in tallied.attrs["skipped"]] == [(p.line, p.field) for p in exact_trials.skipped]
+    with pytest.warns(TrialLoadWarning):
+        public = load_counts_any(path, on_error="skip", agents="!agent2")
+    pd.testing.assert_frame_equal(public, exact[exact.agent != "agent2"].reset_index(drop=True), check_like=True)
+
+
+def test_fast_counts_take_usage_and_risk_level(tmp_path):
+    from agentstats.io.fastcounts import jsonl_counts
+
+    lines = [
+        jl(rec(trial=0, success=True, usage={"latency_s": 1.5, "input_tokens": 10}, risk_level="low")),
+        jl(rec(trial=1, success=False, usage=None)),
+        jl(rec(trial=2, reward=1.0, usage={})),
+    ]
+    path = write(tmp_path / "u.jsonl", lines)
+    fast = jsonl_counts(path)
+    assert fast is not None
+    pd.testing.assert_frame_equal(fast, to_counts(load_trials(path)))
+    # a member Usage does not document, or tokens as 10.0: the record-by-record reader decides
+    for odd in ({"latency_s": 1.5, "region": "eu"}, {"input_tokens": 10.0}):
+        path = write(tmp_path / "v.jsonl", [*lines, jl(rec(trial=3, success=True, usage=odd))])
+        assert jsonl_counts(path) is None
+        assert int(load_counts_any(path).n.sum()) == 4

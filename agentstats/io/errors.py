@@ -152,6 +152,8 @@ class ProblemLog:
         """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode)."""
         if not self.problems:
             return []
+        # in file order, whatever order the checks found them in (duplicates are found at the end)
+        self.problems.sort(key=lambda p: -1 if p.line is None else p.line)
         if self.on_error == "raise":
             raise TrialLoadError(self.problems, self.source)
         n_bad = len(self.bad_records)

@@ -3,8 +3,9 @@
 Reading a trials file record by record (JSON decoding plus pydantic validation of every :class:`Trial`) costs
 tens of microseconds per line and about a kilobyte per trial. When only the counts per (agent, task) are
 needed and every line holds nothing but the flat trial fields (``agent, task_id, trial, status, success,
-reward, judge_missing``), pyarrow's multi-threaded JSON reader parses the file into typed columns and the
-checks of :class:`~agentstats.schema.Trial` run vectorized.
+reward, judge_missing``, plus ``usage`` with its four documented members and ``risk_level``), pyarrow's
+multi-threaded JSON reader parses the file into typed columns and the checks of
+:class:`~agentstats.schema.Trial` run vectorized.
 
 This path *decides* only clean files: at the first sign of anything else (another field, a type pyarrow does
 not read exactly as pydantic would, a value the trial rules refuse, a duplicate key, a contradiction, an
@@ -28,7 +29,8 @@ from agentstats.schema import REWARD_TOL, Status
 
 __all__ = ["jsonl_counts"]
 
-_BLOCK = 1 << 22
+_BLOCK = 1 << 20  # bytes per parsed block: memory stays near one block per thread
+_SCAN = 1 << 22
 
 
 def _core_schema() -> Any:
@@ -43,21 +45,96 @@ def _core_schema() -> Any:
             ("success", pa.bool_()),
             ("reward", pa.float64()),
             ("judge_missing", pa.bool_()),
+            # usage and risk_level are read only to be checked: their types are pydantic's for Usage / str
+            (
+                "usage",
+                pa.struct(
+                    [
+                        ("latency_s", pa.float64()),
+                        ("input_tokens", pa.int64()),
+                        ("output_tokens", pa.int64()),
+                        ("cost_usd", pa.float64()),
+                    ]
+                ),
+            ),
+            ("risk_level", pa.string()),
         ]
     )
 
 
-def _one_object_per_line(data: bytes) -> int | None:
-    """Count the lines that start with ``{``; ``None`` when a non-blank line starts otherwise."""
-    arr = np.frombuffer(data, dtype=np.uint8)
-    starts = np.concatenate(([0], np.flatnonzero(arr == 10) + 1))
-    starts = starts[starts < len(arr)]
-    first = arr[starts]
-    is_obj = first == ord("{")
-    blank = (first == 10) | ((first == 13) & (arr[np.minimum(starts + 1, len(arr) - 1)] == 10))
-    if not np.all(is_obj | blank):
+def _object_lines(path: str | os.PathLike) -> int | None:
+    """Count the lines that start with ``{``, streaming; ``None`` when a non-blank line starts otherwise.
+
+    pyarrow's reader would also accept two objects on one line, or one object over several lines: comparing
+    its row count with this count refuses both (the record-by-record reader reports them).
+    """
+    n_obj = 0
+    prev = b"\n"  # the byte before the current chunk: the file starts a line
+    with open_binary(path) as fh:
+        first_chunk = True
+        while chunk := fh.read(_SCAN):
+            if first_chunk and chunk.startswith(b"\xef\xbb\xbf"):
+                return None
+            first_chunk = False
+            buf = np.frombuffer(prev + chunk, dtype=np.uint8)
+            starts = np.flatnonzero(buf[:-1] == 10) + 1  # indices in buf of bytes that start a line
+            first = buf[starts]
+            after = buf[np.minimum(starts + 1, len(buf) - 1)]
+            is_obj = first == ord("{")
+            # a blank line: "\n" or "\r\n" (a "\r" at the very end of a chunk is taken as not blank: fallback)
+            blank = (first == 10) | ((first == 13) & (after == 10) & (starts + 1 < len(buf)))
+            if not np.all(is_obj | blank):
+                return None
+            n_obj += int(is_obj.sum())
+            prev = chunk[-1:]
+    return n_obj
+
+
+def _batch_outcomes(batch: Any) -> np.ndarray | None:
+    """Check one record batch as :class:`Trial` would and return its outcomes; ``None`` at the first doubt."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        batch.validate(full=True)  # pyarrow's JSON parser does not check UTF-8; this does
+    except pa.ArrowInvalid:
         return None
-    return int(is_obj.sum())
+    agent, task, trial = batch.column("agent"), batch.column("task_id"), batch.column("trial")
+    if agent.null_count or task.null_count or trial.null_count:
+        return None
+    for names in (agent, task):
+        if len(names) and pc.any(pc.equal(pc.utf8_trim_whitespace(names), "")).as_py():
+            return None
+    if len(trial) and pc.min(trial).as_py() < 0:
+        return None
+    status = batch.column("status")
+    given = pc.drop_null(status)
+    if len(given) and not pc.all(pc.is_in(given, pa.array([s.value for s in Status]))).as_py():
+        return None
+    reward_col = batch.column("reward")
+    reward = reward_col.to_numpy(zero_copy_only=False)  # NaN where absent
+    has_reward = reward_col.is_valid().to_numpy(zero_copy_only=False)
+    if not np.all(np.isfinite(reward[has_reward])):
+        return None
+    succ_col = batch.column("success")
+    succ_valid = succ_col.is_valid().to_numpy(zero_copy_only=False)
+    success = succ_col.fill_null(False).to_numpy(zero_copy_only=False)
+    judge_missing = batch.column("judge_missing").fill_null(False).to_numpy(zero_copy_only=False)
+    st = status.fill_null(Status.completed.value).to_numpy(zero_copy_only=False)
+    r_one = has_reward & (np.abs(reward - 1.0) <= REWARD_TOL)
+    r_zero = has_reward & (np.abs(reward) <= REWARD_TOL)
+    if np.any(succ_valid & has_reward & ((success & r_zero) | (~success & r_one))):
+        return None  # a contradiction: the full reader names it
+    # Trial.outcome, vectorized: 0 failure, 1 success, 2 missing, -1 unscored
+    outcome = np.full(len(reward), -1, dtype=np.int8)
+    outcome[has_reward] = r_one[has_reward]
+    outcome[succ_valid] = success[succ_valid]
+    outcome[judge_missing] = 2
+    outcome[st == Status.agent_error.value] = 0
+    outcome[st == Status.infra_error.value] = 2
+    if np.any(outcome < 0):
+        return None  # unscored trials: the full reader names them, with hints
+    return outcome
 
 
 def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = None) -> pd.DataFrame | None:
@@ -74,7 +151,8 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
     -------
     pandas.DataFrame or None
         As :func:`agentstats.counts.to_counts` (with ``attrs["gaps"]``), or ``None`` (see the module
-        docstring). Memory: the file's bytes plus its columns, about 150 MB for a million lines.
+        docstring). The file is read in blocks: memory is the agent and task names plus about ten bytes per
+        trial (some 50 MB for a million lines), not the file.
 
     Raises
     ------
@@ -85,68 +163,37 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    with open_binary(path) as fh:
-        try:
-            data = fh.read()
-        except (OSError, EOFError):
-            return None
-    if not data or data.startswith(b"\xef\xbb\xbf"):
+    try:
+        n_lines = _object_lines(path)
+    except (OSError, EOFError):
         return None
-    n_lines = _one_object_per_line(data)
     if not n_lines:
         return None
+    agent_chunks, task_chunks, trial_chunks, outcome_chunks = [], [], [], []
     try:
-        table = pj.read_json(
-            pa.BufferReader(data),
-            read_options=pj.ReadOptions(use_threads=True, block_size=_BLOCK),
-            parse_options=pj.ParseOptions(explicit_schema=_core_schema(), unexpected_field_behavior="error"),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError):
+        with open_binary(path) as fh:
+            reader = pj.open_json(
+                fh,
+                read_options=pj.ReadOptions(use_threads=True, block_size=_BLOCK),
+                parse_options=pj.ParseOptions(explicit_schema=_core_schema(), unexpected_field_behavior="error"),
+            )
+            for batch in reader:
+                outcome = _batch_outcomes(batch)
+                if outcome is None:
+                    return None
+                agent_chunks.append(batch.column("agent"))
+                task_chunks.append(batch.column("task_id"))
+                trial_chunks.append(batch.column("trial").to_numpy(zero_copy_only=False))
+                outcome_chunks.append(outcome)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError, OSError, EOFError):
         return None
-    del data
-    if table.num_rows != n_lines:
+    trial = np.concatenate(trial_chunks) if trial_chunks else np.zeros(0, np.int64)
+    if len(trial) != n_lines:
         return None
-    try:
-        table.validate(full=True)  # pyarrow's JSON parser does not check UTF-8; this does
-    except pa.ArrowInvalid:
-        return None
-
-    agent, task = table["agent"], table["task_id"]
-    if agent.null_count or task.null_count or table["trial"].null_count:
-        return None
-    for names in (agent, task):
-        if pc.any(pc.equal(pc.utf8_trim_whitespace(names), "")).as_py():
-            return None
-    trial = table["trial"].to_numpy()
-    if len(trial) and trial.min() < 0:
-        return None
-    status = table["status"]
-    given = pc.drop_null(status)
-    if len(given) and not pc.all(pc.is_in(given, pa.array([s.value for s in Status]))).as_py():
-        return None
-    reward = table["reward"].to_numpy(zero_copy_only=False)  # NaN where absent
-    has_reward = table["reward"].is_valid().to_numpy(zero_copy_only=False)
-    if not np.all(np.isfinite(reward[has_reward])):
-        return None
-    succ_valid = table["success"].is_valid().to_numpy(zero_copy_only=False)
-    success = table["success"].fill_null(False).to_numpy(zero_copy_only=False)
-    judge_missing = table["judge_missing"].fill_null(False).to_numpy(zero_copy_only=False)
-    st = status.fill_null(Status.completed.value).to_numpy(zero_copy_only=False)
-    infra = st == Status.infra_error.value
-    agent_err = st == Status.agent_error.value
-    r_one = has_reward & (np.abs(reward - 1.0) <= REWARD_TOL)
-    r_zero = has_reward & (np.abs(reward) <= REWARD_TOL)
-    if np.any(succ_valid & has_reward & ((success & r_zero) | (~success & r_one))):
-        return None  # a contradiction: the full reader names it
-    # Trial.outcome, vectorized: 0 failure, 1 success, 2 missing, -1 unscored
-    outcome = np.full(len(trial), -1, dtype=np.int8)
-    outcome[has_reward] = r_one[has_reward]
-    outcome[succ_valid] = success[succ_valid]
-    outcome[judge_missing] = 2
-    outcome[agent_err] = 0
-    outcome[infra] = 2
-    if np.any(outcome < 0):
-        return None  # unscored trials: the full reader names them, with hints
+    outcome = np.concatenate(outcome_chunks)
+    agent = pa.chunked_array(agent_chunks, type=pa.string())
+    task = pa.chunked_array(task_chunks, type=pa.string())
+    del agent_chunks, task_chunks, trial_chunks, outcome_chunks
 
     a_enc = pc.dictionary_encode(agent).combine_chunks()
     t_enc = pc.dictionary_encode(task).combine_chunks()

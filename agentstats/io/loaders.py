@@ -349,7 +349,7 @@ class Dataset:
         """One Markdown paragraph: source, format, size, skipped records."""
         c = self.counts
         if c is None:
-            trials = self.trials or []
+            trials: list[Trial] = self.trials or []
             unscored = sum(t.outcome() is None for t in trials)
             text = (
                 f"Read **{self.source}** (format `{self.format}`): {len({t.agent for t in trials})} agents, "
@@ -440,7 +440,7 @@ def load_counts_any(
     TrialLoadError, ValueError
         As :func:`load`.
     """
-    fast = _fast_counts(path, format, options)
+    fast = _fast_counts(path, format, options, on_error)
     if fast is not None:
         return fast
     data = load(path, format, on_error=on_error, **options)
@@ -450,9 +450,14 @@ def load_counts_any(
     return data.counts
 
 
-def _fast_counts(path: Any, format: str, options: dict[str, Any]) -> pd.DataFrame | None:
-    """Count a flat JSONL trials file with :func:`agentstats.io.fastcounts.jsonl_counts`, when it decides."""
+def _fast_counts(path: Any, format: str, options: dict[str, Any], on_error: OnError) -> pd.DataFrame | None:
+    """Count the project's JSONL without keeping a Trial per line; ``None`` for every other input.
+
+    A flat file is counted by :func:`agentstats.io.fastcounts.jsonl_counts` (pyarrow, vectorized checks); any
+    other JSONL trials file record by record (:func:`agentstats.io.jsonl.count_jsonl_trials`).
+    """
     from agentstats.io.fastcounts import jsonl_counts
+    from agentstats.io.jsonl import count_jsonl_trials
 
     if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents"}:
         return None
@@ -463,9 +468,11 @@ def _fast_counts(path: Any, format: str, options: dict[str, Any]) -> pd.DataFram
         return None
     selection = AgentSelection.parse(options.get("agents"))
     counts = jsonl_counts(path, agents=selection)
-    if counts is None:
-        return None
-    counts.attrs.update(source=name, format="jsonl", skipped=[])
+    if counts is not None:
+        counts.attrs.update(source=name, format="jsonl", skipped=[])
+        return counts
+    counts = count_jsonl_trials(path, ProblemLog(name, on_error), selection)
+    counts.attrs.update(source=name, format="jsonl")
     return counts
 
 
