@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 import typer.exceptions
@@ -334,10 +334,7 @@ def deprecated_alias(
     return old_value
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def command(fn: F) -> F:
+def command[F: Callable[..., Any]](fn: F) -> F:
     """Wrap a command: Ctrl-C gives one line and status 130; an unexpected error one line and status 1.
 
     An interrupt can surface as something else: samplers and kernels catch ``KeyboardInterrupt`` and fail later
