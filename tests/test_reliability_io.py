@@ -26,8 +26,12 @@ from agentstats.io import (
     load_trials,
     save_trials,
 )
-from agentstats.io.manifest import manifest_path
 from agentstats.schema import Trial
+
+
+def manifest_path(path: Path) -> Path:
+    """Where save_trials puts the manifest (``<file>.manifest.json``), as docs/data-format.md says."""
+    return path.with_name(path.name + ".manifest.json")
 
 
 def jl(obj) -> str:
@@ -229,6 +233,13 @@ def test_deeply_nested_line_is_a_located_skippable_error(tmp_path):
     with pytest.warns(TrialLoadWarning):
         got = load_counts_any(path, on_error="skip")
     assert list(got.itertuples(index=False, name=None)) == [("a", "t", 2, 1, 0)]
+    # an integer of 5,000 digits: beyond Python's conversion limit, a located problem too
+    huge = '{"agent": "a", "task_id": "t", "trial": 3, "success": true, "score": ' + "9" * 5000 + "}"
+    path = write(tmp_path / "huge.jsonl", [*lines[:1], huge])
+    with pytest.raises(TrialLoadError) as ei:
+        load_trials(path)
+    (p,) = ei.value.problems
+    assert p.line == 2 and p.message.startswith("malformed JSON")
     # a JSON array nested too deeply is one problem for the file, not a crash
     arr = tmp_path / "deep.json"
     arr.write_text("[" * 100_000 + "]" * 100_000)
