@@ -204,13 +204,14 @@ def _fake_fit(monkeypatch, ok=True, fit_fn=None):
 
     summary = pd.DataFrame(
         [dict(agent="a", k=1, quantity=q, population="observed", mean=0.5, median=0.5, ci_low=0.4, ci_high=0.6,
-              ci_kind="eti", extrapolated=False) for q in ("pass_at_k", "pass_hat_k")]
+              ci_kind="eti", ci_prob=0.95, extrapolated=0.0) for q in ("pass_at_k", "pass_hat_k")]
     )
     monkeypatch.setattr(models, "fit", fit_fn or fake_fit)
     monkeypatch.setattr(models, "diagnose", lambda dt: _Diag(ok))
-    monkeypatch.setattr(post, "posterior_pass_at_k", lambda *a, **k: None)
-    monkeypatch.setattr(post, "posterior_pass_hat_k", lambda *a, **k: None)
+    monkeypatch.setattr(post, "posterior_pass_k", lambda *a, **k: None)
     monkeypatch.setattr(post, "summarize_pass_k", lambda *a, **k: summary)
+    monkeypatch.setattr(post, "consistency", lambda *a, **k: None)
+    monkeypatch.setattr(post, "predict_rerun", lambda *a, **k: None)
     return seen
 
 
@@ -259,13 +260,15 @@ def test_score_statuses(trials, tmp_path, monkeypatch):
     assert res.exit_code == EXIT_OK, res.output
     assert out.exists() and (tmp_path / "scored.jsonl.manifest.json").exists()
     _assert_one_line_error(runner.invoke(app, ["score", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
-    import agentstats.scoring.outcomes as outcomes
+    import agentstats.scoring as scoring
 
-    monkeypatch.setattr(outcomes, "score_trials", _raise(RuntimeError("judge exploded")))
+    monkeypatch.setattr(scoring, "score_trials", _raise(RuntimeError("judge exploded")))
     _assert_one_line_error(runner.invoke(app, ["score", str(trials)]), EXIT_FAILURE)
-    monkeypatch.setattr(outcomes, "score_trials", _raise(KeyboardInterrupt()))
-    _assert_interrupted(runner.invoke(app, ["score", str(trials)]))
-    monkeypatch.setattr(outcomes, "score_trials", _interrupt_then(RuntimeError("connection reset")))
+    monkeypatch.setattr(scoring, "score_trials", _raise(KeyboardInterrupt()))
+    res = runner.invoke(app, ["score", str(trials)])
+    _assert_interrupted(res)
+    assert res.output.count("interrupted") == 1  # said once, though score and the wrapper both handle it
+    monkeypatch.setattr(scoring, "score_trials", _interrupt_then(RuntimeError("connection reset")))
     _assert_interrupted(runner.invoke(app, ["score", str(trials)]))
 
 

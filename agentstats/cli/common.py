@@ -360,10 +360,10 @@ def command[F: Callable[..., Any]](fn: F) -> F:
             result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             raise _interrupted() from None
-        except (typer.Exit, typer.Abort, typer.exceptions.TyperException):  # exits and usage errors
-            if interrupted.is_set():
+        except (typer.Exit, typer.Abort, typer.exceptions.TyperException) as exc:  # exits and usage errors
+            if interrupted.is_set() and getattr(exc, "exit_code", None) != EXIT_INTERRUPTED:
                 raise _interrupted() from None
-            raise
+            raise  # (a command that already said "interrupted" and exits 130 is not said twice)
         except Exception as exc:
             if interrupted.is_set():
                 raise _interrupted() from None

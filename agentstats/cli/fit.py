@@ -30,6 +30,7 @@ from agentstats.cli.common import (
 )
 from agentstats.models.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
 
+
 def _records(summary: Any) -> list[dict[str, Any]]:
     return [
         {
