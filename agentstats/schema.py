@@ -14,17 +14,25 @@ The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``shar
   (tau-bench's rule, Yao et al. 2024, arXiv 2406.12045); partial rewards such as 0.5 are failures here and
   stay available as a separate metric;
 * neither given -> ``None`` (unscored: run :func:`agentstats.scoring.score_trials` first).
+
+Values a :class:`Trial` refuses (each a validation error with its field): an empty or blank ``agent`` or
+``task_id``; a negative ``trial``; a ``reward`` that is NaN or infinite (JSON ``NaN``, ``Infinity``, ``1e400``);
+a ``success`` other than ``true``/``false`` or ``0``/``1`` (text such as ``"yes"`` is refused, not guessed).
+``null`` for ``status`` or ``judge_missing`` means the same as leaving the field out.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "OUTCOME_FIELDS",
     "REWARD_TOL",
     "Interaction",
     "Outcome",
@@ -33,10 +41,13 @@ __all__ = [
     "ToolSpec",
     "Trial",
     "Usage",
+    "outcome_field_hints",
 ]
 
 #: A reward counts as success when ``abs(reward - 1) <= REWARD_TOL`` (tau-bench's rule).
 REWARD_TOL = 1e-6
+#: Fields that give a trial its outcome (see :meth:`Trial.outcome`).
+OUTCOME_FIELDS = ("success", "reward", "status")
 
 Outcome = Literal["success", "failure", "missing"]
 
@@ -183,10 +194,10 @@ class Trial(BaseModel):
 
     agent: str
     task_id: str
-    trial: int
+    trial: int = Field(ge=0)
     status: Status = Status.completed
     success: bool | None = None
-    reward: float | None = None
+    reward: float | None = Field(default=None, allow_inf_nan=False)
     interactions: list[Interaction] = Field(default_factory=list)
     expected_tool_calls: list[ToolCall] = Field(default_factory=list)
     tools: list[ToolSpec] = Field(default_factory=list)
@@ -211,6 +222,32 @@ class Trial(BaseModel):
                     data = {**data, key: str(v)}
         return data
 
+    @field_validator("agent", "task_id")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError(f"must be a non-empty name, got {v!r}")
+        return v
+
+    @field_validator("success", mode="before")
+    @classmethod
+    def _exact_success(cls, v: Any) -> Any:
+        # true/false, or 0/1; anything else (text such as "yes", "t", "off") is refused instead of guessed
+        if v is None or isinstance(v, bool):
+            return v
+        if type(v).__name__ == "bool_":  # numpy.bool_
+            return bool(v)
+        if isinstance(v, int | float) and v in (0, 1):
+            return bool(v)
+        raise ValueError(f"success must be true or false (or 1 / 0), got {v!r}")
+
+    @field_validator("status", "judge_missing", mode="before")
+    @classmethod
+    def _null_is_default(cls, v: Any, info: Any) -> Any:
+        if v is None:
+            return Status.completed if info.field_name == "status" else False
+        return v
+
     @property
     def key(self) -> tuple[str, str, int]:
         """The unique key ``(agent, task_id, trial)``."""
@@ -229,3 +266,18 @@ class Trial(BaseModel):
         if self.reward is not None:
             return "success" if abs(self.reward - 1.0) <= REWARD_TOL else "failure"
         return None
+
+
+def outcome_field_hints(fields: Iterable[str]) -> list[tuple[str, str]]:
+    """Find fields that look like a misspelled outcome field: ``[("Success", "success"), ("succes", "success")]``.
+
+    Compared case-insensitively with :data:`OUTCOME_FIELDS` by :func:`difflib.get_close_matches` (ratio >= 0.8).
+    """
+    hints = []
+    for f in fields:
+        if f in OUTCOME_FIELDS:
+            continue
+        match = difflib.get_close_matches(f.lower(), OUTCOME_FIELDS, n=1, cutoff=0.8)
+        if match:
+            hints.append((f, match[0]))
+    return hints

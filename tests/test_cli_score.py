@@ -319,8 +319,6 @@ def test_two_score_processes_on_one_cache_pay_once(tmp_path):
     assert sum(p["judge"]["cache hits"] for p in payloads) == n  # what one paid for, the other waited for
 
 
-@pytest.mark.xfail(strict=True, reason="save_trials writes in place on this branch; it becomes atomic with the io "
-                   "branch (agentstats.io.atomic), then this mark must go")
 def test_out_is_written_atomically(data, tmp_path, monkeypatch):
     import agentstats.scoring as scoring
     from agentstats.schema import Trial

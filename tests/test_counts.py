@@ -89,14 +89,14 @@ def test_unscored_trials_raise_naming_them():
     with pytest.raises(ValueError) as ei:
         to_counts(trials)
     msg = str(ei.value)
-    assert "7 trial(s) have no outcome" in msg
+    assert "7 trials have no outcome" in msg
     assert "('a', 'u0', 0)" in msg and "('a', 'u4', 0)" in msg
     assert "('a', 'u5', 0)" not in msg  # only the first few are named
     assert "score" in msg
 
 
 def test_duplicate_keys_raise():
-    with pytest.raises(ValueError, match=r"repeat an \(agent, task_id, trial\) key.*\('a', 't', 0\)"):
+    with pytest.raises(ValueError, match=r"1 trial repeats an \(agent, task_id, trial\) key.*\('a', 't', 0\)"):
         to_counts([T(success=True), T(success=False)])
 
 
@@ -141,3 +141,99 @@ def test_matches_a_brute_force_tally():
 def test_trialset_to_counts():
     ts = TrialSet([T(success=True), T(trial=1, success=False)], source="x", format="jsonl")
     pd.testing.assert_frame_equal(ts.to_counts(), to_counts(list(ts)))
+
+
+# ---------------------------------------------------------------- one counts schema, one validator
+
+
+def test_counts_frame_takes_numpy_arrays():
+    import numpy as np
+
+    from agentstats.counts import counts_frame
+
+    df = counts_frame(np.array(["b", "a"]), np.array(["t", "t"]), np.array([2, 3]), np.array([1, 0]), np.zeros(2))
+    assert list(df.itertuples(index=False, name=None)) == [("a", "t", 3, 0, 0), ("b", "t", 2, 1, 0)]
+    assert [str(df[c].dtype) for c in ("n", "c", "n_missing")] == ["int64"] * 3
+
+
+@pytest.mark.parametrize("big", [2**63, 2**63 - 1 + 10, 10**30])
+def test_counts_beyond_int64_are_reported_not_wrapped(big):
+    import warnings
+
+    from agentstats.counts import COUNT_MAX, validate_counts
+
+    df = pd.DataFrame({"agent": ["a", "a"], "task_id": ["t1", "t2"], "n": [4, big], "c": [1, 1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning on the way
+        with pytest.raises(ValueError) as ei:
+            validate_counts(df, "f")
+    msg = str(ei.value)
+    assert f"row 1 (agent='a', task_id='t2'): field 'n' = {big} is not a non-negative integer" in msg
+    assert f"beyond {COUNT_MAX:,}" in msg
+    assert "-9223372036854775808" not in msg
+    # the largest int64 itself is a valid count
+    ok = validate_counts(df.assign(n=[4, COUNT_MAX]).astype({"n": "int64"}))
+    assert ok.n.iloc[1] == COUNT_MAX
+
+
+def test_check_counts_lists_every_problem_by_position():
+    from agentstats.counts import check_counts
+
+    df = pd.DataFrame(
+        {
+            "agent": ["a", "a", None, "a", "a", "a"],
+            "task_id": ["t1", "t2", "t3", "t1", "t4", "t5"],
+            "n": [3, 2, 1, 3, True, float("nan")],
+            "c": [1, 3, 0, 1, 0, 0],
+        },
+    ).astype({"n": object})
+    check = check_counts(df)
+    got = [(p.position, p.column, p.kind) for p in check.problems]
+    assert got == [
+        (1, "c", "c_gt_n"),
+        (2, "agent", "missing"),
+        (3, "(agent, task_id)", "duplicate"),
+        (4, "n", "not_count"),
+        (5, "n", "missing"),
+    ]
+    assert check.problems[2].first == 0
+    assert list(check.counts.itertuples(index=False, name=None)) == [("a", "t1", 3, 1, 0)]
+
+
+def test_grid_gaps_name_absent_trials():
+    trials = [T("a", "t1", i, success=True) for i in range(4)]
+    trials += [T("a", "t2", i, success=False) for i in (0, 1, 3)]  # trial 2 never recorded
+    trials += [T("b", "t1", 0, status="infra_error"), T("b", "t1", 1, success=True)]  # b never ran t2
+    counts = to_counts(trials)
+    gaps = counts.attrs["gaps"]
+    assert gaps.n_expected == 4
+    rows = list(gaps.frame.itertuples(index=False, name=None))
+    assert rows == [("a", "t2", 3, 1, "2"), ("b", "t1", 2, 2, "2..3"), ("b", "t2", 0, 4, "0..3")]
+    assert gaps.n_absent == 7 and gaps.n_cells == 3
+    text = gaps.describe()
+    assert text.startswith("7 trials absent from the agent x task x trial grid") and "a / t2: trial 2" in text
+    # a complete grid has no gaps
+    full = to_counts([T("a", "t", i, success=True) for i in range(3)])
+    assert full.attrs["gaps"].n_cells == 0
+
+
+def test_unscored_error_names_a_misspelled_outcome_field():
+    trials = [Trial(agent="a", task_id="t", trial=0, Success=True), Trial(agent="a", task_id="t", trial=1, succes=1)]
+    with pytest.raises(ValueError) as ei:
+        to_counts(trials)
+    msg = str(ei.value)
+    assert "2 trials have no outcome" in msg
+    assert "it has a field 'Success': did you mean 'success'?" in msg
+    assert "it has a field 'succes': did you mean 'success'?" in msg
+
+
+def test_grid_gaps_of_a_grid_too_large_to_list(monkeypatch):
+    import agentstats.counts as counts_mod
+
+    trials = [T("a", "t1", i, success=True) for i in range(3)] + [T("a", "t2", 0, success=True)]
+    trials += [T("b", "t3", i, success=False) for i in range(3)]
+    dense = to_counts(trials).attrs["gaps"]
+    monkeypatch.setattr(counts_mod, "_DENSE_CELLS", 2)  # 2 agents x 3 tasks = 6 cells > 2: the sparse way
+    sparse = to_counts(trials).attrs["gaps"]
+    assert (dense.n_absent, dense.n_cells) == (sparse.n_absent, sparse.n_cells) == (2 + 3 * 3, 4)
+    assert sparse.n_cells_unlisted == 3 and list(sparse.frame.task_id) == ["t2"]

@@ -497,7 +497,7 @@ def test_run_table_problems(tmp_path):
         (5, "alias"),
         (5, "score_binarized"),
     }
-    assert "success must be 0/1 or true/false, got 0.5" in str(ei.value)
+    assert "success must be 0/1 or true/false (any letter case), got 0.5" in str(ei.value)
     assert "duplicate run id 'r1', first seen at line 1" in str(ei.value)
 
 
@@ -520,10 +520,11 @@ def test_counts_problems_name_csv_line_and_column(tmp_path):
     got = {(p.line, p.field) for p in problems_of(ei)}
     assert got == {(3, "c"), (4, "n"), (5, "n"), (6, "n"), (7, "agent"), (8, "(agent, task)"), (10, "c")}
     msg = str(ei.value)
-    assert f"{csv}, line 3, field 'c': more successes than trials: c = 5 > n = 4" in msg
-    assert "counts must be non-negative, got '-1'" in msg
-    assert "counts must be whole numbers, got '2.5'" in msg
-    assert "duplicate row for ('a', 't1'), first at line 2" in msg
+    assert f"{csv}, line 3, field 'c': c = 5 > n = 4 (more successes than trials)" in msg
+    assert "'-1' is not a non-negative integer (negative)" in msg
+    assert "'2.5' is not a non-negative integer (not a whole number)" in msg
+    assert "'four' is not a non-negative integer (not a number)" in msg
+    assert "duplicate (agent='a', task_id='t1'), first at line 2" in msg
     with pytest.warns(TrialLoadWarning, match="skipped 7 records"):
         ok = load_counts(csv, on_error="skip")
     assert list(ok.itertuples(index=False, name=None)) == [("a", "t1", 4, 3, 0), ("a", "t7", 3, 2, 0)]
@@ -661,3 +662,6 @@ def test_register_format_plugs_in_a_reader(tmp_path):
 
         _ALIASES.pop("toy_csvish")
         _ALIASES.pop("toy")
+        from agentstats.io.detect import FORMATS
+
+        FORMATS.remove("toy_csvish")

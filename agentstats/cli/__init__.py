@@ -2,7 +2,9 @@
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
-error, 3 diagnostics failed under ``--strict``, 130 interrupted).
+error, 3 diagnostics failed under ``--strict``, 75 retry, 130 interrupted); every command is registered through
+:func:`agentstats.cli.common.command`, which maps an interrupt to one line and 130 and an unexpected error to one
+line and 1, on the console entry point and on typer's test runner alike.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 
 import typer
 
-from agentstats.cli.common import EXIT_INTERRUPTED, console, parse_k
+from agentstats.cli.common import EXIT_INTERRUPTED, command, console, parse_k
 from agentstats.cli.estimate import estimate
 from agentstats.cli.fit import fit
 from agentstats.cli.report import report
@@ -27,13 +29,13 @@ app = typer.Typer(
     add_completion=False,
 )
 for _command in (simulate, estimate, fit, score, report):
-    app.command()(_command)
+    app.command(name=_command.__name__)(command(_command))
 
 
 def main() -> None:  # pragma: no cover - console entry point
     """Run the command-line interface (console entry point); Ctrl-C exits 130 with one line."""
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a command (while importing, parsing options)
         console.print("interrupted")
         sys.exit(EXIT_INTERRUPTED)

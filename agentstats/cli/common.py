@@ -1,17 +1,25 @@
 """Shared pieces of the command line: consoles, option types, argument parsing, error exits.
 
 Exit statuses (every command): 0 success, 1 the work failed, 2 usage or input error, 3 diagnostics failed under
-``--strict``, 75 undecided (retry with more data), 130 interrupted.
+``--strict``, 75 undecided (retry with more data), 130 interrupted. :func:`command` wraps every command so that
+an interrupt (Ctrl-C) is one line and status 130 however it surfaces, and an unexpected error one line and
+status 1.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.exceptions
 from rich.console import Console
 
 __all__ = [
@@ -21,8 +29,14 @@ __all__ = [
     "EXIT_OK",
     "EXIT_RETRY",
     "EXIT_USAGE",
+    "FIT_K_FACTOR",
+    "K_LIMIT",
+    "MAX_K_VALUES",
+    "check_k",
     "clean",
+    "command",
     "console",
+    "deprecated_alias",
     "fail",
     "load_counts",
     "loader_opts",
@@ -49,27 +63,56 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="Input format: auto, jsonl (agentstats trials), tau_bench, metr (run tables), counts, fair_forge, "
-        "fai_jsonl.",
+        help="Input format: auto (detected from the content), jsonl (agentstats trials), json (a JSON array of "
+        "them), tau_bench, runs (alias metr: run tables), counts (CSV / Parquet counts tables), fair_forge, "
+        "fai_jsonl, bfcl (a BFCL results folder).",
     ),
 ]
-KOpt = Annotated[
+EstimateKOpt = Annotated[
     str | None,
     typer.Option(
         "--k",
-        help="k values: '1,2,4' or a range '1..8'. Default: estimate, 1 .. each agent's smallest trials per task; "
-        "report, 1 .. the median trials per task (tasks with fewer than k trials are dropped for that k, and listed); "
-        "fit, 1..8 (k beyond an agent's smallest trials per task is marked extrapolated).",
+        help="k values: '1,2,4', a range '1..8', or both ('1..3,8'). Default: 1 .. each agent's smallest trials "
+        "per task. At most the largest trials per task (the unbiased estimators need k <= n; tasks with fewer "
+        "than k trials are dropped for that k and listed).",
+    ),
+]
+FitKOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--k",
+        help="k values: '1,2,4', a range '1..8', or both; default 1..8. k beyond an agent's trials per task is "
+        "allowed (the model extrapolates) and the share of tasks with fewer than k trials is reported; at most "
+        "10 x the largest trials per task (or 8).",
+    ),
+]
+ReportKOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--k",
+        help="k values of the report's tables: '1,2,4', a range '1..8', or both. Default: 1 .. the median trials "
+        "per task (tasks with fewer than k trials are dropped for that k, and listed).",
     ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
 TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]
 SuccessColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding 0/1 success.")]
 AgentOpt = Annotated[str | None, typer.Option(help="Agent name for single-agent files (tau-bench).")]
+AgentsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agents",
+        help="Agents to keep: names or shell patterns separated by commas; '!' before one excludes it. "
+        "'a,b' keeps a and b; '!human' keeps all but human; 'gpt-*,!gpt-3.5*' mixes both. A name that matches "
+        "no agent is an error.",
+    ),
+]
 SkipBadOpt = Annotated[
     bool,
     typer.Option(
-        "--skip-bad", help="Skip malformed records (they are counted and listed) instead of stopping on them."
+        "--skip-bad",
+        help="Skip malformed records (each is listed with its line) instead of stopping on them. A file that "
+        "no longer matches the manifest written with it (truncated or changed) is refused either way.",
     ),
 ]
 
@@ -88,9 +131,16 @@ BaseUrlOpt = Annotated[
         "--base-url", help="OpenAI-compatible base URL for --judge openai (default: $OPENAI_BASE_URL or OpenAI)."
     ),
 ]
-ModelOpt = Annotated[
+JudgeModelOpt = Annotated[
     str | None,
-    typer.Option("--model", help="Judge model for --judge openai (default: $AGENTSTATS_JUDGE_MODEL or gpt-4o-mini)."),
+    typer.Option(
+        "--judge-model",
+        help="The judge's LLM for --judge openai (default: $AGENTSTATS_JUDGE_MODEL or gpt-4o-mini).",
+    ),
+]
+#: ``--model``, the old name of ``--judge-model`` (score, report): accepted with a deprecation note.
+OldJudgeModelOpt = Annotated[
+    str | None, typer.Option("--model", hidden=True, help="Deprecated: use --judge-model.")
 ]
 ThresholdOpt = Annotated[
     float, typer.Option(min=0.0, max=1.0, help="An answer is correct when its score >= threshold.")
@@ -108,9 +158,23 @@ RequireToolsOpt = Annotated[
     bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
 ]
 
+#: Largest k any command accepts, and most k values in one call: both checked before a range is expanded, so
+#: ``--k 1..100000`` costs nothing but an error.
+K_LIMIT = 10_000
+MAX_K_VALUES = 100
+#: ``fit`` extrapolates pass@k / pass^k up to this many times the largest trials per task (at least k = 8).
+FIT_K_FACTOR = 10
+
 
 def parse_k(spec: str | None) -> list[int] | None:
-    """Parse ``"1,2,4"`` or ``"1..8"`` (or a mix, ``"1..3,8"``) into a sorted list of positive ints."""
+    """Parse ``"1,2,4"`` or ``"1..8"`` (or a mix, ``"1..3,8"``) into a sorted list of positive ints.
+
+    Raises
+    ------
+    typer.BadParameter
+        For text that is not a k list, k < 1, k > :data:`K_LIMIT`, a reversed range, or more than
+        :data:`MAX_K_VALUES` values (checked before any range is expanded).
+    """
     if spec is None or spec.strip() == "":
         return None
     ks: set[int] = set()
@@ -118,18 +182,59 @@ def parse_k(spec: str | None) -> list[int] | None:
         part = part.strip()
         try:
             if ".." in part:
-                lo, hi = part.split("..", 1)
-                ks.update(range(int(lo), int(hi) + 1))
+                lo_s, hi_s = part.split("..", 1)
             elif "-" in part[1:]:
-                lo, hi = part.split("-", 1)
-                ks.update(range(int(lo), int(hi) + 1))
+                cut = part.index("-", 1)
+                lo_s, hi_s = part[:cut], part[cut + 1 :]
             else:
-                ks.add(int(part))
+                lo_s = hi_s = part
+            lo, hi = int(lo_s), int(hi_s)
         except ValueError:
             raise typer.BadParameter(f"--k: cannot read {part!r}; use e.g. 1,2,4 or 1..8") from None
-    if not ks or min(ks) < 1:
-        raise typer.BadParameter("--k: values must be positive integers")
+        if lo < 1:
+            raise typer.BadParameter("--k: values must be positive integers")
+        if hi < lo:
+            raise typer.BadParameter(f"--k: the range {part!r} runs backwards; write {hi}..{lo}")
+        if hi > K_LIMIT:
+            raise typer.BadParameter(f"--k: {hi:,} is beyond the largest k accepted ({K_LIMIT:,})")
+        if hi - lo + 1 > MAX_K_VALUES or len(ks) + (hi - lo + 1) > MAX_K_VALUES:
+            raise typer.BadParameter(
+                f"--k: more than {MAX_K_VALUES} values; pick the ones you need (e.g. 1..10,20,50,100)"
+            )
+        ks.update(range(lo, hi + 1))
     return sorted(ks)
+
+
+def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> None:
+    """Refuse k values a command cannot answer from ``counts`` (exit status 2, one line).
+
+    ``estimate``: k up to the largest ``n`` of any task (the unbiased estimators need k <= n; between the
+    smallest and the largest n, tasks with fewer trials drop out for that k). ``fit``: k up to
+    :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the model's
+    assumed tail of success probabilities near 1 far more than on the data.
+    """
+    if not ks or counts is None or not len(counts):
+        return
+    n_max = int(counts["n"].max())
+    if command == "fit":
+        cap = max(8, FIT_K_FACTOR * n_max)
+        if max(ks) > cap:
+            raise fail(
+                typer.BadParameter(
+                    f"--k {max(ks):,}: fit extrapolates up to {FIT_K_FACTOR} x the largest trials per task in "
+                    f"{source} ({n_max}), so k <= {cap}"
+                ),
+                EXIT_USAGE,
+            )
+        return
+    if max(ks) > n_max:
+        raise fail(
+            typer.BadParameter(
+                f"--k {max(ks):,}: the largest number of trials per task in {source} is {n_max}, and the "
+                f"unbiased estimators need k <= n; use k <= {n_max}, or `agentstats fit` to extrapolate"
+            ),
+            EXIT_USAGE,
+        )
 
 
 def loader_opts(
@@ -138,6 +243,7 @@ def loader_opts(
     task_col: str | None,
     success_col: str | None,
     skip_bad: bool = False,
+    agents: str | None = None,
 ) -> dict[str, Any]:
     """Collect the loader keyword arguments that were given on the command line."""
     opts: dict[str, Any] = {"on_error": "skip"} if skip_bad else {}
@@ -149,6 +255,8 @@ def loader_opts(
         opts["task_col"] = task_col
     if success_col is not None:
         opts["success_col"] = success_col
+    if agents is not None:
+        opts["agents"] = agents
     return opts
 
 
@@ -160,25 +268,126 @@ def fail(exc: BaseException, code: int = EXIT_FAILURE) -> typer.Exit:
     return typer.Exit(code)
 
 
+def say_skipped(skipped: list[Any], path: Path, limit: int = 5) -> None:
+    """Tell which records ``--skip-bad`` left out: how many, and the first few with their lines."""
+    if not skipped:
+        return
+    from rich.markup import escape
+
+    from agentstats.counts import plural
+
+    records = {(p.line, p.unit) for p in skipped}
+    console.print(
+        f"[yellow]skipped {plural(len(records), 'record')} ({plural(len(skipped), 'problem')}) in "
+        f"{escape(str(path))}:[/]",
+        highlight=False,
+    )
+    for p in skipped[:limit]:
+        console.print(f"  {escape(str(p))}", highlight=False, soft_wrap=True)
+    if len(skipped) > limit:
+        console.print(f"  ... and {len(skipped) - limit} more", highlight=False)
+
+
 def load_counts(path: Path, fmt: str, opts: dict[str, Any]) -> Any:
-    """Load counts from ``path`` for a command; input errors exit 2, skipped records are said once."""
+    """Load counts from ``path`` for a command; input errors exit 2, skipped records and grid gaps are said once."""
     import warnings
+
+    from rich.markup import escape
 
     from agentstats.io import TrialLoadWarning, load_counts_any
 
-    with console.status(f"loading {path} ..."):
+    with console.status(f"loading {escape(str(path))} ..."):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrialLoadWarning)  # said below, once
                 counts = load_counts_any(path, format=fmt, **opts)
         except (ValueError, OSError) as exc:
-            raise fail(exc, 2) from exc
-    skipped = counts.attrs.get("skipped") or []
-    if skipped:
-        from rich.markup import escape
-
-        console.print(f"[yellow]skipped {len(skipped)} problem(s) in {path}[/], first: {escape(str(skipped[0]))}")
+            raise fail(exc, EXIT_USAGE) from exc
+    say_skipped(counts.attrs.get("skipped") or [], path)
+    excluded = counts.attrs.get("excluded_agents") or []
+    if excluded:
+        console.print(f"agents left out (--agents): {escape(', '.join(excluded))}", highlight=False)
+    gaps = counts.attrs.get("gaps")
+    if gaps is not None and gaps.n_cells:
+        console.print(f"[yellow]note:[/] {escape(gaps.describe())}", highlight=False, soft_wrap=True)
     return counts
+
+
+def deprecated_alias(
+    new_value: Any, new_default: Any, old_value: Any, old_flag: str, new_flag: str, command_name: str
+) -> Any:
+    """Resolve an option given under its old name: a deprecation note, the old value unless the new one differs.
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 when both spellings are given with different values.
+    """
+    if old_value is None:
+        return new_value
+    console.print(
+        f"[yellow]note:[/] {old_flag} is deprecated in `agentstats {command_name}`; use {new_flag}",
+        highlight=False,
+    )
+    if new_value != new_default and new_value != old_value:
+        raise fail(typer.BadParameter(f"{old_flag} {old_value!r} and {new_flag} {new_value!r} disagree"), EXIT_USAGE)
+    return old_value
+
+
+def command[F: Callable[..., Any]](fn: F) -> F:
+    """Wrap a command: Ctrl-C gives one line and status 130; an unexpected error one line and status 1.
+
+    An interrupt can surface as something else: samplers and kernels catch ``KeyboardInterrupt`` and fail later
+    (an ``IndexError`` from nutpie's empty trace, a ``SystemError`` from PyMC, a ``ZMQError`` from the report's
+    kernel). So the wrapper installs its own SIGINT handler for the command's duration, remembers that an
+    interrupt happened, and whatever follows it (an exception, an exit status, or a normal return) ends as
+    "interrupted" and 130. Usage errors and ``typer.Exit`` pass through unchanged. Set ``AGENTSTATS_DEBUG=1``
+    to see the traceback of an unexpected error.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        interrupted = threading.Event()
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            interrupted.set()
+            raise KeyboardInterrupt
+
+        old = None
+        if threading.current_thread() is threading.main_thread():
+            old = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            result = fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise _interrupted() from None
+        except (typer.Exit, typer.Abort, typer.exceptions.TyperException) as exc:  # exits and usage errors
+            if interrupted.is_set() and getattr(exc, "exit_code", None) != EXIT_INTERRUPTED:
+                raise _interrupted() from None
+            raise  # (a command that already said "interrupted" and exits 130 is not said twice)
+        except Exception as exc:
+            if interrupted.is_set():
+                raise _interrupted() from None
+            if os.environ.get("AGENTSTATS_DEBUG"):
+                raise
+            raise fail(
+                RuntimeError(
+                    f"{type(exc).__name__}: {exc} (an unexpected error; AGENTSTATS_DEBUG=1 shows the traceback)"
+                ),
+                EXIT_FAILURE,
+            ) from exc
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
+        if interrupted.is_set():
+            raise _interrupted()
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _interrupted() -> typer.Exit:
+    console.print("interrupted", highlight=False)
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 def clean(v: Any) -> Any:

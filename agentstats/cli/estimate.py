@@ -13,11 +13,13 @@ from rich.table import Table
 from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
+    AgentsOpt,
+    EstimateKOpt,
     FormatOpt,
-    KOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_k,
     clean,
     console,
     fail,
@@ -46,7 +48,7 @@ MAX_LISTED = 10
 def estimate(
     input: Annotated[Path, typer.Argument(help="Trials or counts file (JSONL, tau-bench JSON, CSV, ...).")],
     format: FormatOpt = "auto",
-    k: KOpt = None,
+    k: EstimateKOpt = None,
     n_boot: Annotated[int, typer.Option(min=0, help="Task-cluster bootstrap resamples.")] = 2000,
     ci_prob: Annotated[float, typer.Option(help="Interval probability, in (0, 1).")] = 0.95,
     seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
@@ -64,17 +66,20 @@ def estimate(
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
+    agents: AgentsOpt = None,
 ) -> None:
     """Per-agent unbiased pass@k and pass^k with task-cluster bootstrap intervals, and the tasks behind each value."""
     from agentstats.estimators import paired_pass_k_table, suite_pass_k
 
-    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad))
+    ks = parse_k(k)
+    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents))
+    check_k(ks, counts, "estimate", str(input))
     with console.status("estimating ..."):
         try:
             if paired:
-                table = paired_pass_k_table(counts, k=parse_k(k), n_boot=n_boot, ci_prob=ci_prob, random_seed=seed)
+                table = paired_pass_k_table(counts, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed)
             else:
-                table = suite_pass_k(counts, k=parse_k(k), n_boot=n_boot, ci_prob=ci_prob, random_seed=seed)
+                table = suite_pass_k(counts, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed)
         except ValueError as exc:
             raise fail(exc, 2) from exc
     if paired:

@@ -12,12 +12,16 @@ from rich.table import Table
 from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
+    AgentsOpt,
+    FitKOpt,
     FormatOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_k,
     clean,
     console,
+    deprecated_alias,
     fail,
     load_counts,
     loader_opts,
@@ -25,12 +29,6 @@ from agentstats.cli.common import (
     parse_k,
 )
 from agentstats.models.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
-
-#: What ``--k`` means here.
-FIT_K_HELP = (
-    "k values: '1,2,4' or a range '1..8'; default 1..8. k beyond an agent's trials per task is allowed (the model "
-    "extrapolates) and the share of tasks with fewer than k trials is reported."
-)
 
 
 def _records(summary: Any) -> list[dict[str, Any]]:
@@ -74,7 +72,7 @@ def _table(title: str, summary: Any) -> Table:
 def fit(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
     format: FormatOpt = "auto",
-    k: Annotated[str | None, typer.Option("--k", help=FIT_K_HELP)] = None,
+    k: FitKOpt = None,
     population: Annotated[
         str, typer.Option(help="observed: these tasks; new: new tasks from the same task population.")
     ] = "observed",
@@ -82,11 +80,11 @@ def fit(
         str,
         typer.Option(
             "--bayes-model",
-            "--model",
             help=f"Statistical model: {', '.join(MODEL_NAMES)} (default {DEFAULT_MODEL}: a Beta per agent x task "
-            "cell with a share of always/never-succeeding cells; docs/models.md). --model is the old spelling.",
+            "cell with a share of always/never-succeeding cells; docs/models.md).",
         ),
     ] = DEFAULT_MODEL,
+    old_model: Annotated[str | None, typer.Option("--model", hidden=True, help="Deprecated: --bayes-model.")] = None,
     dispersion: Annotated[
         str,
         typer.Option(help="Within-cell dispersion: agent (each agent its own consistency, pooled) or shared."),
@@ -125,6 +123,7 @@ def fit(
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
+    agents: AgentsOpt = None,
 ) -> None:
     """Fit the hierarchical model; print posterior pass@k / pass^k and consistency per agent, and the diagnostics."""
     import warnings
@@ -133,14 +132,16 @@ def fit(
     from agentstats.models import fit as fit_model
     from agentstats.posterior import consistency, posterior_pass_k, predict_rerun, summarize_pass_k
 
+    bayes_model = deprecated_alias(bayes_model, DEFAULT_MODEL, old_model, "--model", "--bayes-model", "fit")
     if population not in ("observed", "new"):
         raise fail(typer.BadParameter("--population must be 'observed' or 'new'"), 2)
     if bayes_model not in MODEL_NAMES:
         raise fail(typer.BadParameter(f"--bayes-model must be one of {', '.join(MODEL_NAMES)}, got {bayes_model!r}"), 2)
     if not 0.0 < ci_prob < 1.0:
         raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), 2)
-    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad))
     ks = parse_k(k) or list(range(1, 9))
+    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents))
+    check_k(ks, counts, "fit", str(input))
     kind: Literal["eti", "hdi"] = "hdi" if hdi else "eti"
     with console.status(f"fitting {bayes_model} ({chains} chains; the first run compiles) ..."):
         try:

@@ -10,11 +10,13 @@ import typer
 from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
+    AgentsOpt,
     BaseUrlOpt,
     FormatOpt,
+    JudgeModelOpt,
     JudgeOpt,
-    KOpt,
-    ModelOpt,
+    OldJudgeModelOpt,
+    ReportKOpt,
     RequireToolsOpt,
     SkipBadOpt,
     SuccessColOpt,
@@ -22,6 +24,7 @@ from agentstats.cli.common import (
     ThresholdOpt,
     ToolThresholdOpt,
     console,
+    deprecated_alias,
     fail,
     loader_opts,
     parse_k,
@@ -32,7 +35,7 @@ from agentstats.cli.common import (
 def report(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
     format: FormatOpt = "auto",
-    k: KOpt = None,
+    k: ReportKOpt = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder for .ipynb and .html.")] = Path(
         "reports"
     ),
@@ -42,8 +45,7 @@ def report(
     draws: Annotated[int, typer.Option(help="Posterior draws per chain (Bayesian section).")] = 1000,
     bayes_model: Annotated[
         str,
-        typer.Option(help="Statistical model of the Bayesian section (as `agentstats fit --model`; --model here "
-                     "names the judge's LLM)."),
+        typer.Option(help="Statistical model of the Bayesian section (as `agentstats fit --bayes-model`)."),
     ] = "zoi_beta_binomial",
     population: Annotated[
         str, typer.Option(help="Bayesian pass^k for these tasks (observed) or for new tasks (new).")
@@ -58,11 +60,13 @@ def report(
     success_col: SuccessColOpt = None,
     judge: JudgeOpt = "deterministic",
     base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
+    judge_model: JudgeModelOpt = None,
+    old_model: OldJudgeModelOpt = None,
     threshold: ThresholdOpt = 0.7,
     tool_threshold: ToolThresholdOpt = 1.0,
     require_tools: RequireToolsOpt = False,
     skip_bad: SkipBadOpt = False,
+    agents: AgentsOpt = None,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to HTML (nbconvert).
 
@@ -70,6 +74,7 @@ def report(
     """
     from agentstats.report import run_report
 
+    model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "report")
     if not input.exists():
         raise fail(FileNotFoundError(f"{input}: no such file"), 2)
     params: dict[str, Any] = {
@@ -82,7 +87,7 @@ def report(
         "bayes_model": bayes_model,
         "population": population,
         "target_accept": target_accept,
-        "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad),
+        "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents),
         "judge": judge,
         "judge_model": model,
         "judge_base_url": base_url,

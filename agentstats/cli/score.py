@@ -23,10 +23,12 @@ from agentstats.cli.common import (
     EXIT_USAGE,
     AgentColOpt,
     AgentOpt,
+    AgentsOpt,
     BaseUrlOpt,
     FormatOpt,
+    JudgeModelOpt,
     JudgeOpt,
-    ModelOpt,
+    OldJudgeModelOpt,
     RequireToolsOpt,
     SkipBadOpt,
     SuccessColOpt,
@@ -35,6 +37,7 @@ from agentstats.cli.common import (
     ToolThresholdOpt,
     clean,
     console,
+    deprecated_alias,
     fail,
     loader_opts,
     out,
@@ -63,7 +66,8 @@ def score(
     format: FormatOpt = "auto",
     judge: JudgeOpt = "deterministic",
     base_url: BaseUrlOpt = None,
-    model: ModelOpt = None,
+    judge_model: JudgeModelOpt = None,
+    old_model: OldJudgeModelOpt = None,
     matcher: Annotated[
         str,
         typer.Option(
@@ -109,6 +113,7 @@ def score(
     task_col: TaskColOpt = None,
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
+    agents: AgentsOpt = None,
 ) -> None:
     """Score answers and tool calls of each trial (matchers or an LLM judge) and set each trial's outcome."""
     import logging
@@ -120,6 +125,7 @@ def score(
     from agentstats.scoring.summary import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring.tools import read_only_tools
 
+    model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "score")
     judge_kwargs: dict[str, Any] = {"concurrency": concurrency, "cache_dir": cache_dir} if judge == "openai" else {}
     try:
         the_judge = resolve_judge(judge, matcher, model=model, base_url=base_url, **judge_kwargs)
@@ -128,7 +134,8 @@ def score(
 
     with console.status(f"loading {input} ..."):
         try:
-            trials = load_trials(input, format, **loader_opts(agent, agent_col, task_col, success_col, skip_bad))
+            opts = loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents)
+            trials = load_trials(input, format, **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
     known_read_only = read_only_tools(trials)

@@ -7,30 +7,46 @@ from typing import Annotated
 
 import typer
 
-from agentstats.cli.common import (
-    console,
-)
+from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail
+
+#: Where ``simulate`` writes by default: the working directory, never the shipped example data.
+DEFAULT_OUT = Path("simulated_trials.jsonl")
 
 
 def simulate(
-    out_path: Annotated[Path, typer.Option("--out", help="Where to write the trials JSONL.")] = Path(
-        "data/example_trials.jsonl"
-    ),
+    out_path: Annotated[
+        Path, typer.Option("--out", help="Where to write the trials JSONL (.gz compresses).")
+    ] = DEFAULT_OUT,
     n_tasks: Annotated[int, typer.Option(help="Tasks.")] = 40,
     n_trials: Annotated[int, typer.Option(help="Trials per (agent, task).")] = 5,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 20261130,
     truth: Annotated[
         Path | None, typer.Option(help="Also write the true per-cell success probabilities (CSV).")
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that already exist.")] = False,
 ) -> None:
-    """Draw example trials (3 agents x tasks x trials) from the crossed logit-normal model with known truth."""
+    """Draw example trials (3 agents x tasks x trials) from the crossed logit-normal model with known truth.
+
+    Writes simulated_trials.jsonl in the current folder unless --out says otherwise; an existing file is
+    replaced only with --force.
+    """
     from agentstats.io import save_trials
+    from agentstats.io.atomic import atomic_write_text
     from agentstats.simulate import simulate_trials
 
-    runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    save_trials(runs.trials, out_path)
-    console.print(f"wrote {len(runs.trials)} trials to {out_path}")
-    if truth is not None:
-        runs.p.to_csv(truth, float_format="%.6f")
-        console.print(f"wrote true success probabilities to {truth}")
+    for path in (out_path, truth):
+        if path is not None and path.exists() and not force:
+            raise fail(FileExistsError(f"{path} exists; pass --force to overwrite it, or --out elsewhere"), EXIT_USAGE)
+    try:
+        runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
+    except ValueError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        save_trials(runs.trials, out_path)
+        console.print(f"wrote {len(runs.trials):,} trials to {out_path}")
+        if truth is not None:
+            atomic_write_text(truth, runs.p.to_csv(float_format="%.6f"))
+            console.print(f"wrote true success probabilities to {truth}")
+    except OSError as exc:
+        raise fail(exc, EXIT_FAILURE) from exc

@@ -1,13 +1,14 @@
 """Reading agent runs: the project's JSONL, tau-bench result files, run tables (METR-style), counts tables.
 
 Entry points: :func:`load_trials` (per-trial inputs -> :class:`TrialSet`), :func:`load_counts` (counts
-tables), :func:`load_counts_any` (counts from any input), :func:`save_trials` (write JSONL). Formats and
-options are described in ``docs/data-format.md``.
+tables), :func:`load_counts_any` (counts from any input), :func:`save_trials` (write JSONL, atomically, with a
+manifest). Formats and options are described in ``docs/data-format.md``.
 """
 
 # importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl" | "bfcl"))
 from agentstats.io import bfcl as _bfcl  # noqa: F401
 from agentstats.io import fair_forge as _fair_forge  # noqa: F401
+from agentstats.io.agents import AgentSelection
 from agentstats.io.bfcl import load_bfcl
 from agentstats.io.detect import FORMATS, detect_format
 from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
@@ -18,6 +19,7 @@ from agentstats.io.tau_bench import agent_from_filename
 
 __all__ = [
     "FORMATS",
+    "AgentSelection",
     "Dataset",
     "Problem",
     "TrialLoadError",
@@ -35,4 +37,3 @@ __all__ = [
     "register_format",
     "save_trials",
 ]
-

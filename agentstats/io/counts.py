@@ -1,7 +1,9 @@
 """Counts tables: one row per (agent, task) with ``n`` trials and ``c`` successes (optional ``n_missing``).
 
-Read from CSV (plain or gzip), Parquet, or a pandas DataFrame; validated row by row so that every problem is
-named with its CSV line (header = line 1) or 0-based row index, and its column.
+Read from CSV (plain or gzip; parsed by pyarrow, with pandas as the fallback that names a malformed line),
+Parquet, or a pandas DataFrame, and checked by the one counts validator,
+:func:`agentstats.counts.check_counts` (vectorized: no Python object per row). Every problem is named with its
+CSV line (header = line 1) or 0-based row index, and its column.
 """
 
 from __future__ import annotations
@@ -9,18 +11,49 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from agentstats.counts import counts_frame
+from agentstats.counts import CountsProblem, check_counts, counts_frame
 from agentstats.io.detect import PARQUET_MAGIC, open_binary, source_name
 from agentstats.io.errors import ProblemLog
 
-__all__ = ["read_counts_table", "read_table", "validate_counts_frame"]
+__all__ = ["read_counts_table", "read_table"]
 
 
-def read_table(src: Any, log: ProblemLog) -> tuple[pd.DataFrame | None, int | None]:
-    """Read a CSV / Parquet file or take a DataFrame, all columns as given (CSV cells as text).
+def _read_csv_arrow(src: str | os.PathLike, text_columns: tuple[str, ...]) -> pd.DataFrame | None:
+    """CSV through pyarrow (multi-threaded, typed columns); ``None`` when pyarrow cannot parse it."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    convert = pacsv.ConvertOptions(
+        column_types={c: pa.string() for c in text_columns},
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    try:
+        with open_binary(src) as fh:
+            table = pacsv.read_csv(fh, convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError, UnicodeDecodeError):
+        return None
+    df = table.to_pandas()
+    df.columns = [str(c).strip() for c in df.columns]
+    return df
+
+
+def read_table(
+    src: Any, log: ProblemLog, text_columns: tuple[str, ...] = (), *, all_text: bool = False
+) -> tuple[pd.DataFrame | None, int | None]:
+    """Read a CSV / Parquet file or take a DataFrame.
+
+    Parameters
+    ----------
+    src : str, PathLike or pandas.DataFrame
+    log : ProblemLog
+        A file that cannot be read is one problem here.
+    text_columns : tuple of str
+        CSV columns to keep as text whatever they hold (agent and task names such as ``007``).
+    all_text : bool
+        Read every CSV cell as text (run tables, whose columns are interpreted row by row).
 
     Returns
     -------
@@ -38,6 +71,10 @@ def read_table(src: Any, log: ProblemLog) -> tuple[pd.DataFrame | None, int | No
     if magic == PARQUET_MAGIC:
         log.unit = "row"
         return pd.read_parquet(src), None
+    df = None if all_text else _read_csv_arrow(src, text_columns)
+    if df is not None:
+        return df, 2
+    # pyarrow refused the file: pandas names the line at fault
     try:
         with open_binary(src) as fh:
             df = pd.read_csv(fh, dtype=str, keep_default_na=True, skipinitialspace=True)
@@ -51,112 +88,48 @@ def read_table(src: Any, log: ProblemLog) -> tuple[pd.DataFrame | None, int | No
     return df, 2
 
 
-def validate_counts_frame(
-    df: pd.DataFrame,
+def _message(p: CountsProblem, line_offset: int | None) -> str:
+    if p.kind == "c_gt_n":
+        return f"{p.column} = {p.detail}"
+    if p.kind == "duplicate":
+        assert p.first is not None
+        first = f"line {p.first + line_offset}" if line_offset else f"row {p.first}"
+        return f"{p.detail}, first at {first}"
+    return p.detail
+
+
+def read_counts_table(
+    src: Any,
     log: ProblemLog,
     *,
-    line_offset: int | None,
     agent_col: str = "agent",
     task_col: str | None = None,
     n_col: str = "n",
     c_col: str = "c",
     n_missing_col: str = "n_missing",
 ) -> pd.DataFrame:
-    """Check a counts table and return it in canonical form (see :data:`agentstats.counts.COUNTS_COLUMNS`).
+    """Read and check a counts table (CSV / Parquet / DataFrame); problems go to ``log``, bad rows are left out.
 
-    Checks: required columns present; agent and task non-empty; ``n``, ``c`` (and ``n_missing`` when
-    present) integers (``3.0`` is accepted, ``2.5`` is not) and non-negative; ``c <= n``; each (agent, task)
-    once. Rows with problems are logged (location, column, message) and left out.
+    Column options as :func:`agentstats.counts.check_counts`. Returns the valid rows in canonical form
+    (:data:`agentstats.counts.COUNTS_COLUMNS`), ``attrs["source"]`` set.
     """
-    cols = set(map(str, df.columns))
-    if task_col is None:
-        task_col = "task_id" if "task_id" in cols else "task"
-    missing_cols = [c for c in (agent_col, task_col, n_col, c_col) if c not in cols]
-    if missing_cols:
-        for c in missing_cols:
-            log.add(None, c, f"missing required column (columns are {sorted(cols)})")
-        return counts_frame([], [], [], [], [])
-    m = len(df)
-    loc = np.arange(m) + (line_offset or 0)
-    bad = np.zeros(m, dtype=bool)
-    problems: list[tuple[int, str, str]] = []  # (row position, column, message)
-
-    def as_text(v: Any) -> str | None:
-        if v is None:
-            return None
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        return str(v).strip()
-
-    def ident(col: str) -> tuple[pd.Series, np.ndarray]:
-        raw = df[col]
-        text = raw.astype(object).where(raw.notna(), None).map(as_text)
-        empty = text.isna() | (text == "")
-        for i in np.flatnonzero(empty.to_numpy()):
-            problems.append((i, col, "missing value"))
-        return text, empty.to_numpy()
-
-    agents, bad_a = ident(agent_col)
-    tasks, bad_t = ident(task_col)
-    bad |= bad_a | bad_t
-
-    def count(col: str, required: bool) -> np.ndarray:
-        if col not in cols:
-            return np.zeros(m, dtype=np.int64)
-        raw = df[col]
-        num = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        isna = raw.isna().to_numpy()
-        for i in np.flatnonzero(isna):
-            if required:
-                problems.append((i, col, "missing value"))
-        for i in np.flatnonzero(np.isnan(num) & ~isna):
-            problems.append((i, col, f"not a number: {raw.iloc[i]!r}"))
-        finite = ~np.isnan(num)
-        nonint = finite & (np.mod(num, 1) != 0)
-        for i in np.flatnonzero(nonint):
-            problems.append((i, col, f"counts must be whole numbers, got {raw.iloc[i]!r}"))
-        neg = finite & ~nonint & (num < 0)
-        for i in np.flatnonzero(neg):
-            problems.append((i, col, f"counts must be non-negative, got {raw.iloc[i]!r}"))
-        ok = finite & ~nonint & ~neg
-        if required:
-            bad[~ok] = True
-        else:
-            bad[~ok & ~isna] = True
-        return np.where(ok, num, 0).astype(np.int64)
-
-    n = count(n_col, True)
-    c = count(c_col, True)
-    n_missing = count(n_missing_col, False)
-    over = ~bad & (c > n)
-    for i in np.flatnonzero(over):
-        problems.append((i, c_col, f"more successes than trials: c = {c[i]} > n = {n[i]}"))
-    bad |= over
-    a_arr = agents.to_numpy()
-    t_arr = tasks.to_numpy()
-    seen: dict[tuple[str, str], int] = {}
-    for i in range(m):
-        if bad[i]:
-            continue
-        key = (a_arr[i], t_arr[i])
-        if key in seen:
-            first = loc[seen[key]]
-            where = f"line {first}" if line_offset else f"row {first}"
-            problems.append((i, f"({agent_col}, {task_col})", f"duplicate row for {key!r}, first at {where}"))
-            bad[i] = True
-        else:
-            seen[key] = i
-    for i, col, msg in sorted(problems, key=lambda p: p[0]):
-        log.add(int(loc[i]), col, msg)
-    keep = ~bad
-    return counts_frame(list(a_arr[keep]), list(t_arr[keep]), n[keep], c[keep], n_missing[keep])
-
-
-def read_counts_table(src: Any, log: ProblemLog, **columns: Any) -> pd.DataFrame:
-    """Read and validate a counts table (CSV / Parquet / DataFrame); see :func:`validate_counts_frame`."""
-    df, offset = read_table(src, log)
+    text_cols = (agent_col, task_col) if task_col is not None else (agent_col, "task_id", "task")
+    df, offset = read_table(src, log, text_columns=text_cols)
     if df is None:
         return counts_frame([], [], [], [], [])
-    out = validate_counts_frame(df, log, line_offset=offset, **columns)
+    count_cols = tuple(c for c in (n_col, c_col, n_missing_col) if c in df.columns)
+    if offset is not None and any(pd.api.types.is_float_dtype(df[c]) for c in count_cols):
+        # pyarrow read some counts as floats ("2.5", or integers beyond int64 that a float would round):
+        # read them again as text so that every value is judged exactly as written
+        df, offset = read_table(src, log, text_columns=text_cols + count_cols)
+        if df is None:
+            return counts_frame([], [], [], [], [])
+    check = check_counts(
+        df, agent_col=agent_col, task_col=task_col, n_col=n_col, c_col=c_col, n_missing_col=n_missing_col
+    )
+    for p in check.problems:
+        line = None if p.position is None else p.position + (offset or 0)
+        log.add(line, p.column, _message(p, offset))
+    out = check.counts
     out.attrs["source"] = source_name(src)
     return out

@@ -17,7 +17,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 __all__ = [
     "FORMATS",
@@ -30,7 +30,9 @@ __all__ = [
     "source_name",
 ]
 
-FORMATS = ("jsonl", "json", "tau_bench", "runs", "counts")
+#: Every input format: the built-in ones, then those added with :func:`agentstats.io.register_format`
+#: (``fair_forge``, ``fai_jsonl``, ``bfcl``, once :mod:`agentstats.io` is imported).
+FORMATS: list[str] = ["jsonl", "json", "tau_bench", "runs", "counts"]
 _ALIASES = {
     "auto": "auto",
     "jsonl": "jsonl",
@@ -126,7 +128,7 @@ def open_binary(path: str | os.PathLike) -> IO[bytes]:
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not a data file")
     if is_gzip(path):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 

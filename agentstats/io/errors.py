@@ -11,7 +11,6 @@ file in one pass:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,9 +80,10 @@ class TrialLoadError(ValueError):
         The file (or ``"<DataFrame>"``).
     """
 
-    def __init__(self, problems: list[Problem], source: str):
+    def __init__(self, problems: list[Problem], source: str, *, skippable: bool = True):
         self.problems = list(problems)
         self.source = source
+        self.skippable = skippable
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in {source}"
         # The same problem on many records (typically: a wrong --format, a column that no record has) is said
@@ -106,7 +106,7 @@ class TrialLoadError(ValueError):
             "Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in Python, "
             "--skip-bad on the command line."
         )
-        super().__init__("\n".join([head + ":", *lines, hint]))
+        super().__init__("\n".join([head + ":", *lines, *([hint] if skippable else [])]))
 
 
 class TrialLoadWarning(UserWarning):
@@ -124,11 +124,17 @@ class ProblemLog:
         self.unit = unit
         self.problems: list[Problem] = []
         self.bad_records: set[int | None] = set()
+        #: Remarks on records that were kept (e.g. a field that looks like a misspelled outcome field).
+        self.notes: list[Problem] = []
 
     def add(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
         """Record one problem at ``line`` (in ``unit``, default this log's unit)."""
         self.problems.append(Problem(self.source, line, field, message, unit or self.unit))
         self.bad_records.add(line)
+
+    def note(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
+        """Record a remark on a record that is kept (not a problem: the record is not skipped)."""
+        self.notes.append(Problem(self.source, line, field, message, unit or self.unit))
 
     def add_pydantic(
         self, line: int | None, exc: Exception, prefix: str = "", unit: str | None = None
@@ -137,8 +143,8 @@ class ProblemLog:
         for err in exc.errors(include_url=False):  # type: ignore[attr-defined]
             loc = ".".join(str(x) for x in err.get("loc", ()))
             field = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or None)
-            msg = err.get("msg", "invalid")
-            if err.get("type") != "missing" and "input" in err:
+            msg = err.get("msg", "invalid").removeprefix("Value error, ")
+            if err.get("type") not in ("missing", "value_error") and "input" in err:
                 msg = f"{msg} (got {_short(err['input'])})"
             self.add(line, field, msg, unit)
 
@@ -146,6 +152,8 @@ class ProblemLog:
         """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode)."""
         if not self.problems:
             return []
+        # in file order, whatever order the checks found them in (duplicates are found at the end)
+        self.problems.sort(key=lambda p: -1 if p.line is None else p.line)
         if self.on_error == "raise":
             raise TrialLoadError(self.problems, self.source)
         n_bad = len(self.bad_records)
@@ -163,7 +171,3 @@ def _short(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
-
-def format_problems(problems: Iterable[Problem]) -> str:
-    """One problem per line, for display."""
-    return "\n".join(str(p) for p in problems)

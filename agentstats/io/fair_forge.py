@@ -230,7 +230,7 @@ def read_fair_forge(
         n0 = len(log.problems)
         sess = _req_str(rec, "session_id", log, loc)
         aid = _req_str(rec, "assistant_id", log, loc)
-        task = _req_str(rec, task_from, log, loc) if task_from != "session_id" else sess
+        task_name = _req_str(rec, task_from, log, loc) if task_from != "session_id" else sess
         conv = rec.get("conversation")
         if not isinstance(conv, list):
             log.add(
@@ -242,6 +242,8 @@ def read_fair_forge(
             )
         if len(log.problems) > n0:
             continue
+        assert isinstance(conv, list) and task_name is not None and aid is not None  # else a problem above
+        task = task_name
         inters = [_batch_to_interaction(b, log, loc, f"conversation.{j}.") for j, b in enumerate(conv)]
         if any(i is None for i in inters):
             continue

@@ -8,50 +8,127 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from pydantic import ValidationError
 
-from agentstats.io.detect import open_text
+from agentstats.counts import _unscored_message, counts_from_codes
+from agentstats.io.agents import AgentSelection
+from agentstats.io.atomic import atomic_write
+from agentstats.io.detect import open_binary, open_text
 from agentstats.io.errors import ProblemLog
-from agentstats.schema import Trial
+from agentstats.io.manifest import HashingWriter, write_manifest
+from agentstats.schema import REWARD_TOL, Trial, outcome_field_hints
 
 __all__ = [
+    "TrialTally",
     "build_trials",
+    "count_jsonl_trials",
     "iter_json_array",
     "iter_jsonl",
+    "iter_jsonl_trials",
+    "outcome_conflict",
+    "parse_json_line",
     "read_json_trials",
     "read_jsonl_trials",
     "save_trials",
 ]
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def parse_json_line(raw: bytes) -> tuple[Any, str | None]:
+    """Decode one JSONL line: ``(object, None)``, or ``(None, problem)`` when it cannot be read.
+
+    Each line is decoded on its own, so one bad byte costs one line. Problems: not UTF-8 (byte and column
+    named), malformed JSON, nesting too deep for the parser, numbers beyond the parser's limits.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} ({exc.reason})"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON: {exc.msg} at column {exc.colno}"
+    except RecursionError:
+        return None, "JSON nested too deeply to read (beyond the parser's recursion limit)"
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        return None, f"malformed JSON: {exc}"
+
+
+def _lines(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw bytes)`` of the non-blank lines; a corrupt gzip stream is one file problem."""
+    with open_binary(path) as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]
+                if raw.strip():
+                    yield lineno, raw
+        except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
+            log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")
+
+
+def _object(lineno: int, raw: bytes, log: ProblemLog) -> dict[str, Any] | None:
+    obj, problem = parse_json_line(raw)
+    if problem is not None:
+        log.add(lineno, None, problem)
+        return None
+    if not isinstance(obj, dict):
+        log.add(lineno, None, f"expected a JSON object, got {type(obj).__name__}")
+        return None
+    return obj
+
+
 def iter_jsonl(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line (1-based numbers).
 
-    Malformed JSON and non-object lines are recorded in ``log`` (field ``None``) and not yielded.
+    Lines are read as bytes and decoded one by one (:func:`parse_json_line`): an undecodable byte, malformed
+    JSON, a JSON value nested too deeply or a non-object line is recorded in ``log`` with its line number
+    (field ``None``) and only that line is left out. A corrupt or truncated gzip stream is one problem for
+    the whole file (the lines read before it are kept).
     """
-    loads = json.loads
-    with open_text(path) as fh:
+    for lineno, raw in _lines(path, log):
+        obj = _object(lineno, raw, log)
+        if obj is not None:
+            yield lineno, obj
+
+
+def iter_jsonl_trials(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, Trial]]:
+    """Yield ``(line_number, Trial)`` for each line that is a valid trial record; problems go to ``log``.
+
+    Each line is parsed and validated in one step by pydantic (``Trial.model_validate_json``). A line that
+    step refuses as JSON, or that is not an object, is read again with :func:`parse_json_line` and
+    ``Trial.model_validate``, which give the located messages (and accept what Python's JSON reader
+    accepts, such as nesting deeper than pydantic's parser allows), so the result is exactly that of the
+    two-step reading, only faster.
+    """
+    validate_json = Trial.model_validate_json
+    for lineno, raw in _lines(path, log):
         try:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = loads(line)
-                except json.JSONDecodeError as exc:
-                    log.add(lineno, None, f"malformed JSON: {exc.msg} at column {exc.colno}")
-                    continue
-                if not isinstance(obj, dict):
-                    log.add(lineno, None, f"expected a JSON object, got {type(obj).__name__}")
-                    continue
-                yield lineno, obj
-        except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
-            log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")
-        except UnicodeDecodeError as exc:
-            log.add(None, None, f"not UTF-8 text: {exc}")
+            yield lineno, validate_json(raw)
+            continue
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            if not any(e.get("type") == "json_invalid" or not e.get("loc") for e in errors):
+                log.add_pydantic(lineno, exc)
+                continue
+        obj = _object(lineno, raw, log)
+        if obj is None:
+            continue
+        try:
+            yield lineno, Trial.model_validate(obj)
+        except ValidationError as exc:
+            log.add_pydantic(lineno, exc)
+        except RecursionError:
+            log.add(lineno, None, "record nested too deeply to validate")
 
 
 def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, Any]]:
@@ -71,6 +148,12 @@ def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[
         return
     except UnicodeDecodeError as exc:
         log.add(None, None, f"not UTF-8 text: {exc}")
+        return
+    except RecursionError:
+        log.add(None, None, "JSON nested too deeply to read (beyond the parser's recursion limit)")
+        return
+    except ValueError as exc:
+        log.add(None, None, f"malformed JSON: {exc}")
         return
     if not isinstance(data, list):
         log.add(None, None, f"expected a JSON array of records, got a JSON {type(data).__name__}")
@@ -112,6 +195,11 @@ def build_trials(
             except ValidationError as exc:
                 log.add_pydantic(loc, exc, unit=unit)
                 continue
+            except RecursionError:
+                log.add(loc, None, "record nested too deeply to validate", unit=unit)
+                continue
+        if not _accept(t, loc, log, unit):
+            continue
         key = t.key
         if key in seen:
             first = seen[key]
@@ -128,9 +216,159 @@ def build_trials(
     return trials
 
 
+def _accept(t: Trial, loc: int, log: ProblemLog, unit: str) -> bool:
+    """Check beyond the schema: a success/reward contradiction is a problem, a misspelled outcome field a note."""
+    conflict = outcome_conflict(t)
+    if conflict is not None:
+        log.add(loc, "success", conflict, unit=unit)
+        return False
+    if t.outcome() is None:
+        for field, guess in outcome_field_hints((t.__pydantic_extra__ or {}).keys()):
+            log.note(loc, field, f"unknown field {field!r}: did you mean {guess!r}? (this trial has no outcome)",
+                     unit=unit)
+    return True
+
+
+class TrialTally:
+    """Counts trials record by record without keeping them: the bounded-memory way to counts.
+
+    Feed it validated trials with :meth:`add`; :meth:`counts` checks duplicate keys (problems at their lines,
+    first record kept, as :func:`build_trials`), applies an agent selection and returns the counts table.
+    Memory: five machine integers per trial and one entry per distinct agent and task.
+    """
+
+    def __init__(self, log: ProblemLog, unit: str | None = None):
+        self.log = log
+        self.unit = unit or log.unit
+        self.agents: dict[str, int] = {}
+        self.tasks: dict[str, int] = {}
+        self._a = array("q")
+        self._t = array("q")
+        self._k = array("q")
+        self._loc = array("q")
+        self._out = array("b")
+        self.n_unscored = 0
+        self.unscored: list[tuple[tuple[str, str, int], str]] = []
+
+    def add(self, loc: int, t: Trial) -> None:
+        """Count one valid trial found at ``loc``."""
+        if not _accept(t, loc, self.log, self.unit):
+            return
+        out = t.outcome()
+        if out is None:
+            self.n_unscored += 1
+            if len(self.unscored) < 5:
+                hints = outcome_field_hints((t.__pydantic_extra__ or {}).keys())
+                self.unscored.append((t.key, "".join(f" (it has a field {f!r}: did you mean {g!r}?)"
+                                                     for f, g in hints)))
+            code = -1
+        else:
+            code = {"failure": 0, "success": 1, "missing": 2}[out]
+        self._a.append(self.agents.setdefault(t.agent, len(self.agents)))
+        self._t.append(self.tasks.setdefault(t.task_id, len(self.tasks)))
+        self._k.append(t.trial)
+        self._loc.append(loc)
+        self._out.append(code)
+
+    def counts(self, selection: AgentSelection | None = None, source: str = "") -> pd.DataFrame:
+        """Finish: log duplicate keys, then the counts of the trials kept (``attrs``: ``gaps``, ``excluded_agents``).
+
+        Raises
+        ------
+        ValueError
+            When trials have no outcome (named, with field hints) or an ``agents`` entry matches no agent.
+        """
+        a = np.frombuffer(self._a, dtype=np.int64) if len(self._a) else np.zeros(0, np.int64)
+        t = np.frombuffer(self._t, dtype=np.int64) if len(self._t) else np.zeros(0, np.int64)
+        k = np.frombuffer(self._k, dtype=np.int64) if len(self._k) else np.zeros(0, np.int64)
+        loc = np.frombuffer(self._loc, dtype=np.int64) if len(self._loc) else np.zeros(0, np.int64)
+        out = np.frombuffer(self._out, dtype=np.int8) if len(self._out) else np.zeros(0, np.int8)
+        keep = np.ones(len(a), dtype=bool)
+        if len(a):
+            dup = pd.DataFrame({"a": a, "t": t, "k": k}).duplicated(keep="first").to_numpy()
+            if dup.any():
+                keys = pd.DataFrame({"a": a, "t": t, "k": k, "loc": loc})
+                first_of = keys.groupby(["a", "t", "k"])["loc"].transform("first")
+                a_names, t_names = list(self.agents), list(self.tasks)
+                for i in np.flatnonzero(dup):
+                    key = (a_names[a[i]], t_names[t[i]], int(k[i]))
+                    first = int(first_of.iloc[i])
+                    where = f"line {first}" if self.unit == "line" else f"{self.unit} {first}"
+                    self.log.add(int(loc[i]), "(agent, task_id, trial)",
+                                 f"duplicate trial key {key!r}, first seen at {where}", unit=self.unit)
+                    if out[i] < 0:
+                        self.n_unscored -= 1
+                keep &= ~dup
+        self.skipped = self.log.finish()
+        if self.n_unscored:
+            message = _unscored_message(self.n_unscored, self.unscored)
+            if self.log.notes:
+                shown = "\n  ".join(str(p) for p in self.log.notes[:10])
+                more = f"\n  ... and {len(self.log.notes) - 10} more" if len(self.log.notes) > 10 else ""
+                message += f"\nFields that look like misspelled outcome fields:\n  {shown}{more}"
+            raise ValueError(message)
+        a_names = list(self.agents)
+        excluded: list[str] = []
+        if selection is not None and keep.any():
+            present = {a_names[i] for i in np.unique(a[keep])}
+            kept = selection.keep(present, source)
+            excluded = sorted(present - kept)
+            keep &= np.isin(a, [i for i, name in enumerate(a_names) if name in kept])
+        a, t, k, out = a[keep], t[keep], k[keep], out[keep]
+        a, agents = _recode(a, a_names)
+        t, tasks = _recode(t, list(self.tasks))
+        counts = counts_from_codes(a, t, k, out, agents, tasks)
+        counts.attrs["excluded_agents"] = excluded
+        return counts
+
+
+def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes and names restricted to the codes present (order of names kept)."""
+    if not len(codes):
+        return codes, []
+    present, inverse = np.unique(codes, return_inverse=True)
+    return inverse.astype(np.int64), [names[i] for i in present]
+
+
+def outcome_conflict(t: Trial) -> str | None:
+    """Say why a trial's ``success`` contradicts its ``reward``, or return ``None`` when they agree.
+
+    A contradiction is ``success: true`` with reward 0, or ``success: false`` with reward 1 (each within
+    :data:`agentstats.schema.REWARD_TOL`). A partial reward (strictly between 0 and 1) contradicts nothing: it
+    is a separate metric. Trials written by :func:`agentstats.scoring.score_trials` (marked ``scoring_source``)
+    hold the scored ``success`` beside the benchmark's ``reward`` on purpose and are not checked.
+    """
+    if t.success is None or t.reward is None or "scoring_source" in (t.__pydantic_extra__ or {}):
+        return None
+    is_one = abs(t.reward - 1.0) <= REWARD_TOL
+    is_zero = abs(t.reward) <= REWARD_TOL
+    if (t.success and is_zero) or (not t.success and is_one):
+        return (
+            f"success is {str(t.success).lower()} but reward is {t.reward:g}: the two contradict each other "
+            "(reward 1 is a success, 0 a failure); drop one or make them agree"
+        )
+    return None
+
+
 def read_jsonl_trials(path: str | os.PathLike, log: ProblemLog) -> list[Trial]:
     """Read the project's JSONL (plain or gzip). Problems go to ``log`` (1-based line numbers)."""
-    return build_trials(iter_jsonl(path, log), log, unit="line")
+    return build_trials(iter_jsonl_trials(path, log), log, unit="line")
+
+
+def count_jsonl_trials(
+    path: str | os.PathLike, log: ProblemLog, selection: AgentSelection | None = None
+) -> pd.DataFrame:
+    """Count the project's JSONL per (agent, task), record by record, keeping no trial in memory.
+
+    Same checks and problems as :func:`read_jsonl_trials` followed by :func:`agentstats.counts.to_counts`;
+    ``log.finish()`` is called (raise or warn per its policy) and its problems are in ``attrs["skipped"]``.
+    """
+    tally = TrialTally(log, unit="line")
+    for lineno, t in iter_jsonl_trials(path, log):
+        tally.add(lineno, t)
+    counts = tally.counts(selection, log.source)
+    counts.attrs["skipped"] = tally.skipped
+    return counts
 
 
 def read_json_trials(path: str | os.PathLike, log: ProblemLog) -> list[Trial]:
@@ -142,22 +380,43 @@ def save_trials(trials: Iterable[Trial], path: str | os.PathLike) -> Path:
     """Write trials as the project's JSONL, one record per line (gzip when ``path`` ends in ``.gz``).
 
     Fields equal to their defaults are left out (they come back on reading), so ``load_trials`` on the
-    written file returns equal :class:`Trial` objects.
+    written file returns equal :class:`Trial` objects. The file is written atomically: to a temporary file
+    in the same directory, renamed over ``path`` only when complete (an interrupted or failed write leaves
+    the previous file as it was). A manifest ``<path>.manifest.json`` (record count, size, SHA-256;
+    :mod:`agentstats.io.manifest`) is written beside it, so a reader can tell the complete file from a
+    truncated copy.
 
     Parameters
     ----------
     trials : iterable of Trial
     path : str or PathLike
+        Its directory must exist.
 
     Returns
     -------
     pathlib.Path
         The written file.
+
+    Raises
+    ------
+    OSError
+        When the directory is not writable or the disk is full; ``path`` is then left as it was.
     """
     path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8") as fh:
-        for t in trials:
-            fh.write(t.model_dump_json(exclude_defaults=True))
-            fh.write("\n")
+    records = 0
+    with atomic_write(path, "wb") as raw:
+        sink = HashingWriter(raw)
+        if path.name.endswith(".gz"):
+            # mtime 0 and no file name in the header: the same trials give the same bytes
+            out: Any = gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0)
+        else:
+            out = sink
+        try:
+            for t in trials:
+                out.write(t.model_dump_json(exclude_defaults=True).encode("utf-8") + b"\n")
+                records += 1
+        finally:
+            if out is not sink:
+                out.close()  # writes the gzip trailer into sink (does not close it)
+    write_manifest(path, records=records, nbytes=sink.bytes, sha256=sink.sha256.hexdigest())
     return path

@@ -15,18 +15,29 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.counts import counts_frame, to_counts
+from agentstats.counts import counts_frame, plural, to_counts
+from agentstats.io.agents import AgentSelection
 from agentstats.io.counts import read_counts_table, read_table
-from agentstats.io.detect import _ALIASES, detect_format, normalize_format, source_name
-from agentstats.io.errors import OnError, Problem, ProblemLog
+from agentstats.io.detect import _ALIASES, FORMATS, detect_format, normalize_format, source_name
+from agentstats.io.errors import OnError, Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import read_json_trials, read_jsonl_trials
+from agentstats.io.manifest import check_manifest
 from agentstats.io.metr import read_runs, runs_from_table_rows, table_records
 from agentstats.io.tau_bench import read_tau_bench
 from agentstats.schema import Trial
 
-__all__ = ["TrialSet", "load_counts", "load_counts_any", "load_trials", "register_format"]
+__all__ = [
+    "Dataset",
+    "TrialSet",
+    "load",
+    "load_counts",
+    "load_counts_any",
+    "load_trials",
+    "register_format",
+]
 
-PathOrFrame = str | os.PathLike | pd.DataFrame
+type PathOrFrame = str | os.PathLike | pd.DataFrame
+AgentsSpec = str | list[str] | tuple[str, ...] | AgentSelection | None
 
 
 #: Importers added by other modules (e.g. scoring's BFCL / FAI JSONL readers): name -> reader.
@@ -53,6 +64,8 @@ def register_format(name: str, reader: Callable[..., list[Trial]], *, aliases: t
     _READERS[key] = reader
     for alias in (key, *aliases):
         _ALIASES[alias.strip().lower()] = key
+    if key not in FORMATS:
+        FORMATS.append(key)
 
 
 class TrialSet(list):
@@ -68,11 +81,15 @@ class TrialSet(list):
         Problems of the records left out (``on_error="skip"``); empty otherwise.
     """
 
-    def __init__(self, trials=(), *, source: str = "", format: str = "", skipped=()):
+    def __init__(self, trials=(), *, source: str = "", format: str = "", skipped=(), notes=(), excluded=()):
         super().__init__(trials)
         self.source = source
         self.format = format
         self.skipped: list[Problem] = list(skipped)
+        #: Remarks on kept records (e.g. a field that looks like a misspelled outcome field), with their lines.
+        self.notes: list[Problem] = list(notes)
+        #: Agents left out by an ``agents=`` selection.
+        self.excluded_agents: list[str] = sorted(excluded)
 
     @property
     def n_skipped(self) -> int:
@@ -88,8 +105,8 @@ class TrialSet(list):
         tasks = len({t.task_id for t in self})
         skipped = f", {self.n_skipped} skipped" if self.skipped else ""
         return (
-            f"TrialSet({len(self)} trials, {agents} agents, {tasks} tasks, format={self.format!r}, "
-            f"source={self.source!r}{skipped})"
+            f"TrialSet({plural(len(self), 'trial')}, {plural(agents, 'agent')}, {plural(tasks, 'task')}, "
+            f"format={self.format!r}, source={self.source!r}{skipped})"
         )
 
 
@@ -113,6 +130,7 @@ def load_trials(
     run_id_col: str | None = "run_id",
     status_col: str | None = "status",
     error_status: str = "infra_error",
+    agents: AgentsSpec = None,
     **options: Any,
 ) -> TrialSet:
     """Load trial records from a file (plain or gzip, detected by magic bytes) or a run-table DataFrame.
@@ -138,6 +156,10 @@ def load_trials(
         column, trials are numbered in order of appearance within (agent, task), from 0.
     error_status : {"infra_error", "agent_error"}
         tau-bench only: status of records whose runner caught an exception (``info.error``).
+    agents : str or list of str, optional
+        Agents to keep: ``"a,b"``, ``"!human"``, shell patterns (:mod:`agentstats.io.agents`). The whole
+        file is checked; the selection picks among its valid records. An entry that matches no agent is an
+        error.
     **options
         Passed to a reader added with :func:`register_format`; an error for the built-in formats.
 
@@ -154,14 +176,19 @@ def load_trials(
         :class:`Problem` names the file, line (1-based; 0-based record/row index for JSON arrays,
         Parquet, DataFrames) and field.
     ValueError
-        For a counts table (use :func:`load_counts`), an undetectable or unknown format, or options that
-        do not apply to the format.
+        For a counts table (use :func:`load_counts`), an undetectable or unknown format, options that
+        do not apply to the format, or an ``agents`` entry that matches no agent.
+    TrialLoadError
+        Also, whatever ``on_error``, for a file written by :func:`save_trials` that no longer matches its
+        manifest (truncated or changed; :mod:`agentstats.io.manifest`).
     FileNotFoundError
         When ``path`` does not exist.
     """
+    selection = AgentSelection.parse(agents)
+    name = source_name(path)
+    _check_complete(path, name)
     run_cols = {"agent_col": agent_col, "task_col": task_col, "success_col": success_col}
     fmt = _resolve_format(path, format, run_cols)
-    name = source_name(path)
     if fmt == "counts":
         raise ValueError(
             f"{name} is a counts table (agent, task, n, c): it holds no per-trial records. Use "
@@ -191,13 +218,27 @@ def load_trials(
         if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
             trials = read_runs(path, log, **run_cols, **opt)
         else:
-            df, offset = read_table(path, log)
+            df, offset = read_table(path, log, all_text=True)
             rows = [] if df is None else list(table_records(df, line_offset=offset))
             trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
     else:  # pragma: no cover - normalize_format guards this
         raise ValueError(f"unsupported format {fmt!r}")
     skipped = log.finish()
-    return TrialSet(trials, source=name, format=fmt, skipped=skipped)
+    excluded: set[str] = set()
+    if selection is not None and trials:
+        present = {t.agent for t in trials}
+        kept = selection.keep(present, name)
+        excluded = present - kept
+        trials = [t for t in trials if t.agent in kept]
+    return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+
+
+def _check_complete(path: Any, name: str) -> None:
+    """Refuse a file that no longer matches the manifest written with it (whatever ``on_error``)."""
+    if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):
+        check = check_manifest(path)
+        if not check.ok:
+            raise TrialLoadError([Problem(name, None, None, check.message)], name, skippable=False)
 
 
 def _is_table_file(path: str | os.PathLike) -> bool:
@@ -221,6 +262,7 @@ def load_counts(
     n_col: str = "n",
     c_col: str = "c",
     n_missing_col: str = "n_missing",
+    agents: AgentsSpec = None,
 ) -> pd.DataFrame:
     """Load and validate a counts table: CSV (plain or gzip), Parquet, or a pandas DataFrame.
 
@@ -234,18 +276,24 @@ def load_counts(
         duplicate (agent, task).
     agent_col, task_col, n_col, c_col, n_missing_col : str
         Column names; ``task_col=None`` takes ``task_id`` if present, else ``task``.
+    agents : str or list of str, optional
+        Agents to keep, as in :func:`load_trials`.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``agent, task_id, n, c, n_missing`` (int64 counts), sorted by agent then task_id;
-        ``attrs["source"]``, ``attrs["format"] = "counts"``, ``attrs["skipped"]`` (list of Problem).
+        ``attrs["source"]``, ``attrs["format"] = "counts"``, ``attrs["skipped"]`` (list of Problem),
+        ``attrs["gaps"] = None`` (a counts table has no trial numbers), ``attrs["excluded_agents"]``.
 
     Raises
     ------
     TrialLoadError
         With ``on_error="raise"`` when any row has a problem (file, CSV line or row index, column).
+    ValueError
+        When an ``agents`` entry matches no agent.
     """
+    selection = AgentSelection.parse(agents)
     name = source_name(path_or_df)
     log = ProblemLog(name, on_error)
     out = read_counts_table(
@@ -258,7 +306,13 @@ def load_counts(
         n_missing_col=n_missing_col,
     )
     skipped = log.finish()
-    out.attrs.update(source=name, format="counts", skipped=skipped)
+    excluded: set[str] = set()
+    if selection is not None and len(out):
+        present = set(out["agent"])
+        kept = selection.keep(present, name)
+        excluded = present - kept
+        out = out[out["agent"].isin(kept)].reset_index(drop=True)
+    out.attrs.update(source=name, format="counts", skipped=skipped, gaps=None, excluded_agents=sorted(excluded))
     return out
 
 
@@ -295,7 +349,7 @@ class Dataset:
         """One Markdown paragraph: source, format, size, skipped records."""
         c = self.counts
         if c is None:
-            trials = self.trials or []
+            trials: list[Trial] = self.trials or []
             unscored = sum(t.outcome() is None for t in trials)
             text = (
                 f"Read **{self.source}** (format `{self.format}`): {len({t.agent for t in trials})} agents, "
@@ -335,10 +389,11 @@ def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise"
     TrialLoadError, ValueError
         As the underlying loader, and :func:`agentstats.counts.to_counts` for unscored trials.
     """
+    _check_complete(path, source_name(path))
     run_cols = {k: options.get(k) for k in ("agent_col", "task_col", "success_col")}
     fmt = _resolve_format(path, format, run_cols)
     if fmt == "counts":
-        allowed = {"agent_col", "task_col", "n_col", "c_col", "n_missing_col"}
+        allowed = {"agent_col", "task_col", "n_col", "c_col", "n_missing_col", "agents"}
         given = {k: v for k, v in options.items() if v is not None}
         wrong = sorted(set(given) - allowed)
         if wrong:
@@ -346,20 +401,25 @@ def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise"
                 f"{source_name(path)} is a counts table; option(s) {', '.join(wrong)} apply to trial "
                 f"inputs only (counts tables take {', '.join(sorted(allowed))})"
             )
-        counts = load_counts(path, on_error=on_error, **given)
+        table = load_counts(path, on_error=on_error, **given)
         return Dataset(
             trials=None,
-            counts=counts,
-            source=counts.attrs.get("source", source_name(path)),
+            counts=table,
+            source=table.attrs.get("source", source_name(path)),
             format="counts",
-            skipped=list(counts.attrs.get("skipped", [])),
+            skipped=list(table.attrs.get("skipped", [])),
         )
     trials = load_trials(path, fmt, on_error=on_error, **options)
+    counts: pd.DataFrame | None
     if any(t.outcome() is None for t in trials):
         counts = None
     else:
         counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
-        counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped)
+        counts.attrs.update(
+            source=trials.source, format=trials.format, skipped=trials.skipped,
+            excluded_agents=trials.excluded_agents,
+        )
+        counts.attrs.setdefault("gaps", None)
     return Dataset(trials=trials, counts=counts, source=trials.source, format=trials.format, skipped=trials.skipped)
 
 
@@ -380,7 +440,52 @@ def load_counts_any(
     TrialLoadError, ValueError
         As :func:`load`.
     """
+    fast = _fast_counts(path, format, options, on_error)
+    if fast is not None:
+        return fast
     data = load(path, format, on_error=on_error, **options)
     if data.counts is None:
-        return to_counts(data.trials)  # raises, naming the unscored trials
+        assert data.trials is not None
+        raise _unscored_error(data.trials)
     return data.counts
+
+
+def _fast_counts(path: Any, format: str, options: dict[str, Any], on_error: OnError) -> pd.DataFrame | None:
+    """Count the project's JSONL without keeping a Trial per line; ``None`` for every other input.
+
+    A flat file is counted by :func:`agentstats.io.fastcounts.jsonl_counts` (pyarrow, vectorized checks); any
+    other JSONL trials file record by record (:func:`agentstats.io.jsonl.count_jsonl_trials`).
+    """
+    from agentstats.io.fastcounts import jsonl_counts
+    from agentstats.io.jsonl import count_jsonl_trials
+
+    if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents"}:
+        return None
+    name = source_name(path)
+    _check_complete(path, name)
+    run_cols: dict[str, str | None] = {"agent_col": None, "task_col": None, "success_col": None}
+    if _resolve_format(path, format, run_cols) != "jsonl":
+        return None
+    selection = AgentSelection.parse(options.get("agents"))
+    counts = jsonl_counts(path, agents=selection)
+    if counts is not None:
+        counts.attrs.update(source=name, format="jsonl", skipped=[])
+        return counts
+    counts = count_jsonl_trials(path, ProblemLog(name, on_error), selection)
+    counts.attrs.update(source=name, format="jsonl")
+    return counts
+
+
+def _unscored_error(trials: TrialSet) -> ValueError:
+    """Build the error for trials without an outcome: :func:`to_counts` message plus located field hints."""
+    try:
+        to_counts(trials)
+    except ValueError as exc:
+        message = str(exc)
+    else:  # pragma: no cover - only called with unscored trials
+        message = "some trials have no outcome"
+    if trials.notes:
+        shown = "\n  ".join(str(p) for p in trials.notes[:10])
+        more = f"\n  ... and {len(trials.notes) - 10} more" if len(trials.notes) > 10 else ""
+        message += f"\nFields that look like misspelled outcome fields:\n  {shown}{more}"
+    return ValueError(message)

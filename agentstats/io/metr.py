@@ -8,7 +8,9 @@ gzip), CSV, Parquet or a pandas DataFrame.
 Mapping to :class:`~agentstats.schema.Trial`:
 
 * ``agent`` = ``agent_col``, ``task_id`` = ``task_col`` (kept as text), ``success`` = ``success_col``
-  (accepted: ``0``/``1``, ``true``/``false``, ``0.0``/``1.0``; anything else is a problem);
+  (accepted, and nothing else: the numbers ``0``/``1`` (``0.0``/``1.0``), JSON booleans, and the text
+  ``0``/``1``, ``0.0``/``1.0``, ``true``/``false`` in any letter case; ``yes``, ``pass``, ``t``, ``off`` and the
+  like are problems, not guesses);
 * ``trial`` = the ``trial_col`` value when that column exists (default ``"trial"``), else the order of
   appearance within (agent, task), from 0. A ``run_id_col`` (default ``"run_id"``) is kept in ``meta`` and
   must be unique: a repeated run id is a duplicate;
@@ -31,13 +33,10 @@ from agentstats.io.errors import ProblemLog
 from agentstats.io.jsonl import iter_jsonl
 from agentstats.schema import Status, Trial
 
-__all__ = ["METR_COLUMNS", "read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
+__all__ = ["read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
 
-#: METR's column names, the defaults.
-METR_COLUMNS = {"agent_col": "alias", "task_col": "task_id", "success_col": "score_binarized"}
-
-_TRUE = {"1", "true", "yes", "success", "pass", "passed"}
-_FALSE = {"0", "false", "no", "failure", "fail", "failed"}
+_TRUE = {"1", "1.0", "true"}
+_FALSE = {"0", "0.0", "false"}
 _STATUSES = {s.value for s in Status}
 
 
@@ -46,7 +45,9 @@ def _is_missing(v: Any) -> bool:
 
 
 def _success(v: Any) -> bool | None:
-    """0/1, bool, 0.0/1.0 or true/false text -> bool; anything else -> None (a problem)."""
+    """0/1, bool, 0.0/1.0, or the text 0/1, 0.0/1.0, true/false -> bool; anything else -> None (a problem)."""
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):  # numpy scalars
+        v = v.item()
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)):
@@ -61,17 +62,6 @@ def _success(v: Any) -> bool | None:
             return True
         if s in _FALSE:
             return False
-        try:
-            return _success(float(s))  # "1.0" / "0.0" from CSV files
-        except ValueError:
-            return None
-    try:  # numpy scalars
-        import numpy as np
-
-        if isinstance(v, np.generic):
-            return _success(v.item())
-    except ImportError:  # pragma: no cover
-        pass
     return None
 
 
@@ -170,7 +160,9 @@ def runs_from_records(
             else:
                 success = _success(raw)
                 if success is None:
-                    log.add(loc, success_col, f"success must be 0/1 or true/false, got {raw!r}")
+                    log.add(
+                        loc, success_col, f"success must be 0/1 or true/false (any letter case), got {raw!r}"
+                    )
         trial: int | None = None
         if trial_col and trial_col in row and not _is_missing(row[trial_col]):
             t = _as_int(row[trial_col])
@@ -187,6 +179,7 @@ def runs_from_records(
                 log.add(loc, run_id_col, f"duplicate run id {run_id!r}, first seen at {where}")
         if len(log.problems) > n_before:
             continue
+        assert agent is not None and task is not None  # a missing one is a problem above
         cell = (agent, task)
         if trial is None:
             trial = next_trial.get(cell, 0)

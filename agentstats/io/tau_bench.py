@@ -34,6 +34,7 @@ Mapping to :class:`~agentstats.schema.Trial`:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -96,6 +97,8 @@ def tau_record_to_trial(
         log.add(loc, "trial", f"must be an integer, got {rec['trial']!r}")
     if "reward" in rec and not _is_num(rec["reward"]):
         log.add(loc, "reward", f"must be a number, got {rec['reward']!r}")
+    elif "reward" in rec and not math.isfinite(rec["reward"]):
+        log.add(loc, "reward", f"must be a finite number, got {rec['reward']!r}")
     info = rec.get("info")
     if info is None:
         info = {}
@@ -133,7 +136,7 @@ def tau_record_to_trial(
     calls_by_id: dict[str, dict[str, Any]] = {}
 
     def new_turn(query: str | None) -> dict[str, Any]:
-        turn = {"id": f"turn-{len(interactions)}", "query": query, "answer": None, "tool_calls": []}
+        turn: dict[str, Any] = {"id": f"turn-{len(interactions)}", "query": query, "answer": None, "tool_calls": []}
         interactions.append(turn)
         return turn
 
@@ -177,15 +180,16 @@ def tau_record_to_trial(
             if text is not None:
                 cur["answer"] = text
         elif role == "tool":
-            call = calls_by_id.get(msg.get("tool_call_id"))
-            if call is None and cur is not None:  # no id: first call of that name still without a result
-                call = next(
+            tcid = msg.get("tool_call_id")
+            found: dict[str, Any] | None = calls_by_id.get(tcid) if isinstance(tcid, str) else None
+            if found is None and cur is not None:  # no id: first call of that name still without a result
+                found = next(
                     (c for c in cur["tool_calls"] if c["name"] == msg.get("name") and "result" not in c), None
                 )
-            if call is None:
+            if found is None:
                 log.add(loc, f"traj.{i}.tool_call_id", "tool result matches no earlier tool call")
                 continue
-            call["result"] = msg.get("content")
+            found["result"] = msg.get("content")
         # other roles (e.g. "function" in old OpenAI logs) carry nothing we map
     if (
         interactions

@@ -1,0 +1,353 @@
+"""Exit statuses of every command (0 ok, 1 work failed, 2 usage/input, 3 diagnostics under --strict, 130 interrupted).
+
+Each status is triggered with the cheapest input that produces it; fits, scoring and reports are replaced by
+stand-ins (monkeypatch) so that no sampler or notebook runs. An interrupt is either a ``KeyboardInterrupt``
+raised inside the command, or -- as samplers and kernels do -- a real SIGINT that a library catches and turns
+into another exception later.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from agentstats.cli import app
+from agentstats.cli.common import EXIT_DIAGNOSTICS, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def trials(tmp_path) -> Path:
+    path = tmp_path / "t.jsonl"
+    lines = [
+        {"agent": a, "task_id": f"t{t}", "trial": i, "success": (i + t) % 2 == 0}
+        for a in ("a", "b")
+        for t in range(3)
+        for i in range(3)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _interrupt_then(exc: BaseException):
+    """A stand-in for a sampler/kernel: a real SIGINT arrives, the library swallows it, then fails otherwise."""
+
+    def run(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            pass  # what nutpie (abort) and jupyter do
+        raise exc
+
+    return run
+
+
+def _raise(exc: BaseException):
+    def run(*args, **kwargs):
+        raise exc
+
+    return run
+
+
+def _assert_interrupted(res):
+    assert res.exit_code == EXIT_INTERRUPTED, res.output
+    assert "interrupted" in res.output and "Traceback" not in res.output
+    assert "Aborted" not in res.output  # click's own handling (exit 1) did not run
+
+
+def _assert_one_line_error(res, code):
+    assert res.exit_code == code, res.output
+    assert "Traceback" not in res.output and "error:" in res.output
+
+
+# ---------------------------------------------------------------- simulate
+
+
+def test_simulate_statuses(tmp_path, monkeypatch):
+    out = tmp_path / "s.jsonl"
+    assert runner.invoke(app, ["simulate", "--out", str(out), "--n-tasks", "2", "--n-trials", "2"]).exit_code == EXIT_OK
+    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(tmp_path / "x.jsonl"), "--n-tasks", "0"]),
+                           EXIT_USAGE)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(blocked / "sub" / "x.jsonl")]), EXIT_FAILURE)
+    import agentstats.simulate as sim
+
+    monkeypatch.setattr(sim, "simulate_trials", _raise(KeyboardInterrupt()))
+    _assert_interrupted(runner.invoke(app, ["simulate", "--out", str(tmp_path / "y.jsonl")]))
+
+
+def test_simulate_never_overwrites_without_force(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["simulate", "--n-tasks", "2", "--n-trials", "2"])
+    assert res.exit_code == 0, res.output
+    default = tmp_path / "simulated_trials.jsonl"
+    assert default.exists() and not (tmp_path / "data").exists()  # not the shipped example data
+    before = default.read_bytes()
+    res = runner.invoke(app, ["simulate", "--n-tasks", "3", "--n-trials", "2"])
+    assert res.exit_code == EXIT_USAGE and "--force" in res.output
+    assert default.read_bytes() == before
+    res = runner.invoke(app, ["simulate", "--n-tasks", "3", "--n-trials", "2", "--force"])
+    assert res.exit_code == 0 and len(default.read_text().splitlines()) == 3 * 3 * 2
+
+
+def test_simulate_default_is_not_the_shipped_example():
+    from agentstats.cli.simulate import DEFAULT_OUT
+
+    assert DEFAULT_OUT == Path("simulated_trials.jsonl")
+
+
+# ---------------------------------------------------------------- estimate
+
+
+def test_estimate_statuses(trials, tmp_path, monkeypatch):
+    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "10"]).exit_code == EXIT_OK
+    _assert_one_line_error(runner.invoke(app, ["estimate", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
+    import agentstats.estimators as est
+
+    monkeypatch.setattr(est, "suite_pass_k", _raise(RuntimeError("boom")))
+    res = runner.invoke(app, ["estimate", str(trials)])
+    _assert_one_line_error(res, EXIT_FAILURE)
+    assert "RuntimeError: boom" in res.output
+    monkeypatch.setattr(est, "suite_pass_k", _raise(KeyboardInterrupt()))
+    _assert_interrupted(runner.invoke(app, ["estimate", str(trials)]))
+    monkeypatch.setattr(est, "suite_pass_k", _interrupt_then(IndexError("list index out of range")))
+    _assert_interrupted(runner.invoke(app, ["estimate", str(trials)]))
+
+
+def test_estimate_k_beyond_the_data_is_refused_at_once(trials):
+    res = runner.invoke(app, ["estimate", str(trials), "--k", "1..100000"])
+    assert res.exit_code == EXIT_USAGE and "10,000" in res.output
+    res = runner.invoke(app, ["estimate", str(trials), "--k", "1..50"])
+    assert res.exit_code == EXIT_USAGE
+    assert "largest number of trials per task" in res.output and "is 3" in res.output
+    res = runner.invoke(app, ["estimate", str(trials), "--k", "3", "--json", "--n-boot", "10"])
+    assert res.exit_code == 0 and {r["k"] for r in json.loads(res.stdout)} == {3}
+
+
+def test_estimate_skip_bad_lists_the_skipped_line(trials):
+    raw = trials.read_bytes().splitlines(keepends=True)
+    raw[4] = raw[4].replace(b'"a"', b'"a\xff"')
+    trials.write_bytes(b"".join(raw))
+    res = runner.invoke(app, ["estimate", str(trials), "--skip-bad", "--json", "--n-boot", "10"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 record (1 problem)" in res.stderr and "line 5: not UTF-8 text" in res.stderr
+    res = runner.invoke(app, ["estimate", str(trials)])
+    assert res.exit_code == EXIT_USAGE and "line 5" in res.output
+
+
+def test_estimate_agents_and_gaps(trials):
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "!b", "--json", "--n-boot", "10"])
+    assert res.exit_code == 0, res.output
+    assert {r["agent"] for r in json.loads(res.stdout)} == {"a"}
+    assert "agents left out (--agents): b" in res.stderr
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "c"])
+    assert res.exit_code == EXIT_USAGE and "'c' matches no agent" in res.output
+    lines = trials.read_text().splitlines()
+    trials.write_text("\n".join(lines[:-1]) + "\n")  # b / t2 / trial 2 never written
+    res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "10"])
+    assert res.exit_code == 0
+    assert "1 trial absent from the agent x task x trial grid" in res.stderr and "b / t2: trial 2" in res.stderr
+
+
+def test_estimate_truncated_output_of_score_is_refused(tmp_path):
+    from agentstats.io import save_trials
+    from agentstats.schema import Trial
+
+    path = tmp_path / "scored.jsonl"
+    save_trials([Trial(agent="a", task_id=f"t{i}", trial=0, success=True) for i in range(100)], path)
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"\n", len(data) // 2) + 1])  # cut at a line end: every line valid
+    res = runner.invoke(app, ["estimate", str(path)])
+    assert res.exit_code == EXIT_USAGE and "truncated" in res.output
+
+
+# ---------------------------------------------------------------- fit (stand-ins for the sampler)
+
+
+class _Diag:
+    def __init__(self, ok: bool):
+        self.ok = ok
+        self.divergences = 0
+        self.problems = [] if ok else ["r_hat 1.2 > 1.01"]
+        self.table = pd.DataFrame({"variable": ["mu"], "r_hat": [1.0 if ok else 1.2]})
+
+    def __str__(self) -> str:
+        return "diagnostics ok" if self.ok else "diagnostics failed"
+
+
+class _DT:
+    attrs: ClassVar[dict] = {
+        "sampler": "fake", "agentstats_model": "zoi_beta_binomial", "target_accept": 0.9, "chains": 1, "draws": 1,
+        "random_seed": 0,
+    }
+
+
+def _fake_fit(monkeypatch, ok=True, fit_fn=None):
+    import agentstats.models as models
+    import agentstats.posterior as post
+
+    seen = {}
+
+    def fake_fit(counts, model, **kw):
+        seen["model"] = model
+        seen["agents"] = sorted(set(counts["agent"]))
+        return _DT()
+
+    summary = pd.DataFrame(
+        [dict(agent="a", k=1, quantity=q, population="observed", mean=0.5, median=0.5, ci_low=0.4, ci_high=0.6,
+              ci_kind="eti", ci_prob=0.95, extrapolated=0.0) for q in ("pass_at_k", "pass_hat_k")]
+    )
+    monkeypatch.setattr(models, "fit", fit_fn or fake_fit)
+    monkeypatch.setattr(models, "diagnose", lambda dt: _Diag(ok))
+    monkeypatch.setattr(post, "posterior_pass_k", lambda *a, **k: None)
+    monkeypatch.setattr(post, "summarize_pass_k", lambda *a, **k: summary)
+    monkeypatch.setattr(post, "consistency", lambda *a, **k: None)
+    monkeypatch.setattr(post, "predict_rerun", lambda *a, **k: None)
+    return seen
+
+
+def test_fit_statuses(trials, tmp_path, monkeypatch):
+    seen = _fake_fit(monkeypatch, ok=True)
+    res = runner.invoke(app, ["fit", str(trials), "--k", "1"])
+    assert res.exit_code == EXIT_OK, res.output
+    _assert_one_line_error(runner.invoke(app, ["fit", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
+    _assert_one_line_error(runner.invoke(app, ["fit", str(trials), "--population", "all"]), EXIT_USAGE)
+    _fake_fit(monkeypatch, ok=False)
+    assert runner.invoke(app, ["fit", str(trials), "--k", "1", "--strict"]).exit_code == EXIT_DIAGNOSTICS
+    assert runner.invoke(app, ["fit", str(trials), "--k", "1"]).exit_code == EXIT_OK  # warned, not strict
+    _fake_fit(monkeypatch, fit_fn=_raise(RuntimeError("sampler crashed")))
+    _assert_one_line_error(runner.invoke(app, ["fit", str(trials)]), EXIT_FAILURE)
+    # Ctrl-C: nutpie aborts and an IndexError follows; PyMC surfaces a SystemError
+    for after in (IndexError("index 0 is out of bounds"), SystemError("error return without exception set")):
+        _fake_fit(monkeypatch, fit_fn=_interrupt_then(after))
+        _assert_interrupted(runner.invoke(app, ["fit", str(trials)]))
+    _fake_fit(monkeypatch, fit_fn=_raise(KeyboardInterrupt()))
+    _assert_interrupted(runner.invoke(app, ["fit", str(trials)]))
+    assert seen["model"] == "zoi_beta_binomial"
+
+
+def test_fit_bayes_model_agents_and_k_cap(trials, monkeypatch):
+    seen = _fake_fit(monkeypatch)
+    res = runner.invoke(app, ["fit", str(trials), "--bayes-model", "beta_binomial", "--agents", "a", "--k", "1"])
+    assert res.exit_code == 0, res.output
+    assert seen == {"model": "beta_binomial", "agents": ["a"]}
+    res = runner.invoke(app, ["fit", str(trials), "--model", "partial_pooling", "--k", "1"])
+    assert res.exit_code == 0 and seen["model"] == "partial_pooling"
+    assert "--model is deprecated in `agentstats fit`; use --bayes-model" in res.output
+    res = runner.invoke(app, ["fit", str(trials), "--model", "additive", "--bayes-model", "beta_binomial"])
+    assert res.exit_code == EXIT_USAGE
+    # 3 trials per task: k up to 30 is extrapolation the fit answers; beyond, refused before any sampling
+    assert runner.invoke(app, ["fit", str(trials), "--k", "30"]).exit_code == 0
+    res = runner.invoke(app, ["fit", str(trials), "--k", "31"])
+    assert res.exit_code == EXIT_USAGE and "k <= 30" in res.output
+
+
+# ---------------------------------------------------------------- score
+
+
+def test_score_statuses(trials, tmp_path, monkeypatch):
+    out = tmp_path / "scored.jsonl"
+    res = runner.invoke(app, ["score", str(trials), "--out", str(out), "--json"])
+    assert res.exit_code == EXIT_OK, res.output
+    assert out.exists() and (tmp_path / "scored.jsonl.manifest.json").exists()
+    _assert_one_line_error(runner.invoke(app, ["score", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
+    import agentstats.scoring as scoring
+
+    monkeypatch.setattr(scoring, "score_trials", _raise(RuntimeError("judge exploded")))
+    _assert_one_line_error(runner.invoke(app, ["score", str(trials)]), EXIT_FAILURE)
+    monkeypatch.setattr(scoring, "score_trials", _raise(KeyboardInterrupt()))
+    res = runner.invoke(app, ["score", str(trials)])
+    _assert_interrupted(res)
+    assert res.output.count("interrupted") == 1  # said once, though score and the wrapper both handle it
+    monkeypatch.setattr(scoring, "score_trials", _interrupt_then(RuntimeError("connection reset")))
+    _assert_interrupted(runner.invoke(app, ["score", str(trials)]))
+
+
+def test_score_judge_model_and_deprecated_model(trials, monkeypatch):
+    res = runner.invoke(app, ["score", str(trials), "--judge-model", "m1", "--agents", "a", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "deprecated" not in res.output
+    res = runner.invoke(app, ["score", str(trials), "--model", "m1", "--json"])
+    assert res.exit_code == 0 and "--model is deprecated in `agentstats score`; use --judge-model" in res.stderr
+
+
+# ---------------------------------------------------------------- report (stand-in for papermill)
+
+
+def test_report_statuses(trials, tmp_path, monkeypatch):
+    import agentstats.report as report_mod
+
+    seen = {}
+
+    def fake_run_report(params, out_dir, name, kernel_name):
+        seen.update(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    args = ["report", str(trials), "--out", str(tmp_path)]
+    assert runner.invoke(app, [*args, "--agents", "!b", "--judge-model", "m2"]).exit_code == EXIT_OK
+    assert seen["loader_options"] == {"agents": "!b"} and seen["judge_model"] == "m2"
+    res = runner.invoke(app, [*args, "--model", "m3"])
+    assert res.exit_code == EXIT_OK and seen["judge_model"] == "m3" and "deprecated" in res.output
+    _assert_one_line_error(runner.invoke(app, [*args, "--population", "all"]), EXIT_USAGE)
+    _assert_one_line_error(runner.invoke(app, ["report", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
+    monkeypatch.setattr(report_mod, "run_report", _raise(RuntimeError("a cell failed")))
+    _assert_one_line_error(runner.invoke(app, args), EXIT_FAILURE)
+    monkeypatch.setattr(report_mod, "run_report", _raise(KeyboardInterrupt()))
+    _assert_interrupted(runner.invoke(app, args))
+
+    class ZMQError(Exception):
+        pass
+
+    monkeypatch.setattr(report_mod, "run_report", _interrupt_then(ZMQError("Socket operation on non-socket")))
+    _assert_interrupted(runner.invoke(app, args))
+
+
+# ---------------------------------------------------------------- options shared by commands
+
+
+def test_every_loading_command_has_agents_and_its_own_k_help():
+    import typer.main
+
+    cli = typer.main.get_command(app)
+    helps = {}
+    for name in ("estimate", "fit", "score", "report"):
+        params = {p.name: p for p in cli.commands[name].params}
+        assert "agents" in params, name
+        if "k" in params:
+            helps[name] = params["k"].help
+    assert len(set(helps.values())) == 3  # estimate, fit and report each describe their own k
+    assert "extrapolat" in helps["fit"] and "median" in helps["report"] and "k <= n" in helps["estimate"]
+    assert "extrapolat" not in helps["estimate"].replace("`agentstats fit`", "")
+
+
+def test_format_help_lists_every_format():
+    import typer.main
+
+    from agentstats.io import FORMATS
+
+    cli = typer.main.get_command(app)
+    fmt_help = {p.name: p for p in cli.commands["estimate"].params}["format"].help
+    for f in FORMATS:
+        assert f in fmt_help, f
+
+
+def test_parse_k_limits_before_expanding():
+    import typer
+
+    from agentstats.cli import parse_k
+
+    assert parse_k("1-3,5") == [1, 2, 3, 5]
+    for bad, text in (("1..100000", "10,000"), ("1..101", "more than 100"), ("5..1", "backwards"),
+                      ("1..10**12", "cannot read")):
+        with pytest.raises(typer.BadParameter, match=text):
+            parse_k(bad)
