@@ -39,6 +39,7 @@ __all__ = [
     "ReportError",
     "ReportInputError",
     "ReportInterrupted",
+    "ReportParameterError",
     "ReportPaths",
     "check_input",
     "check_parameters",
@@ -65,6 +66,10 @@ _TAG = re.compile(r"<[^>]+>")
 
 class ReportInputError(ValueError):
     """The report's input cannot be read; the message is one line naming the file (and line and field)."""
+
+
+class ReportParameterError(ValueError):
+    """A parameter the template does not declare, or an output name that would leave the output folder."""
 
 
 class ReportError(RuntimeError):
@@ -161,13 +166,13 @@ def check_parameters(parameters: dict[str, Any], template: str | Path | None = N
 
     Raises
     ------
-    ValueError
+    ReportParameterError
         Naming the unknown parameters and the declared ones.
     """
     declared = report_parameters(template)
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
-        raise ValueError(
+        raise ReportParameterError(
             f"unknown report parameter(s) {', '.join(unknown)}; the template declares {', '.join(sorted(declared))}"
         )
 
@@ -409,13 +414,13 @@ def run_report(
 
     Raises
     ------
-    ValueError
-        Unknown parameters, or a name that would leave ``out_dir``.
+    ReportParameterError
+        Unknown parameters, or a name that would leave ``out_dir`` (a ``ValueError``).
     ReportInputError
         The input cannot be read (checked before the notebook starts).
     ReportError
-        A cell failed. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were; the partial notebook
-        is written to ``{name}.failed.ipynb``, marked as failed.
+        A cell failed, or the export did. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were;
+        the partial notebook is written to ``{name}.failed.ipynb``, marked as failed.
     ReportInterrupted
         Ctrl-C (a ``KeyboardInterrupt``); outputs as for :class:`ReportError`.
     """
@@ -429,7 +434,7 @@ def run_report(
     failed_path = out_dir / f"{name}{FAILED_SUFFIX}.ipynb"
     for p in (nb_path, html_path, failed_path):
         if p.resolve().parent != out_dir.resolve():
-            raise ValueError(f"report name {name!r} would write outside {out_dir}")
+            raise ReportParameterError(f"report name {name!r} would write outside {out_dir}")
     declared = report_parameters(template)
     parameters = {**{k: v for k, v in REPORT_DEFAULTS.items() if k in declared}, **parameters}
     check_parameters(parameters, template)
@@ -447,6 +452,19 @@ def run_report(
             cwd=os.getcwd(),
             kernel_manager_class=_kernel_manager_class(log),
         )
+        nb = nbformat.read(running, as_version=4)
+        _set_kernelspec(nb, kernel_name)
+        source = Path(str(parameters.get("input_path", name))).name
+        nb.metadata["title"] = f"agentstats report: {one_line(source)}"
+        nb.metadata["agentstats"] = {
+            "status": "complete",
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            "version": _version(),
+        }
+        body = export_html(nb, show_code=show_code)
+        assert isinstance(body, str)
+        atomic_write_text(html_path, body)
+        atomic_write_text(nb_path, nbformat.writes(nb))
     except BaseException as exc:
         with _no_sigint():
             interrupted = isinstance(exc, KeyboardInterrupt)
@@ -457,7 +475,6 @@ def run_report(
             _set_kernelspec(nb, kernel_name)
             atomic_write_text(failed_path, nbformat.writes(nb))
             running.unlink(missing_ok=True)
-            log.close()
             kept = f"previous report kept: {previous}" if previous else "no previous report"
             message = f"report {reason}; partial notebook: {failed_path} (marked FAILED); {kept}"
             if interrupted:
@@ -469,19 +486,6 @@ def run_report(
         log.close()
         with contextlib.suppress(OSError):
             os.unlink(log.name)
-    nb = nbformat.read(running, as_version=4)
-    _set_kernelspec(nb, kernel_name)
-    source = Path(str(parameters.get("input_path", name))).name
-    nb.metadata["title"] = f"agentstats report: {one_line(source)}"
-    nb.metadata["agentstats"] = {
-        "status": "complete",
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "version": _version(),
-    }
-    body = export_html(nb, show_code=show_code)
-    assert isinstance(body, str)
-    atomic_write_text(html_path, body)
-    atomic_write_text(nb_path, nbformat.writes(nb))
     running.unlink(missing_ok=True)
     failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
     return ReportPaths(notebook=nb_path, html=html_path)

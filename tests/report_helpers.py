@@ -7,6 +7,7 @@ payload counts as *live* only when it became an element or attribute, not when i
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -86,12 +87,15 @@ class _Collector(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.elements: list[tuple[str, dict[str, str | None]]] = []
         self.script_text: list[str] = []
+        self.style_text: list[str] = []
         self._in_script = False
+        self._in_style = False
         self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.elements.append((tag, dict(attrs)))
         self._in_script = tag == "script"
+        self._in_style = tag == "style"
 
     def handle_startendtag(self, tag, attrs):
         self.elements.append((tag, dict(attrs)))
@@ -99,10 +103,14 @@ class _Collector(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "script":
             self._in_script = False
+        if tag == "style":
+            self._in_style = False
 
     def handle_data(self, data):
         if self._in_script:
             self.script_text.append(data)
+        elif self._in_style:
+            self.style_text.append(data)
         else:
             self.text.append(data)
 
@@ -137,8 +145,11 @@ def live_markup(html: str) -> list[str]:
     return found
 
 
+_CSS_URL = re.compile(r"""(?:@import\s+|url\(\s*)["']?\s*((?:https?:)?//[^"')\s]+)""", re.I)
+
+
 def network_urls(html: str) -> list[str]:
-    """``src``/``href``/``data`` attributes (and CSS ``@import``/``url()`` in style elements) that point at a network."""
+    """What a browser would fetch from a network: ``src``/``href``/``data`` attributes, CSS ``@import``/``url()``."""
     doc = parse(html)
     urls = []
     for tag, attrs in doc.elements:
@@ -146,4 +157,6 @@ def network_urls(html: str) -> list[str]:
             value = (attrs.get(name) or "").strip()
             if value.lower().startswith(("http:", "https:", "//")):
                 urls.append(f"<{tag} {name}={value}>")
+        urls.extend(f"<{tag} style=...{m}>" for m in _CSS_URL.findall(attrs.get("style") or ""))
+    urls.extend(f"<style> {m}" for m in _CSS_URL.findall("".join(doc.style_text)))
     return urls

@@ -28,6 +28,7 @@ from agentstats.report import (
     ReportError,
     ReportInputError,
     ReportInterrupted,
+    ReportParameterError,
     check_input,
     default_notebook,
     export_html,
@@ -56,7 +57,7 @@ def _executed(template: str, parameters: dict, *, fail_at: int | None = None, in
             continue
         # papermill marks every cell "completed" when it is interrupted; only executed cells have a count
         cell.metadata["papermill"] = {"status": "completed"}
-        stop = fail_at is not None and count == fail_at or interrupt_at is not None and count == interrupt_at
+        stop = count in (fail_at, interrupt_at)
         if (fail_at is not None and count > fail_at) or (interrupt_at is not None and count > interrupt_at):
             cell.outputs, cell.execution_count = [], None
             continue
@@ -153,7 +154,7 @@ def test_template_declares_every_parameter_the_cli_and_run_report_pass(monkeypat
 
 
 def test_unknown_parameter_is_refused_before_anything_runs(fake_papermill, tmp_path):
-    with pytest.raises(ValueError, match="unknown report parameter.*bogus"):
+    with pytest.raises(ReportParameterError, match=r"unknown report parameter.*bogus"):
         run_report(params(bogus=1), out_dir=tmp_path, name="r", progress_bar=False)
     assert fake_papermill["calls"] == []
     assert not (tmp_path / "r.html").exists()
@@ -239,9 +240,10 @@ def test_outputs_are_written_atomically(fake_papermill, tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(report_mod, "export_html", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(ReportError, match="OSError: disk full"):
         run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
     assert (tmp_path / "r.html").read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["r.failed.ipynb", "r.html", "r.ipynb"]
 
 
 # ---- the HTML
@@ -300,7 +302,8 @@ def test_default_notebook_resolves_from_package_data():
     first_code = next(c for c in nb.cells if c.cell_type == "code")
     assert "parameters" in first_code.metadata.get("tags", [])
     assert path.resolve() == (REPO / "notebooks" / "report.ipynb").resolve()  # one copy in the repository
-    assert (Path(report_mod.__file__).parent / "templates" / "nbconvert" / "agentstats_report" / "index.html.j2").is_file()
+    html_template = Path(report_mod.__file__).parent / "templates" / "nbconvert" / "agentstats_report"
+    assert (html_template / "index.html.j2").is_file()
 
 
 def test_version_comes_from_package_metadata():
@@ -364,7 +367,7 @@ def test_ctrl_c_during_a_real_report_prints_one_line_and_exits_130(tmp_path):
     assert running.exists(), proc.communicate(timeout=60)
     time.sleep(8)  # well into the notebook (the Bayesian fit runs for about a minute)
     os.killpg(proc.pid, signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and "ZMQError" not in stderr, stderr
     tail = [ln for ln in stderr.replace("\r", "\n").splitlines() if ln.strip() and "Executing" not in ln]

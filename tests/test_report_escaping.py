@@ -81,9 +81,9 @@ def suite_for(agents, ks=(1, 2)):
     for i, a in enumerate(agents):
         for k in ks:
             v = 0.2 + 0.2 * i
-            rows.append({"agent": a, "k": k, "n_tasks": 3, "n_tasks_dropped": 0, "pass_at_k": v, "pass_at_k_ci_low": v - 0.05,
-                         "pass_at_k_ci_high": v + 0.05, "pass_hat_k": v / k, "pass_hat_k_ci_low": v / k - 0.05,
-                         "pass_hat_k_ci_high": v / k + 0.05})
+            rows.append({"agent": a, "k": k, "n_tasks": 3, "n_tasks_dropped": 0, "pass_at_k": v,
+                         "pass_at_k_ci_low": v - 0.05, "pass_at_k_ci_high": v + 0.05, "pass_hat_k": v / k,
+                         "pass_hat_k_ci_low": v / k - 0.05, "pass_hat_k_ci_high": v / k + 0.05})
     return pd.DataFrame(rows)
 
 

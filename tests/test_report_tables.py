@@ -95,7 +95,8 @@ def test_tool_errors_table_keeps_the_reader_columns():
 def test_schema_errors_without_any_error_is_a_sentence_not_an_empty_table():
     empty = pd.DataFrame(columns=["kind", "tool", "count"])
     empty.attrs.update(n_calls_checked=1343, n_trials_checked=200, note="")
-    assert format_schema_errors(empty) == "All 1343 tool calls in 200 trials validate against their tools' JSON Schemas."
+    expected = "All 1343 tool calls in 200 trials validate against their tools' JSON Schemas."
+    assert format_schema_errors(empty) == expected
 
 
 def test_run_details_name_data_model_sampler_and_versions():

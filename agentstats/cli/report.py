@@ -80,6 +80,7 @@ def report(
         ReportError,
         ReportInputError,
         ReportInterrupted,
+        ReportParameterError,
         run_report,
         safe_report_name,
     )
@@ -124,7 +125,7 @@ def report(
     except KeyboardInterrupt:
         console.print("interrupted", highlight=False)
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    except (ReportInputError, ValueError) as exc:  # bad input or parameters: nothing was run
+    except (ReportInputError, ReportParameterError) as exc:  # bad input or parameters: nothing was run
         raise fail(exc, EXIT_USAGE) from None
     except ReportError as exc:
         raise fail(exc, EXIT_FAILURE) from None
