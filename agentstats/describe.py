@@ -455,33 +455,32 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    """Each pair of agents once, named in the order of its posterior mean difference, for display.
+    """Each pair of agents once, the one with the higher posterior mean first, rounded for display.
 
-    :func:`agentstats.posterior.contrast_table` lists every ordered pair (A, B) and (B, A), which doubles the
-    rows and shows each difference twice with opposite signs. Here each unordered pair appears once per ``k``, as
-    ``ahead`` (the agent with the higher posterior mean) and ``behind``.
+    Accepts :func:`agentstats.posterior.contrast_table` whether it lists each pair once or both directions (a
+    pair's second direction is dropped). Rounded values never show a sign on zero ("0.000", not "-0.000").
 
     Parameters
     ----------
     contrasts : pandas.DataFrame
-        Output of :func:`agentstats.posterior.contrast_table` (columns ``k, agent_a, agent_b, prob_greater,
-        diff_mean, diff_low, diff_high``).
+        Columns ``agent_a, agent_b, prob_greater, diff_mean, diff_low, diff_high`` and optionally ``k``.
     digits : int
         Decimals shown.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``k``, ``ahead``, ``behind``, ``P(ahead > behind)``, ``difference`` (posterior mean of
+        Columns ``k`` (when given), ``ahead``, ``behind``, ``P(ahead > behind)``, ``difference`` (posterior mean of
         ``ahead - behind``, >= 0) and ``95% credible interval`` (of that difference); sorted by ``k``, then the
         probability (highest first). Values are strings except ``k``.
     """
+    has_k = "k" in contrasts.columns
     rows = []
-    seen: set[tuple[int, str, str]] = set()
+    seen: set[tuple] = set()
     for _, r in contrasts.iterrows():
-        k = int(r["k"])
+        k = int(r["k"]) if has_k else 0
         a, b = str(r["agent_a"]), str(r["agent_b"])
-        key = (k, *sorted((a, b)))
+        key = (k, min(a, b), max(a, b))
         if key in seen:
             continue
         seen.add(key)
@@ -496,48 +495,61 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
     out = pd.DataFrame(rows, columns=["k", "ahead", "behind", "_p", "difference", "95% credible interval"])
     out = out.sort_values(["k", "_p", "ahead", "behind"], ascending=[True, False, True, True])
     out.insert(3, "P(ahead > behind)", [_num(p, digits) for p in out["_p"]])
-    return out.drop(columns="_p").reset_index(drop=True)
+    out = out.drop(columns="_p" if has_k else ["_p", "k"])
+    return out.reset_index(drop=True)
 
 
 def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digits: int = 3) -> tuple[pd.DataFrame, str]:
-    """Display of :func:`agentstats.posterior.consistency`: per-agent columns, and the model-based ICC in words.
+    """Display of :func:`agentstats.posterior.consistency`: one row per agent, value and interval in one column.
 
-    The model-based intra-class correlations are common to all agents (one value, not one per agent), so they are
-    written once, in the returned Markdown. Values that cannot be estimated are shown as "not estimable" with the
-    reason, never as 0: the ANOVA ICC needs two tasks with trials and outcomes that are not all equal; the share
-    due to the agent × task cell needs a model with a cell term, which a fit to one agent does not have (its cells
-    are its tasks, so that share cannot be separated from task difficulty).
+    Values that cannot be estimated are shown as "not estimable", never as 0, and the returned note says why: the
+    ANOVA ICC needs two tasks with trials and outcomes that are not all equal; the within-cell correlation needs a
+    model with a within-cell term, which a fit to one agent does not have (its agent × task cells are its tasks, so
+    that correlation cannot be separated from task difficulty) and the ``additive`` model leaves out.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        Output of :func:`agentstats.posterior.consistency`, with or without the model columns.
+        Output of :func:`agentstats.posterior.consistency`, with or without the model columns (``icc_model``,
+        ``icc_cell`` with ``_low`` / ``_high``, ``icc_cell_estimable``).
     fit_attrs : dict, optional
-        ``attrs`` of the fit (``agentstats_model``, ``has_cell_effect``); without it the cell share is shown as
-        computed.
+        ``attrs`` of the fit (``agentstats_model``, ``has_cell_effect``), to say why a value is not estimable.
     digits : int
         Decimals shown.
 
     Returns
     -------
     (pandas.DataFrame, str)
-        Table indexed by ``agent`` with ``tasks with 2+ trials``, ``flip share`` (share of those tasks whose outcome
-        differs between trials) and ``ICC (ANOVA)``; and a Markdown sentence on the model-based ICC (empty without
-        model columns).
+        Table indexed by ``agent``: ``tasks with 2+ trials``, ``flip share`` (share of those tasks whose outcome
+        differs between trials), ``ICC (ANOVA)`` and, with a fit, ``ICC incl. task (model)`` and
+        ``within-cell correlation (model)`` (posterior mean [95% credible interval]); and a Markdown note on the
+        values that are not estimable (empty when there are none).
     """
+    has_model = "icc_model" in table.columns
+
+    def with_ci(r: pd.Series, name: str) -> str:
+        v = float(r[name])
+        if not np.isfinite(v):
+            return "not estimable"
+        return f"{_num(v, digits)} {_interval(float(r[f'{name}_low']), float(r[f'{name}_high']), digits)}"
+
     rows = []
-    nan_anova = False
+    nan_anova = cell_missing = False
     for _, r in table.iterrows():
         icc = float(r["icc_anova"])
         nan_anova |= not np.isfinite(icc)
-        rows.append(
-            {
-                "agent": r["agent"],
-                "tasks with 2+ trials": f"{int(r['n_tasks_multi'])} of {int(r['n_tasks'])}",
-                "flip share": _num(float(r["flip_share"]), digits),
-                "ICC (ANOVA)": _num(icc, digits) if np.isfinite(icc) else "not estimable",
-            }
-        )
+        row = {
+            "agent": r["agent"],
+            "tasks with 2+ trials": f"{int(r['n_tasks_multi'])} of {int(r['n_tasks'])}",
+            "flip share": _num(float(r["flip_share"]), digits),
+            "ICC (ANOVA)": _num(icc, digits) if np.isfinite(icc) else "not estimable",
+        }
+        if has_model:
+            row["ICC incl. task (model)"] = with_ci(r, "icc_model")
+            estimable = bool(r.get("icc_cell_estimable", True)) and np.isfinite(float(r["icc_cell"]))
+            row["within-cell correlation (model)"] = with_ci(r, "icc_cell") if estimable else "not estimable"
+            cell_missing |= not estimable
+        rows.append(row)
     out = pd.DataFrame(rows).set_index("agent")
     notes = []
     if nan_anova:
@@ -545,30 +557,16 @@ def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digit
             "ICC (ANOVA) is not estimable for an agent with fewer than two tasks with trials or with every outcome "
             "the same (no variance to split)."
         )
-    if "icc_model" in table and len(table):
-        r = table.iloc[0]
-        model = f" ({md_text(fit_attrs['agentstats_model'])})" if fit_attrs and "agentstats_model" in fit_attrs else ""
-        text = (
-            f"Model-based ICC{model}, common to all agents: outcomes of one agent on one task correlate "
-            f"{_num(r['icc_model'], digits)} {_interval(r['icc_model_low'], r['icc_model_high'], digits)} "
-            "(posterior mean, 95% credible interval); "
-        )
-        n_agents = table["agent"].nunique()
-        has_cell = bool(int(fit_attrs["has_cell_effect"])) if fit_attrs and "has_cell_effect" in fit_attrs else None
-        if has_cell is False:
+    if cell_missing:
+        model = md_text(fit_attrs.get("agentstats_model", "")) if fit_attrs else ""
+        if table["agent"].nunique() == 1:
             why = (
-                "with one agent, agent × task cells are the tasks themselves, so the cell's share cannot be separated "
-                "from task difficulty"
-                if n_agents == 1
-                else "this model has no agent × task term"
+                "with one agent, its agent × task cells are the tasks themselves, so the correlation of trials "
+                "within a cell cannot be separated from task difficulty (the model has no within-cell term)"
             )
-            text += f"the share due to the agent × task cell is **not estimable** ({why})."
         else:
-            text += (
-                f"the share due to the agent × task cell is {_num(r['icc_cell'], digits)} "
-                f"{_interval(r['icc_cell_low'], r['icc_cell_high'], digits)}."
-            )
-        notes.append(text)
+            why = f"the model{' ' + model if model else ''} has no within-cell term"
+        notes.append(f"The within-cell correlation is **not estimable** here: {why}.")
     return out, " ".join(notes)
 
 

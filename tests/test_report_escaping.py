@@ -121,9 +121,9 @@ def test_run_details_and_consistency_note_escape_every_value():
     for s in (EVIL_FILE_NAME, f"f{SCRIPT}", f"j{IMG}", f"m{LINK}", f"s{IMG}"):
         assert s in visible_text(html)
     table = pd.DataFrame({"agent": AGENTS, "n_tasks": 3, "n_tasks_multi": 3, "flip_share": 0.5, "icc_anova": 0.2,
-                          "icc_model": 0.3, "icc_model_low": 0.1, "icc_model_high": 0.5, "icc_cell": 0.1,
-                          "icc_cell_low": 0.0, "icc_cell_high": 0.2})
-    _, note = format_consistency(table, {"agentstats_model": f"m{IMG}", "has_cell_effect": 1})
+                          "icc_model": 0.3, "icc_model_low": 0.1, "icc_model_high": 0.5, "icc_cell": np.nan,
+                          "icc_cell_low": np.nan, "icc_cell_high": np.nan, "icc_cell_estimable": False})
+    _, note = format_consistency(table, {"agentstats_model": f"m{IMG}", "has_cell_effect": 0})
     html = render(note)
     assert live_markup(html) == [] and f"m{IMG}" in visible_text(html)
 

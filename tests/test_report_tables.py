@@ -31,9 +31,13 @@ def _draws(n_agents: int, seed: int = 0) -> xr.DataArray:
 
 def test_contrast_table_lists_each_pair_once_ahead_first():
     raw = contrast_table(_draws(11))
-    assert len(raw) == 110  # every ordered pair
-    table = format_contrast_table(raw)
+    both = pd.concat([raw, raw.rename(columns={"agent_a": "agent_b", "agent_b": "agent_a"}).assign(
+        prob_greater=1 - raw["prob_greater"], diff_mean=-raw["diff_mean"], diff_low=-raw["diff_high"],
+        diff_high=-raw["diff_low"])], ignore_index=True)  # both directions, as contrast tables once listed them
+    assert len(both) == 110
+    table = format_contrast_table(both)
     assert len(table) == 55
+    assert format_contrast_table(raw).equals(table)
     pairs = {frozenset(p) for p in zip(table["ahead"], table["behind"], strict=True)}
     assert len(pairs) == 55
     # the agent with the higher posterior mean comes first, with P(ahead > behind) and a difference >= 0
@@ -52,25 +56,29 @@ def test_contrast_table_lists_each_pair_once_ahead_first():
 
 
 def test_consistency_of_one_agent_says_not_estimable_instead_of_zero():
+    """A fit to one agent has no within-cell term: its correlation is "not estimable", never 0.000 [0.000, 0.000]."""
     counts = pd.DataFrame({"agent": "gpt-4o", "task_id": [f"t{i}" for i in range(6)], "n": 4,
                            "c": [0, 4, 2, 1, 4, 0], "n_missing": 0})
     table = consistency(counts).assign(icc_model=0.566, icc_model_low=0.364, icc_model_high=0.756,
-                                       icc_cell=0.0, icc_cell_low=0.0, icc_cell_high=0.0)
+                                       icc_cell=np.nan, icc_cell_low=np.nan, icc_cell_high=np.nan,
+                                       icc_cell_estimable=False)
     shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 0})
-    assert "0.000 [0.000, 0.000]" not in note
+    assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
+    assert shown.loc["gpt-4o", "ICC incl. task (model)"] == "0.566 [0.364, 0.756]"
     assert "not estimable" in note and "one agent" in note
-    assert "0.566 [0.364, 0.756]" in note
-    assert list(shown.columns) == ["tasks with 2+ trials", "flip share", "ICC (ANOVA)"]
+    assert "0.000" not in shown.to_string() and "nan" not in shown.to_string().lower()
 
 
-def test_consistency_shows_the_cell_share_when_the_model_has_one():
+def test_consistency_shows_per_agent_model_values_when_estimable():
     table = pd.DataFrame({"agent": ["a", "b"], "n_tasks": 5, "n_tasks_multi": 5, "flip_share": [0.4, 0.0],
-                          "icc_anova": [0.3, np.nan], "icc_model": 0.675, "icc_model_low": 0.595,
-                          "icc_model_high": 0.749, "icc_cell": 0.256, "icc_cell_low": 0.209, "icc_cell_high": 0.308})
+                          "icc_anova": [0.3, np.nan], "icc_model": [0.675, 0.7], "icc_model_low": [0.595, 0.6],
+                          "icc_model_high": [0.749, 0.8], "icc_cell": [0.256, 0.3], "icc_cell_low": [0.209, 0.2],
+                          "icc_cell_high": [0.308, 0.4], "icc_cell_estimable": True})
     shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 1})
-    assert "0.256 [0.209, 0.308]" in note
+    assert shown.loc["a", "within-cell correlation (model)"] == "0.256 [0.209, 0.308]"
+    assert shown.loc["b", "ICC incl. task (model)"] == "0.700 [0.600, 0.800]"
     assert shown.loc["b", "ICC (ANOVA)"] == "not estimable"
-    assert "every outcome the same" in note
+    assert "every outcome the same" in note and "within-cell" not in note
 
 
 def test_counts_table_is_compact():
