@@ -615,16 +615,21 @@ def format_schema_errors(errors: pd.DataFrame) -> pd.DataFrame | str:
     pandas.DataFrame or str
         Columns ``kind``, ``tool``, ``count``, ``calls``, ``trials``, ``example`` (JSON path and message of the
         first occurrence); or, when no call fails its schema, Markdown saying how many calls and trials were
-        checked (an empty table would say nothing).
+        checked, or that none could be (no tool specs): an empty table would say nothing.
     """
     if errors.empty:
         calls = errors.attrs.get("n_calls_checked")
-        trials = errors.attrs.get("n_trials_checked")
+        checked = int(errors.attrs.get("n_trials_checked") or 0)
+        without = int(errors.attrs.get("n_trials_without_tools") or 0)
         if calls is None:
             return "No tool call fails its tool's JSON Schema."
-        text = f"All {int(calls)} tool calls in {int(trials or 0)} trials validate against their tools' JSON Schemas."
-        note = errors.attrs.get("note")
-        return text + (f" {md_text(note)}" if note else "")
+        if checked == 0:
+            return (
+                f"No trial in this input offers tool specs (`tools`), so none of its calls could be checked against a "
+                f"JSON Schema ({without} trials)."
+            )
+        text = f"All {int(calls)} tool calls in {checked} trials validate against their tools' JSON Schemas."
+        return text + (f" {without} trials without tool specs were not checked." if without else "")
     example = [f"{p}: {m}" for p, m in zip(errors["example_path"], errors["example_message"], strict=True)]
     return pd.DataFrame(
         {

@@ -105,6 +105,10 @@ def test_schema_errors_without_any_error_is_a_sentence_not_an_empty_table():
     empty.attrs.update(n_calls_checked=1343, n_trials_checked=200, note="")
     expected = "All 1343 tool calls in 200 trials validate against their tools' JSON Schemas."
     assert format_schema_errors(empty) == expected
+    # tau-bench trials carry no tool specs: nothing was checked, and the sentence says so (not "all 0 calls")
+    empty.attrs.update(n_calls_checked=0, n_trials_checked=0, n_trials_without_tools=200)
+    text = format_schema_errors(empty)
+    assert "No trial in this input offers tool specs" in text and "All 0" not in text
 
 
 def test_run_details_name_data_model_sampler_and_versions():
