@@ -123,3 +123,24 @@ def test_run_details_name_data_model_sampler_and_versions():
         assert part in md, part
     assert "pending" in run_details(counts, source="r", input_format="jsonl", model="beta_binomial")
     assert "not run" in run_details(counts, source="r", input_format="jsonl")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["zoi_beta_binomial", "partial_pooling"])
+def test_consistency_of_a_real_one_agent_fit(model):
+    """tau-bench has one agent: the report's consistency cell must run on such a fit and say "not estimable"."""
+    import warnings
+
+    from agentstats.models.fit import fit
+
+    counts = pd.DataFrame({"agent": "gpt-4o", "task_id": [f"t{i}" for i in range(8)], "n": 4,
+                           "c": [0, 4, 2, 1, 4, 0, 3, 4], "n_missing": 0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 x 100 draws: convergence is not the point here
+        dt = fit(counts, model, draws=100, tune=100, chains=2, random_seed=1, progressbar=False)
+    table = consistency(counts, dt)
+    assert not table["icc_cell_estimable"].any() and table["icc_cell"].isna().all()
+    assert 0 < table.loc[0, "icc_model_low"] < table.loc[0, "icc_model"] < table.loc[0, "icc_model_high"] < 1
+    shown, note = format_consistency(table, dict(dt.attrs))
+    assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
+    assert "one agent" in note

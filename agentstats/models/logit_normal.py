@@ -184,7 +184,7 @@ class LogitNormalFamily(ModelFamily):
         = ``sigma_cell[a]^2 / (same)``; the per-agent ``sigma_cell`` (derived from ``cell_mu``, ``cell_sd``,
         ``cell_z``) is also diagnosed, as it is what users read.
         """
-        n_agents = post.sizes["agent"]
+        n_agents = post.sizes.get("agent", 1)  # a one-agent fit has no agent dimension
         var_t = np.broadcast_to(draw_array(post, "sigma_task")[..., None] ** 2, (*post["mu"].shape, n_agents))
         var_c = self._sigma_cell(post, var_t.shape) ** 2
         denom = var_t + var_c + np.pi**2 / 3.0
