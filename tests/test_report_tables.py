@@ -144,3 +144,8 @@ def test_consistency_of_a_real_one_agent_fit(model):
     shown, note = format_consistency(table, dict(dt.attrs))
     assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
     assert "one agent" in note
+    # the report's posterior predictive cell too: the observed statistics are those of the counts
+    from agentstats.models.diagnostics import posterior_predictive_cells
+
+    ppc = posterior_predictive_cells(dt, counts, random_seed=0).table.set_index("statistic")
+    assert ppc.loc["cells_all_fail", "observed"] == 2 and ppc.loc["cells_all_success", "observed"] == 3
