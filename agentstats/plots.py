@@ -25,6 +25,7 @@ __all__ = [
     "plot_task_difficulty",
     "plot_task_outcomes",
     "plot_text",
+    "ppc_label",
 ]
 
 _METRICS = (("pass_at_k", "pass@k  (at least one success in k tries)"), ("pass_hat_k", "pass^k  (all k tries succeed)"))
@@ -36,6 +37,28 @@ PPC_LABELS: dict[str, tuple[str, str]] = {
     "cells_all_success": ("Cells always solved", "agent × task cells solved in every trial (c = n)"),
     "within_task_var": ("Spread between agents within a task", "mean variance of c/n across agents, per task"),
 }
+
+
+def ppc_label(name: str) -> tuple[str, str]:
+    """Title and x-axis label, in words, of a posterior predictive statistic.
+
+    Parameters
+    ----------
+    name : str
+        A statistic of :func:`agentstats.models.diagnostics.posterior_predictive_cells`: one of :data:`PPC_LABELS`
+        or ``flip_share[AGENT]``; any other name is returned as it is.
+
+    Returns
+    -------
+    (str, str)
+        Title and axis label, safe for matplotlib (:func:`plot_text`).
+    """
+    if name in PPC_LABELS:
+        return PPC_LABELS[name]
+    if name.startswith("flip_share[") and name.endswith("]"):
+        agent = plot_text(name[len("flip_share[") : -1])
+        return f"Tasks with mixed outcomes: {agent}", "share of the agent's tasks (2+ trials) whose outcome flips"
+    return plot_text(name), plot_text(name)
 
 
 def plot_text(value: Any) -> str:
@@ -339,7 +362,7 @@ def plot_ppc(
     observed : dict of str to float
         Statistic name -> value on the observed data. Names of
         :func:`agentstats.models.diagnostics.posterior_predictive_cells` get a title and axis label in words
-        (:data:`PPC_LABELS`); other names are shown as given.
+        (:func:`ppc_label`); other names are shown as given.
     replicated : dict of str to ndarray
         Statistic name -> values over posterior predictive replications (1-D).
     p_values : dict of str to float, optional
@@ -348,12 +371,16 @@ def plot_ppc(
     Returns
     -------
     matplotlib.figure.Figure
-        One panel per statistic; x = the statistic, y = number of replications. Count statistics get integer
-        ticks.
+        One panel per statistic, three to a row; x = the statistic, y = number of replications. Count statistics
+        get integer ticks.
     """
     names = list(observed)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.4 * len(names), 3.4), layout="constrained", squeeze=False)
-    for ax, nm in zip(axes[0], names, strict=True):
+    ncols = min(3, len(names))
+    nrows = -(-len(names) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows), layout="constrained", squeeze=False)
+    for ax in axes.ravel()[len(names):]:
+        ax.set_axis_off()
+    for ax, nm in zip(axes.ravel(), names, strict=False):
         rep = np.asarray(replicated[nm]).ravel()
         is_count = bool(np.allclose(rep, np.round(rep)) and np.isclose(observed[nm], round(observed[nm])))
         if is_count and np.ptp(rep) < 200:  # counts: one bar per integer
@@ -362,7 +389,7 @@ def plot_ppc(
             bins = 30
         ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6, label="replicated")
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
-        title, xlabel = PPC_LABELS.get(nm, (plot_text(nm), plot_text(nm)))
+        title, xlabel = ppc_label(nm)
         if p_values and nm in p_values:
             title = f"{title}\nposterior predictive p = {p_values[nm]:.2f}"
         ax.set_title(title, fontsize="small")

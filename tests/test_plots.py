@@ -131,3 +131,20 @@ def test_tool_breakdown_na_label_is_horizontal_and_readable():
     assert len(na) == 1
     assert na[0].get_rotation() == 0
     assert na[0].get_fontsize() >= plt.rcParams["font.size"] * 0.8
+
+
+def test_ppc_of_many_agents_wraps_into_rows_with_a_label_per_agent():
+    """METR: 3 cell statistics + one flip share per agent (11) = 14 panels, three to a row, each titled in words."""
+    rng = np.random.default_rng(2)
+    agents = [f"agent {i}" for i in range(11)]
+    names = ["cells_all_fail", "cells_all_success", "within_task_var"] + [f"flip_share[{a}]" for a in agents]
+    observed = {n: 0.5 for n in names}
+    replicated = {n: rng.uniform(0.3, 0.7, 300) for n in names}
+    fig = plots.plot_ppc(observed, replicated)
+    shown = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert len(shown) == 14
+    assert fig.get_size_inches()[0] <= 3 * 4.4 + 1e-9
+    titles = [ax.get_title() for ax in shown]
+    assert titles[3] == "Tasks with mixed outcomes: agent 0"
+    assert not any("[" in t for t in titles)
+    assert plots.ppc_label("unknown$stat") == (r"unknown\$stat", r"unknown\$stat")

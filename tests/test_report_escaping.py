@@ -198,3 +198,7 @@ def test_real_report_on_markup_in_every_field_is_inert(tmp_path):
             if h:
                 assert live_markup(h) == [], h[:200]
     assert json.dumps(nb.metadata["kernelspec"])  # written and complete
+    # a shared report carries no stray log lines (PyMC's "Sampling: [...]" and the like) on stderr
+    stderr = [o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+              if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    assert stderr == []
