@@ -91,7 +91,8 @@ def agent_colors(agents: Sequence[Any]) -> dict[Any, tuple[float, float, float]]
     import colorcet
 
     palette = colorcet.glasbey_category10
-    return {a: tuple(float(v) for v in palette[i % len(palette)]) for i, a in enumerate(agents)}
+    rgb = [palette[i % len(palette)] for i in range(len(agents))]
+    return {a: (float(c[0]), float(c[1]), float(c[2])) for a, c in zip(agents, rgb, strict=True)}
 
 
 # Kept for the scoring figures and older callers.

@@ -302,7 +302,7 @@ class Dataset:
         c = self.counts
         read = f"Read **{md_text(os.path.basename(self.source) or self.source)}** (format {md_code(self.format)})"
         if c is None:
-            trials = self.trials or []
+            trials: list[Trial] = list(self.trials or [])
             unscored = sum(t.outcome() is None for t in trials)
             text = (
                 f"{read}: {len({t.agent for t in trials})} agents, {len({t.task_id for t in trials})} tasks, "

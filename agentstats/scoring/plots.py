@@ -109,7 +109,7 @@ def plot_judge_scores(
     colors = _colors(agents)
     fig, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
     data = [ok.loc[ok["agent"] == a, "answer_score"].astype(float).to_numpy() for a in agents]
-    ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[colors[a] for a in agents],
+    ax.hist(data, bins=np.linspace(0, 1, bins + 1).tolist(), color=[colors[a] for a in agents],
             label=[f"{plot_text(a)} (n={len(d)})" for a, d in zip(agents, data, strict=True)])
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if threshold is not None:
@@ -147,7 +147,7 @@ def plot_tool_vs_outcome(frame: pd.DataFrame, *, bins: int = 20) -> Figure:
     data = [sub.loc[sub["benchmark_outcome"] == g, "overall"].astype(float).to_numpy() for g, _ in groups]
     labels = [f"benchmark {g} (n={len(d)}, mean {np.mean(d):.2f})" if len(d) else f"benchmark {g} (n=0)"
               for (g, _), d in zip(groups, data, strict=True)]
-    ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[c for _, c in groups], label=labels)
+    ax.hist(data, bins=np.linspace(0, 1, bins + 1).tolist(), color=[c for _, c in groups], label=labels)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(0, 1)
     ax.set_xlabel("overall tool score (trial level)")
