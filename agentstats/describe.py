@@ -686,14 +686,15 @@ def report_summary(
     prob: pd.DataFrame | None = None,
     prob_label: str = "pass^1",
     threshold: float = 0.95,
+    paired: pd.DataFrame | None = None,
     converged: bool | None = None,
 ) -> str:
     """Write the report's one-paragraph summary (Markdown): data, who is ahead by the evidence, reliability, fit.
 
     Who is "ahead" is said only as far as the evidence goes: with posterior probabilities (``prob``) an agent is
-    credibly ahead of another when ``P(A > B) >= threshold``; without them, when the agents' 95% task-cluster
-    bootstrap intervals at k = 1 do not overlap (a conservative check). The agent with the highest point estimate
-    is never called the best on its own.
+    credibly ahead of another when ``P(A > B) >= threshold``; else, with paired differences (``paired``), when the
+    paired interval of ``A - B`` in pass^1 lies above 0; else when the agents' separate intervals at k = 1 do not
+    overlap (a conservative check). The agent with the highest point estimate is never called the best on its own.
 
     Parameters
     ----------
@@ -707,6 +708,8 @@ def report_summary(
         Name of the quantity ``prob`` compares, for the text.
     threshold : float
         Posterior probability that counts as credible evidence.
+    paired : pandas.DataFrame, optional
+        Output of :func:`agentstats.estimators.paired_pass_k_table` with k = 1 (used when ``prob`` is not given).
     converged : bool, optional
         Whether the Bayesian fit passed its diagnostics (``None``: no fit in this report).
 
@@ -740,8 +743,19 @@ def report_summary(
             how = f"posterior probability ≥ {threshold:g} at {prob_label}"
             none = f"no agent is credibly ahead of another (no pairwise posterior probability ≥ {threshold:g} at "
             none += f"{prob_label}): these data do not separate them"
+        elif paired is not None and len(paired) and (paired["k"] == 1).any():
+            cut = 0.5
+            how = f"paired {_ci_label(paired)} intervals of the difference in pass^1 above 0"
+            none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
+            names = list(at1["agent"])
+            evidence = pd.DataFrame(np.nan, index=names, columns=names)
+            for _, r in paired[paired["k"] == 1].iterrows():
+                a, b = r["agent_a"], r["agent_b"]
+                if a in evidence.index and b in evidence.index and int(r["n_tasks"]) > 0:
+                    evidence.loc[a, b] = float(r["pass_hat_k_diff_ci_low"] > 0)
+                    evidence.loc[b, a] = float(r["pass_hat_k_diff_ci_high"] < 0)
         else:
-            # Without posterior draws: A is ahead of B when A's interval lies wholly above B's.
+            # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
             cut = 0.5
             how = "95% task-cluster intervals at k = 1 that do not overlap"
             none = "no two agents' 95% task-cluster intervals at k = 1 are disjoint: these data do not separate them"

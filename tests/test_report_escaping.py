@@ -165,7 +165,18 @@ def test_summary_names_the_agent_ahead_only_with_evidence():
     text = report_summary(counts_for(agents), suite, prob=prob)
     assert "ahead of every other agent" not in text
     assert "**h** and **m1** are behind none" in text
-    # without posterior probabilities, overlapping intervals separate nobody
+    # without posterior probabilities, paired intervals decide: h - m1 and h - m2 above 0, m1 - m2 straddles 0
+    paired = pd.DataFrame([
+        {"agent_a": "h", "agent_b": "m1", "k": 1, "n_tasks": 3, "pass_hat_k_diff_ci_low": 0.1,
+         "pass_hat_k_diff_ci_high": 0.3, "ci_prob": 0.95},
+        {"agent_a": "m2", "agent_b": "h", "k": 1, "n_tasks": 3, "pass_hat_k_diff_ci_low": -0.4,
+         "pass_hat_k_diff_ci_high": -0.1, "ci_prob": 0.95},
+        {"agent_a": "m1", "agent_b": "m2", "k": 1, "n_tasks": 3, "pass_hat_k_diff_ci_low": -0.1,
+         "pass_hat_k_diff_ci_high": 0.2, "ci_prob": 0.95},
+    ])
+    text = report_summary(counts_for(agents), suite, paired=paired)
+    assert "**h** is ahead of every other agent (paired 95% intervals" in text and "among the others" not in text
+    # without posterior probabilities or paired differences, overlapping intervals separate nobody
     assert "do not separate them" in report_summary(counts_for(agents), suite.assign(
         pass_hat_k_ci_low=0.0, pass_hat_k_ci_high=1.0))
 
