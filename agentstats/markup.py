@@ -24,15 +24,23 @@ from typing import Any
 
 __all__ = ["html_text", "md_code", "md_text", "one_line"]
 
-# CommonMark lets every ASCII punctuation character be backslash-escaped. These are the ones that start Markdown
-# syntax (emphasis, links, images, code, headings, lists, tables, strikethrough) or TeX math in Jupyter ($);
-# & < > " ' are written as HTML character references instead, so that no renderer can see a tag.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:])")
+# CommonMark lets every ASCII punctuation character be backslash-escaped; only the characters that can start Markdown
+# syntax inside a line are: emphasis and strong (* _), code (`), links and images ([ ]), tables (|), strikethrough (~),
+# TeX math in Jupyter ($) and the escape itself (\). & < > " ' are written as HTML character references instead, so
+# no renderer can see a tag. Characters that matter only in one place are escaped there (_CONTEXT below), so plain
+# names stay as they are ("davinci-002", "Claude 3.5 Sonnet (New)").
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+_CONTEXT = (
+    re.compile(r"^([-+#=])"),  # at the start of a line: list item, heading, setext underline (">" is &gt;)
+    re.compile(r"^(\d{1,9})([.)])"),  # ordered list item
+    re.compile(r"(?i)(\bwww)(\.)"),  # extended autolink (GFM, mistune's url plugin)
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*)(:)(?=//)"),  # scheme://... autolink
+    re.compile(r"(?i)(\b(?:mailto|xmpp))(:)"),
+    re.compile(r"()(@)"),  # e-mail autolink
+)
 # Line breaks would start a new Markdown block (a heading, a list, a code fence); other control characters are noise.
 _BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-
-
 def one_line(value: Any) -> str:
     """``str(value)`` on one line: line breaks become one space, other control characters are dropped.
 
@@ -51,8 +59,10 @@ def one_line(value: Any) -> str:
 def md_text(value: Any) -> str:
     r"""Escape ``value`` so that it renders as literal text inside Markdown (and the HTML made from it).
 
-    Markdown punctuation is backslash-escaped (no emphasis, link, image, code span, heading or list can start) and
-    ``& < > " '`` become HTML character references (no tag, attribute or autolink); line breaks become spaces.
+    Markdown punctuation that could start syntax is backslash-escaped (no emphasis, link, image, code span, table
+    cell, heading, list or autolink can start) and ``& < > " '`` become HTML character references (no tag or
+    attribute); line breaks become spaces. Other characters are left alone, so ordinary names read the same in the
+    Markdown source.
     CommonMark renderers (nbconvert's mistune, JupyterLab's marked) show the original characters.
 
     Parameters
@@ -68,11 +78,14 @@ def md_text(value: Any) -> str:
     Examples
     --------
     >>> print(md_text("[x](javascript:alert(1))"))
-    \[x\]\(javascript\:alert\(1\)\)
+    \[x\](javascript:alert(1))
     >>> md_text("<b>")
     '&lt;b&gt;'
     """
-    return html.escape(_MD_SPECIAL.sub(r"\\\1", one_line(value)), quote=True)
+    text = _MD_SPECIAL.sub(r"\\\1", one_line(value))
+    for pattern in _CONTEXT:
+        text = pattern.sub(lambda m: "".join(m.groups()[:-1]) + "\\" + m.groups()[-1], text)
+    return html.escape(text, quote=True)
 
 
 def md_code(value: Any) -> str:

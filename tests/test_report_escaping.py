@@ -42,12 +42,22 @@ def visible_text(html: str) -> str:
     return "".join(parse(html).text).strip()
 
 
-@pytest.mark.parametrize("payload", [*PAYLOADS, "a_b*c* `x` # h $x$ & \"q\" 's' | ~~s~~ ![i](http://e/x.png)"])
+@pytest.mark.parametrize(
+    "payload",
+    [*PAYLOADS, "a_b*c* `x` # h $x$ & \"q\" 's' | ~~s~~ ![i](http://e/x.png)", "1. item", "12) item", "- item",
+     "+ item", "# heading", "> quote", "=== setext", "---", "see www.example.com", "http://example.com/x",
+     "a@example.com", "mailto:a", "x | y", "<https://example.com>"],
+)
 def test_md_text_renders_the_characters_and_nothing_live(payload):
     html = render(f"**{md_text(payload)}** and {md_code(payload)}")
     assert live_markup(html) == []
     assert [t for t, _ in parse(html).elements if t not in ("p", "strong", "code")] == []
     assert visible_text(html) == f"{payload} and {payload}"
+
+
+def test_md_text_leaves_ordinary_names_as_they_are():
+    for name in ("davinci-002", "Claude 3.5 Sonnet (New)", "gpt-4o-2024-05-13", "o1", "task 42: (easy)"):
+        assert md_text(name) == name
 
 
 def test_md_text_keeps_a_value_on_one_line():
