@@ -117,7 +117,7 @@ def test_run_details_name_data_model_sampler_and_versions():
                      n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed",
                      fit_attrs={"sampler": "nutpie", "chains": 4, "draws": 1000, "tune": 1000, "target_accept": 0.98,
                                 "random_seed": 0}, diagnostics_ok=True)
-    for part in ("runs\\.jsonl", "sha256 abababab", "2 agents, 1 tasks, 8 recorded trials", "k = 1, 2",
+    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 tasks, 8 recorded trials", "k = 1, 2",
                  "zoi\\_beta\\_binomial", "nutpie, 4 chains × 1000 draws", "convergence checks passed",
                  "agentstats ", "Python "):
         assert part in md, part
