@@ -9,11 +9,11 @@ One rule, used wherever such a string is rendered:
 
 * :func:`md_text` for text inside Markdown (titles, summaries, bullet points);
 * :func:`md_code` for a value shown as inline code (file names, model names);
-* :func:`html_text` for text inside HTML written by hand.
+* :func:`html_text` for text inside HTML written by hand;
+* :func:`plot_text` for matplotlib text (not a security matter: it keeps ``$`` from being read as TeX math).
 
 pandas tables need no help: ``DataFrame._repr_html_`` and ``to_html`` escape cells, index and column names by
-default (a ``Styler`` does not: pass ``escape="html"``). matplotlib text needs no security escaping;
-:func:`agentstats.plots.plot_text` only keeps ``$`` from being read as mathtext.
+default (a ``Styler`` does not: pass ``escape="html"``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import html
 import re
 from typing import Any
 
-__all__ = ["html_text", "md_code", "md_text", "one_line"]
+__all__ = ["html_text", "md_code", "md_text", "one_line", "plot_text"]
 
 # CommonMark lets every ASCII punctuation character be backslash-escaped; only the characters that can start Markdown
 # syntax inside a line are: emphasis and strong (* _), code (`), links and images ([ ]), tables (|), strikethrough (~),
@@ -124,3 +124,21 @@ def html_text(value: Any) -> str:
     str
     """
     return html.escape(str(value), quote=True)
+
+
+def plot_text(value: Any) -> str:
+    """``str(value)`` for matplotlib text: ``$`` escaped so that a name is never read as mathtext.
+
+    matplotlib treats text between two ``$`` as TeX math (and raises on malformed math), so an agent called
+    ``a$b$`` would render as math or break the figure. Labels from data go through this function.
+
+    Parameters
+    ----------
+    value : Any
+        Anything; ``str()`` is applied.
+
+    Returns
+    -------
+    str
+    """
+    return str(value).replace("$", r"\$")

@@ -6,7 +6,6 @@ none of them fits or samples anything.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -14,6 +13,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+
+from agentstats.markup import plot_text
+from agentstats.palette import agent_colors
 
 __all__ = [
     "agent_colors",
@@ -61,41 +63,6 @@ def ppc_label(name: str) -> tuple[str, str]:
     return plot_text(name), plot_text(name)
 
 
-def plot_text(value: Any) -> str:
-    """``str(value)`` for matplotlib text: ``$`` escaped so that a name is never read as mathtext.
-
-    matplotlib treats text between two ``$`` as TeX math (and raises on malformed math), so an agent called
-    ``a$b$`` would render as math or break the figure. Labels from data go through this function.
-    """
-    return str(value).replace("$", r"\$")
-
-
-def agent_colors(agents: Sequence[Any]) -> dict[Any, tuple[float, float, float]]:
-    """One colour per agent, all of them distinct.
-
-    The first ten are matplotlib's ``tab10``; further agents get the next colours of colorcet's
-    ``glasbey_category10`` (Glasbey et al. 2007, J. Appl. Stat. 34(2), colours chosen to be maximally distinct
-    from those already used), never a lighter shade of a colour in use (as ``tab20``'s pairs are). Beyond the 256
-    colours of the palette they repeat.
-
-    Parameters
-    ----------
-    agents : sequence
-        Agent names, in the order of the legend.
-
-    Returns
-    -------
-    dict
-        Agent -> RGB tuple in [0, 1].
-    """
-    import colorcet
-
-    palette = colorcet.glasbey_category10
-    rgb = [palette[i % len(palette)] for i in range(len(agents))]
-    return {a: (float(c[0]), float(c[1]), float(c[2])) for a, c in zip(agents, rgb, strict=True)}
-
-
-# Kept for the scoring figures and older callers.
 _colors = agent_colors
 
 

@@ -226,9 +226,12 @@ def _set_kernelspec(nb: Any, kernel_name: str) -> None:
 
 
 def _version() -> str:
-    from agentstats import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return __version__
+    try:
+        return version("agentstats")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def _mark_failed(nb: Any, reason: str, status: str, previous: Path | None) -> None:

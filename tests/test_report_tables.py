@@ -149,3 +149,8 @@ def test_consistency_of_a_real_one_agent_fit(model):
 
     ppc = posterior_predictive_cells(dt, counts, random_seed=0).table.set_index("statistic")
     assert ppc.loc["cells_all_fail", "observed"] == 2 and ppc.loc["cells_all_success", "observed"] == 3
+    # and the curves for new tasks (--population new)
+    from agentstats.posterior import posterior_pass_hat_k
+
+    new = posterior_pass_hat_k(dt, [1, 2], population="new")
+    assert new.sizes["k"] == 2 and np.all((new >= 0) & (new <= 1))

@@ -469,7 +469,7 @@ class BetaBinomialFamily(ModelFamily):
         n_nodes: int = GH_NODES,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Beta moments integrated over a new task's effect, with the population shift (family module docstring)."""
-        n_agents = post.sizes["agent"]
+        n_agents = post.sizes.get("agent", 1)  # a one-agent fit has no agent dimension
         m, phi, det = self._params(post, n_agents)
         s = draw_array(post, "sigma_task")
         m = m + population_shift(s, n_tasks, rng)[..., None]

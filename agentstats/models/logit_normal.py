@@ -171,7 +171,7 @@ class LogitNormalFamily(ModelFamily):
         n_nodes: int = GH_NODES,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``logit p = mu + alpha[a] + delta + e``, ``e ~ Normal(0, sqrt(sigma_task^2 + sigma_cell[a]^2))``."""
-        m = self._m(post, post.sizes["agent"])
+        m = self._m(post, post.sizes.get("agent", 1))  # a one-agent fit has no agent dimension
         sigma_task = draw_array(post, "sigma_task")
         m = m + population_shift(sigma_task, n_tasks, rng)[..., None]
         s = np.sqrt(sigma_task[..., None] ** 2 + self._sigma_cell(post, m.shape) ** 2)

@@ -15,8 +15,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from agentstats.plots import agent_colors as _colors
-from agentstats.plots import plot_text
+from agentstats.markup import plot_text
+from agentstats.palette import agent_colors as _colors
 
 __all__ = ["plot_judge_scores", "plot_tool_breakdown", "plot_tool_vs_outcome"]
 
