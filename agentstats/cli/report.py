@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -117,6 +118,10 @@ def report(
     safe = safe_report_name(wanted)
     if name is not None and safe != name:
         console.print(f"report name {name!r} is not a plain file name; using {safe!r}", highlight=False)
+    # Errors of the notebook machinery are reported below as one line: on Ctrl-C nbclient stops the kernel mid-cell,
+    # and its "Kernel died" log line and asyncio's "Task exception was never retrieved" traceback would follow it.
+    for noisy in ("asyncio", "papermill"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
         paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=kernel, show_code=show_code)
     except ReportInterrupted as exc:
