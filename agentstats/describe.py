@@ -734,10 +734,13 @@ def report_summary(
         )
     elif len(at1) > 1:
         hi, lo = at1.iloc[0], at1.iloc[-1]
-        parts.append(
-            f"Success in one try ranges from {_num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
-            f"{_num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
-        )
+        if _num(lo["pass_hat_k"], 2) == _num(hi["pass_hat_k"], 2):
+            parts.append(f"Success in one try is {_num(hi['pass_hat_k'], 2)} for every agent.")
+        else:
+            parts.append(
+                f"Success in one try ranges from {_num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
+                f"{_num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
+            )
         if prob is not None:
             evidence, cut = prob, threshold
             how = f"posterior probability ≥ {threshold:g} at {prob_label}"

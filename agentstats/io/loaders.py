@@ -8,6 +8,7 @@ use :func:`load_counts_any`, which returns a counts table for every input.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -295,7 +296,7 @@ class Dataset:
     def summary_markdown(self) -> str:
         """One Markdown paragraph: source, format, size, skipped records.
 
-        The file is named without its directory (a shared report should not show where it was made). Every string
+        Files are named without their directory (a shared report should not show where it was made). Every string
         from the data (file name, format, a skipped record's problem) is escaped (:func:`agentstats.markup.md_text`),
         so the paragraph renders as text whatever the input holds.
         """
@@ -315,7 +316,8 @@ class Dataset:
             )
         if self.skipped:
             lines = {(p.line, p.unit) for p in self.skipped}
-            text += f" **{len(lines)} malformed record(s) skipped**, first: {md_text(self.skipped[0])}."
+            first = dataclasses.replace(self.skipped[0], source=os.path.basename(self.skipped[0].source))
+            text += f" **{len(lines)} malformed record(s) skipped**, first: {md_text(first)}."
         return text
 
 
