@@ -13,9 +13,13 @@ a model is fitted.
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-__version__ = "0.1.0"
+try:  # the installed distribution's version (pyproject.toml), the one place it is written
+    __version__ = version("agentstats")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 # public name -> module that defines it
 _API: dict[str, str] = {

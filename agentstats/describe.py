@@ -8,8 +8,22 @@ import numpy as np
 import pandas as pd
 
 from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
+from agentstats.markup import md_text
 
-__all__ = ["describe_counts", "format_suite_table", "read_suite", "suggest_k"]
+__all__ = [
+    "credible_leaders",
+    "describe_counts",
+    "format_consistency",
+    "format_contrast_table",
+    "format_counts_table",
+    "format_schema_errors",
+    "format_suite_table",
+    "format_tool_errors",
+    "read_suite",
+    "report_summary",
+    "run_details",
+    "suggest_k",
+]
 
 
 def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
@@ -152,18 +166,19 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> 
     if not unsettled:
         closest = min(settled_vs_leader, key=lambda o: settled_vs_leader[o].lo)
         lines.append(
-            f"- **{leader}** is the best agent at k = {k_lo}: its paired difference in pass^{k_lo} is above 0 against "
-            f"every other agent (closest: **{closest}**, {settled_vs_leader[closest].text(label)})."
+            f"- **{md_text(leader)}** is the best agent at k = {k_lo}: its paired difference in pass^{k_lo} is above 0 "
+            f"against every other agent (closest: **{md_text(closest)}**, {settled_vs_leader[closest].text(label)})."
         )
     else:
         shown = []
         for o in unsettled[:3]:
             d = diffs[o]
             why = d.text(label) if d is not None else f"no shared task with {k_lo}+ trials"
-            shown.append(f"**{o}** ({why})")
+            shown.append(f"**{md_text(o)}** ({why})")
         more = f" and {len(unsettled) - 3} more" if len(unsettled) > 3 else ""
         lines.append(
-            f"- No agent is shown to be the best at k = {k_lo}: the paired difference between **{leader}** and "
+            f"- No agent is shown to be the best at k = {k_lo}: the paired difference between "
+            f"**{md_text(leader)}** and "
             f"{', '.join(shown)}{more} is not clearly above 0, so these data do not settle which is better."
         )
     settled = []
@@ -177,7 +192,7 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> 
         better, worse = (a, b) if d.lo > 0 else (b, a)
         shown_d = d if d.lo > 0 else _oriented(paired, b, a, k_lo)
         if shown_d is not None:
-            settled.append(f"**{better}** above **{worse}** ({shown_d.text(label)})")
+            settled.append(f"**{md_text(better)}** above **{md_text(worse)}** ({shown_d.text(label)})")
     if settled:
         more = f"; and {len(settled) - 5} more pairs" if len(settled) > 5 else ""
         lines.append(f"- Other pairs whose paired difference excludes 0: {'; '.join(settled[:5])}{more}.")
@@ -237,7 +252,8 @@ def read_suite(
         top = at1.iloc[0]
         lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
         lines.append(
-            f"- At k = {k_lo}, **{top['agent']}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} ({label} interval "
+            f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
+            f"({label} interval "
             f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
         )
         if len(at1) >= 2:
@@ -254,12 +270,14 @@ def read_suite(
                 p1, pk = g.loc[k_lo, "pass_hat_k"], g.loc[k_hi, "pass_hat_k"]
                 ak = g.loc[k_hi, "pass_at_k"]
                 if not np.isfinite(pk) and int(g.loc[k_hi, "n_tasks"]) == 0:
-                    lines.append(f"  - **{agent}**: no task with {k_hi} usable trials, so no pass^{k_hi} estimate.")
+                    lines.append(
+                        f"  - **{md_text(agent)}**: no task with {k_hi} usable trials, so no pass^{k_hi} estimate."
+                    )
                 elif np.isfinite(pk) and np.isfinite(p1):
                     under = bool(g.loc[k_hi, "under_half"]) if "under_half" in g else int(g.loc[k_hi, "n_tasks"]) < 10
                     few = " -- under half of the tasks, read with care" if under else ""
                     lines.append(
-                        f"  - **{agent}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
+                        f"  - **{md_text(agent)}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
                         f"pass@{k_hi} = {ak:.2f}; pass^{k_hi} rests on {tasks_of(g.loc[k_hi])}{few}."
                     )
     dropped = suite[suite["n_tasks_dropped"] > 0] if "n_tasks_dropped" in suite else suite.iloc[:0]
@@ -274,7 +292,7 @@ def read_suite(
         per_agent = suite.groupby("agent", sort=False)["n_tasks_excluded"].max()
         per_agent = per_agent[per_agent > 0]
         if len(per_agent):
-            listed = ", ".join(f"**{a}** {int(v)}" for a, v in per_agent.items())
+            listed = ", ".join(f"**{md_text(a)}** {int(v)}" for a, v in per_agent.items())
             lines.append(
                 f"- Tasks without a usable trial are left out at every k (all trials missing, or not run): {listed}."
             )
@@ -381,3 +399,502 @@ def suggest_k(counts: pd.DataFrame, max_k: int = 8) -> list[int]:
     n = counts.loc[counts["n"] > 0, "n"]
     k_hi = int(np.median(n)) if len(n) else 1
     return list(range(1, max(1, min(max_k, k_hi)) + 1))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Display tables and the report's summary paragraph. Tables are returned as DataFrames of short, formatted columns
+# (pandas escapes every cell when it renders them); Markdown text escapes every string from the data (md_text).
+
+
+def _num(x: float, digits: int = 3) -> str:
+    """``x`` rounded to ``digits`` decimals, without a sign on a value that rounds to zero ("0.000", not "-0.000")."""
+    if not np.isfinite(x):
+        return "n/a"
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _interval(lo: float, hi: float, digits: int = 3) -> str:
+    return f"[{_num(lo, digits)}, {_num(hi, digits)}]"
+
+
+def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
+    """Compact display of :func:`describe_counts`: one row per agent, short columns that fit a report page.
+
+    Parameters
+    ----------
+    overview : pandas.DataFrame
+        Output of :func:`describe_counts`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``agent``; columns ``tasks``, ``trials``, ``successes``, ``missing`` (infrastructure errors,
+        excluded; with the number of tasks they hit), ``trials per task`` (``min / median / max`` over tasks with a
+        recorded trial) and ``pooled rate`` (successes / trials, for orientation only). Values are strings.
+    """
+    rows = []
+    for _, r in overview.iterrows():
+        missing = str(int(r["missing"]))
+        if int(r["missing"]):
+            missing += f" ({int(r['tasks_with_missing'])} tasks)"
+        median = float(r["trials_per_task_median"])
+        med = f"{median:.0f}" if median == int(median) else f"{median:.1f}"
+        rows.append(
+            {
+                "agent": r["agent"],
+                "tasks": int(r["tasks"]),
+                "trials": int(r["trials"]),
+                "successes": int(r["successes"]),
+                "missing": missing,
+                "trials per task": f"{int(r['trials_per_task_min'])} / {med} / {int(r['trials_per_task_max'])}",
+                "pooled rate": _num(float(r["success_rate"])),
+            }
+        )
+    return pd.DataFrame(rows).set_index("agent")
+
+
+def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Each pair of agents once, the one with the higher posterior mean first, rounded for display.
+
+    Accepts :func:`agentstats.posterior.contrast_table` whether it lists each pair once or both directions (a
+    pair's second direction is dropped). Rounded values never show a sign on zero ("0.000", not "-0.000").
+
+    Parameters
+    ----------
+    contrasts : pandas.DataFrame
+        Columns ``agent_a, agent_b, prob_greater, diff_mean, diff_low, diff_high`` and optionally ``k``.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k`` (when given), ``ahead``, ``behind``, ``P(ahead > behind)``, ``difference`` (posterior mean of
+        ``ahead - behind``, >= 0) and ``95% credible interval`` (of that difference); sorted by ``k``, then the
+        probability (highest first). Values are strings except ``k``.
+    """
+    has_k = "k" in contrasts.columns
+    rows = []
+    seen: set[tuple] = set()
+    for _, r in contrasts.iterrows():
+        k = int(r["k"]) if has_k else 0
+        a, b = str(r["agent_a"]), str(r["agent_b"])
+        key = (k, min(a, b), max(a, b))
+        if key in seen:
+            continue
+        seen.add(key)
+        if r["diff_mean"] >= 0:
+            ahead, behind, p = a, b, float(r["prob_greater"])
+            mean, lo, hi = float(r["diff_mean"]), float(r["diff_low"]), float(r["diff_high"])
+        else:
+            ahead, behind, p = b, a, 1.0 - float(r["prob_greater"])
+            mean, lo, hi = -float(r["diff_mean"]), -float(r["diff_high"]), -float(r["diff_low"])
+        rows.append({"k": k, "ahead": ahead, "behind": behind, "_p": p, "difference": _num(mean, digits),
+                     "95% credible interval": _interval(lo, hi, digits)})
+    out = pd.DataFrame(rows, columns=["k", "ahead", "behind", "_p", "difference", "95% credible interval"])
+    out = out.sort_values(["k", "_p", "ahead", "behind"], ascending=[True, False, True, True])
+    out.insert(3, "P(ahead > behind)", [_num(p, digits) for p in out["_p"]])
+    out = out.drop(columns="_p" if has_k else ["_p", "k"])
+    return out.reset_index(drop=True)
+
+
+def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digits: int = 3) -> tuple[pd.DataFrame, str]:
+    """Display of :func:`agentstats.posterior.consistency`: one row per agent, value and interval in one column.
+
+    Values that cannot be estimated are shown as "not estimable", never as 0, and the returned note says why: the
+    ANOVA ICC needs two tasks with trials and outcomes that are not all equal; the within-cell correlation needs a
+    model with a within-cell term, which a fit to one agent does not have (its agent × task cells are its tasks, so
+    that correlation cannot be separated from task difficulty) and the ``additive`` model leaves out.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`agentstats.posterior.consistency`, with or without the model columns (``icc_model``,
+        ``icc_cell`` with ``_low`` / ``_high``, ``icc_cell_estimable``).
+    fit_attrs : dict, optional
+        ``attrs`` of the fit (``agentstats_model``, ``has_cell_effect``), to say why a value is not estimable.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        Table indexed by ``agent``: ``tasks with 2+ trials``, ``flip share`` (share of those tasks whose outcome
+        differs between trials), ``ICC (ANOVA)`` and, with a fit, ``ICC incl. task (model)`` and
+        ``within-cell correlation (model)`` (posterior mean [95% credible interval]); and a Markdown note on the
+        values that are not estimable (empty when there are none).
+    """
+    has_model = "icc_model" in table.columns
+
+    def with_ci(r: pd.Series, name: str) -> str:
+        v = float(r[name])
+        if not np.isfinite(v):
+            return "not estimable"
+        return f"{_num(v, digits)} {_interval(float(r[f'{name}_low']), float(r[f'{name}_high']), digits)}"
+
+    rows = []
+    nan_anova = cell_missing = False
+    for _, r in table.iterrows():
+        icc = float(r["icc_anova"])
+        nan_anova |= not np.isfinite(icc)
+        row = {
+            "agent": r["agent"],
+            "tasks with 2+ trials": f"{int(r['n_tasks_multi'])} of {int(r['n_tasks'])}",
+            "flip share": _num(float(r["flip_share"]), digits),
+            "ICC (ANOVA)": _num(icc, digits) if np.isfinite(icc) else "not estimable",
+        }
+        if has_model:
+            row["ICC incl. task (model)"] = with_ci(r, "icc_model")
+            estimable = bool(r.get("icc_cell_estimable", True)) and np.isfinite(float(r["icc_cell"]))
+            row["within-cell correlation (model)"] = with_ci(r, "icc_cell") if estimable else "not estimable"
+            cell_missing |= not estimable
+        rows.append(row)
+    out = pd.DataFrame(rows).set_index("agent")
+    notes = []
+    if nan_anova:
+        notes.append(
+            "ICC (ANOVA) is not estimable for an agent with fewer than two tasks with trials or with every outcome "
+            "the same (no variance to split)."
+        )
+    if cell_missing:
+        model = md_text(fit_attrs.get("agentstats_model", "")) if fit_attrs else ""
+        if table["agent"].nunique() == 1:
+            why = (
+                "with one agent, its agent × task cells are the tasks themselves, so the correlation of trials "
+                "within a cell cannot be separated from task difficulty (the model has no within-cell term)"
+            )
+        else:
+            why = f"the model{' ' + model if model else ''} has no within-cell term"
+        notes.append(f"The within-cell correlation is **not estimable** here: {why}.")
+    return out, " ".join(notes)
+
+
+def format_tool_errors(errors: pd.DataFrame) -> pd.DataFrame:
+    """Display of :func:`agentstats.scoring.summary.tool_error_counts`: the columns a reader needs, short names.
+
+    Parameters
+    ----------
+    errors : pandas.DataFrame
+        Output of :func:`agentstats.scoring.summary.tool_error_counts`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``kind``, ``level``, ``where`` (tool, or tool.argument), ``count``, ``trials`` and ``example``
+        (task id, trial and what was wrong, for the first occurrence).
+    """
+    if errors.empty:
+        return pd.DataFrame(columns=["kind", "level", "where", "count", "trials", "example"])
+    example = [
+        f"task {t}, trial {tr}: {d}"
+        for t, tr, d in zip(errors["example_task_id"], errors["example_trial"], errors["example_detail"], strict=True)
+    ]
+    return pd.DataFrame(
+        {
+            "kind": errors["kind"],
+            "level": errors["level"],
+            "where": errors["where"],
+            "count": errors["count"],
+            "trials": errors["n_trials"],
+            "example": example,
+        }
+    )
+
+
+def format_schema_errors(errors: pd.DataFrame) -> pd.DataFrame | str:
+    """Display of :func:`agentstats.scoring.summary.schema_error_counts`, or a sentence when there is nothing to list.
+
+    Parameters
+    ----------
+    errors : pandas.DataFrame
+        Output of :func:`agentstats.scoring.summary.schema_error_counts` (its ``attrs`` give what was checked).
+
+    Returns
+    -------
+    pandas.DataFrame or str
+        Columns ``kind``, ``tool``, ``count``, ``calls``, ``trials``, ``example`` (JSON path and message of the
+        first occurrence); or, when no call fails its schema, Markdown saying how many calls and trials were
+        checked, or that none could be (no tool specs): an empty table would say nothing.
+    """
+    if errors.empty:
+        calls = errors.attrs.get("n_calls_checked")
+        checked = int(errors.attrs.get("n_trials_checked") or 0)
+        without = int(errors.attrs.get("n_trials_without_tools") or 0)
+        if calls is None:
+            return "No tool call fails its tool's JSON Schema."
+        if checked == 0:
+            return (
+                f"No trial in this input offers tool specs (`tools`), so none of its calls could be checked against a "
+                f"JSON Schema ({without} trials)."
+            )
+        text = f"All {int(calls)} tool calls in {checked} trials validate against their tools' JSON Schemas."
+        return text + (f" {without} trials without tool specs were not checked." if without else "")
+    example = [f"{p}: {m}" for p, m in zip(errors["example_path"], errors["example_message"], strict=True)]
+    return pd.DataFrame(
+        {
+            "kind": errors["kind"],
+            "tool": errors["tool"],
+            "count": errors["count"],
+            "calls": errors["n_calls"],
+            "trials": errors["n_trials"],
+            "example": example,
+        }
+    )
+
+
+def credible_leaders(prob: pd.DataFrame, threshold: float = 0.95) -> tuple[list[str], list[str]]:
+    """Agents the evidence puts ahead: those credibly ahead of all others, and those no other is credibly ahead of.
+
+    Agent A is *credibly ahead* of B when ``P(A > B) >= threshold`` under the joint posterior (or any pairwise
+    probability matrix of the same shape).
+
+    Parameters
+    ----------
+    prob : pandas.DataFrame
+        Square; entry ``[A, B]`` = P(A > B) (as from :func:`agentstats.posterior.contrast_matrix`); diagonal ignored.
+    threshold : float
+        Posterior probability that counts as credible evidence.
+
+    Returns
+    -------
+    (list of str, list of str)
+        ``ahead_of_all``: agents credibly ahead of every other agent (at most one unless ``threshold <= 0.5``);
+        ``not_behind``: agents no other agent is credibly ahead of (the leading group), in the matrix's order.
+    """
+    agents = [str(a) for a in prob.index]
+    vals = prob.to_numpy(dtype=float)
+    n = len(agents)
+    ahead_of_all = [agents[i] for i in range(n) if n > 1 and all(vals[i, j] >= threshold for j in range(n) if j != i)]
+    not_behind = [agents[j] for j in range(n) if not any(vals[i, j] >= threshold for i in range(n) if i != j)]
+    return ahead_of_all, not_behind
+
+
+def _names(agents: list[str], limit: int = 6) -> str:
+    shown = [f"**{md_text(a)}**" for a in agents[:limit]]
+    if len(agents) > limit:
+        shown.append(f"{len(agents) - limit} more")
+    if len(shown) <= 2:
+        return " and ".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def report_summary(
+    counts: pd.DataFrame,
+    suite: pd.DataFrame,
+    *,
+    prob: pd.DataFrame | None = None,
+    prob_label: str = "pass^1",
+    threshold: float = 0.95,
+    paired: pd.DataFrame | None = None,
+    converged: bool | None = None,
+) -> str:
+    """Write the report's one-paragraph summary (Markdown): data, who is ahead by the evidence, reliability, fit.
+
+    Who is "ahead" is said only as far as the evidence goes: with posterior probabilities (``prob``) an agent is
+    credibly ahead of another when ``P(A > B) >= threshold``; else, with paired differences (``paired``), when the
+    paired interval of ``A - B`` in pass^1 lies above 0; else when the agents' separate intervals at k = 1 do not
+    overlap (a conservative check). The agent with the highest point estimate is never called the best on its own.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing``.
+    suite : pandas.DataFrame
+        Output of :func:`agentstats.estimators.suite_pass_k` (must contain k = 1 for the comparison).
+    prob : pandas.DataFrame, optional
+        Square matrix of P(row > column), e.g. :func:`agentstats.posterior.contrast_matrix` at k = 1.
+    prob_label : str
+        Name of the quantity ``prob`` compares, for the text.
+    threshold : float
+        Posterior probability that counts as credible evidence.
+    paired : pandas.DataFrame, optional
+        Output of :func:`agentstats.estimators.paired_pass_k_table` with k = 1 (used when ``prob`` is not given).
+    converged : bool, optional
+        Whether the Bayesian fit passed its diagnostics (``None``: no fit in this report).
+
+    Returns
+    -------
+    str
+        One Markdown paragraph; every agent name is escaped.
+    """
+    n_agents = counts["agent"].nunique()
+    observed = counts[counts["n"] > 0]
+    parts = [
+        f"{n_agents} agent{'s' if n_agents != 1 else ''}, {observed['task_id'].nunique()} tasks, "
+        f"{int(counts['n'].sum())} recorded trials"
+        + (f" ({int(counts['n_missing'].sum())} missing, excluded)." if int(counts["n_missing"].sum()) else ".")
+    ]
+    at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
+    if len(at1) == 1:
+        r = at1.iloc[0]
+        parts.append(
+            f"**{md_text(r['agent'])}** solves a task in one try at a rate of {_num(r['pass_hat_k'], 2)} "
+            f"(95% interval {_interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})."
+        )
+    elif len(at1) > 1:
+        hi, lo = at1.iloc[0], at1.iloc[-1]
+        if _num(lo["pass_hat_k"], 2) == _num(hi["pass_hat_k"], 2):
+            parts.append(f"Success in one try is {_num(hi['pass_hat_k'], 2)} for every agent.")
+        else:
+            parts.append(
+                f"Success in one try ranges from {_num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
+                f"{_num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
+            )
+        if prob is not None:
+            evidence, cut = prob, threshold
+            how = f"posterior probability ≥ {threshold:g} at {prob_label}"
+            none = f"no agent is credibly ahead of another (no pairwise posterior probability ≥ {threshold:g} at "
+            none += f"{prob_label}): these data do not separate them"
+        elif paired is not None and len(paired) and (paired["k"] == 1).any():
+            cut = 0.5
+            how = f"paired {_ci_label(paired)} intervals of the difference in pass^1 above 0"
+            none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
+            names = list(at1["agent"])
+            evidence = pd.DataFrame(np.nan, index=names, columns=names)
+            for _, r in paired[paired["k"] == 1].iterrows():
+                a, b = r["agent_a"], r["agent_b"]
+                if a in evidence.index and b in evidence.index and int(r["n_tasks"]) > 0:
+                    evidence.loc[a, b] = float(r["pass_hat_k_diff_ci_low"] > 0)
+                    evidence.loc[b, a] = float(r["pass_hat_k_diff_ci_high"] < 0)
+        else:
+            # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
+            cut = 0.5
+            how = "95% task-cluster intervals at k = 1 that do not overlap"
+            none = "no two agents' 95% task-cluster intervals at k = 1 are disjoint: these data do not separate them"
+            lo_ci = at1.set_index("agent")["pass_hat_k_ci_low"]
+            hi_ci = at1.set_index("agent")["pass_hat_k_ci_high"]
+            names = list(lo_ci.index)
+            evidence = pd.DataFrame(
+                [[float(lo_ci[a] > hi_ci[b]) if a != b else np.nan for b in names] for a in names],
+                index=names, columns=names,
+            )
+        ahead, group = credible_leaders(evidence, cut)
+        if ahead:
+            text = f"{_names(ahead)} is ahead of every other agent ({how})"
+            rest = evidence.drop(index=ahead, columns=ahead)
+            if len(rest) > 1:
+                _, front = credible_leaders(rest, cut)
+                if len(front) < len(rest):
+                    text += f"; among the others, {_names(front)} {'is' if len(front) == 1 else 'are'} behind none"
+            parts.append(text + ".")
+        elif len(group) < n_agents:
+            parts.append(
+                f"No agent is ahead of all others; {_names(group)} {'is' if len(group) == 1 else 'are'} behind none "
+                f"of them ({how})."
+            )
+        else:
+            parts.append(none[0].upper() + none[1:] + ".")
+    ks = sorted(int(k) for k in suite["k"].unique())
+    if len(ks) > 1:
+        k_hi = ks[-1]
+        g = suite[suite["k"] == k_hi]
+        parts.append(
+            f"All {k_hi} tries succeed less often: pass^{k_hi} is {_num(g['pass_hat_k'].min(), 2)} to "
+            f"{_num(g['pass_hat_k'].max(), 2)} across agents."
+            if len(g) > 1
+            else f"All {k_hi} tries succeed on a share of {_num(g['pass_hat_k'].iloc[0], 2)} (pass^{k_hi})."
+        )
+    if converged is True:
+        parts.append("The Bayesian fit passed its convergence checks.")
+    elif converged is False:
+        parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
+    return " ".join(parts)
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def run_details(
+    counts: pd.DataFrame,
+    *,
+    source: str,
+    input_format: str,
+    sha256: str | None = None,
+    k_values: list[int] | None = None,
+    n_boot: int | None = None,
+    seed: int | None = None,
+    judge: str | None = None,
+    model: str | None = None,
+    population: str | None = None,
+    fit_attrs: dict | None = None,
+    diagnostics_ok: bool | None = None,
+) -> str:
+    """List what a report was computed from and with: data, estimators, model, sampler, versions.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing``.
+    source, input_format : str
+        Input file name and the format it was read as.
+    sha256 : str, optional
+        Hex digest of the input file.
+    k_values : list of int, optional
+        The k of the per-agent tables.
+    n_boot, seed : int, optional
+        Bootstrap resamples and seed.
+    judge : str, optional
+        Answer judge, when trials were scored.
+    model, population : str, optional
+        Bayesian model and population (``None``: no Bayesian section).
+    fit_attrs : dict, optional
+        ``attrs`` of the fit (sampler, chains, draws, tune, target_accept, versions); before the fit, the sampler
+        row says it is pending.
+    diagnostics_ok : bool, optional
+        Whether the fit passed its convergence checks.
+
+    Returns
+    -------
+    str
+        Markdown bullet list (data, size, scoring, estimators, Bayesian model, sampler, versions); every value from
+        the data or the caller is escaped (:func:`agentstats.markup.md_text`).
+    """
+    import platform
+
+    observed = counts[counts["n"] > 0]
+    rows: list[tuple[str, str]] = [
+        ("data", f"{source} (format {input_format})" + (f", sha256 {sha256[:16]}…" if sha256 else "")),
+        (
+            "size",
+            f"{counts['agent'].nunique()} agents, {observed['task_id'].nunique()} tasks, {int(counts['n'].sum())} "
+            f"recorded trials, {int(counts['n_missing'].sum())} missing (excluded)",
+        ),
+    ]
+    if judge:
+        rows.append(("scoring", f"judge {judge}"))
+    est = "unbiased pass@k and pass^k"
+    if k_values:
+        est += f" for k = {', '.join(str(k) for k in k_values)}"
+    if n_boot:
+        est += f"; 95% task-cluster bootstrap intervals ({n_boot} resamples"
+        est += f", seed {seed})" if seed is not None else ")"
+    rows.append(("estimators", est))
+    if model is None:
+        rows.append(("Bayesian model", "not run"))
+    else:
+        rows.append(("Bayesian model", f"{model}; pass^k for {'new' if population == 'new' else 'these'} tasks"))
+        if fit_attrs:
+            sampler = (
+                f"{fit_attrs.get('sampler')}, {fit_attrs.get('chains')} chains × {fit_attrs.get('draws')} draws "
+                f"({fit_attrs.get('tune')} tuning), target_accept {fit_attrs.get('target_accept')}, seed "
+                f"{fit_attrs.get('random_seed')}"
+            )
+            if diagnostics_ok is not None:
+                sampler += "; convergence checks passed" if diagnostics_ok else "; convergence checks FAILED"
+        else:
+            sampler = "pending (the fit runs in the Bayesian section)"
+        rows.append(("sampler", sampler))
+    versions = [f"agentstats {_dist_version('agentstats') or 'unknown'}", f"Python {platform.python_version()}"]
+    for pkg in ("numpy", "pandas", "pymc", "arviz", "nutpie"):
+        v = _dist_version(pkg)
+        if v and (pkg in ("numpy", "pandas") or model is not None):
+            versions.append(f"{pkg} {v}")
+    rows.append(("versions", ", ".join(versions)))
+    return "\n".join(f"- **{item}**: {md_text(value)}" for item, value in rows)

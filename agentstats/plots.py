@@ -6,14 +6,19 @@ none of them fits or samples anything.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from agentstats.markup import plot_text
+from agentstats.palette import agent_colors
 
 __all__ = [
+    "agent_colors",
     "plot_contrast_matrix",
     "plot_forest",
     "plot_pass_k_curves",
@@ -21,14 +26,44 @@ __all__ = [
     "plot_ppc",
     "plot_task_difficulty",
     "plot_task_outcomes",
+    "plot_text",
+    "ppc_label",
 ]
 
 _METRICS = (("pass_at_k", "pass@k  (at least one success in k tries)"), ("pass_hat_k", "pass^k  (all k tries succeed)"))
 
+#: Posterior predictive statistics of :func:`agentstats.models.diagnostics.posterior_predictive_cells`:
+#: panel title and x-axis label.
+PPC_LABELS: dict[str, tuple[str, str]] = {
+    "cells_all_fail": ("Cells never solved", "agent × task cells with no success (c = 0)"),
+    "cells_all_success": ("Cells always solved", "agent × task cells solved in every trial (c = n)"),
+    "within_task_var": ("Spread between agents within a task", "mean variance of c/n across agents, per task"),
+}
 
-def _colors(agents: Sequence[str]) -> dict[str, tuple]:
-    cmap, n = (plt.get_cmap("tab10"), 10) if len(agents) <= 10 else (plt.get_cmap("tab20"), 20)
-    return {a: cmap(i % n) for i, a in enumerate(agents)}
+
+def ppc_label(name: str) -> tuple[str, str]:
+    """Title and x-axis label, in words, of a posterior predictive statistic.
+
+    Parameters
+    ----------
+    name : str
+        A statistic of :func:`agentstats.models.diagnostics.posterior_predictive_cells`: one of :data:`PPC_LABELS`
+        or ``flip_share[AGENT]``; any other name is returned as it is.
+
+    Returns
+    -------
+    (str, str)
+        Title and axis label, safe for matplotlib (:func:`plot_text`).
+    """
+    if name in PPC_LABELS:
+        return PPC_LABELS[name]
+    if name.startswith("flip_share[") and name.endswith("]"):
+        agent = plot_text(name[len("flip_share[") : -1])
+        return f"Tasks with mixed outcomes: {agent}", "share of the agent's tasks (2+ trials) whose outcome flips"
+    return plot_text(name), plot_text(name)
+
+
+_colors = agent_colors
 
 
 def _legend(fig: Figure, ax, n_agents: int) -> None:
@@ -61,7 +96,7 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
         for a in agents:
             g = suite[suite["agent"] == a].sort_values("k")
-            ax.plot(g["k"], g[m], marker="o", color=colors[a], label=a)
+            ax.plot(g["k"], g[m], marker="o", color=colors[a], label=plot_text(a))
             ax.fill_between(g["k"], g[f"{m}_ci_low"], g[f"{m}_ci_high"], color=colors[a], alpha=0.18, lw=0)
             if "n_tasks_dropped" in g:
                 part = g[g["n_tasks_dropped"] > 0]  # fewer tasks behind these points: not comparable across k
@@ -76,8 +111,9 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     note = ""
     if "n_tasks_dropped" in suite and (suite["n_tasks_dropped"] > 0).any():
         note = "open markers: some tasks have fewer than k trials and are left out at that k"
-    if title or note:
-        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize="medium")
+    lines = ([plot_text(title)] if title else []) + ([note] if note else [])
+    if lines:
+        fig.suptitle("\n".join(lines), fontsize="medium")
     return fig
 
 
@@ -109,7 +145,7 @@ def plot_task_outcomes(counts: pd.DataFrame, *, max_tasks: int = 120) -> Figure:
     im = ax.imshow(mat.to_numpy(dtype=float), aspect="auto", cmap="RdYlGn", vmin=0, vmax=1, interpolation="none")
     yy, xx = np.nonzero(miss.to_numpy() > 0)
     ax.scatter(xx, yy, s=6, c="black", marker="o", label="has missing trials")
-    ax.set_yticks(range(mat.shape[0]), mat.index)
+    ax.set_yticks(range(mat.shape[0]), [plot_text(a) for a in mat.index])
     ax.set_xlabel(f"task (sorted by mean success, {mat.shape[1]} shown)")
     ax.set_xticks([])
     fig.colorbar(im, ax=ax, label="success rate c/n", fraction=0.03)
@@ -141,7 +177,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
             g = sm[sm["agent"] == a].sort_values("k")
             obs = g[~g["extrapolated"].astype(bool)]
             ext = g[g["extrapolated"].astype(bool)]
-            ax.plot(obs["k"], obs["mean"], marker="o", color=colors[a], label=a)
+            ax.plot(obs["k"], obs["mean"], marker="o", color=colors[a], label=plot_text(a))
             ax.fill_between(obs["k"], obs["ci_low"], obs["ci_high"], color=colors[a], alpha=0.2, lw=0)
             if len(ext):
                 # join the last observed k to the extrapolated part so the line is continuous
@@ -159,7 +195,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     axes[0].set_ylabel("posterior mean, 95% credible band")
     _legend(fig, axes[1], len(agents))
     fig.suptitle(
-        (title + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the observed trials "
+        (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the observed trials "
         "(model extrapolation)",
         fontsize="medium",
     )
@@ -194,7 +230,7 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
             ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5)
             ax.plot(r["mean"], y, "o", color=colors[a])
             ypos.append(y)
-            labels.append(f"{a}  k={k}")
+            labels.append(f"{plot_text(a)}  k={k}")
             y += 1
         y += 0.5  # gap between k groups
     ax.set_yticks(ypos, labels)
@@ -229,37 +265,59 @@ def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pas
             if i != j and np.isfinite(vals[i, j]):
                 ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center",
                         color="white" if abs(vals[i, j] - 0.5) > 0.35 else "black")
-    ax.set_xticks(range(n), prob.columns, rotation=30, ha="right")
-    ax.set_yticks(range(n), prob.index)
+    ax.set_xticks(range(n), [plot_text(a) for a in prob.columns], rotation=30, ha="right")
+    ax.set_yticks(range(n), [plot_text(a) for a in prob.index])
     ax.set_title(f"P({metric_label.replace('k', str(k))}[row] > {metric_label.replace('k', str(k))}[column])")
     fig.colorbar(im, ax=ax, fraction=0.04)
     return fig
 
 
-def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 80) -> Figure:
-    """Posterior task effects (difficulty) with credible intervals, sorted.
+def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 120, max_label: int = 45) -> Figure:
+    """Posterior task effects (difficulty) with credible intervals, one row per task, hardest at the top.
+
+    Tasks run down the y axis, so the figure grows with the number of tasks and every task id stays readable
+    (written horizontally; ids longer than ``max_label`` characters are shortened in the middle).
 
     Parameters
     ----------
     tasks : pandas.DataFrame
-        Columns ``task, mean, ci_low, ci_high`` on the logit scale (higher = easier).
+        Columns ``task, mean, ci_low, ci_high`` on the logit scale (higher = easier), as from
+        :func:`agentstats.posterior.task_effects`.
+    max_tasks : int
+        Show at most this many tasks: an evenly spaced selection over the difficulty order (the title says so).
+    max_label : int
+        Longest task label shown, in characters.
 
     Returns
     -------
     matplotlib.figure.Figure
+        Height about 0.17 inch per task shown.
     """
     t = tasks.sort_values("mean").reset_index(drop=True)
-    if len(t) > max_tasks:
-        t = t.iloc[np.linspace(0, len(t) - 1, max_tasks).round().astype(int)].reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(min(16, 3 + 0.14 * len(t)), 4), layout="constrained")
-    x = np.arange(len(t))
-    ax.vlines(x, t["ci_low"], t["ci_high"], color="tab:gray", lw=1.5)
-    ax.plot(x, t["mean"], "o", color="tab:blue", ms=3)
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_xticks(x, t["task"], rotation=90, fontsize=6 if len(t) > 40 else 8)
-    ax.set_ylabel("task effect β (logit; higher = easier)")
-    ax.set_title("Task difficulty: posterior mean and 95% credible interval")
+    n_all = len(t)
+    if n_all > max_tasks:
+        t = t.iloc[np.linspace(0, n_all - 1, max_tasks).round().astype(int)].reset_index(drop=True)
+    labels = [plot_text(_shorten(str(x), max_label)) for x in t["task"]]
+    fig, ax = plt.subplots(figsize=(8.5, 1.4 + 0.17 * len(t)), layout="constrained")
+    y = np.arange(len(t))
+    ax.hlines(y, t["ci_low"], t["ci_high"], color="tab:gray", lw=1.5)
+    ax.plot(t["mean"], y, "o", color="tab:blue", ms=3.5)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(y, labels, fontsize=7 if len(t) > 40 else 8)
+    ax.set_ylim(len(t) - 0.5, -0.5)  # hardest (lowest effect) at the top
+    ax.set_xlabel("task effect β (logit scale; higher = easier)")
+    ax.grid(axis="x", alpha=0.3)
+    shown = f"{len(t)} of {n_all} tasks, evenly spaced" if n_all > len(t) else f"{n_all} tasks"
+    ax.set_title(f"Task difficulty: posterior mean and 95% credible interval ({shown})", fontsize="medium")
     return fig
+
+
+def _shorten(text: str, width: int) -> str:
+    """Shorten ``text`` to ``width`` characters by replacing its middle with an ellipsis."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
 def plot_ppc(
@@ -270,7 +328,9 @@ def plot_ppc(
     Parameters
     ----------
     observed : dict of str to float
-        Statistic name -> value on the observed data.
+        Statistic name -> value on the observed data. Names of
+        :func:`agentstats.models.diagnostics.posterior_predictive_cells` get a title and axis label in words
+        (:func:`ppc_label`); other names are shown as given.
     replicated : dict of str to ndarray
         Statistic name -> values over posterior predictive replications (1-D).
     p_values : dict of str to float, optional
@@ -279,18 +339,32 @@ def plot_ppc(
     Returns
     -------
     matplotlib.figure.Figure
+        One panel per statistic, three to a row; x = the statistic, y = number of replications. Count statistics
+        get integer ticks.
     """
     names = list(observed)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.2), layout="constrained", squeeze=False)
-    for ax, nm in zip(axes[0], names, strict=True):
+    ncols = min(3, len(names))
+    nrows = -(-len(names) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.4 * nrows), layout="constrained", squeeze=False)
+    for ax in axes.ravel()[len(names):]:
+        ax.set_axis_off()
+    for ax, nm in zip(axes.ravel(), names, strict=False):
         rep = np.asarray(replicated[nm]).ravel()
-        if np.allclose(rep, np.round(rep)) and np.ptp(rep) < 200:  # counts: one bar per integer
-            bins = np.arange(rep.min(), rep.max() + 2) - 0.5
+        is_count = bool(np.allclose(rep, np.round(rep)) and np.isclose(observed[nm], round(observed[nm])))
+        if is_count and np.ptp(rep) < 200:  # counts: one bar per integer
+            bins: Any = np.arange(rep.min(), rep.max() + 2) - 0.5
         else:
             bins = 30
-        ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6)
+        ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6, label="replicated")
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
-        ttl = nm if not p_values else f"{nm}\np = {p_values[nm]:.2f}"
-        ax.set_title(ttl, fontsize="small")
+        title, xlabel = ppc_label(nm)
+        if p_values and nm in p_values:
+            title = f"{title}\nposterior predictive p = {p_values[nm]:.2f}"
+        ax.set_title(title, fontsize="small")
+        ax.set_xlabel(xlabel, fontsize="small")
+        ax.set_ylabel("replications", fontsize="small")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if is_count:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize="x-small")
     return fig

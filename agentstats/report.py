@@ -1,20 +1,101 @@
-"""Executable reports: run the report notebook with papermill, export it to HTML with nbconvert.
+"""Executable reports: run the report notebook with papermill, export it to one self-contained HTML file.
 
-The notebook template (``notebooks/report.ipynb``) holds narrative and calls only; its first code cell is tagged
-``parameters`` and papermill injects the values given here after it.
+The template (``notebooks/report.ipynb`` in the repository, shipped as package data ``agentstats/templates``) holds
+narrative and calls only; its first code cell is tagged ``parameters`` and papermill injects the values given here
+after it. What a report run guarantees (docs/reliability.md, "Reports"):
+
+* The input is read before the notebook starts (:func:`check_input`): a file that cannot be loaded fails in a
+  second with its location, not after a kernel start with a notebook traceback.
+* Every parameter passed must be one the template declares (:func:`check_parameters`).
+* Output names cannot leave the output folder or be hidden (:func:`safe_report_name`).
+* ``NAME.ipynb`` and ``NAME.html`` are replaced only by a run that completed, atomically
+  (:mod:`agentstats.io.atomic`). A run that fails or is interrupted leaves the previous report as it was and writes
+  what it executed to ``NAME.failed.ipynb``, marked as failed in its metadata and its first cell.
+* The HTML loads nothing from a network (no script, style or font from a CDN; images are inline) and, by default,
+  shows the results without the code.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import signal
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape as _escape
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPORT_DEFAULTS", "ReportPaths", "default_notebook", "export_html", "run_report"]
+from agentstats.io.atomic import atomic_write_text
+from agentstats.markup import one_line
+
+__all__ = [
+    "FAILED_SUFFIX",
+    "REPORT_DEFAULTS",
+    "ReportError",
+    "ReportInputError",
+    "ReportInterrupted",
+    "ReportParameterError",
+    "ReportPaths",
+    "check_input",
+    "check_parameters",
+    "default_notebook",
+    "export_html",
+    "report_parameters",
+    "run_report",
+    "safe_report_name",
+]
 
 #: Full-size settings a report runs with unless the caller says otherwise. The template's own defaults are test-sized
 #: (nbval executes the template as it is), so :func:`run_report` always passes these.
 REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": 1000, "tune": 1000, "chains": 4}
+
+#: A run that did not complete writes its notebook as ``NAME + FAILED_SUFFIX + ".ipynb"``.
+FAILED_SUFFIX = ".failed"
+
+# Characters kept in an output name: letters and digits (any script), underscore, dot, hyphen.
+_UNSAFE_NAME = re.compile(r"[^\w.\-]+")
+_MAX_NAME = 120
+_HEADING = re.compile(r"<h([23]) id=\"([^\"]+)\"[^>]*>(.*?)</h\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+class ReportInputError(ValueError):
+    """The report's input cannot be read; the message is one line naming the file (and line and field)."""
+
+
+class ReportParameterError(ValueError):
+    """A parameter the template does not declare, or an output name that would leave the output folder."""
+
+
+class ReportError(RuntimeError):
+    """The report notebook failed while running.
+
+    Attributes
+    ----------
+    failed_notebook : pathlib.Path
+        The partially executed notebook, marked as failed.
+    previous : pathlib.Path or None
+        The previous complete report (HTML, else notebook) left in place, if there was one.
+    """
+
+    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None):
+        super().__init__(message)
+        self.failed_notebook = failed_notebook
+        self.previous = previous
+
+
+class ReportInterrupted(KeyboardInterrupt):
+    """The run was interrupted (Ctrl-C); same attributes as :class:`ReportError`."""
+
+    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None):
+        super().__init__(message)
+        self.failed_notebook = failed_notebook
+        self.previous = previous
 
 
 @dataclass(frozen=True)
@@ -26,44 +107,276 @@ class ReportPaths:
 
 
 def default_notebook() -> Path:
-    """Path of the report template ``notebooks/report.ipynb`` beside the package.
+    """Path of the report template, shipped as package data (``agentstats/templates/report.ipynb``).
+
+    In a source checkout that file is a link to ``notebooks/report.ipynb``, the single copy in the repository;
+    a wheel holds the file itself.
 
     Raises
     ------
     FileNotFoundError
-        When the package was installed without the repository's ``notebooks/`` folder.
+        When the package data is missing (an install that left it out).
     """
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "report.ipynb"
-    if not path.exists():
-        raise FileNotFoundError(
-            f"report template not found at {path}; install agentstats from its repository "
-            "(pip install -e .) or pass the template path explicitly"
-        )
+    path = Path(str(resources.files("agentstats") / "templates" / "report.ipynb"))
+    if not path.is_file():
+        raise FileNotFoundError(f"report template not found at {path}: reinstall agentstats, or pass the template path")
     return path
 
 
-def export_html(notebook: Path, html: Path | None = None) -> Path:
-    """Export an executed notebook to a standalone HTML file (nbconvert's ``lab`` template).
+def _html_template_dir() -> Path:
+    return Path(str(resources.files("agentstats") / "templates" / "nbconvert"))
+
+
+def safe_report_name(name: str) -> str:
+    """Turn a report name into a file stem that stays inside the output folder and is not hidden.
+
+    Path separators, ``..``, spaces and other characters outside letters, digits, ``_``, ``.`` and ``-`` become
+    ``_``; leading and trailing dots, underscores and hyphens are dropped; the result is at most 120 characters;
+    an empty result becomes ``"report"``. So ``"../../x"`` gives ``"x"`` and ``".jsonl"``'s stem (empty) gives
+    ``"report"``.
 
     Parameters
     ----------
-    notebook : pathlib.Path
-        Executed ``.ipynb``.
+    name : str
+        Wanted stem (``--name``, or the input file's stem).
+
+    Returns
+    -------
+    str
+    """
+    stem = _UNSAFE_NAME.sub("_", one_line(name)).strip("._-")[:_MAX_NAME].strip("._-")
+    return stem or "report"
+
+
+def report_parameters(template: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Parameters the template declares (``papermill.inspect_notebook``): name -> type, default and help.
+
+    Parameters
+    ----------
+    template : str or pathlib.Path, optional
+        Notebook; default :func:`default_notebook`.
+    """
+    import papermill as pm
+
+    return dict(pm.inspect_notebook(str(template or default_notebook())))
+
+
+def check_parameters(parameters: dict[str, Any], template: str | Path | None = None) -> None:
+    """Refuse parameters the template does not declare (papermill would only log and ignore them).
+
+    Raises
+    ------
+    ReportParameterError
+        Naming the unknown parameters and the declared ones.
+    """
+    declared = report_parameters(template)
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise ReportParameterError(
+            f"unknown report parameter(s) {', '.join(unknown)}; the template declares {', '.join(sorted(declared))}"
+        )
+
+
+def check_input(parameters: dict[str, Any]) -> None:
+    """Load the report's input as the notebook will (``agentstats.load`` with the same arguments).
+
+    Parameters
+    ----------
+    parameters : dict
+        ``input_path``, ``input_format`` and ``loader_options`` as passed to the template.
+
+    Raises
+    ------
+    ReportInputError
+        One line: the first problem with its file, line and field, and how many more there are.
+    """
+    import warnings
+
+    from agentstats.io import TrialLoadError, TrialLoadWarning
+    from agentstats.io.loaders import load
+
+    path = parameters.get("input_path")
+    if path is None:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrialLoadWarning)  # skipped records are listed in the report
+            load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
+    except TrialLoadError as exc:
+        n = len(exc.problems)
+        more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
+        raise ReportInputError(
+            f"{one_line(exc.problems[0])}{more}; fix the input or add --skip-bad to skip bad records"
+        ) from exc
+    except (ValueError, OSError, KeyError, TypeError) as exc:
+        raise ReportInputError(f"{path}: {one_line(exc)}") from exc
+
+
+def _set_kernelspec(nb: Any, kernel_name: str) -> None:
+    """Name the kernel that ran the notebook (papermill keeps the template's kernelspec)."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    language = nb.metadata.get("language_info", {}).get("name", "python")
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+        display, language = spec.display_name, spec.language
+    except NoSuchKernel:
+        display = kernel_name
+    nb.metadata["kernelspec"] = {"name": kernel_name, "display_name": display, "language": language}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentstats")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _mark_failed(nb: Any, reason: str, status: str, previous: Path | None) -> None:
+    """Mark a partially executed notebook as failed: metadata, cell statuses and a first cell saying so."""
+    import nbformat
+
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        pm_meta = cell.metadata.setdefault("papermill", {})
+        if any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            pm_meta["status"] = "failed"
+        elif cell.get("execution_count") is None:
+            pm_meta["status"] = "pending"  # never ran (papermill leaves "completed" on an interrupt)
+    nb.metadata["agentstats"] = {
+        "status": status,
+        "reason": reason,
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "version": _version(),
+    }
+    kept = (
+        f"The previous complete report, `{previous.name}`, was left as it was."
+        if previous
+        else "There was no previous report."
+    )
+    first = nbformat.v4.new_markdown_cell(
+        f"# FAILED: this report did not complete ({status})\n\n"
+        f"<span class=\"agentstats-failed\">**{_escape(reason)}**</span>\n\n"
+        "Cells after the one that failed did not run: their outputs are empty, and numbers above it may be "
+        f"partial. {kept}"
+    )
+    first.metadata["tags"] = ["agentstats-failed"]
+    nb.cells.insert(0, first)
+
+
+@contextlib.contextmanager
+def _no_sigint() -> Iterator[None]:
+    """Ignore Ctrl-C while a failed run's notebook is written (a second Ctrl-C must not lose it)."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def _kernel_manager_class(log: Any) -> type:
+    """Make a kernel manager class whose kernel writes its own stdout/stderr to ``log``, not to the terminal.
+
+    The kernel process's streams carry only its log (cell output comes through Jupyter's messages): connection
+    warnings, and tracebacks when it is shut down mid-cell (e.g. a ZMQError after Ctrl-C).
+    """
+    from jupyter_client.manager import AsyncKernelManager
+
+    class _ReportKernelManager(AsyncKernelManager):
+        async def _async_start_kernel(self, **kw: Any) -> None:
+            kw.setdefault("stdout", log)
+            kw.setdefault("stderr", log)
+            await super()._async_start_kernel(**kw)
+
+        start_kernel = _async_start_kernel
+
+    return _ReportKernelManager
+
+
+def _toc(body: str) -> str:
+    """Insert a table of contents (the report's h2/h3 headings) before its first section heading."""
+    items = []
+    for level, anchor, inner in _HEADING.findall(body):
+        text = _TAG.sub("", inner).replace("¶", "").strip()
+        if text:
+            items.append((int(level), anchor, text))
+    if len(items) < 2:
+        return body
+    lines = ['<nav class="agentstats-toc" aria-label="Contents"><p>Contents</p><ol>']
+    for level, anchor, text in items:
+        style = ' style="margin-left:1.2em"' if level == 3 else ""
+        lines.append(f'<li{style}><a href="#{_escape(anchor)}">{text}</a></li>')
+    lines.append("</ol></nav>")
+    first = _HEADING.search(body)
+    assert first is not None
+    return body[: first.start()] + "".join(lines) + body[first.start() :]
+
+
+def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bool = False) -> Path | str:
+    """Export an executed notebook to one self-contained HTML file.
+
+    JupyterLab's look (nbconvert ``lab`` template) without anything fetched from a network: no require.js,
+    MathJax, mermaid or widget scripts, CSS inline, images embedded. The ``parameters`` cell is left out (papermill's
+    injected cell shows the values used), and so is the code unless ``show_code``: then only outputs and narrative
+    remain, with a table of contents built from the section headings.
+
+    Parameters
+    ----------
+    notebook : pathlib.Path or nbformat.NotebookNode
+        Executed notebook (file or node).
     html : pathlib.Path, optional
-        Destination; defaults to the notebook path with suffix ``.html``.
+        Destination, written atomically; default the notebook path with suffix ``.html``. With a node and no
+        ``html``, the HTML text is returned instead.
+    show_code : bool
+        Keep code cells' input and prompts.
+
+    Returns
+    -------
+    pathlib.Path or str
+        The path written, or the HTML text.
     """
     import nbformat
     from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
+    from nbconvert.preprocessors import Preprocessor, TagRemovePreprocessor
 
-    html = html or notebook.with_suffix(".html")
-    nb = nbformat.read(notebook, as_version=4)
-    exporter = HTMLExporter(template_name="lab")
-    # The template's default parameters are replaced by papermill's injected cell: show only the values used.
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags=("parameters",), enabled=True), True)
-    body, _ = exporter.from_notebook_node(nb)
-    html.write_text(body, encoding="utf-8")
-    return html
+    if isinstance(notebook, str | Path):
+        nb = nbformat.read(notebook, as_version=4)
+        html = html or Path(notebook).with_suffix(".html")
+    else:
+        nb = notebook
+    exporter = HTMLExporter(
+        template_name="agentstats_report",
+        extra_template_basedirs=[str(_html_template_dir())],
+        exclude_input=not show_code,
+        exclude_input_prompt=not show_code,
+        exclude_output_prompt=not show_code,
+        embed_images=True,
+    )
+    removed = ("parameters",) if show_code else ("parameters", "injected-parameters")
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags=removed, enabled=True), True)
+    if not show_code:
+
+        class _DropSilentCells(Preprocessor):
+            """Code cells without output would leave empty gaps once their input is hidden."""
+
+            def preprocess(self, nb, resources):
+                nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]
+                return nb, resources
+
+        exporter.register_preprocessor(_DropSilentCells(), True)
+    body, _ = exporter.from_notebook_node(nb, resources={"agentstats_version": _version()})
+    body = _toc(body)
+    if html is None:
+        return body
+    atomic_write_text(html, body)
+    return Path(html)
 
 
 def run_report(
@@ -74,6 +387,7 @@ def run_report(
     template: str | Path | None = None,
     kernel_name: str = "python3",
     progress_bar: bool = True,
+    show_code: bool = False,
 ) -> ReportPaths:
     """Execute the report notebook with ``parameters`` and export it to HTML.
 
@@ -81,17 +395,21 @@ def run_report(
     ----------
     parameters : dict
         Values for the template's ``parameters`` cell (``input_path``, ``input_format``, ``k_values``, ``seed``,
-        ``run_bayes``, ``draws``, ``loader_options`` ...). :data:`REPORT_DEFAULTS` fills the sampling and bootstrap
-        sizes not given.
+        ``run_bayes``, ``draws``, ``loader_options`` ...); each must be declared by the template.
+        :data:`REPORT_DEFAULTS` fills the sampling and bootstrap sizes not given (those the template declares).
     out_dir : str or pathlib.Path
         Output folder, created if needed. Writes ``{name}.ipynb`` and ``{name}.html``.
     name : str
-        File stem of the outputs.
+        File stem of the outputs, made safe by :func:`safe_report_name`.
     template : str or pathlib.Path, optional
         Notebook template; default :func:`default_notebook`.
     kernel_name : str
-        Jupyter kernel to execute with. Passed explicitly to papermill (never taken from the notebook's metadata,
-        which names whatever kernel its author had).
+        Jupyter kernel to execute with (never taken from the template's metadata, which names whatever kernel its
+        author had); the output notebook's ``kernelspec`` names it.
+    progress_bar : bool
+        Papermill's progress bar on stderr.
+    show_code : bool
+        Keep the code in the HTML (default: results and narrative only).
 
     Returns
     -------
@@ -99,24 +417,88 @@ def run_report(
 
     Raises
     ------
-    papermill.PapermillExecutionError
-        When a cell fails; the partially executed notebook is still written to ``{name}.ipynb`` so nothing computed
-        is lost.
+    ReportParameterError
+        Unknown parameters, or a name that would leave ``out_dir`` (a ``ValueError``).
+    ReportInputError
+        The input cannot be read (checked before the notebook starts).
+    ReportError
+        A cell failed, or the export did. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were;
+        the partial notebook is written to ``{name}.failed.ipynb``, marked as failed.
+    ReportInterrupted
+        Ctrl-C (a ``KeyboardInterrupt``); outputs as for :class:`ReportError`.
     """
+    import nbformat
     import papermill as pm
 
-    parameters = {**REPORT_DEFAULTS, **parameters}
     template = Path(template) if template is not None else default_notebook()
+    name = safe_report_name(name)
     out_dir = Path(out_dir)
+    nb_path, html_path = out_dir / f"{name}.ipynb", out_dir / f"{name}.html"
+    failed_path = out_dir / f"{name}{FAILED_SUFFIX}.ipynb"
+    for p in (nb_path, html_path, failed_path):
+        if p.resolve().parent != out_dir.resolve():
+            raise ReportParameterError(f"report name {name!r} would write outside {out_dir}")
+    declared = report_parameters(template)
+    parameters = {**{k: v for k, v in REPORT_DEFAULTS.items() if k in declared}, **parameters}
+    check_parameters(parameters, template)
+    check_input(parameters)
     out_dir.mkdir(parents=True, exist_ok=True)
-    nb_out = out_dir / f"{name}.ipynb"
-    pm.execute_notebook(
-        str(template),
-        str(nb_out),
-        parameters=parameters,
-        kernel_name=kernel_name,
-        progress_bar=progress_bar,
-        cwd=str(template.parent),
-    )
-    html = export_html(nb_out, out_dir / f"{name}.html")
-    return ReportPaths(notebook=nb_out, html=html)
+    running = out_dir / f".{name}.running.ipynb"
+    log = tempfile.NamedTemporaryFile(prefix="agentstats-kernel-", suffix=".log", delete=False)
+    try:
+        pm.execute_notebook(
+            str(template),
+            str(running),
+            parameters=parameters,
+            kernel_name=kernel_name,
+            progress_bar=progress_bar,
+            cwd=os.getcwd(),
+            kernel_manager_class=_kernel_manager_class(log),
+        )
+        nb = nbformat.read(running, as_version=4)
+        _set_kernelspec(nb, kernel_name)
+        source = Path(str(parameters.get("input_path", name))).name
+        nb.metadata["title"] = f"agentstats report: {one_line(source)}"
+        nb.metadata["agentstats"] = {
+            "status": "complete",
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            "version": _version(),
+        }
+        body = export_html(nb, show_code=show_code)
+        assert isinstance(body, str)
+        atomic_write_text(html_path, body)
+        atomic_write_text(nb_path, nbformat.writes(nb))
+    except BaseException as exc:
+        with _no_sigint():
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            previous = html_path if html_path.exists() else nb_path if nb_path.exists() else None
+            reason = "interrupted (Ctrl-C)" if interrupted else _failure_reason(exc)
+            nb = nbformat.read(running if running.exists() else template, as_version=4)
+            _mark_failed(nb, reason, "interrupted" if interrupted else "failed", previous)
+            _set_kernelspec(nb, kernel_name)
+            atomic_write_text(failed_path, nbformat.writes(nb))
+            running.unlink(missing_ok=True)
+            kept = f"previous report kept: {previous}" if previous else "no previous report"
+            message = f"report {reason}; partial notebook: {failed_path} (marked FAILED); {kept}"
+            if interrupted:
+                raise ReportInterrupted(message, failed_notebook=failed_path, previous=previous) from exc
+            if isinstance(exc, Exception):
+                raise ReportError(message, failed_notebook=failed_path, previous=previous) from exc
+            raise
+    finally:
+        log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(log.name)
+    running.unlink(missing_ok=True)
+    failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
+    return ReportPaths(notebook=nb_path, html=html_path)
+
+
+def _failure_reason(exc: BaseException) -> str:
+    """One line saying what failed: the cell's exception for a papermill error, else the exception."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename:
+        cell = getattr(exc, "exec_count", None)
+        where = f" in cell In [{cell}]" if cell is not None else ""
+        return f"failed{where}: {ename}: {one_line(evalue)}"
+    return f"failed: {type(exc).__name__}: {one_line(exc)}"

@@ -17,6 +17,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentstats"
 LAYERS = {
     "schema": 0,
     "counts": 0,
+    "markup": 0,
+    "palette": 0,
     "estimators": 1,
     "io": 1,
     "scoring": 2,

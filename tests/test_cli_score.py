@@ -141,7 +141,7 @@ def test_report_passes_scoring_options_to_the_notebook(data, tmp_path, monkeypat
 
     seen = {}
 
-    def fake_run_report(params, out_dir, name, kernel_name):
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
         seen.update(params)
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 

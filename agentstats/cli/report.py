@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from agentstats.cli.common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
     AgentColOpt,
     AgentOpt,
     AgentsOpt,
@@ -54,6 +58,9 @@ def report(
         float | None, typer.Option(help="NUTS target acceptance rate of the Bayesian fit (default per model).")
     ] = None,
     kernel: Annotated[str, typer.Option(help="Jupyter kernel name.")] = "python3",
+    show_code: Annotated[
+        bool, typer.Option("--show-code", help="Keep the code in the HTML (default: results and narrative only).")
+    ] = False,
     agent: AgentOpt = None,
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
@@ -68,15 +75,24 @@ def report(
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
 ) -> None:
-    """Execute the report notebook on INPUT (papermill) and export it to HTML (nbconvert).
+    """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
-    Unscored trials (answers and tool calls without success/reward) are scored first, with --judge.
+    Unscored trials (answers and tool calls without success/reward) are scored first, with --judge. The input is
+    read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
+    run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
     """
-    from agentstats.report import run_report
+    from agentstats.report import (
+        ReportError,
+        ReportInputError,
+        ReportInterrupted,
+        ReportParameterError,
+        run_report,
+        safe_report_name,
+    )
 
     model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "report")
     if not input.exists():
-        raise fail(FileNotFoundError(f"{input}: no such file"), 2)
+        raise fail(FileNotFoundError(f"{input}: no such file"), EXIT_USAGE)
     params: dict[str, Any] = {
         "input_path": str(input.resolve()),
         "input_format": format,
@@ -96,16 +112,34 @@ def report(
         "require_tools": require_tools,
     }
     if judge not in ("deterministic", "openai"):
-        raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), 2)
+        raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), EXIT_USAGE)
     if population not in ("observed", "new"):
-        raise fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), 2)
+        raise fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), EXIT_USAGE)
     from agentstats.models.registry import MODEL_NAMES
 
     if bayes_model not in MODEL_NAMES:
-        raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), 2)
+        raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), EXIT_USAGE)
+    wanted = name if name is not None else stem(input)
+    safe = safe_report_name(wanted)
+    if name is not None and safe != name:
+        console.print(f"report name {name!r} is not a plain file name; using {safe!r}", highlight=False)
+    # Errors of the notebook machinery are reported below as one line: on Ctrl-C nbclient stops the kernel mid-cell,
+    # and its "Kernel died" log line and asyncio's "Task exception was never retrieved" traceback would follow it.
+    for noisy in ("asyncio", "papermill"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
-        paths = run_report(params, out_dir=out_dir, name=name or stem(input), kernel_name=kernel)
-    except Exception as exc:  # papermill wraps cell errors; show the cell's message
-        raise fail(exc, 1) from exc
+        paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=kernel, show_code=show_code)
+    except ReportInterrupted as exc:
+        console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt:
+        console.print("interrupted", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (ReportInputError, ReportParameterError) as exc:  # bad input or parameters: nothing was run
+        raise fail(exc, EXIT_USAGE) from None
+    except ReportError as exc:
+        raise fail(exc, EXIT_FAILURE) from None
+    except Exception as exc:
+        raise fail(exc, EXIT_FAILURE) from exc
     console.print(f"report: {paths.html}")
     console.print(f"notebook: {paths.notebook}")

@@ -8,6 +8,7 @@ use :func:`load_counts_any`, which returns a counts table for every input.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from agentstats.io.jsonl import read_json_trials, read_jsonl_trials
 from agentstats.io.manifest import check_manifest
 from agentstats.io.metr import read_runs, runs_from_table_rows, table_records
 from agentstats.io.tau_bench import read_tau_bench
+from agentstats.markup import md_code, md_text
 from agentstats.schema import Trial
 
 __all__ = [
@@ -346,25 +348,30 @@ class Dataset:
         return self.counts is None
 
     def summary_markdown(self) -> str:
-        """One Markdown paragraph: source, format, size, skipped records."""
+        """One Markdown paragraph: source, format, size, skipped records.
+
+        Files are named without their directory (a shared report should not show where it was made). Every string
+        from the data (file name, format, a skipped record's problem) is escaped (:func:`agentstats.markup.md_text`),
+        so the paragraph renders as text whatever the input holds.
+        """
         c = self.counts
+        read = f"Read **{md_text(os.path.basename(self.source) or self.source)}** (format {md_code(self.format)})"
         if c is None:
-            trials: list[Trial] = self.trials or []
+            trials: list[Trial] = list(self.trials or [])
             unscored = sum(t.outcome() is None for t in trials)
             text = (
-                f"Read **{self.source}** (format `{self.format}`): {len({t.agent for t in trials})} agents, "
-                f"{len({t.task_id for t in trials})} tasks, {len(trials)} trials, of which {unscored} have no "
-                "success/reward yet and are scored below."
+                f"{read}: {len({t.agent for t in trials})} agents, {len({t.task_id for t in trials})} tasks, "
+                f"{len(trials)} trials, of which {unscored} have no success/reward yet and are scored below."
             )
         else:
             text = (
-                f"Read **{self.source}** (format `{self.format}`): {c['agent'].nunique()} agents, "
-                f"{c['task_id'].nunique()} tasks, {int(c['n'].sum())} recorded trials, "
-                f"{int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
+                f"{read}: {c['agent'].nunique()} agents, {c['task_id'].nunique()} tasks, {int(c['n'].sum())} "
+                f"recorded trials, {int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
             )
         if self.skipped:
             lines = {(p.line, p.unit) for p in self.skipped}
-            text += f" **{len(lines)} malformed record(s) skipped**, first: {self.skipped[0]}."
+            first = dataclasses.replace(self.skipped[0], source=os.path.basename(self.skipped[0].source))
+            text += f" **{len(lines)} malformed record(s) skipped**, first: {md_text(first)}."
         return text
 
 

@@ -469,7 +469,7 @@ class BetaBinomialFamily(ModelFamily):
         n_nodes: int = GH_NODES,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Beta moments integrated over a new task's effect, with the population shift (family module docstring)."""
-        n_agents = post.sizes["agent"]
+        n_agents = post.sizes.get("agent", 1)  # a one-agent fit has no agent dimension
         m, phi, det = self._params(post, n_agents)
         s = draw_array(post, "sigma_task")
         m = m + population_shift(s, n_tasks, rng)[..., None]
@@ -487,7 +487,7 @@ class BetaBinomialFamily(ModelFamily):
         inflation; ``Var(p | m) = icc_cell m (1 - m)``, Williams 1975); ``icc_model``: the task level on the latent
         scale, ``sigma_task^2 / (sigma_task^2 + pi^2 / 3)`` (Nakagawa & Schielzeth 2010, Biol. Rev. 85:935).
         """
-        n_agents = post.sizes["agent"]
+        n_agents = post.sizes.get("agent", 1)  # a one-agent fit has no agent dimension
         var_t = draw_array(post, "sigma_task")[..., None] ** 2
         icc_model = np.broadcast_to(var_t / (var_t + np.pi**2 / 3.0), (*var_t.shape[:2], n_agents))
         if "rho" not in post:

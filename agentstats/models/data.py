@@ -195,9 +195,10 @@ def stored_counts(dt: xr.DataTree, counts: pd.DataFrame | None = None) -> tuple[
     if counts is None:
         data = stored_data(dt)
         return data.n, data.c
-    post = dt["posterior"] if "posterior" in dt.children else dt["constant_data"]
-    agents = [str(a) for a in np.asarray(post["agent"])]
-    tasks = [str(t) for t in np.asarray(post["task"])]
+    # the stored counts carry the fit's agent and task coordinates (a one-agent posterior has no agent dimension)
+    coords = dt["constant_data"] if "constant_data" in dt.children else dt["posterior"]
+    agents = [str(a) for a in np.asarray(coords["agent"])]
+    tasks = [str(t) for t in np.asarray(coords["task"])]
     data = prepare_counts(counts)
     extra_a = set(data.agents) - set(agents)
     extra_t = set(data.tasks) - set(tasks)

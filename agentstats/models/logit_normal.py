@@ -171,7 +171,7 @@ class LogitNormalFamily(ModelFamily):
         n_nodes: int = GH_NODES,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``logit p = mu + alpha[a] + delta + e``, ``e ~ Normal(0, sqrt(sigma_task^2 + sigma_cell[a]^2))``."""
-        m = self._m(post, post.sizes["agent"])
+        m = self._m(post, post.sizes.get("agent", 1))  # a one-agent fit has no agent dimension
         sigma_task = draw_array(post, "sigma_task")
         m = m + population_shift(sigma_task, n_tasks, rng)[..., None]
         s = np.sqrt(sigma_task[..., None] ** 2 + self._sigma_cell(post, m.shape) ** 2)
@@ -184,7 +184,7 @@ class LogitNormalFamily(ModelFamily):
         = ``sigma_cell[a]^2 / (same)``; the per-agent ``sigma_cell`` (derived from ``cell_mu``, ``cell_sd``,
         ``cell_z``) is also diagnosed, as it is what users read.
         """
-        n_agents = post.sizes["agent"]
+        n_agents = post.sizes.get("agent", 1)  # a one-agent fit has no agent dimension
         var_t = np.broadcast_to(draw_array(post, "sigma_task")[..., None] ** 2, (*post["mu"].shape, n_agents))
         var_c = self._sigma_cell(post, var_t.shape) ** 2
         denom = var_t + var_c + np.pi**2 / 3.0

@@ -104,7 +104,8 @@ def consistency(
     check_ci(ci_prob, ci_kind)
     post = posterior_group(dt)
     iccs = family_of(dt).icc(post)
-    fit_agents = [str(a) for a in post["agent"].values]
+    # a one-agent fit has no agent dimension: its agent is in the stored counts
+    fit_agents = [str(a) for a in (post["agent"].values if "agent" in post.coords else stored_data(dt).agents)]
     pos = [fit_agents.index(a) for a in data.agents]
     for name in ("icc_model", "icc_cell"):
         arr = iccs[name][..., pos]

@@ -13,15 +13,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from agentstats.markup import plot_text
+from agentstats.palette import agent_colors as _colors
 
 __all__ = ["plot_judge_scores", "plot_tool_breakdown", "plot_tool_vs_outcome"]
 
 _COMPONENTS = ("selection", "parameters", "sequence", "utilization", "overall")
-
-
-def _colors(keys: Sequence[str]) -> dict[str, tuple]:
-    cmap = plt.get_cmap("tab10")
-    return {k: cmap(i % 10) for i, k in enumerate(keys)}
 
 
 def _empty(message: str, figsize: tuple[float, float] = (6, 2)) -> Figure:
@@ -67,10 +66,10 @@ def plot_tool_breakdown(breakdown: pd.DataFrame, *, components: Sequence[str] = 
             vals = row.iloc[0][comps].astype(float).to_numpy()
             pos = x - 0.4 + width * (i + 0.5)
             ax.bar(pos, np.nan_to_num(vals), width=width * 0.95, color=colors[a],
-                   label=f"{a} (n={int(row.iloc[0]['n_units'])})")
+                   label=f"{plot_text(a)} (n={int(row.iloc[0]['n_units'])})")
             for xp, v in zip(pos, vals, strict=True):
-                if np.isnan(v):
-                    ax.text(xp, 0.02, "n/a", ha="center", va="bottom", fontsize="x-small", rotation=90)
+                if np.isnan(v):  # the component applies to no unit: say so where its bar would be
+                    ax.text(xp, 0.03, "n/a", ha="center", va="bottom", fontsize="small", color="dimgray")
         ax.set_xticks(x, comps)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{level}-level tool calls")
@@ -110,8 +109,9 @@ def plot_judge_scores(
     colors = _colors(agents)
     fig, ax = plt.subplots(figsize=(7, 3.8), layout="constrained")
     data = [ok.loc[ok["agent"] == a, "answer_score"].astype(float).to_numpy() for a in agents]
-    ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[colors[a] for a in agents],
-            label=[f"{a} (n={len(d)})" for a, d in zip(agents, data, strict=True)])
+    ax.hist(data, bins=np.linspace(0, 1, bins + 1).tolist(), color=[colors[a] for a in agents],
+            label=[f"{plot_text(a)} (n={len(d)})" for a, d in zip(agents, data, strict=True)])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if threshold is not None:
         ax.axvline(threshold, color="black", ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xlim(0, 1)
@@ -147,7 +147,8 @@ def plot_tool_vs_outcome(frame: pd.DataFrame, *, bins: int = 20) -> Figure:
     data = [sub.loc[sub["benchmark_outcome"] == g, "overall"].astype(float).to_numpy() for g, _ in groups]
     labels = [f"benchmark {g} (n={len(d)}, mean {np.mean(d):.2f})" if len(d) else f"benchmark {g} (n=0)"
               for (g, _), d in zip(groups, data, strict=True)]
-    ax.hist(data, bins=np.linspace(0, 1, bins + 1), color=[c for _, c in groups], label=labels)
+    ax.hist(data, bins=np.linspace(0, 1, bins + 1).tolist(), color=[c for _, c in groups], label=labels)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(0, 1)
     ax.set_xlabel("overall tool score (trial level)")
     ax.set_ylabel("trials")

@@ -1,0 +1,150 @@
+"""Report figures (agentstats.plots, agentstats.scoring.plots): what a reader can tell apart and read.
+
+Layout is checked on the drawn figure (matplotlib's renderer gives every text's box): labels that overlap or axes
+squeezed into a strip fail, whatever the pixels look like on a given machine.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.ticker import MaxNLocator
+
+from agentstats import plots
+from agentstats.scoring import plots as scoring_plots
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _lab(rgb) -> np.ndarray:
+    """sRGB in [0, 1] -> CIELAB (D65), the CIE 1976 formulas."""
+    rgb = np.asarray(rgb, dtype=float)
+    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = lin @ m.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], axis=-1)
+
+
+@pytest.mark.parametrize("n_agents", [3, 10, 11, 20])
+def test_agent_colours_are_distinct(n_agents):
+    """No two agents share a colour or get a lighter shade of another's (tab20's pairs are ΔE ≈ 17 apart)."""
+    colors = plots.agent_colors([f"a{i}" for i in range(n_agents)])
+    lab = _lab(list(colors.values()))
+    closest = min(np.linalg.norm(lab[i] - lab[j]) for i, j in itertools.combinations(range(n_agents), 2))
+    assert closest > 25
+    if n_agents <= 10:  # the familiar palette while it suffices
+        tab10 = [plt.get_cmap("tab10")(i)[:3] for i in range(n_agents)]
+        np.testing.assert_allclose(list(colors.values()), tab10, atol=1e-5)
+
+
+def test_names_with_dollar_signs_are_drawn_as_text():
+    """matplotlib reads $...$ as TeX: an agent called "a$b$" must neither turn into math nor break the figure."""
+    agents = ["a$b$", r"$\frac{1}{", "plain"]
+    suite = pd.DataFrame([{"agent": a, "k": k, "n_tasks": 3, "pass_at_k": 0.5, "pass_at_k_ci_low": 0.4,
+                           "pass_at_k_ci_high": 0.6, "pass_hat_k": 0.3, "pass_hat_k_ci_low": 0.2,
+                           "pass_hat_k_ci_high": 0.4} for a in agents for k in (1, 2)])
+    fig = plots.plot_pass_k_curves(suite)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert labels == [plots.plot_text(a) for a in agents]
+    assert plots.plot_text("a$b$") == r"a\$b\$"
+
+
+def _task_effects(n: int, width: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    mean = np.sort(rng.normal(0, 2, n))
+    names = [f"suite_{i:03d}/" + "long_task_identifier_"[: max(0, width - 10)] for i in range(n)]
+    return pd.DataFrame({"task": names, "mean": mean, "ci_low": mean - 1.5, "ci_high": mean + 1.5})
+
+
+def _overlaps(boxes) -> int:
+    return sum(a.overlaps(b) for a, b in itertools.pairwise(boxes))
+
+
+def test_task_difficulty_keeps_83_long_labels_readable():
+    """METR's 83 tasks: one readable, non-overlapping label per task; the axes use most of the figure."""
+    fig = plots.plot_task_difficulty(_task_effects(83))
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert len(labels) == 83
+    assert all(t.get_rotation() == 0 for t in labels)
+    renderer = fig.canvas.get_renderer()
+    assert _overlaps([t.get_window_extent(renderer) for t in labels]) == 0
+    assert all(t.get_fontsize() >= 7 for t in labels)
+    pos = ax.get_position()
+    assert pos.height > 0.75 and pos.width > 0.45  # not a strip
+    # the hardest task (lowest effect) is at the top
+    assert labels[0].get_text().startswith("suite_000")
+
+
+def test_task_difficulty_says_when_it_shows_a_selection():
+    fig = plots.plot_task_difficulty(_task_effects(300), max_tasks=100)
+    assert "100 of 300 tasks" in fig.axes[0].get_title()
+    assert len(fig.axes[0].get_yticks()) == 100
+
+
+def test_ppc_panels_have_titles_in_words_axis_labels_and_integer_counts():
+    rng = np.random.default_rng(1)
+    replicated = {"cells_all_fail": rng.integers(5, 25, 400).astype(float),
+                  "cells_all_success": rng.integers(0, 16, 400).astype(float),
+                  "within_task_var": rng.normal(0.1, 0.01, 400)}
+    observed = {"cells_all_fail": 14.0, "cells_all_success": 10.0, "within_task_var": 0.1}
+    fig = plots.plot_ppc(observed, replicated, p_values={k: 0.5 for k in observed})
+    fig.canvas.draw()
+    for ax, name in zip(fig.axes, observed, strict=True):
+        assert name not in ax.get_title()
+        assert ax.get_title().startswith(plots.PPC_LABELS[name][0])
+        assert ax.get_xlabel() and ax.get_ylabel() == "replications"
+        assert all(float(t).is_integer() for t in ax.get_yticks())
+        if name != "within_task_var":
+            assert all(float(t).is_integer() for t in ax.get_xticks())
+
+
+def test_scoring_histograms_count_in_whole_numbers():
+    frame = pd.DataFrame({"level": "trial", "benchmark_outcome": ["success"] * 3 + ["failure"] * 4,
+                          "overall": [0.1, 0.5, 0.9, 0.2, 0.2, 0.6, 1.0]})
+    fig = scoring_plots.plot_tool_vs_outcome(frame)
+    fig.canvas.draw()
+    assert all(float(t).is_integer() for t in fig.axes[0].get_yticks())
+    scores = pd.DataFrame({"agent": ["a"] * 5, "answer_score": [0.1, 0.2, 0.2, 0.9, 1.0], "answer_status": "ok"})
+    fig = scoring_plots.plot_judge_scores(scores)
+    fig.canvas.draw()
+    assert all(float(t).is_integer() for t in fig.axes[0].get_yticks())
+    assert isinstance(fig.axes[0].yaxis.get_major_locator(), MaxNLocator)
+
+
+def test_tool_breakdown_na_label_is_horizontal_and_readable():
+    breakdown = pd.DataFrame([{"agent": "gpt-4o", "level": "trial", "n_units": 172, "selection": 0.4,
+                               "parameters": 0.6, "sequence": np.nan, "utilization": 0.7, "overall": 0.5}])
+    fig = scoring_plots.plot_tool_breakdown(breakdown)
+    na = [t for t in fig.axes[0].texts if t.get_text() == "n/a"]
+    assert len(na) == 1
+    assert na[0].get_rotation() == 0
+    assert na[0].get_fontsize() >= plt.rcParams["font.size"] * 0.8
+
+
+def test_ppc_of_many_agents_wraps_into_rows_with_a_label_per_agent():
+    """METR: 3 cell statistics + one flip share per agent (11) = 14 panels, three to a row, each titled in words."""
+    rng = np.random.default_rng(2)
+    agents = [f"agent {i}" for i in range(11)]
+    names = ["cells_all_fail", "cells_all_success", "within_task_var"] + [f"flip_share[{a}]" for a in agents]
+    observed = {n: 0.5 for n in names}
+    replicated = {n: rng.uniform(0.3, 0.7, 300) for n in names}
+    fig = plots.plot_ppc(observed, replicated)
+    shown = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    assert len(shown) == 14
+    assert fig.get_size_inches()[0] <= 3 * 4.4 + 1e-9
+    titles = [ax.get_title() for ax in shown]
+    assert titles[3] == "Tasks with mixed outcomes: agent 0"
+    assert not any("[" in t for t in titles)
+    assert plots.ppc_label("unknown$stat") == (r"unknown\$stat", r"unknown\$stat")

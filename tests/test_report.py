@@ -1,0 +1,376 @@
+"""The report runner (agentstats.report) and ``agentstats report``: names, parameters, input checks, failures,
+interrupts, kernelspec, the self-contained HTML and the template as package data.
+
+Most tests replace papermill's execution by a stand-in that writes what papermill writes (an executed or a partial
+notebook) so that the file handling is tested in milliseconds; a few run a real kernel on a three-cell template.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+from report_helpers import live_markup, network_urls, parse
+from typer.testing import CliRunner
+
+import agentstats.report as report_mod
+from agentstats.cli import app
+from agentstats.report import (
+    REPORT_DEFAULTS,
+    ReportError,
+    ReportInputError,
+    ReportInterrupted,
+    ReportParameterError,
+    check_input,
+    default_notebook,
+    export_html,
+    run_report,
+    safe_report_name,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "data" / "example_trials.jsonl"
+runner = CliRunner()
+
+
+# ---- a stand-in for papermill.execute_notebook
+
+
+def _executed(template: str, parameters: dict, *, fail_at: int | None = None, interrupt_at: int | None = None):
+    """The template as papermill leaves it: injected parameters, outputs on executed cells, statuses."""
+    nb = nbformat.read(template, as_version=4)
+    injected = nbformat.v4.new_code_cell("# Parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items()))
+    injected.metadata["tags"] = ["injected-parameters"]
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    nb.cells.insert(first + 1, injected)
+    count = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        # papermill marks every cell "completed" when it is interrupted; only executed cells have a count
+        cell.metadata["papermill"] = {"status": "completed"}
+        stop = count in (fail_at, interrupt_at)
+        if (fail_at is not None and count > fail_at) or (interrupt_at is not None and count > interrupt_at):
+            cell.outputs, cell.execution_count = [], None
+            continue
+        count += 1
+        cell.execution_count = count
+        if stop:
+            cell.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="boom", traceback=[])]
+        else:
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": f"out {i}"})]
+    return nb
+
+
+@pytest.fixture
+def fake_papermill(monkeypatch):
+    """Replace papermill's execution; ``calls`` records each run, ``mode`` chooses success, failure or interrupt."""
+    state = {"calls": [], "mode": "ok"}
+
+    def execute_notebook(input_path, output_path, parameters=None, **kw):
+        state["calls"].append({"parameters": parameters, **kw})
+        mode = state["mode"]
+        nb = _executed(input_path, parameters or {}, fail_at=3 if mode == "fail" else None,
+                       interrupt_at=3 if mode == "interrupt" else None)
+        nbformat.write(nb, output_path)
+        if mode == "fail":
+            raise papermill.PapermillExecutionError(4, 4, "raise ValueError", "ValueError", "boom", [])
+        if mode == "interrupt":
+            raise KeyboardInterrupt
+        return nb
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    return state
+
+
+def params(**kw):
+    return {"input_path": str(EXAMPLE), "run_bayes": False, **kw}
+
+
+# ---- names
+
+
+@pytest.mark.parametrize(
+    ("wanted", "safe"),
+    [("../../x", "x"), ("", "report"), (".", "report"), ("..", "report"), (".hidden", "hidden"),
+     ("a/b\\c d", "a_b_c_d"), ("run 1: <b>", "run_1_b"), ("résumé-v2.final", "résumé-v2.final"),
+     ("/etc/passwd", "etc_passwd"), ("x" * 300, "x" * 120), ("a\nb", "a_b")],
+)
+def test_safe_report_name(wanted, safe):
+    assert safe_report_name(wanted) == safe
+
+
+@pytest.mark.parametrize("name", ["../../x", "../escape", "/tmp/abs", "a/../../b"])
+def test_report_name_cannot_write_outside_out_dir(fake_papermill, tmp_path, name):
+    out = tmp_path / "nested" / "out"
+    paths = run_report(params(), out_dir=out, name=name, progress_bar=False)
+    for p in (paths.html, paths.notebook):
+        assert p.resolve().parent == out.resolve()
+        assert not p.name.startswith(".")
+    assert sorted(os.listdir(tmp_path)) == ["nested"]
+    assert sorted(os.listdir(tmp_path / "nested")) == ["out"]
+
+
+def test_input_named_only_by_its_suffix_does_not_make_hidden_files(fake_papermill, tmp_path):
+    src = tmp_path / ".jsonl"
+    src.write_text(EXAMPLE.read_text())
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["report", str(src), "--out", str(out), "--no-bayes"])
+    assert res.exit_code == 0, res.output
+    assert sorted(os.listdir(out)) == ["report.html", "report.ipynb"]
+
+
+def test_cli_says_when_it_changes_the_name(fake_papermill, tmp_path):
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--name", "../../x", "--no-bayes"])
+    assert res.exit_code == 0, res.output
+    assert "using 'x'" in res.output
+    assert (tmp_path / "x.html").is_file()
+
+
+# ---- parameters
+
+
+def test_template_declares_every_parameter_the_cli_and_run_report_pass(monkeypatch, tmp_path):
+    seen = {}
+
+    def fake_run_report(parameters, out_dir, name, kernel_name, show_code):
+        seen.update(parameters)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--target-accept", "0.95"])
+    assert res.exit_code == 0, res.output
+    declared = papermill.inspect_notebook(str(default_notebook()))
+    assert set(seen) | set(REPORT_DEFAULTS) <= set(declared), set(seen) - set(declared)
+    assert "bayes_model" in declared  # its comment once hid it from papermill
+
+
+def test_unknown_parameter_is_refused_before_anything_runs(fake_papermill, tmp_path):
+    with pytest.raises(ReportParameterError, match=r"unknown report parameter.*bogus"):
+        run_report(params(bogus=1), out_dir=tmp_path, name="r", progress_bar=False)
+    assert fake_papermill["calls"] == []
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_run_report_passes_full_sizes_and_the_template_keeps_test_sizes(fake_papermill, tmp_path):
+    run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    passed = fake_papermill["calls"][0]["parameters"]
+    declared = papermill.inspect_notebook(str(default_notebook()))
+    for key, full in REPORT_DEFAULTS.items():
+        assert passed[key] == full
+        assert int(declared[key]["default"]) < full  # nbval runs the template at its own (small) sizes
+
+
+# ---- input checked before the notebook starts
+
+
+def test_malformed_input_exits_2_with_one_located_line_and_no_notebook(fake_papermill, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"agent": "a", "task_id": "t", "trial": 0, "success": true}\n{"agent": "a", "task_id":\nnot json\n')
+    t0 = time.perf_counter()
+    res = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "out")])
+    assert time.perf_counter() - t0 < 10
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.output
+    assert "bad.jsonl, line 2" in lines[0] and "1 more problem" in lines[0]
+    assert fake_papermill["calls"] == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_input_uses_the_notebooks_loader_options(tmp_path):
+    with pytest.raises(ReportInputError, match="success_col"):
+        check_input({"input_path": str(EXAMPLE), "input_format": "counts", "loader_options": {"success_col": "x"}})
+    check_input({"input_path": str(EXAMPLE), "input_format": "auto", "loader_options": {}})
+
+
+# ---- failures and interrupts keep the previous report
+
+
+def test_failed_rerun_keeps_previous_report_and_marks_partial_notebook(fake_papermill, tmp_path):
+    first = run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    before = {p: p.read_bytes() for p in (first.html, first.notebook)}
+    fake_papermill["mode"] = "fail"
+    with pytest.raises(ReportError) as err:
+        run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    assert {p: p.read_bytes() for p in before} == before  # untouched
+    failed = tmp_path / "r.failed.ipynb"
+    assert err.value.failed_notebook == failed and err.value.previous == first.html
+    assert "previous report kept" in str(err.value) and "ValueError: boom" in str(err.value)
+    nb = nbformat.read(failed, as_version=4)
+    assert nb.metadata["agentstats"]["status"] == "failed"
+    assert nb.cells[0].source.startswith("# FAILED")
+    statuses = [c.metadata["papermill"]["status"] for c in nb.cells if c.cell_type == "code"]
+    assert statuses[3] == "failed" and set(statuses[4:]) == {"pending"} and set(statuses[:3]) == {"completed"}
+    assert sorted(os.listdir(tmp_path)) == ["r.failed.ipynb", "r.html", "r.ipynb"]  # no temporary file left
+    # a later complete run replaces the report and removes the stale failed notebook
+    fake_papermill["mode"] = "ok"
+    run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    assert sorted(os.listdir(tmp_path)) == ["r.html", "r.ipynb"]
+
+
+def test_interrupted_run_is_marked_and_cli_exits_130_with_one_line(fake_papermill, tmp_path):
+    fake_papermill["mode"] = "interrupt"
+    with pytest.raises(ReportInterrupted) as err:
+        run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    assert err.value.previous is None
+    nb = nbformat.read(tmp_path / "r.failed.ipynb", as_version=4)
+    assert nb.metadata["agentstats"]["status"] == "interrupted"
+    assert "pending" in [c.metadata["papermill"]["status"] for c in nb.cells if c.cell_type == "code"]
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--name", "r", "--no-bayes"])
+    assert res.exit_code == 130
+    assert len(res.output.strip().splitlines()) == 1 and "interrupted" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_outputs_are_written_atomically(fake_papermill, tmp_path, monkeypatch):
+    """A crash while writing the HTML leaves the previous report whole (atomic_write), and no partial file."""
+    run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    before = (tmp_path / "r.html").read_bytes()
+
+    def broken(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(report_mod, "export_html", broken)
+    with pytest.raises(ReportError, match="OSError: disk full"):
+        run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
+    assert (tmp_path / "r.html").read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["r.failed.ipynb", "r.html", "r.ipynb"]
+
+
+# ---- the HTML
+
+
+def _executed_node(markdown_payload: str = "x") -> nbformat.NotebookNode:
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    cells = [
+        nbformat.v4.new_code_cell("input_path = 'x'  # template default", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("input_path = 'y'", metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_markdown_cell("## First section\n\ntext"),
+        nbformat.v4.new_code_cell("secret_code_line = 1", outputs=[nbformat.v4.new_output(
+            "display_data", data={"image/png": png, "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("silent = 2"),
+        nbformat.v4.new_markdown_cell("## Second section\n\n### Sub"),
+        nbformat.v4.new_code_cell("df", outputs=[nbformat.v4.new_output(
+            "execute_result", data={"text/html": "<table><tr><td>1</td></tr></table>", "text/plain": "df"},
+            execution_count=3)]),
+    ]
+    return nbformat.v4.new_notebook(cells=cells, metadata={"title": "agentstats report: t"})
+
+
+def test_html_is_self_contained_and_hides_code_by_default(tmp_path):
+    out = export_html(_executed_node(), tmp_path / "r.html")
+    html = Path(out).read_text(encoding="utf-8")
+    assert network_urls(html) == []
+    assert live_markup(html) == []  # not even the template's own scripts: nothing to fetch, nothing to run
+    assert "cdnjs" not in html and "mathjax" not in html.lower().replace("mathjax_", "")
+    assert 'src="data:image/png;base64,' in html
+    text = "".join(parse(html).text)
+    assert "secret_code_line" not in text and "silent" not in text and "input_path" not in text
+    assert "<title>agentstats report: t</title>" in html
+    shown = export_html(_executed_node(), tmp_path / "c.html", show_code=True)
+    text = "".join(parse(Path(shown).read_text()).text)
+    assert "secret_code_line" in text and "'y'" in text and "template default" not in text
+
+
+def test_html_has_a_table_of_contents_linking_every_section(tmp_path):
+    html = Path(export_html(_executed_node(), tmp_path / "r.html")).read_text()
+    doc = parse(html)
+    ids = {a.get("id") for t, a in doc.elements if t in ("h2", "h3")}
+    links = [a["href"] for t, a in doc.elements if t == "a" and a.get("href", "").startswith("#")
+             and "anchor-link" not in (a.get("class") or "")]
+    assert [h[1:] for h in links] == ["First-section", "Second-section", "Sub"]
+    assert {h[1:] for h in links} <= ids
+    assert html.index('class="agentstats-toc"') < html.index('id="First-section"')
+
+
+# ---- the template ships as package data
+
+
+def test_default_notebook_resolves_from_package_data():
+    path = default_notebook()
+    assert path.parts[-3:] == ("agentstats", "templates", "report.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert "parameters" in first_code.metadata.get("tags", [])
+    assert path.resolve() == (REPO / "notebooks" / "report.ipynb").resolve()  # one copy in the repository
+    html_template = Path(report_mod.__file__).parent / "templates" / "nbconvert" / "agentstats_report"
+    assert (html_template / "index.html.j2").is_file()
+
+
+def test_version_comes_from_package_metadata():
+    from importlib.metadata import version
+
+    import agentstats
+
+    assert agentstats.__version__ == version("agentstats")
+    text = (REPO / "pyproject.toml").read_text()
+    assert f'version = "{agentstats.__version__}"' in text
+
+
+# ---- a real kernel on a three-cell template
+
+
+def _tiny_template(folder: Path, body: str, kernel: dict | None = None) -> Path:
+    cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell(body), nbformat.v4.new_code_cell("print('after')")]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernel or {
+        "name": "python3", "display_name": "Template author's kernel", "language": "python"}})
+    path = folder / "tiny.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_real_run_names_the_kernel_that_ran_it(tmp_path):
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    template = _tiny_template(tmp_path, "print(x)")
+    paths = run_report({"x": 2}, out_dir=tmp_path / "o", name="t", template=template, progress_bar=False)
+    nb = nbformat.read(paths.notebook, as_version=4)
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    assert nb.metadata["kernelspec"] == {"name": "python3", "display_name": spec.display_name,
+                                         "language": spec.language}
+    assert nb.metadata["agentstats"]["status"] == "complete"
+
+
+def test_real_failure_is_marked_and_keeps_nothing_half_written(tmp_path):
+    template = _tiny_template(tmp_path, "raise ValueError('boom <b>')")
+    with pytest.raises(ReportError, match=r"In \[\d+\]: ValueError: boom <b>"):
+        run_report({"x": 2}, out_dir=tmp_path / "o", name="t", template=template, progress_bar=False)
+    assert sorted(os.listdir(tmp_path / "o")) == ["t.failed.ipynb"]
+    nb = nbformat.read(tmp_path / "o" / "t.failed.ipynb", as_version=4)
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert last.metadata["papermill"]["status"] == "pending" and not last.outputs
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_real_report_prints_one_line_and_exits_130(tmp_path):
+    """SIGINT to the CLI while the kernel runs: one line, exit 130, no ZMQError or other traceback."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentstats", "report", str(EXAMPLE), "--out", str(out), "--name", "r"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "TERM": "dumb"},
+    )
+    running = out / ".r.running.ipynb"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not running.exists():
+        time.sleep(0.2)
+    assert running.exists(), proc.communicate(timeout=60)
+    time.sleep(8)  # well into the notebook (the Bayesian fit runs for about a minute)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "ZMQError" not in stderr, stderr
+    tail = [ln for ln in stderr.replace("\r", "\n").splitlines() if ln.strip() and "Executing" not in ln]
+    assert len(tail) == 1 and "interrupted" in tail[0], stderr
+    assert sorted(os.listdir(out)) == ["r.failed.ipynb"]
+    assert json.loads((out / "r.failed.ipynb").read_text())["metadata"]["agentstats"]["status"] == "interrupted"

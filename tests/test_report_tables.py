@@ -1,0 +1,156 @@
+"""Tables and text of the report (agentstats.describe display helpers): each pair once, no "-0.000", "not
+estimable" instead of a false 0, empty tables replaced by a sentence, compact columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from agentstats.describe import (
+    describe_counts,
+    format_consistency,
+    format_contrast_table,
+    format_counts_table,
+    format_schema_errors,
+    format_tool_errors,
+    run_details,
+)
+from agentstats.posterior import consistency, contrast_table
+
+
+def _draws(n_agents: int, seed: int = 0) -> xr.DataArray:
+    rng = np.random.default_rng(seed)
+    base = np.linspace(0.2, 0.8, n_agents)
+    base[1] = base[0]  # two agents with the same mean: differences around 0 round to -0.000 / 0.000
+    x = base + rng.normal(0, 0.05, (2, 200, n_agents))
+    return xr.DataArray(x, dims=("chain", "draw", "agent"), coords={"agent": [f"agent {i}" for i in range(n_agents)]},
+                        attrs={"k": 1})
+
+
+def test_contrast_table_lists_each_pair_once_ahead_first():
+    raw = contrast_table(_draws(11))
+    both = pd.concat([raw, raw.rename(columns={"agent_a": "agent_b", "agent_b": "agent_a"}).assign(
+        prob_greater=1 - raw["prob_greater"], diff_mean=-raw["diff_mean"], diff_low=-raw["diff_high"],
+        diff_high=-raw["diff_low"])], ignore_index=True)  # both directions, as contrast tables once listed them
+    assert len(both) == 110
+    table = format_contrast_table(both)
+    assert len(table) == 55
+    assert format_contrast_table(raw).equals(table)
+    pairs = {frozenset(p) for p in zip(table["ahead"], table["behind"], strict=True)}
+    assert len(pairs) == 55
+    # the agent with the higher posterior mean comes first, with P(ahead > behind) and a difference >= 0
+    by_pair = raw.set_index(["agent_a", "agent_b"])
+    for _, r in table.iterrows():
+        src = by_pair.loc[(r["ahead"], r["behind"])]
+        assert src["diff_mean"] >= 0
+        assert float(r["P(ahead > behind)"]) == pytest.approx(src["prob_greater"], abs=5e-4)
+        assert float(r["difference"]) == pytest.approx(src["diff_mean"], abs=5e-4)
+        lo, hi = (float(v) for v in r["95% credible interval"].strip("[]").split(","))
+        assert (lo, hi) == pytest.approx((src["diff_low"], src["diff_high"]), abs=5e-4)
+    text = table.to_string()
+    assert "-0.000" not in text
+    probs = table["P(ahead > behind)"].astype(float).to_numpy()
+    assert np.all(np.diff(probs) <= 0)  # most certain first
+
+
+def test_consistency_of_one_agent_says_not_estimable_instead_of_zero():
+    """A fit to one agent has no within-cell term: its correlation is "not estimable", never 0.000 [0.000, 0.000]."""
+    counts = pd.DataFrame({"agent": "gpt-4o", "task_id": [f"t{i}" for i in range(6)], "n": 4,
+                           "c": [0, 4, 2, 1, 4, 0], "n_missing": 0})
+    table = consistency(counts).assign(icc_model=0.566, icc_model_low=0.364, icc_model_high=0.756,
+                                       icc_cell=np.nan, icc_cell_low=np.nan, icc_cell_high=np.nan,
+                                       icc_cell_estimable=False)
+    shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 0})
+    assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
+    assert shown.loc["gpt-4o", "ICC incl. task (model)"] == "0.566 [0.364, 0.756]"
+    assert "not estimable" in note and "one agent" in note
+    assert "0.000" not in shown.to_string() and "nan" not in shown.to_string().lower()
+
+
+def test_consistency_shows_per_agent_model_values_when_estimable():
+    table = pd.DataFrame({"agent": ["a", "b"], "n_tasks": 5, "n_tasks_multi": 5, "flip_share": [0.4, 0.0],
+                          "icc_anova": [0.3, np.nan], "icc_model": [0.675, 0.7], "icc_model_low": [0.595, 0.6],
+                          "icc_model_high": [0.749, 0.8], "icc_cell": [0.256, 0.3], "icc_cell_low": [0.209, 0.2],
+                          "icc_cell_high": [0.308, 0.4], "icc_cell_estimable": True})
+    shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 1})
+    assert shown.loc["a", "within-cell correlation (model)"] == "0.256 [0.209, 0.308]"
+    assert shown.loc["b", "ICC incl. task (model)"] == "0.700 [0.600, 0.800]"
+    assert shown.loc["b", "ICC (ANOVA)"] == "not estimable"
+    assert "every outcome the same" in note and "within-cell" not in note
+
+
+def test_counts_table_is_compact():
+    counts = pd.DataFrame({"agent": ["Claude 3.5 Sonnet (New)"] * 3 + ["human"] * 3, "task_id": ["a", "b", "c"] * 2,
+                           "n": [8, 8, 4, 1, 2, 17], "c": [3, 8, 0, 1, 2, 9], "n_missing": [0, 1, 0, 0, 0, 0]})
+    table = format_counts_table(describe_counts(counts))
+    assert list(table.columns) == ["tasks", "trials", "successes", "missing", "trials per task", "pooled rate"]
+    assert table.loc["Claude 3.5 Sonnet (New)", "trials per task"] == "4 / 8 / 8"
+    assert table.loc["Claude 3.5 Sonnet (New)", "missing"] == "1 (1 tasks)"
+    assert table.loc["human", "trials per task"] == "1 / 2 / 17"
+
+
+def test_tool_errors_table_keeps_the_reader_columns():
+    errors = pd.DataFrame([{"kind": "wrong_value", "level": "trial", "tool": "book", "argument": "$.x",
+                            "where": "book.x", "count": 15, "n_trials": 13, "example_agent": "gpt-4o",
+                            "example_task_id": "32", "example_trial": 1, "example_detail": "expected 1, got 2"}])
+    table = format_tool_errors(errors)
+    assert list(table.columns) == ["kind", "level", "where", "count", "trials", "example"]
+    assert table.loc[0, "example"] == "task 32, trial 1: expected 1, got 2"
+
+
+def test_schema_errors_without_any_error_is_a_sentence_not_an_empty_table():
+    empty = pd.DataFrame(columns=["kind", "tool", "count"])
+    empty.attrs.update(n_calls_checked=1343, n_trials_checked=200, note="")
+    expected = "All 1343 tool calls in 200 trials validate against their tools' JSON Schemas."
+    assert format_schema_errors(empty) == expected
+    # tau-bench trials carry no tool specs: nothing was checked, and the sentence says so (not "all 0 calls")
+    empty.attrs.update(n_calls_checked=0, n_trials_checked=0, n_trials_without_tools=200)
+    text = format_schema_errors(empty)
+    assert "No trial in this input offers tool specs" in text and "All 0" not in text
+
+
+def test_run_details_name_data_model_sampler_and_versions():
+    counts = pd.DataFrame({"agent": ["a", "b"], "task_id": ["t", "t"], "n": [4, 4], "c": [1, 2], "n_missing": 0})
+    md = run_details(counts, source="runs.jsonl", input_format="jsonl", sha256="ab" * 32, k_values=[1, 2],
+                     n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed",
+                     fit_attrs={"sampler": "nutpie", "chains": 4, "draws": 1000, "tune": 1000, "target_accept": 0.98,
+                                "random_seed": 0}, diagnostics_ok=True)
+    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 tasks, 8 recorded trials", "k = 1, 2",
+                 "zoi\\_beta\\_binomial", "nutpie, 4 chains × 1000 draws", "convergence checks passed",
+                 "agentstats ", "Python "):
+        assert part in md, part
+    assert "pending" in run_details(counts, source="r", input_format="jsonl", model="beta_binomial")
+    assert "not run" in run_details(counts, source="r", input_format="jsonl")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["zoi_beta_binomial", "partial_pooling"])
+def test_consistency_of_a_real_one_agent_fit(model):
+    """tau-bench has one agent: the report's consistency cell must run on such a fit and say "not estimable"."""
+    import warnings
+
+    from agentstats.models.fit import fit
+
+    counts = pd.DataFrame({"agent": "gpt-4o", "task_id": [f"t{i}" for i in range(8)], "n": 4,
+                           "c": [0, 4, 2, 1, 4, 0, 3, 4], "n_missing": 0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 x 100 draws: convergence is not the point here
+        dt = fit(counts, model, draws=100, tune=100, chains=2, random_seed=1, progressbar=False)
+    table = consistency(counts, dt)
+    assert not table["icc_cell_estimable"].any() and table["icc_cell"].isna().all()
+    assert 0 < table.loc[0, "icc_model_low"] < table.loc[0, "icc_model"] < table.loc[0, "icc_model_high"] < 1
+    shown, note = format_consistency(table, dict(dt.attrs))
+    assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
+    assert "one agent" in note
+    # the report's posterior predictive cell too: the observed statistics are those of the counts
+    from agentstats.models.diagnostics import posterior_predictive_cells
+
+    ppc = posterior_predictive_cells(dt, counts, random_seed=0).table.set_index("statistic")
+    assert ppc.loc["cells_all_fail", "observed"] == 2 and ppc.loc["cells_all_success", "observed"] == 3
+    # and the curves for new tasks (--population new)
+    from agentstats.posterior import posterior_pass_hat_k
+
+    new = posterior_pass_hat_k(dt, [1, 2], population="new")
+    assert new.sizes["k"] == 2 and np.all((new >= 0) & (new <= 1))
