@@ -11,9 +11,10 @@ setup:
 report: setup
 	.venv/bin/agentstats report $(INPUT) --k $(K) --out reports/
 
-# The everyday suite (unit tests and the report notebook under nbval), about a minute on 2 idle cores.
+# The everyday suite (unit tests and the report notebook under nbval), about a minute and a half on 2 idle cores:
+# two workers, each file on one worker (nbval runs the notebook's cells in order in one kernel).
 test: setup
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow" -n 2 --dist loadfile
 
 # Real PyMC fits and end-to-end reports (marked `slow`); CI runs them too (.ci/run).
 test-slow: setup

@@ -288,7 +288,7 @@ def test_report_statuses(trials, tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake_run_report(params, out_dir, name, kernel_name):
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
         seen.update(params)
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 

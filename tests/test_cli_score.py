@@ -188,6 +188,7 @@ def test_share_of_missing_verdicts_is_always_printed(data, tmp_path, no_key):
     assert table.exit_code == 0 and "share of verdicts missing" in table.stdout and "0.0% (0 of 4)" in table.stdout
 
 
+@pytest.mark.slow  # the judge's real backoff on a refused connection: about 10 s
 def test_judge_server_down_exits_1_quickly(tmp_path, no_key):
     import time
 
