@@ -18,7 +18,7 @@ test: setup
 
 # Real PyMC fits and end-to-end reports (marked `slow`); CI runs them too (.ci/run).
 test-slow: setup
-	$(PYTEST) -m slow
+	$(PYTEST) -m slow --durations=10
 
 test-all: setup
 	$(PYTEST)

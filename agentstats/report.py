@@ -52,7 +52,7 @@ __all__ = [
 
 #: Full-size settings a report runs with unless the caller says otherwise. The template's own defaults are test-sized
 #: (nbval executes the template as it is), so :func:`run_report` always passes these.
-REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": 1000, "tune": 1000, "chains": 4}
+REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": None, "tune": 1000, "chains": 4}
 
 #: A run that did not complete writes its notebook as ``NAME + FAILED_SUFFIX + ".ipynb"``.
 FAILED_SUFFIX = ".failed"

@@ -2,7 +2,7 @@
 
 Run:  .venv/bin/python validation/real_data_check.py --data lcb     [--subsets 3] [--seed 20261201] [--quick]
       .venv/bin/python validation/real_data_check.py --data metr    [...]
-      (--no-write: print only; --no-loo: skip the full-data model comparison)
+      (--no-write: print only; --no-loo: skip the full-data model comparison; --models 1: the default model only)
 
 Data
 ----
@@ -224,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--quick", action="store_true", help="one subset, the default model only, no LOO (smoke run)")
     ap.add_argument("--no-loo", action="store_true")
+    ap.add_argument("--models", type=int, default=len(MODELS),
+                    help="fit the first N models of MODELS on the subsets (1: the default model only)")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--reuse", action="store_true", help="tabulate the saved per-pair results instead of refitting")
     args = ap.parse_args(argv)
@@ -235,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         full = runs.groupby(["agent", "task_id"], sort=False)["y"].agg(n="size", c="sum").reset_index()
         min_runs, ks = 8, np.arange(3, 9)
     ref = reference(full, min_runs, ks)
-    models = MODELS[:1] if args.quick else MODELS
+    models = MODELS[:1] if args.quick else MODELS[: max(1, args.models)]
     subsets = 1 if args.quick else args.subsets
     results, fit_rows = [], []
     res_dir = ROOT / "validation" / "results"
@@ -289,7 +291,8 @@ of the between-agent within-task variance and of the number of always-solved cel
 {md_table(ppc)}
 """
     name = "LiveCodeBench self-repair" if args.data == "lcb" else "METR time-horizon"
-    body = f"""Command: `.venv/bin/python validation/real_data_check.py --data {args.data}` (seed {args.seed}; {subsets}
+    flags = "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]) if a not in ("--reuse",))
+    body = f"""Command: `.venv/bin/python validation/real_data_check.py{flags}` (seed {args.seed}; {subsets}
 subset(s) of 2 trials per cell; fits at `fit`'s defaults; {time.perf_counter() - t_start:.0f} s in all on the 2-core
 machine, {time.strftime('%Y-%m-%d')}{', QUICK SMOKE RUN' if args.quick else ''}).
 

@@ -46,7 +46,10 @@ def report(
     name: Annotated[str | None, typer.Option(help="Report file stem (default: input file stem).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for bootstrap and sampling.")] = 0,
     bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
-    draws: Annotated[int, typer.Option(help="Posterior draws per chain (Bayesian section).")] = 1000,
+    draws: Annotated[
+        int | None,
+        typer.Option(min=1, help="Posterior draws per chain (default 2000 below 2,000 observed cells, else 1000)."),
+    ] = None,
     bayes_model: Annotated[
         str,
         typer.Option(help="Statistical model of the Bayesian section (as `agentstats fit --bayes-model`)."),
