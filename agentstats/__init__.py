@@ -1,6 +1,6 @@
 """agentstats: honest numbers for AI agent evaluations.
 
-Pipeline (see ``docs/`` and ``shared/design/architecture.md``)::
+Pipeline (see ``docs/`` and ``docs/architecture.md``)::
 
     load_trials ─▶ score_trials ─▶ to_counts ─▶ pass_at_k / pass_hat_k / suite_pass_k / paired_pass_k / beta_pass_k
                                           └──▶ fit (PyMC) ─▶ posterior_pass_at_k / posterior_pass_hat_k

@@ -5,7 +5,7 @@ One :class:`Trial` is one attempt of one task by one agent. It holds the convers
 calls), the tool specs offered to the agent, usage (tokens, latency, cost) and the benchmark's own verdict
 (``success`` / ``reward``) when it has one.
 
-The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``shared/design/architecture.md``:
+The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``docs/architecture.md``:
 
 * ``status == "infra_error"`` -> ``"missing"`` (excluded from counts and reported, never a failure);
 * ``status == "agent_error"`` -> ``"failure"``;

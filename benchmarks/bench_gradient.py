@@ -1,4 +1,4 @@
-"""Where the sampling time of the Beta-Binomial models goes (issue 3, speed benchmark; docs/benchmarks.md).
+"""Where the sampling time of the Beta-Binomial models goes (docs/benchmarks.md).
 
 Run:  .venv/bin/python benchmarks/bench_gradient.py [--sizes 10x1000x8] [--no-write]
 
@@ -40,7 +40,8 @@ def _pymc_reference_model(counts):
     import pymc as pm
     import pytensor.tensor as pt
 
-    from agentstats.models.builders import agent_task_predictor, choose_parameterization, prepare_counts
+    from agentstats.models.data import prepare_counts
+    from agentstats.models.parameterization import agent_task_predictor, choose_parameterization
     from agentstats.models.priors import DEFAULT_PRIORS as P
 
     data = prepare_counts(counts)
@@ -79,8 +80,8 @@ def main(argv=None) -> int:
     from bench_sampling import simulate_counts
 
     import agentstats.models.beta_binomial as bbm
-    from agentstats.models.builders import build_model
     from agentstats.models.fit import available_cpus, fit
+    from agentstats.models.registry import build_model
 
     size = tuple(int(x) for x in args.sizes.split("x"))
     counts = simulate_counts(*size)

@@ -1,11 +1,11 @@
-"""Sampler speed on the crossed agent x task model (issue 3, "Evidence, in the repo": speed benchmark).
+"""Sampler speed on the crossed agent x task model.
 
 Run:  .venv/bin/python benchmarks/bench_sampling.py [--quick] [--sizes 10x1000x8] [--timeout 600] [--no-write]
 
 What is measured, per configuration, each in its own Python process (cold caches for numba / JAX; PyTensor's C
 cache under ~/.pytensor is shared and may be warm):
 
-* ``agentstats`` default model (``partial_pooling``: sum-to-zero agent/task effects, per-cell term, centred or
+* the ``partial_pooling`` model ( sum-to-zero agent/task effects, per-cell term, centred or
   non-centred from the data by ``choose_parameterization``) fitted with ``agentstats.models.fit.fit`` for each
   sampler (``nutpie``, ``numpyro``, ``pymc``), 4 chains x 1,000 tune + 1,000 draws, target_accept 0.9 (fit's
   default);
@@ -87,7 +87,7 @@ def build_textbook(counts: pd.DataFrame):
     """Textbook non-centred crossed model with plain Normal z's (no sum-to-zero), same priors as agentstats."""
     import pymc as pm
 
-    from agentstats.models.builders import prepare_counts
+    from agentstats.models.data import prepare_counts
     from agentstats.models.priors import DEFAULT_PRIORS as P
 
     data = prepare_counts(counts)
@@ -129,7 +129,7 @@ def measure_compile(model, sampler: str) -> float:
 
 def compile_only(config: str, size: tuple[int, int, int]) -> dict:
     """Compile time of one configuration, in a fresh process (cold numba / JAX caches)."""
-    from agentstats.models.builders import build_model
+    from agentstats.models.registry import build_model
 
     counts = simulate_counts(*size)
     if config == "textbook_pymc":
@@ -142,9 +142,9 @@ def run_one(config: str, size: tuple[int, int, int], draws: int, tune: int, chai
     """One benchmark configuration in this process (fit from scratch); returns a dict of measurements."""
     import pymc as pm
 
-    from agentstats.models.builders import build_model
     from agentstats.models.diagnostics import diagnose
     from agentstats.models.fit import fit
+    from agentstats.models.registry import build_model
 
     counts = simulate_counts(*size)
     out: dict = dict(config=config, size="x".join(map(str, size)), draws=draws, tune=tune, chains=chains)
@@ -362,8 +362,8 @@ def main(argv=None) -> int:
             elif tb_lower:
                 speed.append(f"- {size_s}, {name}: > {tb_lower / r['total_s']:.1f}x faster (the textbook run "
                              f"{'was killed at' if tb.get('timed_out') else 'did not reach the targets in'} "
-                             f"{tb_lower:.0f} s); against PyMC's default NUTS at ~530 s (issue 3 / "
-                             f"shared/design/stack-notes.md, additive model): {530 / r['total_s']:.1f}x.")
+                             f"{tb_lower:.0f} s); against PyMC's default NUTS at ~530 s (the textbook "
+                             f"additive model, measured when the project started): {530 / r['total_s']:.1f}x.")
     if e2e.get("first_s") is not None:
         e2e_line = (f"End to end, 1 agent x 50 tasks x 4 trials, `fit(counts)` with the default sampler "
                     f"({e2e['sampler']}, 4 x 1,000 + 1,000): first call {e2e['first_s']:.1f} s (includes "

@@ -1,4 +1,4 @@
-"""Simulation study of the default hierarchical model (issue 3, "Evidence, in the repo").
+"""Simulation study of the default hierarchical model.
 
 Run:  .venv/bin/python validation/simulation_study.py [--datasets 50] [--quick] [--workers 1]
       .venv/bin/python validation/simulation_study.py --aggregate-only   # tables from the saved raw results

@@ -238,7 +238,7 @@ def load_bfcl(
     ----------
     root : path
         Folder holding ``<result_dir>/result``, ``<result_dir>/score`` and ``<data_dir>`` (the layout of
-        ``shared/data/bfcl-results-2024-08``).
+        the published BFCL results release).
     models : iterable of str, optional
         Model folder names; all models with a result folder by default.
     categories : iterable of str, optional
