@@ -256,6 +256,12 @@ def test_ppc_observed_statistics_by_hand():
     # per agent: a has 2 cells with n >= 2 (3 of 4 flips, 0 of 4 does not); b has 2 (4 of 4, and 1 of 2 flips)
     assert res.loc["flip_share[a]", "observed"] == 0.5 and res.loc["flip_share[b]", "observed"] == 0.5
     assert ((res.p_value >= 0) & (res.p_value <= 1)).all()
+    # discrete statistics: ties count half (mid-p), so a replicate equal to the observed value is agreement
+    ppc = posterior_predictive_cells(dt, SMALL, random_seed=0)
+    rep, obs = ppc.replicated["flip_share[a]"], 0.5
+    assert (rep == obs).any()  # ties occur in this case, so the rule matters here
+    assert res.loc["flip_share[a]", "p_value"] == pytest.approx(np.mean(rep > obs) + 0.5 * np.mean(rep == obs))
+    assert res.loc["flip_share[a]", "p_value"] != pytest.approx(np.mean(rep >= obs))
     # replicated flips of agent b: a cell with n trials and p ~ Beta(1 + c, 1 + n - c) (the no-pooling posterior)
     # flips with probability 1 - E[p^n] - E[(1 - p)^n] (Beta moments); b's cells are 4 of 4 and 1 of 2
     def flip(n, c):

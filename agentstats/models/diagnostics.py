@@ -180,8 +180,11 @@ class PPCResult:
     ----------
     table : pandas.DataFrame
         One row per statistic: ``statistic, observed, rep_mean, rep_low, rep_high, p_value`` (rep_low/high: 2.5 %
-        and 97.5 % quantiles of the replicated statistic; ``p_value`` = P(T(y_rep) >= T(y)), the posterior
-        predictive p-value, BDA3 sec. 6.3). Values near 0 or 1 flag misfit.
+        and 97.5 % quantiles of the replicated statistic; ``p_value`` = P(T(y_rep) > T(y)) + P(T(y_rep) = T(y)) / 2,
+        the posterior predictive p-value (BDA3 sec. 6.3) with ties counted half (the mid-p value, Lancaster 1961,
+        JASA 56(294)): the statistics are discrete, and an agent that never succeeds has flip share 0 in every
+        replicate, which is agreement (p 0.5), not misfit (P(T_rep >= T) would be 1). Values near 0 or 1 flag
+        misfit.
     replicated : dict of str to numpy.ndarray
         Replicated statistic per posterior draw used, shape (n_draws,).
     """
@@ -322,7 +325,7 @@ def posterior_predictive_cells(
                 rep_mean=float(np.mean(values)),
                 rep_low=float(np.quantile(values, 0.025)),
                 rep_high=float(np.quantile(values, 0.975)),
-                p_value=float(np.mean(values >= o)),
+                p_value=float(np.mean(values > o) + 0.5 * np.mean(values == o)),
             )
         )
     return PPCResult(table=pd.DataFrame(rows), replicated={k: v for k, v in rep.items() if np.isfinite(obs[k])})
