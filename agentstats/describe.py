@@ -14,6 +14,7 @@ __all__ = [
     "credible_leaders",
     "describe_counts",
     "format_consistency",
+    "format_consistency_pass_hat_k",
     "format_contrast_table",
     "format_counts_table",
     "format_schema_errors",
@@ -497,6 +498,71 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
     out.insert(3, "P(ahead > behind)", [_num(p, digits) for p in out["_p"]])
     out = out.drop(columns="_p" if has_k else ["_p", "k"])
     return out.reset_index(drop=True)
+
+
+def format_consistency_pass_hat_k(
+    observed: pd.DataFrame, new: pd.DataFrame, consistency: pd.DataFrame, k: int, digits: int = 3
+) -> pd.DataFrame:
+    """Per agent, pass^k for these tasks and for new tasks like these, next to the agent's consistency.
+
+    pass^k is a statement about consistency (every one of k tries must succeed), so the report puts the two side by
+    side: the posterior pass^k on the observed tasks, on a new task from the same population (the population mean's
+    uncertainty included, :mod:`agentstats.models.family`), and the model's within-cell correlation of two trials
+    (the agent's own consistency, with its credible interval).
+
+    Parameters
+    ----------
+    observed, new : pandas.DataFrame
+        :func:`agentstats.posterior.summarize_pass_k` of ``pass_hat_k`` with ``population="observed"`` and ``"new"``;
+        rows with ``k`` equal to the given ``k`` are used.
+    consistency : pandas.DataFrame
+        :func:`agentstats.posterior.consistency` with a fit (``icc_cell``, ``icc_cell_low``, ``icc_cell_high``,
+        optionally ``icc_cell_estimable``), and ``flip_share``.
+    k : int
+        The k shown.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``agent``: ``pass^k, these tasks``, ``pass^k, new tasks like these`` (posterior mean [credible
+        interval], the interval's probability from the input), ``within-cell correlation`` ("not estimable" where
+        the model cannot separate it) and ``flip share`` (observed).
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is absent from either summary.
+    """
+
+    def cell(tab: pd.DataFrame, agent: str) -> str:
+        r = tab[(tab["agent"] == agent) & (tab["k"] == k)]
+        if r.empty:
+            return "n/a"
+        r0 = r.iloc[0]
+        return f"{_num(float(r0['mean']), digits)} {_interval(float(r0['ci_low']), float(r0['ci_high']), digits)}"
+
+    for name, tab in (("observed", observed), ("new", new)):
+        if not (tab["k"] == k).any():
+            raise ValueError(f"format_consistency_pass_hat_k: k = {k} is not in the {name} summary")
+    rows = []
+    cons = consistency.set_index("agent")
+    for agent in observed["agent"].drop_duplicates():
+        row = {"agent": agent, f"pass^{k}, these tasks": cell(observed, agent),
+               f"pass^{k}, new tasks like these": cell(new, agent)}
+        if agent in cons.index and "icc_cell" in cons.columns:
+            r = cons.loc[agent]
+            v = float(r["icc_cell"])
+            ok = bool(r.get("icc_cell_estimable", True)) and np.isfinite(v)
+            row["within-cell correlation"] = (
+                f"{_num(v, digits)} {_interval(float(r['icc_cell_low']), float(r['icc_cell_high']), digits)}"
+                if ok else "not estimable"
+            )
+        if agent in cons.index:
+            row["flip share"] = _num(float(cons.loc[agent, "flip_share"]), digits)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("agent")
 
 
 def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digits: int = 3) -> tuple[pd.DataFrame, str]:

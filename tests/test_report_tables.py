@@ -11,6 +11,7 @@ import xarray as xr
 from agentstats.describe import (
     describe_counts,
     format_consistency,
+    format_consistency_pass_hat_k,
     format_contrast_table,
     format_counts_table,
     format_schema_errors,
@@ -154,3 +155,21 @@ def test_consistency_of_a_real_one_agent_fit(model):
 
     new = posterior_pass_hat_k(dt, [1, 2], population="new")
     assert new.sizes["k"] == 2 and np.all((new >= 0) & (new <= 1))
+
+
+def test_pass_hat_k_next_to_consistency():
+    def summ(means):
+        return pd.DataFrame({"agent": ["a", "b", "a", "b"], "k": [1, 1, 4, 4], "mean": means,
+                             "ci_low": [m - 0.1 for m in means], "ci_high": [m + 0.1 for m in means]})
+
+    cons = pd.DataFrame({"agent": ["a", "b"], "flip_share": [0.25, 0.5], "icc_cell": [0.8, np.nan],
+                         "icc_cell_low": [0.7, np.nan], "icc_cell_high": [0.9, np.nan],
+                         "icc_cell_estimable": [True, False]})
+    tab = format_consistency_pass_hat_k(summ([0.5, 0.6, 0.4, 0.3]), summ([0.45, 0.55, 0.35, 0.25]), cons, k=4)
+    assert tab.loc["a", "pass^4, these tasks"] == "0.400 [0.300, 0.500]"
+    assert tab.loc["b", "pass^4, new tasks like these"] == "0.250 [0.150, 0.350]"
+    assert tab.loc["a", "within-cell correlation"] == "0.800 [0.700, 0.900]"
+    assert tab.loc["b", "within-cell correlation"] == "not estimable"
+    assert tab.loc["b", "flip share"] == "0.500"
+    with pytest.raises(ValueError, match="k = 8"):
+        format_consistency_pass_hat_k(summ([0.5] * 4), summ([0.5] * 4), cons, k=8)
