@@ -213,7 +213,8 @@ def model_choice(full: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         loo = compare_models(fits).reset_index().rename(columns={"index": "model"})
-    keep = [c for c in ("model", "rank", "elpd", "p", "elpd_diff", "se", "dse", "weight") if c in loo.columns]
+    keep = [c for c in ("model", "rank", "elpd", "p", "elpd_diff", "se", "dse", "weight", "warning")
+            if c in loo.columns]
     return loo[keep], pd.DataFrame(ppc_rows)
 
 
@@ -311,7 +312,7 @@ Per subset:
 
 Fits (wall time to the posterior, worst R-hat and ESS_bulk over the sampled parameters, divergences):
 
-{md_table(fits, floatfmt=".3g")}
+{md_table(fits, floatfmt=".4g")}
 
 Per agent, default model, pooled over subsets and k:
 

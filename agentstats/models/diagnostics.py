@@ -361,4 +361,7 @@ def compare_models(dts: Mapping[str, xr.DataTree], **kwargs) -> pd.DataFrame:
             raise ValueError(
                 f"compare_models: fit {name!r} has no log_likelihood group; fit it with log_likelihood=True"
             )
+    # raw numbers: arviz rounds elpd to the precision of its se by default, which hides differences between models
+    # whose se is large but whose paired difference (dse) is small
+    kwargs.setdefault("round_to", "none")
     return az.compare(dict(dts), **kwargs)
