@@ -283,9 +283,14 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
     usage_frame = pd.DataFrame(urows, columns=["id", "trial", *EFFICIENCY_FIELDS])
     if len(usage_frame):
         usage_frame = usage_frame.groupby(["id", "trial"], as_index=False).first()
+    index = pd.Index(list(strata), name="id", dtype=object)
     examples = pd.DataFrame(
-        [(ex, r, t) for ex, (r, t, _) in strata.items()], columns=["id", "risk_level", "tags"]
-    ).set_index("id")
+        {
+            "risk_level": pd.Series([r for r, _, _ in strata.values()], index=index, dtype=object),
+            "tags": pd.Series([t for _, t, _ in strata.values()], index=index, dtype=object),
+        },
+        index=index,
+    )
     return ScoreSet(
         scores=frame.drop(columns="line").reset_index(drop=True),
         examples=examples,

@@ -265,12 +265,16 @@ def _rng(seed: int, *names: str) -> np.random.Generator:
 
 
 def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
     import scipy
 
-    from agentstats import __version__
-
+    try:
+        ours = version("agentstats")
+    except PackageNotFoundError:  # a source tree that was never installed
+        ours = "0+unknown"
     return {
-        "agentstats": __version__,
+        "agentstats": ours,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
