@@ -1,7 +1,7 @@
 """Release gate: posteriors against closed forms, hand-computable decisions, located config and input errors.
 
 Oracles: the Beta CDF (a binary metric's mean with one trial per example is Beta(1 + c, 1 + n - c)); the paired
-difference of a binary metric is ``p10 - p01`` of Dirichlet(n00 + 1/2, n01 + 1/2, n10 + 1/2, n11 + 1/2), whose
+difference of a binary metric is ``p10 - p01`` of Dirichlet(n00, n01 + 1, n10 + 1, n11), whose
 tail probability is a one-dimensional integral over Beta marginals (aggregation and stick-breaking properties of
 the Dirichlet), computed here with ``scipy.integrate.quad``, independently of the gate's Monte Carlo.
 """
@@ -35,12 +35,12 @@ def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, *
     return out
 
 
-def p_diff_below(n00: int, n01: int, n10: int, n11: int, tol: float, a: float = 0.5) -> float:
-    """P(p10 - p01 < -tol) under Dirichlet(n00 + a, n01 + a, n10 + a, n11 + a), by quadrature.
+def p_diff_below(n00: int, n01: int, n10: int, n11: int, tol: float, a: float = 1.0) -> float:
+    """P(p10 - p01 < -tol) under Dirichlet(n00, n01 + a, n10 + a, n11), by quadrature.
 
     p01 ~ Beta(a01, rest); given p01, p10 / (1 - p01) ~ Beta(a10, a00 + a11).
     """
-    a00, a01, a10, a11 = n00 + a, n01 + a, n10 + a, n11 + a
+    a00, a01, a10, a11 = n00, n01 + a, n10 + a, n11
     f01 = stats.beta(a01, a00 + a10 + a11)
     cond = stats.beta(a10, a00 + a11)
 
@@ -70,7 +70,7 @@ def test_difference_draws_margins_and_paired_mean():
     my, mx, d = difference_draws(y, x, 2.0, 40_000, np.random.default_rng(2))
     assert my.mean() == pytest.approx(16 / 22, abs=0.003)  # Beta(1 + 15, 1 + 5)
     assert mx.mean() == pytest.approx(13 / 22, abs=0.003)  # Beta(1 + 12, 1 + 8)
-    assert d.mean() == pytest.approx((6.5 - 3.5) / 22, abs=0.003)
+    assert d.mean() == pytest.approx((7 - 4) / 22, abs=0.003)
     assert (d < -0.05).mean() == pytest.approx(p_diff_below(2, 3, 6, 9, 0.05), abs=0.004)
 
 
@@ -121,7 +121,7 @@ def test_regression_in_high_risk_only_is_found_while_the_overall_mean_is_flat():
     d = gate(cand, base, {"regression_tolerance": 0.05})
     overall = next(m for m in d.metrics if m.stratum == "all")
     assert overall.candidate_paired["mean"] == pytest.approx(overall.baseline["mean"], abs=0.01)
-    assert overall.difference["mean"] == pytest.approx(0.0, abs=0.005)  # E[p10 - p01] = (10.5 - 10.5) / 102
+    assert overall.difference["mean"] == pytest.approx(0.0, abs=0.005)  # E[p10 - p01] = (11 - 11) / 102
     high = next(c for c in d.checks if c.kind == "regression" and c.stratum == "risk_level=high")
     assert high.probability == pytest.approx(p_diff_below(0, 10, 0, 10, 0.05), abs=0.005)
     assert high.state == "failed"
@@ -169,19 +169,19 @@ def test_risk_level_override_checks_its_threshold_on_its_examples():
 def test_continuous_scores_and_repeated_trials():
     # two trials per example: the example's value is their mean
     recs = []
-    for i in range(40):
+    for i in range(100):
         for t in range(2):
             recs.append({"id": f"q{i}", "trial": t, "metric": "g", "value": 0.9 if t == 0 else 1.0})
     d = gate(recs, recs, {"thresholds": {"g": 0.8}})
     m = next(m for m in d.metrics if m.stratum == "all")
     assert m.trials == 2 and not m.binary
-    # atoms: 40 x 0.95, prior 1 x 0 and 1 x 1 -> mean (38 + 1) / 42
-    assert m.candidate["mean"] == pytest.approx(39 / 42, abs=0.002)
+    # atoms: 100 x 0.95, prior 1 x 0 and 1 x 1 -> mean (95 + 1) / 102
+    assert m.candidate["mean"] == pytest.approx(96 / 102, abs=0.002)
     assert d.decision == "PASS"
 
 
 def test_efficiency_regression_on_relative_tolerance():
-    n = 40
+    n = 100
     cand = rows({"acc": [1] * n}, tokens=[150] * n)
     base = rows({"acc": [1] * n}, tokens=[100] * n)
     d = gate(cand, base, {"efficiency": {"tokens": 0.2}})

@@ -13,11 +13,17 @@ conjugate ``Beta(a/2 + c, a/2 + n - c)`` (``c`` successes; sums of Dirichlet com
 default ``a = 2`` the Beta-Binomial model with a uniform prior, computed here in closed form.
 
 Paired difference. Candidate and baseline results on the same examples are pairs ``(y_i, x_i)``; the same
-Dirichlet-process posterior over pairs, with prior mass ``a/4`` on each corner ``(0,0), (0,1), (1,0), (1,1)``,
-gives the posterior of ``mean(y) - mean(x)`` as ``sum_i W_i (y_i - x_i) + W_(1,0) - W_(0,1)``. For binary metrics
-this is the Dirichlet(n00 + a/4, n01 + a/4, n10 + a/4, n11 + a/4) posterior of the paired 2 x 2 table (Jeffreys'
-prior for ``a = 2``), whose margins are the Beta posteriors above. Pairing matters: a hard example is hard for
-both systems, so the differences vary far less than either mean.
+Dirichlet-process posterior over pairs, with the prior mass ``a`` split between the two discordant corners
+``(1, 0)`` and ``(0, 1)``, gives the posterior of ``mean(y) - mean(x)`` as ``sum_i W_i (y_i - x_i) + W_(1,0) -
+W_(0,1)``. Its margins are the posteriors above (each system's prior is ``a/2`` at 0 and ``a/2`` at 1). For binary
+metrics this is the Dirichlet(n00, n01 + a/2, n10 + a/2, n11) posterior of the paired 2 x 2 table: with ``a = 2``
+one pseudo-pair in each discordant cell, the Bayesian counterpart of Bonett & Price's adjusted Wald interval for
+paired proportions (Bonett & Price 2012, Journal of Educational and Behavioral Statistics 37:479-488), which adds
+1 to each discordant count. Putting the prior on the discordant cells keeps the posterior of the difference from
+being narrower than the data support: in ``validation/gate_simulation.py`` the rate of a PASS at a true regression
+of exactly the tolerance stays under 5 % from 30 examples on (a Jeffreys prior, 1/2 in every cell, gave 6.7 % at
+30 examples). Pairing matters: a hard example is hard for both systems, so the differences vary far less than
+either mean.
 
 Identical values (or pairs) share one Dirichlet component with their count as parameter (a sum of independent
 Gamma(1) variables is Gamma(count)), so binary data cost a few components however many examples there are.
@@ -129,7 +135,7 @@ def difference_draws(
     y, x : numpy.ndarray, shape (n,)
         Candidate and baseline values of the same examples, in [0, 1].
     prior_strength : float
-        Prior mass ``a`` (``a/4`` on each corner of the unit square).
+        Prior mass ``a`` (``a/2`` on each discordant corner, ``(1, 0)`` and ``(0, 1)``).
     n_draws : int
     rng : numpy.random.Generator
 
@@ -139,9 +145,9 @@ def difference_draws(
     """
     pairs = np.column_stack([np.asarray(y, dtype=float), np.asarray(x, dtype=float)])
     uniq, counts = np.unique(pairs, axis=0, return_counts=True) if len(pairs) else (np.empty((0, 2)), np.empty(0))
-    corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    corners = np.array([[0.0, 1.0], [1.0, 0.0]])
     atoms = np.concatenate([uniq, corners])
-    alpha = np.concatenate([np.asarray(counts, dtype=float), np.full(4, prior_strength / 4)])
+    alpha = np.concatenate([np.asarray(counts, dtype=float), np.full(2, prior_strength / 2)])
     w = _dirichlet_draws(alpha, n_draws, rng)
     my, mx = w @ atoms[:, 0], w @ atoms[:, 1]
     return my, mx, my - mx
