@@ -332,6 +332,20 @@ def test_long_and_wide_records_with_usage_and_missing_verdicts(tmp_path):
     assert len(s.sha256) == 64
 
 
+def test_a_metric_the_candidate_dropped_is_an_input_error():
+    with pytest.raises(ValueError, match=r"\['safety'\] are scored in the baseline"):
+        gate(rows({"acc": [1, 1]}), rows({"acc": [1, 1], "safety": [1, 1]}))
+
+
+def test_a_metric_with_every_verdict_missing_is_undecided_not_passed():
+    n = 100
+    d = gate(rows({"acc": [1] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
+    assert d.decision == "RETRY"
+    assert d.reasons == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    assert any(t.kind == "judge_missing" for t in d.triggers)
+    json.dumps(d.to_record(), allow_nan=False)
+
+
 def test_risk_levels_disagreeing_between_sets_is_an_input_error():
     with pytest.raises(ValueError, match="disagree on risk levels"):
         gate(rows({"acc": [1, 1]}, ["high", "low"]), rows({"acc": [1, 1]}, ["low", "low"]))

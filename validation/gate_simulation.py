@@ -32,9 +32,9 @@ import pandas as pd
 from scipy import optimize, special
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs import ROOT, md_table, write_block  # noqa: E402
+from _docs import ROOT, md_table, write_block
 
-from agentstats.gating import GateConfig, gate  # noqa: E402
+from agentstats.gating import GateConfig, gate
 
 THRESHOLD, TOL, MU, KAPPA = 0.6, 0.05, 0.75, 2.0
 

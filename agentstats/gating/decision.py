@@ -94,6 +94,8 @@ class Check:
             what = f"P({self.metric} worse than baseline by > {-self.bound:g}) = {self.probability:.3f}"
         else:
             what = f"P({self.metric} ratio to baseline > {self.bound:g}) = {self.probability:.3f}"
+        if self.n == 0:
+            return f"{self.metric}{where}: no example scored in both sets (missing verdicts?): undecided"
         text = f"{what}{where} on {self.n} examples: {self.state}"
         if self.state == "undecided":
             text += (
@@ -366,6 +368,12 @@ def gate(
         raise ValueError(
             f"the config names metric(s) {unknown} that {cand.source} does not have (it has {sorted(cand_metrics)})"
         )
+    dropped = sorted(set(base.metrics) - cand_metrics)
+    if dropped:
+        raise ValueError(
+            f"metric(s) {dropped} are scored in the baseline {base.source} but not in the candidate {cand.source}: "
+            "a candidate is gated on every metric its baseline has"
+        )
     shared = sorted(cand_metrics & set(base.metrics))
     strata = _strata(cand, base, cfg)
     paired_set = set(paired)
@@ -385,6 +393,10 @@ def gate(
             probs = cfg.probabilities(level)
             tol = cfg.tolerance(metric, level)
             if not len(yc) and threshold is None:
+                if metric in shared and name == "all":  # every candidate verdict missing: nothing compares
+                    checks.append(
+                        Check("regression", metric, name, math.nan, -tol, "undecided", cfg.is_critical(metric), 0)
+                    )
                 continue
             summ, draws, dist = mean_posterior(
                 yc.to_numpy(), cfg.prior_strength, cfg.ci_prob, cfg.n_draws, _rng(cfg.random_seed, "mean", metric, name)
@@ -439,6 +451,10 @@ def gate(
                         len(pair_ids_here),
                         more,
                     )
+                )
+            elif metric in shared and name == "all":  # every baseline verdict missing: nothing compares
+                checks.append(
+                    Check("regression", metric, name, math.nan, -tol, "undecided", cfg.is_critical(metric), 0, None)
                 )
             results.append(
                 MetricResult(
