@@ -298,6 +298,8 @@ def test_score_file_problems_are_located(tmp_path):
         {"id": "c", "scores": {"acc": 1}, "risk_level": "high"},
         {"id": "c", "scores": {"acc": 1}, "risk_level": "low"},
         {"id": "d", "scores": {"acc": 1}, "tokens": -3},
+        {"id": "e", "metric": "acc", "value": 1, "tokens": 10},
+        {"id": "e", "metric": "g", "value": 1, "tokens": 12},
     ]
     p.write_text("".join(json.dumps(r) + "\n" for r in lines) + "{not json\n")
     with pytest.raises(TrialLoadError) as err:
@@ -309,7 +311,8 @@ def test_score_file_problems_are_located(tmp_path):
         (4, "id"),
         (6, "risk_level"),
         (7, "tokens"),
-        (8, None),
+        (9, "tokens"),  # the same trial (0) of example e, other usage
+        (10, None),
     }
     assert "--skip-bad" not in str(err.value)
 

@@ -269,20 +269,30 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
             log.add(int(r["line"]), "metric", f"id {r['id']!r}, trial {r['trial']}, metric {r['metric']!r} given twice")
     elif not log.problems:
         log.add(None, None, "no scores")
+    # usage per (id, trial): usage given without a trial belongs to the trial number its line got
+    line_trial = {(r.id, r.line): r.trial for r in frame.itertuples()} if len(frame) else {}
+    resolved: dict[tuple[str, int], dict[str, float]] = {}
+    first_line: dict[tuple[str, int], int] = {}
+    for (ex, t), vals in usage.items():
+        line = usage_line[(ex, t)]
+        key = (ex, int(line_trial.get((ex, line), 0)) if t < 0 else t)
+        have = resolved.setdefault(key, {})
+        first_line.setdefault(key, line)
+        for name, u in vals.items():
+            if name in have and have[name] != u:
+                log.add(
+                    line, name, f"{u} disagrees with {have[name]} given for the same trial ({unit} {first_line[key]})"
+                )
+            have.setdefault(name, u)
     try:
         log.finish(n_records)
     except TrialLoadError as exc:  # the gate reads every example or none: no skipping hint
         raise TrialLoadError(exc.problems, exc.source, skippable=False) from None
-    # usage rows: trial-less usage belongs to the trial number its line got
-    line_trial = {(r.id, r.line): r.trial for r in frame.itertuples()}
-    urows = []
-    for (ex, t), vals in usage.items():
-        if t < 0:
-            t = line_trial.get((ex, -1 - t), 0)
-        urows.append({"id": ex, "trial": int(t), **{n: vals.get(n, math.nan) for n in EFFICIENCY_FIELDS}})
+    urows = [
+        {"id": ex, "trial": t, **{n: vals.get(n, math.nan) for n in EFFICIENCY_FIELDS}}
+        for (ex, t), vals in resolved.items()
+    ]
     usage_frame = pd.DataFrame(urows, columns=["id", "trial", *EFFICIENCY_FIELDS])
-    if len(usage_frame):
-        usage_frame = usage_frame.groupby(["id", "trial"], as_index=False).first()
     index = pd.Index(list(strata), name="id", dtype=object)
     examples = pd.DataFrame(
         {
