@@ -70,11 +70,23 @@ class Summary:
         return {"mean": self.mean, "sd": self.sd, "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
-def _dirichlet_draws(alpha: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n_draws, len(alpha))`` Dirichlet draws by normalised Gamma variables (zero-parameter components are 0)."""
-    g = rng.gamma(np.where(alpha > 0, alpha, 1.0), size=(n_draws, alpha.size))
-    g[:, alpha <= 0] = 0.0
-    return g / g.sum(axis=1, keepdims=True)
+def _weighted_means(alpha: np.ndarray, values: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``W @ values`` for ``n_draws`` Dirichlet(``alpha``) weight vectors ``W``, shape ``(n_draws, values.shape[1])``.
+
+    The Gamma variables are normalised after the product (one pass over the draws fewer).
+    """
+    g = _gamma_draws(alpha, n_draws, rng)
+    return (g @ values) / g.sum(axis=1, keepdims=True)
+
+
+def _gamma_draws(alpha: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n_draws, len(alpha))`` independent Gamma(``alpha_j``, 1) draws (zero-parameter components are 0)."""
+    g = np.zeros((n_draws, alpha.size))
+    ones = alpha == 1.0  # Gamma(1) is the standard exponential, several times faster to draw
+    g[:, ones] = rng.standard_exponential(size=(n_draws, int(ones.sum())))
+    other = (alpha > 0) & ~ones
+    g[:, other] = rng.gamma(alpha[other], size=(n_draws, int(other.sum())))
+    return g
 
 
 def mean_draws(y: np.ndarray, prior_strength: float, n_draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -96,7 +108,7 @@ def mean_draws(y: np.ndarray, prior_strength: float, n_draws: int, rng: np.rando
     vals, counts = np.unique(np.asarray(y, dtype=float), return_counts=True)
     atoms = np.concatenate([vals, [0.0, 1.0]])
     alpha = np.concatenate([counts.astype(float), [prior_strength / 2, prior_strength / 2]])
-    return _dirichlet_draws(alpha, n_draws, rng) @ atoms
+    return _weighted_means(alpha, atoms[:, None], n_draws, rng)[:, 0]
 
 
 def is_binary(y: np.ndarray) -> bool:
@@ -148,8 +160,8 @@ def difference_draws(
     corners = np.array([[0.0, 1.0], [1.0, 0.0]])
     atoms = np.concatenate([uniq, corners])
     alpha = np.concatenate([np.asarray(counts, dtype=float), np.full(2, prior_strength / 2)])
-    w = _dirichlet_draws(alpha, n_draws, rng)
-    my, mx = w @ atoms[:, 0], w @ atoms[:, 1]
+    m = _weighted_means(alpha, atoms, n_draws, rng)
+    my, mx = m[:, 0], m[:, 1]
     return my, mx, my - mx
 
 
@@ -164,8 +176,8 @@ def ratio_draws(y: np.ndarray, x: np.ndarray, n_draws: int, rng: np.random.Gener
     y, x = np.asarray(y, dtype=float), np.asarray(x, dtype=float)
     if y.size == 0 or not np.any(x > 0):
         raise ValueError("ratio_draws: needs paired examples with a positive baseline value")
-    w = _dirichlet_draws(np.ones(y.size), n_draws, rng)
-    return (w @ y) / (w @ x)
+    g = _gamma_draws(np.ones(y.size), n_draws, rng)
+    return (g @ y) / (g @ x)
 
 
 def summarize(draws: np.ndarray, ci_prob: float) -> Summary:
