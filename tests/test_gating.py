@@ -358,3 +358,21 @@ def test_facade_exports_the_gate_function():
     assert agentstats.gate is gate
     assert agentstats.GateConfig is GateConfig
     assert "GateDecision" in agentstats.__all__
+
+
+def test_tag_strata_and_metric_frame(tmp_path):
+    n = 40
+    tags = [["billing"]] * 10 + [[]] * 30
+    cand = rows({"acc": [0] * 10 + [1] * 30}, tags=tags)
+    base = rows({"acc": [1] * 40}, tags=tags)
+    cfg_path = tmp_path / "gate.json"
+    cfg_path.write_text(json.dumps({"strata_tags": ["billing"], "regression_tolerance": 0.05}))
+    d = gate(cand, base, cfg_path)
+    tag = next(c for c in d.checks if c.stratum == "tag=billing")
+    assert tag.n == 10 and tag.state == "failed"
+    # only discordant cells: p01 ~ Beta(11, 1), p10 = 1 - p01, so P(p10 - p01 < -0.05) = P(p01 > 0.525)
+    assert tag.probability == pytest.approx(1 - 0.525**11, abs=0.005)
+    frame = d.metric_frame()
+    assert list(frame["stratum"]) == ["all", "tag=billing"]
+    assert frame.loc[0, "n_candidate"] == n
+    assert frame.loc[1, "candidate_mean"] == pytest.approx(1 / 12, abs=1e-12)  # Beta(1, 11)
