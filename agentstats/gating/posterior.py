@@ -22,8 +22,8 @@ paired proportions (Bonett & Price 2012, Journal of Educational and Behavioral S
 1 to each discordant count. Putting the prior on the discordant cells keeps the posterior of the difference from
 being narrower than the data support: in ``validation/gate_simulation.py --prior-check`` the rate of a PASS at a true
 regression of exactly the tolerance is at the nominal 5 % (4.7 % at 30 examples, 5.2 % at 100, +/- 0.4 points),
-where a Jeffreys prior (1/2 in every cell) gives 6.7 % at 30 examples. Pairing matters: a hard example is hard for both systems, so the differences
-vary far less than either mean.
+where a Jeffreys prior (1/2 in every cell) gives 6.7 % at 30 examples. Pairing matters: a hard example is hard
+for both systems, so the differences vary far less than either mean.
 
 Identical values (or pairs) share one Dirichlet component with their count as parameter (a sum of independent
 Gamma(1) variables is Gamma(count)), so binary data cost a few components however many examples there are.
