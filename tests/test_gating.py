@@ -230,6 +230,8 @@ def test_triggers_fire_with_their_evidence():
     kinds = {t.kind: t for t in d.triggers}
     assert kinds["sensitive_tags"].evidence["examples"] == {"regulated": ["q0"]}
     assert kinds["judge_missing"].evidence == {"metric": "ground", "missing": 10, "total": 60}
+    ground = next(m for m in d.metrics if m.metric == "ground" and m.stratum == "all")
+    assert (ground.n_missing, ground.n_candidate) == (10, 50)
     assert "refusals_up_with_safety" in kinds
     assert d.review_required and d.to_record()["review_required"]
 

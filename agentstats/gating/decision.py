@@ -117,6 +117,8 @@ class MetricResult:
         Candidate examples with a scored value.
     n_paired : int
         Examples scored in both sets.
+    n_missing : int
+        The candidate's missing verdicts (``null`` values, excluded from the mean) in this stratum.
     binary : bool
         Whether every value is 0 or 1 (the candidate's mean then has the exact Beta posterior).
     trials : int
@@ -138,6 +140,7 @@ class MetricResult:
     stratum: str
     n_candidate: int
     n_paired: int
+    n_missing: int
     binary: bool
     trials: int
     candidate: dict[str, float]
@@ -385,6 +388,8 @@ def gate(
         yc_all = cand.example_means(metric)
         yb_all = base.example_means(metric) if metric in shared else pd.Series(dtype=float)
         trials = max(cand.max_trials(metric), base.max_trials(metric) if metric in shared else 0)
+        rows_m = cand.scores[cand.scores["metric"] == metric]
+        missing_by_id = rows_m["value"].isna().groupby(rows_m["id"]).sum()
         for name, level, ids in strata:
             yc = yc_all[yc_all.index.isin(ids)]
             threshold = cfg.threshold(metric, level if name.startswith("risk_level=") else None)
@@ -462,6 +467,9 @@ def gate(
                     stratum=name,
                     n_candidate=len(yc),
                     n_paired=len(pair_ids_here),
+                    n_missing=missing_by_id.loc[missing_by_id.index.isin(ids)].sum().item()
+                    if len(missing_by_id)
+                    else 0,
                     binary=binary,
                     trials=trials,
                     candidate=summ.as_dict(),
