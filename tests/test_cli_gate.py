@@ -119,3 +119,22 @@ def test_sign_off_is_appended_never_overwritten(files):
     other.write_text('{"mine": 1}')
     r = gate(*args[:-1], other)
     assert r.exit_code == EXIT_USAGE and other.read_text() == '{"mine": 1}'
+
+
+def test_table_output_names_efficiency_unpaired_ids_and_triggers(tmp_path):
+    cand, base = tmp_path / "c.jsonl", tmp_path / "b.jsonl"
+    cand.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "scores": {"acc": 1}, "tokens": 300, "tags": ["regulated"] if i == 0 else []})
+            + "\n"
+            for i in range(61)
+        )
+    )
+    base.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"acc": 1}, "tokens": 100}) + "\n" for i in range(60)))
+    cfg = tmp_path / "gate.yaml"
+    cfg.write_text("efficiency:\n  tokens: 0.2\n")
+    r = gate(cand, base, "--config", cfg)
+    assert r.exit_code == EXIT_FAILURE, r.output
+    assert "tokens: candidate / baseline = 3.000" in r.output
+    assert "1 ids only in the candidate" in r.output
+    assert "human review required" in r.output and "sensitive_tags" in r.output
