@@ -87,6 +87,12 @@ _API: dict[str, str] = {
     "task_effects": "agentstats.posterior",
     "plan_interval_width": "agentstats.planning",
     "plan_power": "agentstats.planning",
+    # release gate
+    "gate": "agentstats.gating",
+    "GateConfig": "agentstats.gating",
+    "GateDecision": "agentstats.gating",
+    "load_gate_config": "agentstats.gating",
+    "load_scores": "agentstats.gating",
     # summaries and reports
     "describe_counts": "agentstats.describe",
     "format_suite_table": "agentstats.describe",

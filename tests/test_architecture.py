@@ -26,6 +26,7 @@ LAYERS = {
     "simulate": 3,
     "posterior": 4,
     "planning": 4,
+    "gating": 4,
     "describe": 5,
     "plots": 5,
     "report": 5,

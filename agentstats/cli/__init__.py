@@ -1,4 +1,4 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate``.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
@@ -16,6 +16,7 @@ import typer
 from agentstats.cli.common import EXIT_INTERRUPTED, command, console, parse_k
 from agentstats.cli.estimate import estimate
 from agentstats.cli.fit import fit
+from agentstats.cli.gate import gate
 from agentstats.cli.report import report
 from agentstats.cli.score import score
 from agentstats.cli.simulate import simulate
@@ -28,7 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for _command in (simulate, estimate, fit, score, report):
+for _command in (simulate, estimate, fit, score, report, gate):
     app.command(name=_command.__name__)(command(_command))
 
 
