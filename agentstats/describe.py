@@ -633,6 +633,17 @@ def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digit
         else:
             why = f"the model{' ' + model if model else ''} has no within-cell term"
         notes.append(f"The within-cell correlation is **not estimable** here: {why}.")
+    if has_model and len(table) > 1 and table["icc_model"].nunique() == 1:
+        notes.append(
+            "*ICC incl. task (model)* is the share of outcome variance due to the task in this model, the same for "
+            "every agent; the agents' own consistency is the within-cell correlation."
+        )
+    if has_model:
+        notes.append(
+            "*ICC (ANOVA)* is computed from the outcomes and includes task difficulty; the within-cell correlation "
+            "is the model's correlation of two tries of one agent on one task, after task difficulty, so it is "
+            "usually smaller."
+        )
     return out, " ".join(notes)
 
 

@@ -36,3 +36,19 @@ def test_new_file_absent_until_complete(tmp_path):
     assert path.read_text() == "x"
     with pytest.raises(ValueError, match="mode"), atomic_write(path, "a"):
         pass
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    """mkstemp makes files owner-only; a written report must be readable like the user's other files (0666 & ~umask)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        p = atomic_write_text(tmp_path / "r.html", "<p>x</p>")
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644
+        os.umask(0o077)
+        q = atomic_write_bytes(tmp_path / "s.bin", b"x")
+        assert stat.S_IMODE(q.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

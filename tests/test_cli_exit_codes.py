@@ -121,6 +121,10 @@ def test_estimate_statuses(trials, tmp_path, monkeypatch):
     _assert_interrupted(runner.invoke(app, ["estimate", str(trials)]))
     monkeypatch.setattr(est, "suite_pass_k", _interrupt_then(IndexError("list index out of range")))
     _assert_interrupted(runner.invoke(app, ["estimate", str(trials)]))
+    # the reader of stdout went away (`| head`): the work was done, so status 0 and no error text
+    monkeypatch.setattr(est, "suite_pass_k", _raise(BrokenPipeError(32, "Broken pipe")))
+    res = runner.invoke(app, ["estimate", str(trials)])
+    assert res.exit_code == EXIT_OK and "error" not in res.output.lower()
 
 
 def test_estimate_k_beyond_the_data_is_refused_at_once(trials):

@@ -209,6 +209,20 @@ def test_interrupted_sampling_keeps_nothing(monkeypatch):
     with pytest.raises(SamplingInterrupted, match=r"\[3, 3\] of 5 draws"):
         fit(SMALL, "additive", sampler="pymc", draws=5, chains=2, random_seed=0)
 
+    def swallowed(**kwargs):
+        # Ctrl-C arrives while a library callback runs, which ignores the exception; sampling runs to its end
+        import signal
+
+        try:
+            signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        except KeyboardInterrupt:
+            pass
+        return mock_sample(**kwargs)
+
+    monkeypatch.setattr(pm, "sample", swallowed)
+    with pytest.raises(SamplingInterrupted, match="interrupted"):
+        fit(SMALL, "additive", sampler="pymc", draws=5, chains=2, random_seed=0)
+
 
 # ---------------------------------------------------------------- diagnostics on constructed draws
 def _tree(x, diverging=None):

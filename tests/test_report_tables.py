@@ -79,7 +79,7 @@ def test_consistency_shows_per_agent_model_values_when_estimable():
     assert shown.loc["a", "within-cell correlation (model)"] == "0.256 [0.209, 0.308]"
     assert shown.loc["b", "ICC incl. task (model)"] == "0.700 [0.600, 0.800]"
     assert shown.loc["b", "ICC (ANOVA)"] == "not estimable"
-    assert "every outcome the same" in note and "within-cell" not in note
+    assert "every outcome the same" in note and "within-cell correlation is **not estimable**" not in note
 
 
 def test_counts_table_is_compact():

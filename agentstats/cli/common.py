@@ -8,6 +8,7 @@ status 1.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -360,6 +361,13 @@ def command[F: Callable[..., Any]](fn: F) -> F:
             result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             raise _interrupted() from None
+        except BrokenPipeError:
+            # the reader of stdout went away (`agentstats estimate ... | head`): the work is done, nothing to say;
+            # point stdout at devnull so that Python's flush at exit does not fail again (Python docs, "signal")
+            with contextlib.suppress(OSError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            return None
         except (typer.Exit, typer.Abort, typer.exceptions.TyperException) as exc:  # exits and usage errors
             if interrupted.is_set() and getattr(exc, "exit_code", None) != EXIT_INTERRUPTED:
                 raise _interrupted() from None

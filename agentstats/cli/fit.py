@@ -92,7 +92,7 @@ def fit(
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
     draws: Annotated[
         int | None,
-        typer.Option(min=1, help="Draws per chain (default 2000 below 2,000 observed cells, else 1000)."),
+        typer.Option(min=1, help="Draws per chain (default 2000)."),
     ] = None,
     tune: Annotated[int, typer.Option(min=1, help="Tuning steps per chain.")] = 1000,
     chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,

@@ -48,7 +48,7 @@ def report(
     bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
     draws: Annotated[
         int | None,
-        typer.Option(min=1, help="Posterior draws per chain (default 2000 below 2,000 observed cells, else 1000)."),
+        typer.Option(min=1, help="Posterior draws per chain (default 2000)."),
     ] = None,
     bayes_model: Annotated[
         str,

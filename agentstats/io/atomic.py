@@ -63,12 +63,22 @@ def atomic_write(path: str | Path, mode: str = "w", *, encoding: str = "utf-8") 
         with fh:
             yield fh
             fh.flush()
+            # mkstemp creates the file owner-only (0600); give it the permissions any new file gets (0666 less the
+            # umask), so a shared report is readable like the user's other files
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    """Return the process's umask (read by setting and restoring it; there is no read-only call)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8") -> Path:

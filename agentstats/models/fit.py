@@ -40,9 +40,7 @@ from agentstats.models.registry import DEFAULT_MODEL, get_family
 __all__ = [
     "DEFAULT_SAMPLER",
     "DRAWS",
-    "DRAWS_SMALL",
     "SAMPLERS",
-    "SMALL_CELLS",
     "SamplerConfig",
     "SamplingInterrupted",
     "available_cpus",
@@ -51,12 +49,11 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "numpyro", "pymc")
-#: Default posterior draws per chain: small fits (fewer than :data:`SMALL_CELLS` observed cells) get
-#: :data:`DRAWS_SMALL`, because their agent-level hyperparameters mix slowly (METR, 10 agents x 748 cells of 2 runs:
-#: R-hat 1.006-1.016 and ESS_bulk 330-530 at 4 x 1,000; docs/validation.md) and the extra draws cost seconds there.
-DRAWS = 1000
-DRAWS_SMALL = 2000
-SMALL_CELLS = 2000
+#: Default posterior draws per chain, at every size: the agent-level hyperparameters (the per-agent dispersion and
+#: the always/never share) mix slowly. METR (10 agents x 748 cells of 2 runs): R-hat 1.006-1.016 and ESS_bulk 330-530
+#: at 4 x 1,000; LiveCodeBench at 2 samples per cell (15 x 713 cells): R-hat 1.014, ESS_bulk 267 on one of three
+#: subsets at 4 x 1,000, R-hat 1.005, ESS_bulk 620 at 4 x 2,000 (docs/validation.md).
+DRAWS = 2000
 #: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
 DEFAULT_SAMPLER = "nutpie"
 _PACKAGES = {"nutpie": "nutpie", "numpyro": "numpyro", "pymc": "pymc"}
@@ -88,8 +85,7 @@ class SamplerConfig:
     sampler : {"nutpie", "numpyro", "pymc"} or None
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
     draws : int or None
-        Posterior draws per chain (>= 1); None: :data:`DRAWS_SMALL` below :data:`SMALL_CELLS` observed cells, else
-        :data:`DRAWS`.
+        Posterior draws per chain (>= 1); None: :data:`DRAWS` (2,000).
     tune, chains : int
         Tuning steps per chain (>= 1), number of chains (>= 1).
     target_accept : float or None
@@ -132,10 +128,10 @@ class SamplerConfig:
             raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {self.sampler!r}")
 
     def resolved_draws(self, data: CountsData) -> int:
-        """Draws per chain for ``data`` (the default depends on the number of observed cells)."""
+        """Draws per chain for ``data``: the given number, else :data:`DRAWS`."""
         if self.draws is not None:
             return int(self.draws)
-        return DRAWS_SMALL if int(np.count_nonzero(data.n)) < SMALL_CELLS else DRAWS
+        return DRAWS
 
     def resolved_sampler(self) -> str:
         """Resolve the sampler that will run.
@@ -224,13 +220,18 @@ def _sample(
             # numpyro on one CPU device runs chains sequentially and says so; not the user's concern.
             warnings.filterwarnings("ignore", message=".*There are not enough devices.*")
             try:
-                return pm.sample(**kwargs)
+                dt = pm.sample(**kwargs)
             except KeyboardInterrupt:
                 raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
             except Exception as exc:
                 if flag["hit"]:  # the interrupt surfaced as another error inside the sampler
                     raise SamplingInterrupted("sampling interrupted; nothing was kept") from exc
                 raise
+            if flag["hit"]:
+                # the interrupt was raised where Python ignores exceptions (e.g. a garbage-collection callback of
+                # JAX) and sampling ran on: a result after Ctrl-C is still not a result
+                raise SamplingInterrupted("sampling interrupted; nothing was kept")
+            return dt
     finally:
         pymc_logger.setLevel(level)
 
