@@ -665,3 +665,14 @@ def test_register_format_plugs_in_a_reader(tmp_path):
         from agentstats.io.detect import FORMATS
 
         FORMATS.remove("toy_csvish")
+
+
+def test_malformed_json_names_the_column_on_its_own_line():
+    """A record cut short at the end of its line: the column is where the line ends, not column 1 of a next line."""
+    from agentstats.io.jsonl import parse_json_line
+
+    line = '{"agent": "a", "task_id": "t", "trial": 4, "success":'
+    obj, problem = parse_json_line((line + "\n").encode())
+    assert obj is None and problem == f"malformed JSON: Expecting value at column {len(line) + 1}"
+    _, problem = parse_json_line(b'{"agent": "a", x}\r\n')
+    assert problem is not None and problem.endswith("at column 16")

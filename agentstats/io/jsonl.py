@@ -53,10 +53,11 @@ def parse_json_line(raw: bytes) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} ({exc.reason})"
+    text = text.rstrip("\r\n")  # a value cut short at the line's end is "at column <end>", not on a next line
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON: {exc.msg} at column {exc.colno}"
+        return None, f"malformed JSON: {exc.msg} at column {exc.pos + 1}"
     except RecursionError:
         return None, "JSON nested too deeply to read (beyond the parser's recursion limit)"
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
