@@ -205,8 +205,12 @@ def check_input(parameters: dict[str, Any]) -> None:
     except TrialLoadError as exc:
         n = len(exc.problems)
         more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
+        rest = [f"  {one_line(p)}" for p in exc.problems[1:20]]
+        if n > 20:
+            rest.append(f"  ... and {n - 20} more")
         raise ReportInputError(
-            f"{one_line(exc.problems[0])}{more}; fix the input or add --skip-bad to skip bad records"
+            "\n".join([f"{one_line(exc.problems[0])}{more}; fix the input or add --skip-bad to skip bad records",
+                        *rest])
         ) from exc
     except (ValueError, OSError, KeyError, TypeError) as exc:
         raise ReportInputError(f"{path}: {one_line(exc)}") from exc

@@ -173,7 +173,7 @@ def test_run_report_passes_full_sizes_and_the_template_keeps_test_sizes(fake_pap
 # ---- input checked before the notebook starts
 
 
-def test_malformed_input_exits_2_with_one_located_line_and_no_notebook(fake_papermill, tmp_path):
+def test_malformed_input_exits_2_with_every_problem_located_and_no_notebook(fake_papermill, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"agent": "a", "task_id": "t", "trial": 0, "success": true}\n{"agent": "a", "task_id":\nnot json\n')
     t0 = time.perf_counter()
@@ -181,8 +181,9 @@ def test_malformed_input_exits_2_with_one_located_line_and_no_notebook(fake_pape
     assert time.perf_counter() - t0 < 10
     assert res.exit_code == 2, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
-    assert len(lines) == 1, res.output
+    assert len(lines) == 2, res.output  # one line per problem, as `estimate` lists them; no traceback
     assert "bad.jsonl, line 2" in lines[0] and "1 more problem" in lines[0]
+    assert "line 3" in lines[1]
     assert fake_papermill["calls"] == []
     assert not (tmp_path / "out").exists()
 
