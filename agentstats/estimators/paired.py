@@ -41,7 +41,7 @@ from agentstats.estimators.intervals import (
     no_spread,
     percentile_interval,
 )
-from agentstats.estimators.suite import resample_rng
+from agentstats.estimators.suite import k_groups, resample_rng
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
 
 __all__ = ["PAIRED_COLUMNS", "paired_pass_k", "paired_pass_k_table"]
@@ -256,15 +256,7 @@ def _paired(
     n_a, c_a = n_a_all[shared], c_a_all[shared]
     n_b, c_b = n_b_all[pos_b[shared]], c_b_all[pos_b[shared]]
     n_min = np.minimum(n_a, n_b)
-    if ks_req is not None:
-        ks = ks_req
-    elif n_min.size:
-        ks = list(range(1, int(n_min.min()) + 1))
-    else:
-        ks = [1]
-    by_size: dict[int, list[int]] = {}
-    for kv in ks:
-        by_size.setdefault(int((n_min >= kv).sum()), []).append(kv)
+    ks, by_size = k_groups(n_min, ks_req)
     rows: dict[int, dict[str, Any]] = {}
     for size, k_group in by_size.items():
         use = n_min >= k_group[0]

@@ -82,6 +82,24 @@ def excluded_tasks(grp: pd.DataFrame, suite_tasks: list[Any]) -> list[dict[str, 
     return out
 
 
+def k_groups(n: np.ndarray, ks_req: list[int] | None) -> tuple[list[int], dict[int, list[int]]]:
+    """Group k values by the task set they use (tasks with ``n >= k``; the sets are nested, so the set size names it).
+
+    ``ks_req`` None means 1 .. the smallest ``n`` (``[1]`` without tasks). Returns the k values (in the order asked)
+    and ``{set size: [k, ...]}``.
+    """
+    if ks_req is not None:
+        ks = ks_req
+    elif n.size:
+        ks = list(range(1, int(n.min()) + 1))
+    else:
+        ks = [1]
+    by_size: dict[int, list[int]] = {}
+    for kv in ks:
+        by_size.setdefault(int((n >= kv).sum()), []).append(kv)
+    return ks, by_size
+
+
 def resample_rng(base: int, *parts: Any) -> np.random.Generator:
     """Return the generator of one block of resamples, ``default_rng([base, crc32(part) ..., size])``.
 
@@ -191,16 +209,7 @@ def suite_pass_k(
         c_t = g["c"].to_numpy()
         miss_t = g["n_missing"].to_numpy()
         tasks = g["task_id"].to_numpy()
-        if ks_req is not None:
-            ks = ks_req
-        elif n_t.size:
-            ks = list(range(1, int(n_t.min()) + 1))
-        else:
-            ks = [1]
-        # group k values by the task set they use (sets are nested, so the set size identifies the set)
-        by_size: dict[int, list[int]] = {}
-        for kv in ks:
-            by_size.setdefault(int((n_t >= kv).sum()), []).append(kv)
+        ks, by_size = k_groups(n_t, ks_req)
         results: dict[int, dict[str, Any]] = {}
         for size, k_group in by_size.items():
             use = n_t >= k_group[0]
