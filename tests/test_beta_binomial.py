@@ -18,6 +18,7 @@ from scipy import integrate, special, stats
 
 from agentstats.models import Priors, family_of, fit, get_family, prepare_counts
 from agentstats.models.beta_binomial import (
+    RISING_PRODUCT_MAX,
     BetaBinomialFamily,
     _make_logp,
     _phi_term_tensor,
@@ -136,16 +137,21 @@ def test_new_task_moment_equals_double_integral(inflated):
 
 
 # ------------------------------------------------------------------------------------------------ the model's log-pmf
-@pytest.mark.parametrize("design", ["uniform", "skewed"])
+@pytest.mark.parametrize("design", ["uniform", "skewed", "few"])
 @pytest.mark.parametrize("inflated", [False, True])
 def test_custom_dist_logp_equals_scipy_in_both_forms(design, inflated):
     """Dense rising-factorial and gammaln forms of the observed distribution's log-pmf both equal scipy's
     Beta-Binomial (and the inflated mixture written out), per cell, on 200 random cells with many all-or-nothing cells,
-    per-agent concentrations, n uniform on 1..30 or mostly 2 with a few cells of 200 trials.
+    per-agent concentrations, n uniform on 1..30, mostly 2 with a few cells of 200 trials, or uniform on 1..6 (the
+    rising factorials as logs of products).
     """
     rng = np.random.default_rng(3)
     size = 200
-    n = rng.integers(1, 31, size) if design == "uniform" else np.where(rng.random(size) < 0.05, 200, 2)
+    n = {
+        "uniform": rng.integers(1, 31, size),
+        "skewed": np.where(rng.random(size) < 0.05, 200, 2),
+        "few": rng.integers(1, RISING_PRODUCT_MAX + 1, size),
+    }[design]
     c = np.where(rng.random(size) < 0.4, np.where(rng.random(size) < 0.5, 0, n), rng.binomial(n, 0.5))
     eta = rng.normal(0.0, 2.0, size)
     agent = rng.integers(0, 3, size)
@@ -153,7 +159,7 @@ def test_custom_dist_logp_equals_scipy_in_both_forms(design, inflated):
     lam = 0.3 if inflated else None
     want = beta_binomial_logpmf(c, n, eta, phi_agent[agent], lam)
     for dense in (True, False):
-        phi_term = _phi_term_tensor(pt.as_tensor(phi_agent), agent, n, dense)
+        phi_term = _phi_term_tensor(pt.as_tensor(phi_agent), agent, n, dense, None)
         params = [pt.as_tensor(eta), pt.as_tensor(phi_agent[agent]), phi_term]
         if inflated:
             params.append(pt.as_tensor(np.full(size, lam)))
@@ -167,14 +173,18 @@ COUNTS4 = pd.DataFrame(
 )
 
 
+@pytest.mark.parametrize("complete", [True, False])
 @pytest.mark.parametrize("dispersion", ["agent", "shared"])
 @pytest.mark.parametrize("inflated", [False, True])
-def test_model_cell_logp_equals_beta_integral(inflated, dispersion):
-    """The built model's observed ``c`` has, per cell, the quadrature log-pmf at fixed parameter values."""
+def test_model_cell_logp_equals_beta_integral(inflated, dispersion, complete):
+    """The built model's observed ``c`` has, per cell, the quadrature log-pmf at fixed parameter values, on a complete
+    agent x task grid (broadcast per-agent terms) and with a cell not attempted (gathered per-agent terms).
+    """
     import pymc as pm
 
     family = get_family("zoi_beta_binomial" if inflated else "beta_binomial", dispersion=dispersion)
-    model, _ = family.build(prepare_counts(COUNTS4), Priors(), {"agent": "centered", "task": "centered"})
+    counts = COUNTS4 if complete else COUNTS4.assign(n=[3, 2, 0, 1], c=[0, 2, 0, 1])
+    model, _ = family.build(prepare_counts(counts), Priors(), {"agent": "centered", "task": "centered"})
     rho = np.array([0.35, 0.6]) if dispersion == "agent" else 0.35
     fixed = dict(mu=0.3, alpha=np.array([0.5, -0.5]), beta=np.array([-0.8, 0.8]))
     fixed["rho"] = rho
@@ -183,11 +193,12 @@ def test_model_cell_logp_equals_beta_integral(inflated, dispersion):
     done = pm.do(model, fixed)
     got = _eval(done.logp(vars=[done["c"]], sum=False)[0])
     phi = (1.0 - np.asarray(rho)) / np.asarray(rho)
-    ai, ti = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    keep = counts.n.to_numpy() > 0
+    ai, ti = np.array([0, 0, 1, 1])[keep], np.array([0, 1, 0, 1])[keep]
     m = special.expit(fixed["mu"] + fixed["alpha"][ai] + fixed["beta"][ti])
-    n, c = COUNTS4.n.to_numpy(), COUNTS4.c.to_numpy()
-    phis = phi[ai] if np.ndim(phi) else np.full(4, phi)
-    want = [_mixture_cell_logp(n[i], c[i], m[i], phis[i], 0.4 if inflated else None) for i in range(4)]
+    n, c = counts.n.to_numpy()[keep], counts.c.to_numpy()[keep]
+    phis = phi[ai] if np.ndim(phi) else np.full(n.size, phi)
+    want = [_mixture_cell_logp(n[i], c[i], m[i], phis[i], 0.4 if inflated else None) for i in range(n.size)]
     np.testing.assert_allclose(got, want, rtol=1e-9)
 
 

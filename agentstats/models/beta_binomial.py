@@ -75,6 +75,7 @@ from agentstats.models.family import (
     ModelFamily,
     draw_array,
     gauss_hermite,
+    map_rows,
     population_shift,
 )
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization
@@ -83,6 +84,7 @@ from agentstats.models.priors import Priors
 __all__ = [
     "LARGE_CELLS",
     "RISING_MAX_MEAN_TRIALS",
+    "RISING_PRODUCT_MAX",
     "TARGET_ACCEPT",
     "TARGET_ACCEPT_LARGE",
     "BetaBinomialFamily",
@@ -93,6 +95,8 @@ __all__ = [
 
 #: Mean trials per observed cell up to which the log-pmf is summed as dense rising factorials (module docstring).
 RISING_MAX_MEAN_TRIALS = 24
+#: Largest trial count per cell for which a rising factorial is computed as the log of a product (:func:`_rising`).
+RISING_PRODUCT_MAX = 6
 #: Default NUTS target acceptance rate: the concentration can approach its boundary when cells are barely
 #: overdispersed (at 0.95 ``beta_binomial`` left a divergence in 4 of 10 small fits, at 0.98 none;
 #: validation/target_accept_check.py).
@@ -114,11 +118,22 @@ def _dense(n: np.ndarray) -> bool:
 
 
 def _rising(x, counts, k_max: int):
-    """``log Gamma(x + counts) - log Gamma(x)`` per cell as ``sum_{i < counts} log(x + i)`` (dense, ``k_max`` wide)."""
+    """``log Gamma(x + counts) - log Gamma(x)`` per cell as ``sum_{i < counts} log(x + i)`` (dense, ``k_max`` wide).
+
+    Up to :data:`RISING_PRODUCT_MAX` trials the factors are multiplied and one ``log`` taken,
+    ``log prod_{i < counts} (x + i)``: one logarithm per cell instead of ``k_max``, and a gradient of products and one
+    division (the product stays finite for ``x`` below about 1e51, a concentration far beyond any posterior).
+    """
     if k_max == 0:
         return pt.zeros_like(x)
+    counts = pt.as_tensor(counts)
+    if k_max <= RISING_PRODUCT_MAX:
+        prod = pt.switch(pt.gt(counts, 0), x, 1.0)
+        for j in range(1, k_max):
+            prod = prod * pt.switch(pt.gt(counts, j), x + float(j), 1.0)
+        return pt.log(prod)
     i = np.arange(k_max, dtype="float64")
-    mask = pt.lt(i[None, :], pt.as_tensor(counts)[:, None])
+    mask = pt.lt(i[None, :], counts[:, None])
     return pt.switch(mask, pt.log(x[:, None] + i[None, :]), 0.0).sum(axis=1)
 
 
@@ -175,19 +190,42 @@ def _dist_zoi(eta, phi, phi_term, det, n, size):
     return pm.Binomial.dist(n, p, size=size)
 
 
-def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: bool):
+def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: bool, grid: tuple[int, int] | None):
     """``log Gamma(phi[a] + n) - log Gamma(phi[a])`` per observed cell, computed per (agent, distinct n) and gathered.
 
-    ``phi_agent`` has shape (agent,) (a shared dispersion is broadcast to every agent by the caller).
+    ``phi_agent`` has shape (agent,) (a shared dispersion is broadcast to every agent by the caller). With ``grid``
+    = (agents, tasks), every cell of the grid is observed in row-major order: the gather is then a product with a
+    constant one-hot table over the distinct ``n`` (no scatter-add in the gradient).
     """
     values, inverse = np.unique(n, return_inverse=True)
     if dense:
         k_max = int(values.max()) if values.size else 0
         steps = pt.log(phi_agent[:, None] + np.arange(max(k_max, 1), dtype="float64")[None, :])
         cum = pt.concatenate([pt.zeros((phi_agent.shape[0], 1)), pt.cumsum(steps, axis=1)], axis=1)
-        return cum[agent_idx, n]
-    table = pt.gammaln(phi_agent[:, None] + values.astype("float64")[None, :]) - pt.gammaln(phi_agent[:, None])
-    return table[agent_idx, inverse]
+        table = cum[:, values]
+    else:
+        table = pt.gammaln(phi_agent[:, None] + values.astype("float64")[None, :]) - pt.gammaln(phi_agent[:, None])
+    if grid is None:
+        return table[agent_idx, inverse]
+    if values.size == 1:
+        return _per_cell(table[:, 0], agent_idx, grid)
+    onehot = (inverse[:, None] == np.arange(values.size)[None, :]).astype("float64").reshape(*grid, values.size)
+    return (onehot * table[:, None, :]).sum(axis=-1).reshape((-1,))
+
+
+def _complete_grid(agent_idx: np.ndarray, task_idx: np.ndarray, shape: tuple[int, int]) -> tuple[int, int] | None:
+    """``shape`` when the observed cells are the whole agent x task grid in row-major order, else None."""
+    n_agents, n_tasks = shape
+    if agent_idx.size != n_agents * n_tasks:
+        return None
+    return shape  # np.nonzero of an all-true grid is row-major: the order is implied by the size
+
+
+def _per_cell(x_agent, agent_idx: np.ndarray, grid: tuple[int, int] | None):
+    """Spread a per-agent tensor over the observed cells: a gather, or on a complete grid a cheaper broadcast."""
+    if grid is None:
+        return x_agent[agent_idx]
+    return pt.broadcast_to(x_agent[:, None], grid).reshape((-1,))
 
 
 def beta_binomial_logpmf(
@@ -294,21 +332,29 @@ def new_task_moments_beta(
     pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
     """
     x, w = gauss_hermite(n_nodes)
-    eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
-    phi = np.asarray(phi, float)[..., None]
+    kk = np.asarray(ks, float)
     tiny = np.finfo(float).tiny
-    a = np.maximum(phi * expit(eta), tiny)[..., None, :]  # S + (1, nodes)
-    b = np.maximum(phi * expit(-eta), tiny)[..., None, :]
-    kk = np.asarray(ks, float)[:, None]
-    base = betaln(a, b)
-    hat_q = np.exp(betaln(a + kk, b) - base)
-    miss_q = np.exp(betaln(a, b + kk) - base)
-    if det_share is not None:
-        lam = np.asarray(det_share, float)[..., None, None]
-        q = expit(eta)[..., None, :]
-        hat_q = lam * q + (1.0 - lam) * hat_q
-        miss_q = lam * (1.0 - q) + (1.0 - lam) * miss_q
-    return np.sum(w * hat_q, axis=-1), 1.0 - np.sum(w * miss_q, axis=-1)
+
+    def rows(m_r: np.ndarray, s_r: np.ndarray, phi_r: np.ndarray, lam_r: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        eta = m_r[:, None] + s_r[:, None] * x  # (rows, nodes)
+        q = expit(eta)
+        a = np.maximum(phi_r[:, None] * q, tiny)
+        b = np.maximum(phi_r[:, None] * expit(-eta), tiny)
+        base = betaln(a, b)
+        hat = np.empty((m_r.size, kk.size))
+        miss = np.empty((m_r.size, kk.size))
+        for j, kv in enumerate(kk):  # one (rows, nodes) temporary per quantity, not one per k
+            hat_q = np.exp(betaln(a + kv, b) - base)
+            miss_q = np.exp(betaln(a, b + kv) - base)
+            if lam_r is not None:
+                hat_q = lam_r[:, None] * q + (1.0 - lam_r[:, None]) * hat_q
+                miss_q = lam_r[:, None] * (1.0 - q) + (1.0 - lam_r[:, None]) * miss_q
+            hat[:, j] = hat_q @ w
+            miss[:, j] = 1.0 - miss_q @ w
+        return hat, miss
+
+    hat, at = map_rows(rows, [m, s, phi, det_share], kk.size)
+    return hat, at
 
 
 # ------------------------------------------------------------------------------------------------ the family
@@ -378,7 +424,8 @@ class BetaBinomialFamily(ModelFamily):
         coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
         with pm.Model(coords=coords) as model:
             eta = agent_task_predictor(priors, choice, single) + pt.zeros((n_agents, n_tasks))
-            eta_obs = eta[ai, ti]
+            grid = _complete_grid(ai, ti, (n_agents, n_tasks))
+            eta_obs = eta.reshape((-1,)) if grid is not None else eta[ai, ti]
             if single:
                 pm.Binomial("c", n=n_obs, logit_p=eta_obs, observed=c_obs, dims="cell")
             else:
@@ -392,12 +439,12 @@ class BetaBinomialFamily(ModelFamily):
                     phi_agent = pt.repeat(phi[None], n_agents)
                 dense = _dense(n_obs)
                 k_max = int(n_obs.max()) if n_obs.size else 0
-                phi_term = _phi_term_tensor(phi_agent, ai, n_obs, dense)
-                params = [eta_obs, phi_agent[ai], phi_term]
+                phi_term = _phi_term_tensor(phi_agent, ai, n_obs, dense, grid)
+                params = [eta_obs, _per_cell(phi_agent, ai, grid), phi_term]
                 if self.inflated:
                     if self.det_by_agent:
                         det = _agent_level("det_share", priors.det_mu_sd, priors.det_sd)
-                        params.append(det[ai])
+                        params.append(_per_cell(det, ai, grid))
                     else:
                         det = pm.Beta("det_share", priors.det_a, priors.det_b)
                         params.append(pt.repeat(det[None], ai.size))

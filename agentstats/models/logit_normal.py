@@ -37,6 +37,7 @@ from agentstats.models.family import (
     ModelFamily,
     draw_array,
     gauss_hermite,
+    map_rows,
     population_shift,
 )
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization, effect
@@ -65,11 +66,17 @@ def new_task_moments_logit_normal(
     pass_hat_k, pass_at_k : numpy.ndarray, shape ``S + (K,)``
     """
     x, w = gauss_hermite(n_nodes)
-    eta = np.asarray(m, float)[..., None] + np.asarray(s, float)[..., None] * x
-    log_p = log_expit(eta)[..., None, :]
-    log_q = log_expit(-eta)[..., None, :]
-    kk = np.asarray(ks, float)[:, None]
-    return np.sum(w * np.exp(kk * log_p), axis=-1), 1.0 - np.sum(w * np.exp(kk * log_q), axis=-1)
+    kk = np.asarray(ks, float)
+
+    def rows(m_r: np.ndarray, s_r: np.ndarray) -> tuple[np.ndarray, ...]:
+        eta = m_r[:, None] + s_r[:, None] * x  # (rows, nodes)
+        log_p, log_q = log_expit(eta), log_expit(-eta)
+        hat = np.stack([np.exp(kv * log_p) @ w for kv in kk], axis=-1)
+        miss = np.stack([np.exp(kv * log_q) @ w for kv in kk], axis=-1)
+        return hat, 1.0 - miss
+
+    hat, at = map_rows(rows, [m, s], kk.size)
+    return hat, at
 
 
 def _binom_logpmf(n: int, eta: np.ndarray) -> np.ndarray:
