@@ -330,3 +330,51 @@ def test_resume_refuses_other_settings(tmp_path):
     cfg_path.write_text(json.dumps(cfg))
     more = optimize(config=cfg_path, resume=True, **kw)
     assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
+
+
+# -- the gate report ----------------------------------------------------------------------------------------
+def _callable_run(tmp_path: Path, prompt: str, revised: str) -> Path:
+    cfg_path = make_world(tmp_path, n=8)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={"correct": 0.5}, stop_after_no_improvement=5)
+    cfg["policy_phrases"] = ["<script>"]
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "baseline.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "scores": {"correct": float(i % 2)}, "risk_level": ("low", "high")[i % 2]}) + "\n"
+        for i in range(8)))
+    optimize(config=cfg_path, agent=lambda ex, p: "GOOD", optimizer=lambda p, r: revised, run_dir=tmp_path / "run",
+             prompt=prompt)
+    return tmp_path / "run"
+
+
+def test_gate_report_tables_read_the_run(tmp_path):
+    from agentstats.optimize.report import decision_markdown, metric_bundle, read_run, strata_table
+
+    run = _callable_run(tmp_path, "Be brief.", "Be brief.\nCite *sources*.")
+    view = read_run(run)
+    bundle = metric_bundle(view)
+    assert list(bundle["iteration"]) == [1, 2] and set(bundle["metric"]) == {"correct"}
+    assert bundle["mean"].iloc[0] == pytest.approx(9 / 10, abs=0.02)  # 8 of 8 correct under the uniform prior
+    strata = strata_table(view)
+    assert set(strata["stratum"]) == {"all", "risk_level=low", "risk_level=high"}
+    # low-risk examples: baseline 0 of 4, candidate 4 of 4
+    low = strata.set_index("stratum").loc["risk_level=low"]
+    assert low["baseline"] < 0.3 and low["candidate"] > 0.7
+    md = decision_markdown(view)
+    assert md.startswith("## Decision: **") and "stopped on **max\\_iterations**" in md
+
+
+@pytest.mark.slow  # starts a Jupyter kernel (papermill) and exports HTML: about 20 s
+def test_gate_report_html_escapes_data(tmp_path):
+    from agentstats.optimize.report import run_gate_report
+
+    evil = "<script>alert(1)</script> [x](javascript:alert(2)) <img src=x onerror=alert(3)>"
+    run = _callable_run(tmp_path, "Be brief.", f"Be brief.\n{evil}")
+    paths = run_gate_report(run_dir=run, out_dir=tmp_path / "out", progress_bar=False)
+    html = paths.html.read_text()
+    assert "Decision: " in html and "Prompt revisions" in html
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "policy_text_changed" in html
