@@ -20,13 +20,10 @@ from typer.testing import CliRunner
 
 from agentstats.cli import app
 from agentstats.io.errors import TrialLoadError
-from agentstats.optimize.config import JudgeSettings
-from agentstats.optimize.prompts import GROUNDEDNESS
-from agentstats.scoring.judge.verdicts import Verdict
 from agentstats.optimize import (
     Budget,
-    Caller,
     BudgetExhausted,
+    Caller,
     LoopConfigError,
     LoopError,
     load_eval_set,
@@ -35,6 +32,9 @@ from agentstats.optimize import (
     policy_triggers,
     prompt_diff,
 )
+from agentstats.optimize.config import JudgeSettings
+from agentstats.optimize.prompts import GROUNDEDNESS
+from agentstats.scoring.judge.verdicts import Verdict
 
 #: Cost of one answered request of the test server: 120 prompt and 30 completion tokens at $1 / $2 per 1M tokens.
 PER_REQUEST = (120 * 1.0 + 30 * 2.0) / 1e6

@@ -22,14 +22,22 @@ from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail, out
 
 
 def loop(
-    config: Annotated[Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/gate.md, Loop).")],
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --run-dir without repeating calls.")] = False,
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/gate.md, Loop).")
+    ],
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the run in --run-dir without repeating calls.")
+    ] = False,
     run_dir: Annotated[
-        Path | None, typer.Option("--run-dir", help="Run folder (log, call cache, outputs); default loop-run/ beside the config.")
+        Path | None,
+        typer.Option("--run-dir", help="Run folder (log, call cache, outputs); default loop-run/ beside the config."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result record as JSON instead of tables.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result record as JSON instead of tables.")
+    ] = False,
     report: Annotated[
-        Path | None, typer.Option("--report", help="Also render notebooks/gate.ipynb for the run into this folder (.ipynb + .html).")
+        Path | None,
+        typer.Option("--report", help="Also render the gate report of the run into this folder (.ipynb, .html)."),
     ] = None,
 ) -> None:
     """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 stopped undecided, 2 input error, 130 interrupted."""

@@ -10,7 +10,7 @@ without paying twice. :func:`run_gate_report` renders a run or a gate decision r
 ``docs/gate.md`` ("Loop") is the reference.
 """
 
-from agentstats.optimize.calls import Budget, BudgetExhausted, CallError, Caller, CallResult, WallTimeExceeded
+from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, CallResult, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.loop import IterationResult, LoopError, LoopResult, optimize, policy_triggers, prompt_diff

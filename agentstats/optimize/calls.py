@@ -89,7 +89,7 @@ class Budget:
 
     @classmethod
     def from_cache(cls, limit: float | None, cache: JudgeCache) -> Budget:
-        """A budget whose ``spent`` is the sum of the costs recorded in ``cache``."""
+        """Return a budget whose ``spent`` is the sum of the costs recorded in ``cache``."""
         frame = cache.to_frame()
         spent = float(frame["cost_usd"].fillna(0).sum()) if "cost_usd" in frame else 0.0
         return cls(limit, spent)
@@ -209,7 +209,7 @@ class Caller:
         self._clients: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
     def _client(self, ep: Endpoint, structured: bool) -> tuple[Any, Any]:
-        """The batch's ``openai.AsyncOpenAI`` client for this endpoint (and its instructor wrapper)."""
+        """Return the batch's ``openai.AsyncOpenAI`` client for this endpoint (and its instructor wrapper)."""
         import instructor
         import openai
 
@@ -341,7 +341,7 @@ class Caller:
                     nonlocal text
                     counter["requests"] += 1
                     resp = await client.chat.completions.create(
-                        model=ep.model, messages=list(messages), temperature=temperature,  # type: ignore[arg-type]
+                        model=ep.model, messages=list(messages), temperature=temperature,
                         max_tokens=ep.max_tokens)
                     count_usage(resp)
                     text = resp.choices[0].message.content or ""

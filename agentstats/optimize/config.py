@@ -237,13 +237,13 @@ class LoopConfig(_Strict):
         return v
 
     def price_table(self) -> dict[str, tuple[float, float]]:
-        """The default price table with this config's ``prices`` over it."""
+        """Return the default price table with this config's ``prices`` over it."""
         from agentstats.scoring.judge.pricing import DEFAULT_PRICES
 
         return {**DEFAULT_PRICES, **{k: (float(a), float(b)) for k, (a, b) in self.prices.items()}}
 
     def initial_prompt(self) -> str | None:
-        """The agent's starting prompt (read from ``agent.prompt_file`` when given)."""
+        """Return the agent's starting prompt (read from ``agent.prompt_file`` when given)."""
         if self.agent is None:
             return None
         if self.agent.prompt is not None:
@@ -252,7 +252,7 @@ class LoopConfig(_Strict):
         return self.agent.prompt_file.read_text(encoding="utf-8")
 
     def optimizer_endpoint(self) -> Endpoint | None:
-        """The optimizer's endpoint: ``optimizer``, else the judge's."""
+        """Return the optimizer's endpoint: ``optimizer``, else the judge's."""
         return self.optimizer if self.optimizer is not None else self.judge
 
     def sha256(self) -> str:
@@ -317,7 +317,9 @@ def load_loop_config(path: str | Path) -> LoopConfig:
         elif suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)
         else:
-            raise LoopConfigError(source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"])
+            raise LoopConfigError(
+                source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"]
+            )
     except json.JSONDecodeError as exc:
         raise LoopConfigError(source, [f"{source}, line {exc.lineno}: malformed JSON: {exc.msg}"]) from None
     except yaml.YAMLError as exc:
@@ -325,7 +327,9 @@ def load_loop_config(path: str | Path) -> LoopConfig:
         where = f", line {mark.line + 1}" if mark is not None else ""
         raise LoopConfigError(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
     if not isinstance(data, dict):
-        raise LoopConfigError(source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"])
+        raise LoopConfigError(
+            source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"]
+        )
     try:
         cfg = LoopConfig.model_validate(_resolve(data, path.parent))
     except ValidationError as exc:

@@ -50,7 +50,7 @@ class Example:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def context_text(self) -> str | None:
-        """The context as text: a string as is, a list of strings one per paragraph, anything else as JSON."""
+        """Return the context as text: a string as is, a list of strings one per paragraph, anything else as JSON."""
         c = self.context
         if c is None:
             return None
@@ -61,7 +61,7 @@ class Example:
         return json.dumps(c, ensure_ascii=False, sort_keys=True)
 
     def as_dict(self) -> dict[str, Any]:
-        """The example as a JSON-ready mapping (what a user ``agent`` callable receives)."""
+        """Return the example as a JSON-ready mapping (what a user ``agent`` callable receives)."""
         return {"id": self.id, "input": self.input, "expected": self.expected, "context": self.context,
                 "tags": list(self.tags), "risk_level": self.risk_level, **self.extra}
 

@@ -48,7 +48,7 @@ from agentstats.gating.data import ScoreSet, load_scores
 from agentstats.gating.decision import GateDecision, Trigger, gate
 from agentstats.gating.posterior import difference_draws
 from agentstats.io.atomic import append_line, atomic_write_text
-from agentstats.optimize.calls import Budget, BudgetExhausted, CallError, CallResult, Caller, WallTimeExceeded
+from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.prompts import JUDGE_PROMPTS, REVISION, Revision
@@ -170,7 +170,7 @@ class LoopResult:
         return bool(self.triggers)
 
     def to_record(self) -> dict[str, Any]:
-        """The JSON-ready result (written to ``result.json`` in the run folder)."""
+        """Return the JSON-ready result (written to ``result.json`` in the run folder)."""
         from dataclasses import asdict
 
         return {
@@ -605,7 +605,8 @@ class _Runner:
             if m.stratum != "all":
                 continue
             c = m.candidate
-            text = f"- {m.metric}: mean {c['mean']:.3f} ({pct} credible interval {c['ci_low']:.3f} to {c['ci_high']:.3f})"
+            text = (f"- {m.metric}: mean {c['mean']:.3f} ({pct} credible interval {c['ci_low']:.3f} to "
+                    f"{c['ci_high']:.3f})")
             if m.threshold is not None:
                 text += f", threshold {m.threshold:g}, P(mean >= threshold) = {m.p_meets_threshold:.3f}"
             if m.difference is not None:
@@ -620,7 +621,8 @@ class _Runner:
         rec_by_id = {r["id"]: r for r in res.records}
         shown = []
         for i in worst:
-            scores = ", ".join(f"{k}={'missing' if v is None else f'{v:.2f}'}" for k, v in rec_by_id[i]["scores"].items())
+            scores = ", ".join(f"{k}={'missing' if v is None else f'{v:.2f}'}"
+                               for k, v in rec_by_id[i]["scores"].items())
             shown.append(f"[{i}] INPUT: {ex_by_id[i].input[:500]}\nANSWER: {by_id[i]['response'][:800]}\n"
                          f"SCORES: {scores}")
         messages = REVISION.render(prompt=res.prompt, evaluation="\n".join(lines),
@@ -666,7 +668,7 @@ class _Runner:
 
 
 def _settled(results: list[Any]) -> list[Any]:
-    """The results of a batch run to the end (every call sent was let finish and was cached); raise its worst error.
+    """Return the results of a batch run to the end (every call sent was let finish); raise its worst error.
 
     A refused key or a failed generation (:class:`LoopError`) wins over a budget or wall-time stop, which wins over
     anything else.

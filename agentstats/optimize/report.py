@@ -130,7 +130,7 @@ def _ci(s: dict[str, Any] | None, key: str) -> float | None:
 
 
 def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
-    """The metric bundle per iteration: one row per (iteration, metric) in ``stratum``.
+    """Return the metric bundle per iteration: one row per (iteration, metric) in ``stratum``.
 
     Columns: ``iteration, metric, n, n_missing, mean, ci_low, ci_high, threshold, p_meets_threshold,
     difference, difference_ci_low, difference_ci_high, p_regression, decision`` (the candidate's posterior mean and
@@ -155,7 +155,7 @@ def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
 
 
 def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
-    """The baseline comparison of one iteration (default the final one) per metric and stratum.
+    """Return the baseline comparison of one iteration (default the final one) per metric and stratum.
 
     Columns: ``metric, stratum, n_paired, baseline, candidate, difference, ci_low, ci_high, tolerance,
     p_regression, p_better``.
@@ -170,7 +170,8 @@ def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
             continue
         rows.append({
             "metric": m["metric"], "stratum": m["stratum"], "n_paired": m.get("n_paired"),
-            "baseline": (m.get("baseline") or {}).get("mean"), "candidate": (m.get("candidate_paired") or {}).get("mean"),
+            "baseline": (m.get("baseline") or {}).get("mean"),
+            "candidate": (m.get("candidate_paired") or {}).get("mean"),
             "difference": d.get("mean"), "ci_low": d.get("ci_low"), "ci_high": d.get("ci_high"),
             "tolerance": m.get("tolerance"), "p_regression": m.get("p_regression"), "p_better": m.get("p_better"),
         })
@@ -178,7 +179,7 @@ def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
 
 
 def decision_markdown(view: RunView) -> str:
-    """The report's top: the decision, why, and what stopped the loop (Markdown; data escaped)."""
+    """Return the report's top: the decision, why, and what stopped the loop (Markdown; data escaped)."""
     it = view.final_iteration
     if it is None:
         stop = view.result or {}
