@@ -378,3 +378,55 @@ def test_gate_report_html_escapes_data(tmp_path):
     assert "<script>alert(1)" not in html and "<img src=x" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "policy_text_changed" in html
+
+
+def test_gate_report_reads_a_single_decision_record(tmp_path):
+    from agentstats.gating import gate
+    from agentstats.optimize.report import decision_markdown, metric_bundle, read_decision, strata_table
+
+    cand = [{"id": f"q{i}", "scores": {"safety": 1.0}, "risk_level": ("low", "high")[i % 2]} for i in range(10)]
+    base = [{"id": f"q{i}", "scores": {"safety": float(i % 2)}, "risk_level": ("low", "high")[i % 2]}
+            for i in range(10)]
+    record = gate(cand, base, {"thresholds": {"safety": 0.5}}).to_record()
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    view = read_decision(path)
+    assert view.final_iteration == 1 and not view.revisions
+    bundle = metric_bundle(view)
+    assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
+    assert len(strata_table(view)) == 3
+    assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    path.write_text(json.dumps({"schema": "something else"}))
+    with pytest.raises(ValueError, match="not a gate decision record"):
+        read_decision(path)
+
+
+def test_config_naming_an_unscored_metric_is_refused_before_any_call(tmp_path):
+    cfg_path = make_world(tmp_path, n=4, thresholds={"format_valid": 1.0})
+    with pytest.raises(ValueError, match=r"names metric\(s\) \['format_valid'\] that the loop does not score"):
+        optimize(config=cfg_path, run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_format_valid_and_matcher_scores(tmp_path):
+    cfg_path = make_world(tmp_path, n=8)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains",
+                       "response_schema": {"type": "object", "required": ["answer"],
+                                           "properties": {"answer": {"type": "string"}}}}
+    cfg["gate"].update(max_iterations=1, thresholds={})
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "baseline.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "scores": {"correct": 1.0, "format_valid": 1.0},
+                    "risk_level": ("low", "high")[i % 2]}) + "\n" for i in range(8)))
+    answers = ['{"answer": "GOOD"}', '```json\n{"answer": "GOOD"}\n```', '{"answer": 3}', "GOOD", '{"other": 1}',
+               '{"answer": "BAD"}', "not json", '{"answer": "GOOD"']
+
+    def agent(example, prompt):
+        return answers[int(example["id"][1:])]
+
+    result = optimize(config=cfg_path, agent=agent, optimizer=lambda p, r: p, run_dir=tmp_path / "run", prompt="P")
+    recs = {r["id"]: r["scores"] for r in result.best.records}
+    assert [recs[f"q{i}"]["format_valid"] for i in range(8)] == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    assert [recs[f"q{i}"]["correct"] for i in range(8)] == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]

@@ -203,8 +203,9 @@ class LoopConfig(_Strict):
     prices : dict of str to (float, float)
         ``model -> (input, output)`` USD per 1M tokens, over :data:`agentstats.scoring.judge.DEFAULT_PRICES`.
     chars_per_token : float
-        Characters per prompt token assumed by the budget check before a call (conservative: real tokenizers
-        give about 4 characters per English token, so the default 2 overestimates the prompt twice over).
+        Characters per prompt token assumed by the budget check before a call (conservative for English: real
+        tokenizers give about 4 characters per English token, so the default 2 overestimates the prompt twice over;
+        set it lower for scripts with fewer characters per token, about 1 for Chinese or Japanese).
     policy_phrases : list of str
         Policy-sensitive phrases: a revision whose diff adds or removes a line containing one (case-insensitive)
         fires the ``policy_text_changed`` human-review trigger with the phrase and the line.

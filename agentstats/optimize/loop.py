@@ -797,8 +797,21 @@ def optimize(
         if unpriced:
             raise ValueError(f"max_total_cost_usd is set but model(s) {unpriced} have no price: add them to prices "
                              "(USD per 1M input and output tokens)")
+    produced = set(cfg.judge.metrics if cfg.judge else [])
+    produced |= {"correct"} if cfg.evaluate.matcher else set()
+    produced |= {"format_valid"} if cfg.evaluate.response_schema is not None else set()
+    if not produced:
+        raise ValueError("nothing to score: configure evaluate.matcher, evaluate.response_schema or judge.metrics")
+    unscored = sorted(cfg.gate.named_metrics() - produced)
+    if unscored:
+        raise ValueError(f"the gate config names metric(s) {unscored} that the loop does not score (it scores "
+                         f"{sorted(produced)})")
     examples = load_eval_set(cfg.eval_set)
     base = load_scores(cfg.baseline)
+    missing_metrics = sorted(set(base.metrics) - produced)
+    if missing_metrics:
+        raise ValueError(f"the baseline {cfg.baseline} scores metric(s) {missing_metrics} that the loop does not "
+                         f"score (it scores {sorted(produced)}): a candidate is gated on every baseline metric")
     unknown = sorted(set(base.examples.index) - {e.id for e in examples})
     if unknown:
         raise ValueError(f"the baseline {cfg.baseline} has ids not in the eval set {cfg.eval_set}: {unknown[:5]}")
