@@ -130,7 +130,8 @@ def test_budget_stop_never_exceeds_the_budget(tmp_path):
     # iteration 1 costs 80 answered calls (20 agent + 60 judge), the whole run 182: this budget ends it in between
     budget = 160 * PER_REQUEST
     with ScriptedOpenAIServer(responder=responder) as srv:
-        point_at(cfg_path, srv, gate={"max_total_cost_usd": budget})
+        point_at(cfg_path, srv, gate={"max_total_cost_usd": budget}, agent={"concurrency": 4},
+                 judge={"concurrency": 4})
         result = optimize(config=cfg_path, run_dir=tmp_path / "run")
         sent = srv.n_requests
     assert result.stop_reason == "budget"
@@ -430,3 +431,19 @@ def test_format_valid_and_matcher_scores(tmp_path):
     recs = {r["id"]: r["scores"] for r in result.best.records}
     assert [recs[f"q{i}"]["format_valid"] for i in range(8)] == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     assert [recs[f"q{i}"]["correct"] for i in range(8)] == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_log_appends_whole_lines_and_drops_a_cut_short_last_line(tmp_path):
+    from agentstats.io.atomic import append_line
+    from agentstats.optimize.loop import RunLog
+
+    log = tmp_path / "loop.jsonl"
+    append_line(log, '{"step": "start", "iteration": 0}')
+    append_line(log, '{"step": "generation", "iteration": 1}\n')
+    with pytest.raises(ValueError, match="line breaks"):
+        append_line(log, '{"a": 1}\n{"b": 2}')
+    with open(log, "ab") as fh:  # what a kill in the middle of a write could leave
+        fh.write(b'{"step": "evalu')
+    lines = RunLog(tmp_path).read()
+    assert [x["step"] for x in lines] == ["start", "generation"]
+    assert log.read_bytes().endswith(b'"iteration": 1}\n')  # the torn line is cut off before the next append
