@@ -172,8 +172,10 @@ def test_wall_time_stop_before_any_call(tmp_path):
 
 
 @pytest.mark.slow  # a subprocess that imports the package and runs 110 calls at concurrency 1: about 40 s
-def test_resume_after_kill_repeats_no_paid_call(tmp_path):
-    """Kill the CLI mid-iteration 2 while a request is in flight; the resume sends only what never got a reply."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
+    """Kill (or Ctrl-C) the CLI mid-iteration 2 while a request is in flight; the resume sends only what never got a
+    reply."""
     cfg_path = make_world(tmp_path)
     run_dir = tmp_path / "run"
     kill_at = 110  # iteration 1: 80 calls, its revision: 1, iteration 2: 20 agent calls, then 30 judge calls
@@ -183,17 +185,22 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path):
         env = {**os.environ, "PYTHONWARNINGS": "ignore"}
         proc = subprocess.Popen([sys.executable, "-m", "agentstats", "loop", "--config", str(cfg_path),
                                  "--run-dir", str(run_dir), "--json"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             t0 = time.monotonic()
             while srv.n_requests < kill_at and time.monotonic() - t0 < 120 and proc.poll() is None:
                 time.sleep(0.05)
             assert srv.n_requests == kill_at, "the run did not reach the request to kill at"
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+            os.kill(proc.pid, sig)
+            output, _ = proc.communicate(timeout=30)
         finally:
             if proc.poll() is None:
                 proc.kill()
+        if sig == signal.SIGINT:  # one line, exit 130, no traceback
+            assert proc.returncode == 130 and output.strip().splitlines()[-1] == "interrupted", output
+            assert "Traceback" not in output
+        else:
+            assert proc.returncode == -signal.SIGKILL
         first = list(srv.requests)
         answered = {body_key(b) for b in first[: kill_at - 1]}  # concurrency 1: all but the last got their reply
         srv.requests.clear()
