@@ -454,3 +454,12 @@ def test_log_appends_whole_lines_and_drops_a_cut_short_last_line(tmp_path):
     lines = RunLog(tmp_path).read()
     assert [x["step"] for x in lines] == ["start", "generation"]
     assert log.read_bytes().endswith(b'"iteration": 1}\n')  # the torn line is cut off before the next append
+
+
+def test_loop_config_models_must_agree_with_the_gate_settings(tmp_path):
+    cfg_path = make_world(tmp_path, n=4)
+    cfg = json.loads(cfg_path.read_text())
+    cfg["gate"]["judge_model"] = "another-model"
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(LoopConfigError, match=r"judge.model 'test-model' differs from gate.judge_model"):
+        load_loop_config(cfg_path)

@@ -237,6 +237,17 @@ class LoopConfig(_Strict):
             raise ValueError("a policy phrase is empty")
         return v
 
+    @model_validator(mode="after")
+    def _models_agree(self) -> LoopConfig:
+        g = self.gate
+        pairs = (("agent", "candidate_model", self.agent, g.candidate_model),
+                 ("judge", "judge_model", self.judge, g.judge_model))
+        for name, gate_field, ep, model in pairs:
+            if ep is not None and model is not None and ep.model != model:
+                raise ValueError(f"{name}.model {ep.model!r} differs from gate.{gate_field} {model!r}: give the "
+                                 "model once, or the same in both")
+        return self
+
     def price_table(self) -> dict[str, tuple[float, float]]:
         """Return the default price table with this config's ``prices`` over it."""
         from agentstats.scoring.judge.pricing import DEFAULT_PRICES
