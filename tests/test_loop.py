@@ -463,3 +463,30 @@ def test_loop_config_models_must_agree_with_the_gate_settings(tmp_path):
     cfg_path.write_text(json.dumps(cfg))
     with pytest.raises(LoopConfigError, match=r"judge.model 'test-model' differs from gate.judge_model"):
         load_loop_config(cfg_path)
+
+
+def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
+    import asyncio
+
+    from agentstats.optimize.config import AgentSettings
+    from agentstats.scoring.judge.cache import JudgeCache
+
+    with ScriptedOpenAIServer(responder=lambda body: Reply.text("hello", delay_s=0.2)) as srv:
+        ep = AgentSettings(model="test-model", base_url=srv.base_url, prompt="P", max_tokens=16)
+        with JudgeCache(tmp_path / "c.sqlite3") as cache:
+            caller = Caller(cache, Budget(1.0), {"test-model": (1.0, 2.0)})
+            msgs = [{"role": "system", "content": "P"}, {"role": "user", "content": "same question"}]
+
+            async def batch():
+                sem = asyncio.Semaphore(4)
+                try:
+                    return await asyncio.gather(*(caller.chat(ep, "agent", msgs, temperature=0.0, sem=sem)
+                                                  for _ in range(3)))
+                finally:
+                    await caller.aclose()
+
+            results = asyncio.run(batch())
+        assert srv.n_requests == 1
+    assert [r.text for r in results] == ["hello"] * 3
+    assert sorted(r.cached for r in results) == [False, True, True]
+    assert caller.budget.spent == pytest.approx(PER_REQUEST)  # paid once

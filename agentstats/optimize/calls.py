@@ -5,7 +5,7 @@ Every call goes through :meth:`Caller.chat`:
 1. Its cache key (model, call kind and prompt id, messages, temperature, token cap, response schema) is looked up in
    the run's on-disk cache (:class:`agentstats.scoring.judge.cache.JudgeCache`, one SQLite file in the run
    folder): a cached call is answered from disk and costs nothing, so a resumed run never pays twice for a call
-   that completed.
+   that completed. An identical call already in flight in the same batch is waited for, not sent again.
 2. Otherwise a conservative cost estimate is *reserved* against the budget before the request is sent
    (:class:`Budget`): prompt tokens = characters / ``chars_per_token`` (plus the response schema's text), completion
    tokens = the endpoint's ``max_tokens`` cap, each instructor re-ask counted. A call whose estimate does not fit
@@ -24,6 +24,7 @@ crash or a kill and a resumed run starts from the right amount.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import os
@@ -207,6 +208,7 @@ class Caller:
         self.n_cached = 0
         self.retry_waits: list[float] = []
         self._clients: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self._inflight: dict[str, asyncio.Future[CallResult | None]] = {}
 
     def _client(self, ep: Endpoint, structured: bool) -> tuple[Any, Any]:
         """Return the batch's ``openai.AsyncOpenAI`` client for this endpoint (and its instructor wrapper)."""
@@ -224,6 +226,7 @@ class Caller:
     async def aclose(self) -> None:
         """Close the batch's HTTP clients (call at the end of every event loop that used :meth:`chat`)."""
         clients, self._clients = self._clients, {}
+        self._inflight = {}
         for client, _ in clients.values():
             await client.close()
 
@@ -285,7 +288,32 @@ class Caller:
         if hit is not None:
             self.n_cached += 1
             return CallResult(**{**hit, "n_requests": 0, "cached": True, "key": key})
+        twin = self._inflight.get(key)
+        if twin is not None:  # the same call is in flight in this batch: wait for its answer instead of paying twice
+            got = await asyncio.shield(twin)
+            if got is not None:
+                self.n_cached += 1
+                return dataclasses.replace(got, cached=True, n_requests=0)
         schema_text = "" if response_model is None else json.dumps(response_model.model_json_schema())
+        mine: asyncio.Future[CallResult | None] = asyncio.get_running_loop().create_future()
+        self._inflight.setdefault(key, mine)
+        try:
+            result = await self._chat_once(ep, kind, messages, temperature, sem, response_model, max_retries,
+                                           context, key, schema_text)
+        except BaseException:
+            if not mine.done():
+                mine.set_result(None)  # a waiting twin sends the call itself
+            raise
+        finally:
+            if self._inflight.get(key) is mine:
+                del self._inflight[key]
+        if not mine.done():
+            mine.set_result(result)
+        return result
+
+    async def _chat_once(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, str]], temperature: float,
+                         sem: asyncio.Semaphore, response_model: type[BaseModel] | None, max_retries: int,
+                         context: dict[str, Any] | None, key: str, schema_text: str) -> CallResult:
         async with sem:
             hit = self.cache.get(key)  # an identical call of this batch may have finished meanwhile
             if hit is not None:
