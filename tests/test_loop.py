@@ -490,3 +490,20 @@ def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
     assert [r.text for r in results] == ["hello"] * 3
     assert sorted(r.cached for r in results) == [False, True, True]
     assert caller.budget.spent == pytest.approx(PER_REQUEST)  # paid once
+
+
+def test_agentstats_optimize_is_callable_however_it_was_imported(tmp_path):
+    script = (
+        "import agentstats.optimize, agentstats\n"
+        "assert callable(agentstats.optimize) and agentstats.optimize.LoopConfig is agentstats.LoopConfig\n"
+        "assert agentstats.LoopResult is agentstats.optimize.LoopResult\n"
+        "try:\n"
+        "    agentstats.optimize(config=None)\n"
+        "except ValueError as exc:\n"
+        "    assert 'give a config' in str(exc)\n"
+        "else:\n"
+        "    raise AssertionError('not called')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    subprocess.run([sys.executable, "-c", "import agentstats; assert agentstats.optimize.__name__ == 'optimize'"],
+                   check=True)

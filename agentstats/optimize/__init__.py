@@ -10,6 +10,10 @@ without paying twice. :func:`run_gate_report` renders a run or a gate decision r
 ``docs/gate.md`` ("Loop") is the reference.
 """
 
+import sys
+import types
+from typing import Any
+
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, CallResult, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
@@ -34,3 +38,15 @@ __all__ = [
     "policy_triggers",
     "prompt_diff",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``agentstats.optimize`` is both this package and the loop's entry point: calling the module runs the loop."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> LoopResult:
+        return optimize(*args, **kwargs)
+
+
+# After ``import agentstats.optimize`` the package attribute ``agentstats.optimize`` is this module, not the function
+# the public facade names; making the module callable keeps ``agentstats.optimize(...)`` working either way.
+sys.modules[__name__].__class__ = _CallableModule
