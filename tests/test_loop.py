@@ -507,3 +507,21 @@ def test_agentstats_optimize_is_callable_however_it_was_imported(tmp_path):
     subprocess.run([sys.executable, "-c", script], check=True)
     subprocess.run([sys.executable, "-c", "import agentstats; assert agentstats.optimize.__name__ == 'optimize'"],
                    check=True)
+
+
+@pytest.mark.slow  # starts a Jupyter kernel (papermill): about 15 s
+def test_gate_cli_report_renders_the_decision_record(tmp_path):
+    cand = tmp_path / "cand.jsonl"
+    base = tmp_path / "base.jsonl"
+    cand.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"safety": 1.0}}) + "\n" for i in range(12)))
+    base.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
+    cfg = tmp_path / "gate.json"
+    cfg.write_text(json.dumps({"thresholds": {"safety": 0.7}}))
+    res = CliRunner().invoke(app, ["gate", str(cand), str(base), "--config", str(cfg), "--report",
+                                   str(tmp_path / "rep"), "--json"])
+    assert res.exit_code == 0, res.output
+    record = json.loads(res.stdout)
+    assert record["decision"] == "PASS" and Path(record["report"]).is_file()
+    html = Path(record["report"]).read_text()
+    assert "Decision: " in html and "PASS" in html
+    assert json.loads((tmp_path / "rep" / "gate-record.json").read_text())["decision"] == "PASS"
