@@ -93,6 +93,11 @@ _API: dict[str, str] = {
     "GateDecision": "agentstats.gating",
     "load_gate_config": "agentstats.gating",
     "load_scores": "agentstats.gating",
+    # evaluator-optimizer loop
+    "optimize": "agentstats.optimize",
+    "LoopConfig": "agentstats.optimize",
+    "LoopResult": "agentstats.optimize",
+    "load_loop_config": "agentstats.optimize",
     # summaries and reports
     "describe_counts": "agentstats.describe",
     "format_suite_table": "agentstats.describe",

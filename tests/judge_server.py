@@ -266,6 +266,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     owner: ScriptedOpenAIServer
     protocol_version = "HTTP/1.1"  # keep-alive: the openai client reuses connections
+    # headers and body go out in two writes: without TCP_NODELAY, Nagle's algorithm and the client's delayed ACK
+    # hold every reply on a kept-alive connection back by tens of milliseconds
+    disable_nagle_algorithm = True
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass

@@ -30,6 +30,7 @@ LAYERS = {
     "describe": 5,
     "plots": 5,
     "report": 5,
+    "optimize": 5,
     "cli": 6,
     "__main__": 7,
 }

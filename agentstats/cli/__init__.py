@@ -1,4 +1,4 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report | gate``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop``.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
@@ -17,6 +17,7 @@ from agentstats.cli.common import EXIT_INTERRUPTED, command, console, parse_k
 from agentstats.cli.estimate import estimate
 from agentstats.cli.fit import fit
 from agentstats.cli.gate import gate
+from agentstats.cli.loop import loop
 from agentstats.cli.report import report
 from agentstats.cli.score import score
 from agentstats.cli.simulate import simulate
@@ -29,7 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for _command in (simulate, estimate, fit, score, report, gate):
+for _command in (simulate, estimate, fit, score, report, gate, loop):
     app.command(name=_command.__name__)(command(_command))
 
 

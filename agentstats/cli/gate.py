@@ -2,8 +2,9 @@
 
 Exit status: 0 PASS, 1 FAIL, 75 RETRY (undecided: more data would decide it), 2 usage or input error, 130
 interrupted. ``--out`` writes the JSON decision record atomically; ``--sign-off NAME`` appends a reviewer's
-sign-off to it. Sign-offs already in the record are kept when the record is written again for the same inputs
-(same config and data hashes); a signed record for other inputs is never overwritten.
+sign-off to it; ``--report DIR`` renders the gate report (``notebooks/gate.ipynb``) of the record. Sign-offs
+already in the record are kept when the record is written again for the same inputs (same config and data hashes);
+a signed record for other inputs is never overwritten.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def gate(
     ] = None,
     out_path: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write the JSON decision record here (atomically).")
+    ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Also render the gate report (notebooks/gate.ipynb) into this folder."),
     ] = None,
 ) -> None:
     """Gate a candidate against a baseline on posterior probabilities: exit 0 PASS, 1 FAIL, 75 RETRY, 2 input error."""
@@ -73,12 +78,26 @@ def gate(
             atomic_write_text(out_path, json.dumps(record, indent=2) + "\n")
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
+    if report is not None:
+        from agentstats.io.atomic import atomic_write_text
+        from agentstats.optimize.report import run_gate_report
+
+        try:
+            report.mkdir(parents=True, exist_ok=True)
+            source = out_path if out_path is not None else atomic_write_text(
+                report / "gate-record.json", json.dumps(record, indent=2) + "\n")
+            paths = run_gate_report(decision=source, out_dir=report, name="gate", progress_bar=False)
+        except Exception as exc:  # the decision stands; the report is an extra
+            raise fail(exc, EXIT_FAILURE) from exc
+        record["report"] = str(paths.html)
     if as_json:
         out.print_json(json.dumps(record))
     else:
         _print(decision, record)
         if out_path is not None:
             console.print(f"decision record: {escape(str(out_path))}", highlight=False)
+        if report is not None:
+            console.print(f"report: {escape(record['report'])}", highlight=False)
     raise typer.Exit(EXIT_OF[decision.decision])
 
 

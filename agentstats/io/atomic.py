@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, overload
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["append_line", "atomic_write", "atomic_write_bytes", "atomic_write_text"]
 
 
 @overload
@@ -93,3 +93,38 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     with atomic_write(path, "wb") as fh:
         fh.write(data)
     return Path(path)
+
+
+def append_line(path: str | Path, line: str, *, encoding: str = "utf-8") -> None:
+    """Append one line to a log file durably: one ``write`` on an ``O_APPEND`` descriptor, then ``fsync``.
+
+    For append-only logs (the loop's JSONL log), which cannot be replaced whole. A kill can at worst leave the
+    last line cut short; readers drop a final line without its newline (and a resumed writer cuts it off first).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The log file, created when missing (its directory must exist).
+    line : str
+        One line; a trailing newline is added when missing. It must not contain other line breaks.
+
+    Raises
+    ------
+    ValueError
+        When ``line`` holds a line break before its end.
+    OSError
+        When the file cannot be written.
+    """
+    text = line if line.endswith("\n") else line + "\n"
+    if "\n" in text[:-1] or "\r" in text:
+        raise ValueError("append_line: the line must not contain line breaks")
+    data = text.encode(encoding)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)

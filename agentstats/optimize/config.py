@@ -1,0 +1,369 @@
+"""The loop's configuration: eval set, baseline, agent endpoint and prompt, judge, optimizer, prices, policy phrases.
+
+:class:`LoopConfig` is a pydantic model that embeds the gate's :class:`~agentstats.gating.config.GateConfig` (field
+``gate``; its loop settings ``max_iterations``, ``max_total_cost_usd``, ``max_wall_seconds``,
+``stop_after_no_improvement`` and ``improvement_probability`` drive the loop). :func:`load_loop_config` reads it
+from YAML or JSON and reports every validation error with file, line and field path (:class:`LoopConfigError`).
+Relative paths in the file (``eval_set``, ``baseline``, ``agent.prompt_file``) are relative to the file's folder.
+The reference with every field is the "Loop" section of ``docs/gate.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentstats.gating.config import GateConfig, GateConfigError, _is_union_tag, _yaml_line
+
+__all__ = [
+    "AgentSettings",
+    "EvaluateSettings",
+    "JudgeSettings",
+    "LoopConfig",
+    "LoopConfigError",
+    "OptimizerSettings",
+    "load_loop_config",
+]
+
+#: Metrics the built-in judge can score (each has a versioned prompt in :mod:`agentstats.optimize.prompts`).
+JUDGE_METRICS = ("groundedness", "relevance", "safety")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Endpoint(_Strict):
+    """An OpenAI-compatible chat endpoint and how to call it.
+
+    Attributes
+    ----------
+    model : str
+        Model name sent to the endpoint (and looked up in the price table).
+    base_url : str, optional
+        ``http://host:port/v1``; None: ``$OPENAI_BASE_URL`` or OpenAI.
+    api_key_env : str
+        Environment variable holding the key (keys are read from the environment only; a loopback ``base_url``
+        needs none).
+    concurrency : int
+        Most requests in flight at once.
+    retry_attempts : int
+        Attempts per call for timeouts, connection errors, HTTP 429 and 5xx (exponential backoff with full jitter,
+        ``Retry-After`` honoured).
+    timeout : float
+        Seconds per HTTP request.
+    backoff_base_s, backoff_max_s : float
+        Backoff: wait uniform in ``[0, min(max, base * 2**(attempt-1))]``.
+    max_tokens : int
+        Completion token cap sent with every call; also the completion size assumed by the budget check.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=8, ge=1, le=256)
+    retry_attempts: int = Field(default=5, ge=1, le=20)
+    timeout: float = Field(default=60.0, gt=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    max_tokens: int = Field(default=1024, ge=1)
+
+
+class AgentSettings(Endpoint):
+    """The built-in agent: the current prompt as the system message, the example's ``input`` as the user message.
+
+    Attributes
+    ----------
+    prompt : str, optional
+        The starting system prompt (give this or ``prompt_file``).
+    prompt_file : path, optional
+        A text file holding the starting prompt.
+    temperature : float
+        Sampling temperature of the agent (part of the cache key).
+    include_context : bool
+        Append the example's ``context`` to the user message (retrieval-augmented answers).
+    """
+
+    prompt: str | None = None
+    prompt_file: Path | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    include_context: bool = True
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> AgentSettings:
+        if (self.prompt is None) == (self.prompt_file is None):
+            raise ValueError("give exactly one of prompt and prompt_file")
+        return self
+
+
+class JudgeSettings(Endpoint):
+    """The instructor judge (temperature 0, schema-bound verdicts, versioned prompts).
+
+    Attributes
+    ----------
+    metrics : list of str
+        Judge-scored metrics, from ``groundedness``, ``relevance``, ``safety``.
+    max_retries : int
+        instructor re-asks after output that does not validate.
+    """
+
+    metrics: list[str] = Field(default_factory=lambda: list(JUDGE_METRICS))
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+    @field_validator("metrics")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        bad = sorted(set(v) - set(JUDGE_METRICS))
+        if bad:
+            raise ValueError(f"unknown judge metric(s) {bad}; known: {list(JUDGE_METRICS)}")
+        if len(set(v)) != len(v):
+            raise ValueError("a judge metric is listed twice")
+        return v
+
+
+class OptimizerSettings(Endpoint):
+    """The built-in optimizer: a revision prompt through instructor returning ``{revised_prompt, rationale}``.
+
+    Attributes
+    ----------
+    max_retries : int
+        instructor re-asks after output that does not validate.
+    examples_shown : int
+        Worst-scoring examples (input, answer, scores) shown to the optimizer model.
+    """
+
+    max_retries: int = Field(default=2, ge=0, le=10)
+    examples_shown: int = Field(default=5, ge=0, le=50)
+
+
+class EvaluateSettings(_Strict):
+    """Deterministic scorers.
+
+    Attributes
+    ----------
+    matcher : str, optional
+        Answer matcher (:func:`agentstats.scoring.answers.match_answer` name: ``auto``, ``exact``,
+        ``normalized``, ``numeric``, ``token_f1``, ``contains``) scoring the metric ``correct`` against the
+        example's ``expected``; None: not scored. Examples without ``expected`` get no value.
+    response_schema : dict, optional
+        A JSON Schema the response must satisfy (after parsing it as JSON): the binary metric ``format_valid``.
+    """
+
+    matcher: str | None = None
+    response_schema: dict[str, Any] | None = None
+
+    @field_validator("matcher")
+    @classmethod
+    def _matcher(cls, v: str | None) -> str | None:
+        from agentstats.scoring.answers import MATCHERS
+
+        if v is not None and v not in MATCHERS:
+            raise ValueError(f"unknown matcher {v!r}; known: {sorted(MATCHERS)}")
+        return v
+
+    @field_validator("response_schema")
+    @classmethod
+    def _schema(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is None:
+            return v
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(v)
+        except SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        return v
+
+
+class LoopConfig(_Strict):
+    """Configuration of the evaluator-optimizer loop (``agentstats loop --config loop.yaml``).
+
+    Attributes
+    ----------
+    eval_set : path
+        FAI-style JSONL eval set (``id, input, expected, context, tags, risk_level``; other fields kept).
+    baseline : path
+        The baseline's scored results on the same ids (the gate's input format, ``docs/gate.md``).
+    gate : GateConfig
+        The gate, and the loop's budgets and stop rules (``max_iterations``, ``max_total_cost_usd``,
+        ``max_wall_seconds``, ``stop_after_no_improvement``, ``improvement_probability``).
+    agent : AgentSettings, optional
+        The built-in agent; required unless ``optimize`` is given an ``agent`` callable.
+    judge : JudgeSettings, optional
+        The judge of the groundedness / relevance / safety metrics; None: no judge metrics.
+    optimizer : OptimizerSettings, optional
+        The built-in optimizer; None: the judge's endpoint and model (required unless ``optimize`` is given an
+        ``optimizer`` callable).
+    evaluate : EvaluateSettings
+    prices : dict of str to (float, float)
+        ``model -> (input, output)`` USD per 1M tokens, over :data:`agentstats.scoring.judge.DEFAULT_PRICES`.
+    chars_per_token : float
+        Characters per prompt token assumed by the budget check before a call (conservative for English: real
+        tokenizers give about 4 characters per English token, so the default 2 overestimates the prompt twice over;
+        set it lower for scripts with fewer characters per token, about 1 for Chinese or Japanese).
+    policy_phrases : list of str
+        Policy-sensitive phrases: a revision whose diff adds or removes a line containing one (case-insensitive)
+        fires the ``policy_text_changed`` human-review trigger with the phrase and the line.
+    """
+
+    eval_set: Path
+    baseline: Path
+    gate: GateConfig = Field(default_factory=GateConfig)
+    agent: AgentSettings | None = None
+    judge: JudgeSettings | None = None
+    optimizer: OptimizerSettings | None = None
+    evaluate: EvaluateSettings = Field(default_factory=EvaluateSettings)
+    prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    chars_per_token: float = Field(default=2.0, gt=0)
+    policy_phrases: list[str] = Field(default_factory=list)
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        for m, (a, b) in v.items():
+            if not (a >= 0 and b >= 0):
+                raise ValueError(f"prices of {m!r} must be >= 0, got {(a, b)}")
+        return v
+
+    @field_validator("policy_phrases")
+    @classmethod
+    def _phrases(cls, v: list[str]) -> list[str]:
+        if any(not p.strip() for p in v):
+            raise ValueError("a policy phrase is empty")
+        return v
+
+    @model_validator(mode="after")
+    def _models_agree(self) -> LoopConfig:
+        g = self.gate
+        pairs = (("agent", "candidate_model", self.agent, g.candidate_model),
+                 ("judge", "judge_model", self.judge, g.judge_model))
+        for name, gate_field, ep, model in pairs:
+            if ep is not None and model is not None and ep.model != model:
+                raise ValueError(f"{name}.model {ep.model!r} differs from gate.{gate_field} {model!r}: give the "
+                                 "model once, or the same in both")
+        return self
+
+    def price_table(self) -> dict[str, tuple[float, float]]:
+        """Return the default price table with this config's ``prices`` over it."""
+        from agentstats.scoring.judge.pricing import DEFAULT_PRICES
+
+        return {**DEFAULT_PRICES, **{k: (float(a), float(b)) for k, (a, b) in self.prices.items()}}
+
+    def initial_prompt(self) -> str | None:
+        """Return the agent's starting prompt (read from ``agent.prompt_file`` when given)."""
+        if self.agent is None:
+            return None
+        if self.agent.prompt is not None:
+            return self.agent.prompt
+        assert self.agent.prompt_file is not None
+        return self.agent.prompt_file.read_text(encoding="utf-8")
+
+    def optimizer_endpoint(self) -> Endpoint | None:
+        """Return the optimizer's endpoint: ``optimizer``, else the judge's."""
+        return self.optimizer if self.optimizer is not None else self.judge
+
+    def sha256(self) -> str:
+        """SHA-256 of the validated configuration as canonical JSON (the resume check compares it)."""
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class LoopConfigError(GateConfigError):
+    """A loop configuration file that cannot be read or does not validate; every problem located (``problems``)."""
+
+    def __init__(self, source: str, problems: list[str]):
+        super().__init__(source, problems)
+        n = len(problems)
+        self.args = (
+            f"{n} problem{'s' if n != 1 else ''} in loop config {source}:\n" + "\n".join(f"  {p}" for p in problems),
+        )
+
+
+def _resolve(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Make the file's relative paths relative to its folder."""
+    out = dict(data)
+    for key in ("eval_set", "baseline"):
+        if isinstance(out.get(key), str) and not Path(out[key]).is_absolute():
+            out[key] = str(base / out[key])
+    agent = out.get("agent")
+    if isinstance(agent, dict) and isinstance(agent.get("prompt_file"), str):
+        if not Path(agent["prompt_file"]).is_absolute():
+            out["agent"] = {**agent, "prompt_file": str(base / agent["prompt_file"])}
+    return out
+
+
+def load_loop_config(path: str | Path) -> LoopConfig:
+    """Read a loop configuration from a YAML (``.yaml`` / ``.yml``) or JSON (``.json``) file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    LoopConfig
+
+    Raises
+    ------
+    LoopConfigError
+        When the file cannot be read or parsed (with the line of a syntax error), fails validation (every error
+        with its field path and line), or names an eval set, baseline or prompt file that does not exist.
+    """
+    import yaml
+
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoopConfigError(source, [f"{source}: cannot read the file: {exc}"]) from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".json":
+            data = json.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        else:
+            raise LoopConfigError(
+                source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"]
+            )
+    except json.JSONDecodeError as exc:
+        raise LoopConfigError(source, [f"{source}, line {exc.lineno}: malformed JSON: {exc.msg}"]) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}" if mark is not None else ""
+        raise LoopConfigError(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if not isinstance(data, dict):
+        raise LoopConfigError(
+            source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"]
+        )
+    try:
+        cfg = LoopConfig.model_validate(_resolve(data, path.parent))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            loc = tuple(x for x in err.get("loc", ()) if not _is_union_tag(x))
+            line = _yaml_line(text, loc) if loc else None
+            where = source + (f", line {line}" if line is not None else "")
+            field = ".".join(str(x) for x in loc)
+            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+            if err.get("type") == "extra_forbidden":
+                msg = "unknown setting (see the Loop section of docs/gate.md)"
+            elif err.get("type") not in ("missing", "value_error") and "input" in err:
+                msg = f"{msg} (got {err['input']!r:.60})"
+            problems.append(f"{where}, field {field!r}: {msg}" if field else f"{where}: {msg}")
+        raise LoopConfigError(source, problems) from None
+    problems = []
+    for field, p in (("eval_set", cfg.eval_set), ("baseline", cfg.baseline),
+                     ("agent.prompt_file", cfg.agent.prompt_file if cfg.agent else None)):
+        if p is not None and not Path(p).is_file():
+            line = _yaml_line(text, tuple(field.split(".")))
+            problems.append(f"{source}{f', line {line}' if line else ''}, field {field!r}: no such file: {p}")
+    if problems:
+        raise LoopConfigError(source, problems)
+    return cfg

@@ -1,0 +1,890 @@
+"""The evaluator-optimizer loop: generate -> evaluate -> gate -> optimize, until PASS or a stop rule.
+
+Each iteration (numbered from 1; iteration 1 runs the starting prompt):
+
+1. **Generate**: the agent answers every example with the current prompt (a user callable
+   ``agent(example, prompt)``, or the built-in chat model: the prompt as the system message, the example's input
+   (and context) as the user message).
+2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema) and
+   the judge metrics (groundedness, relevance, safety; versioned prompts, temperature 0, schema-bound verdicts).
+   A verdict that cannot be had after every retry is ``null`` (``judge_missing``: excluded from the metric, counted,
+   and a review trigger above the configured share). The result is one score record per example in the gate's
+   input format (``iter-NNN/scores.jsonl``).
+3. **Gate**: :func:`agentstats.gating.gate` against the baseline, and against the best iteration so far. The
+   candidate *credibly improves* on the best when ``P(weighted score better than the best's) >=
+   improvement_probability`` (paired posterior of the per-example weighted score,
+   :func:`agentstats.gating.posterior.difference_draws`) and the gate against the best does not FAIL.
+4. **Stop** on PASS; after ``stop_after_no_improvement`` iterations in a row without a credible improvement; when
+   the next call would exceed ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.optimize.calls`);
+   when ``max_wall_seconds`` have passed (checked before every call); after ``max_iterations``.
+5. **Optimize**: a user callable ``optimizer(prompt, result) -> prompt`` or the built-in revision prompt
+   (:data:`agentstats.optimize.prompts.REVISION`, a structured ``{revised_prompt, rationale}``). The revision is
+   stored as a unified diff against the previous prompt, and checked for policy-sensitive phrases.
+
+Every completed step is one fsync'd line of ``loop.jsonl`` in the run folder (format in ``docs/gate.md``), and
+every paid call is cached in the run folder the moment it completes: ``resume=True`` replays the logged steps
+and continues where the run stopped (a crash, a kill, Ctrl-C, a budget or wall-time stop) without repeating a
+call that completed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import difflib
+import hashlib
+import json
+import math
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from agentstats.gating.data import ScoreSet, load_scores
+from agentstats.gating.decision import GateDecision, Trigger, gate
+from agentstats.gating.posterior import difference_draws
+from agentstats.io.atomic import append_line, atomic_write_text
+from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
+from agentstats.optimize.config import LoopConfig, load_loop_config
+from agentstats.optimize.evalset import Example, load_eval_set
+from agentstats.optimize.prompts import JUDGE_PROMPTS, REVISION, Revision
+from agentstats.scoring.judge.cache import JudgeCache
+from agentstats.scoring.judge.transport import run_coro
+from agentstats.scoring.judge.verdicts import Verdict
+
+__all__ = ["LOG_NAME", "IterationResult", "LoopError", "LoopResult", "optimize", "policy_triggers", "prompt_diff"]
+
+#: The run folder's log file.
+LOG_NAME = "loop.jsonl"
+#: Version of the log's line layout.
+LOG_SCHEMA = "agentstats.loop/1"
+#: The run folder's call cache.
+CACHE_NAME = "cache.sqlite3"
+
+StopReason = Literal["pass", "no_improvement", "budget", "wall_time", "max_iterations"]
+AgentFn = Callable[[dict[str, Any], str], Any]
+OptimizerFn = Callable[[str, "IterationResult"], str]
+
+
+class LoopError(RuntimeError):
+    """The loop cannot go on (a call failed after every retry, a refused key, a run folder that does not fit).
+
+    Nothing paid for is lost: completed calls are cached and completed steps logged; ``resume=True`` continues.
+    """
+
+
+@dataclass
+class IterationResult:
+    """What one iteration produced (handed to a user ``optimizer``).
+
+    Attributes
+    ----------
+    iteration : int
+        1-based.
+    prompt : str
+    outputs : list of dict
+        Per example: ``id, response, tokens, cost_usd, latency_s, cached``.
+    scores : ScoreSet
+        The per-example metric values (the gate's input).
+    records : list of dict
+        The same as score records (``id, scores, risk_level, tags, judge_missing, tokens, cost_usd, latency_s``).
+    decision : GateDecision
+        The gate against the baseline.
+    vs_best : GateDecision or None
+        The gate against the best iteration so far (None for iteration 1).
+    p_better_than_best : float or None
+        ``P(weighted score > best's)`` on the paired examples.
+    improved : bool
+        Whether it credibly improves on the best so far (always True for iteration 1).
+    judge_missing : dict of str to int
+        Missing verdicts per judge metric.
+    """
+
+    iteration: int
+    prompt: str
+    outputs: list[dict[str, Any]]
+    scores: ScoreSet
+    records: list[dict[str, Any]]
+    decision: GateDecision
+    vs_best: GateDecision | None
+    p_better_than_best: float | None
+    improved: bool
+    judge_missing: dict[str, int]
+
+
+@dataclass
+class LoopResult:
+    """Outcome of a loop run.
+
+    Attributes
+    ----------
+    decision : {"PASS", "FAIL", "RETRY"}
+        The gate's decision (against the baseline) for the best iteration; RETRY when no iteration completed.
+    stop_reason : {"pass", "no_improvement", "budget", "wall_time", "max_iterations"}
+    stop_detail : str
+        One line saying why it stopped.
+    best_iteration : int or None
+    best_prompt : str or None
+    iterations : list of dict
+        One summary per completed iteration (the log's ``decision`` lines).
+    revisions : list of dict
+        The log's ``revision`` lines (prompt, diff, rationale, triggers).
+    triggers : list of Trigger
+        Human-review triggers: the best iteration's gate triggers and every policy-text trigger of the run.
+    cost_usd : float
+        Money spent by the run's calls (all invocations of a resumed run).
+    n_requests : int
+        HTTP requests sent by this invocation.
+    n_cached : int
+        Calls answered from the run's cache by this invocation.
+    run_dir : pathlib.Path
+    """
+
+    decision: str
+    stop_reason: str
+    stop_detail: str
+    best_iteration: int | None
+    best_prompt: str | None
+    iterations: list[dict[str, Any]]
+    revisions: list[dict[str, Any]]
+    triggers: list[Trigger]
+    cost_usd: float
+    n_requests: int
+    n_cached: int
+    run_dir: Path
+    best: IterationResult | None = None
+    config_sha256: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """0 PASS, 1 FAIL, 75 otherwise (undecided: more data or more iterations would decide it)."""
+        return {"PASS": 0, "FAIL": 1}.get(self.decision, 75)
+
+    @property
+    def review_required(self) -> bool:
+        """Whether a human-review trigger fired."""
+        return bool(self.triggers)
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the JSON-ready result (written to ``result.json`` in the run folder)."""
+        from dataclasses import asdict
+
+        return {
+            "schema": "agentstats.loop-result/1",
+            "decision": self.decision,
+            "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail,
+            "review_required": self.review_required,
+            "best_iteration": self.best_iteration,
+            "best_prompt": self.best_prompt,
+            "iterations": self.iterations,
+            "revisions": self.revisions,
+            "triggers": [asdict(t) for t in self.triggers],
+            "cost_usd": self.cost_usd,
+            "n_requests": self.n_requests,
+            "n_cached": self.n_cached,
+            "run_dir": str(self.run_dir),
+            "config_sha256": self.config_sha256,
+        }
+
+
+# -- diffs and policy-text triggers -------------------------------------------------------------------------
+def prompt_diff(old: str, new: str, *, old_name: str = "previous", new_name: str = "revised") -> str:
+    """Unified diff (``difflib``) of two prompts, line by line; empty when they are equal."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=old_name, tofile=new_name,
+                                 lineterm="")
+    return "\n".join(lines)
+
+
+def policy_triggers(diff: str, phrases: list[str], iteration: int) -> list[Trigger]:
+    """Human-review triggers for policy-sensitive phrases on changed lines of a unified diff.
+
+    Parameters
+    ----------
+    diff : str
+        Output of :func:`prompt_diff`.
+    phrases : list of str
+        Phrases matched case-insensitively against each added (``+``) or removed (``-``) line.
+    iteration : int
+        The iteration whose prompt was revised (recorded in the evidence).
+
+    Returns
+    -------
+    list of Trigger
+        One ``policy_text_changed`` trigger per phrase found, its evidence listing each hit: ``change``
+        (``added`` / ``removed``), ``line`` (1-based, in the revised prompt for an addition and the previous one
+        for a removal) and the line's ``text``.
+    """
+    if not phrases or not diff:
+        return []
+    hits: dict[str, list[dict[str, Any]]] = {}
+    old_no = new_no = 0
+    for raw in diff.splitlines():
+        if raw.startswith(("---", "+++")):
+            continue
+        if raw.startswith("@@"):
+            parts = raw.split()
+            old_no = abs(int(parts[1].split(",")[0])) - 1
+            new_no = int(parts[2].split(",")[0]) - 1
+            continue
+        if raw.startswith("+"):
+            new_no += 1
+            change, line_no = "added", new_no
+        elif raw.startswith("-"):
+            old_no += 1
+            change, line_no = "removed", old_no
+        else:
+            old_no += 1
+            new_no += 1
+            continue
+        text = raw[1:]
+        low = text.casefold()
+        for p in phrases:
+            if p.casefold() in low:
+                hits.setdefault(p, []).append({"change": change, "line": line_no, "text": text})
+    return [
+        Trigger(
+            "policy_text_changed",
+            f"the revision after iteration {iteration} changed policy-sensitive text {phrase!r} "
+            f"({', '.join(sorted({h['change'] for h in found}))}, line {found[0]['line']})",
+            {"phrase": phrase, "iteration": iteration, "hits": found},
+        )
+        for phrase, found in hits.items()
+    ]
+
+
+# -- the run folder's log -----------------------------------------------------------------------------------
+class RunLog:
+    """The JSONL log of a run folder: one fsync'd line per completed step."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / LOG_NAME
+        self.lines: list[dict[str, Any]] = []
+
+    def read(self) -> list[dict[str, Any]]:
+        """Read the log; a last line cut short by a kill is dropped from the file."""
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as fh:
+                fh.truncate(keep)
+            data = data[:keep]
+        self.lines = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
+        return self.lines
+
+    def append(self, entry: dict[str, Any]) -> None:
+        entry = {"schema": LOG_SCHEMA, "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **entry}
+        append_line(self.path, json.dumps(_jsonable(entry), ensure_ascii=False, sort_keys=True))
+        self.lines.append(entry)
+
+    def find(self, step: str, iteration: int) -> dict[str, Any] | None:
+        for entry in self.lines:
+            if entry.get("step") == step and entry.get("iteration") == iteration:
+                return entry
+        return None
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _resume_hash(cfg: LoopConfig) -> str:
+    """Hash of the settings a resumed run must share (budgets and iteration limits may change)."""
+    data = cfg.model_dump(mode="json")
+    for k in ("max_iterations", "max_total_cost_usd", "max_wall_seconds"):
+        data["gate"].pop(k, None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    atomic_write_text(path, "".join(json.dumps(_jsonable(r), ensure_ascii=False, sort_keys=True) + "\n"
+                                    for r in rows))
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+# -- the loop -----------------------------------------------------------------------------------------------
+class _Stop(Exception):
+    def __init__(self, reason: StopReason, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass
+class _State:
+    best: IterationResult | None = None
+    stall: int = 0
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    revisions: list[dict[str, Any]] = field(default_factory=list)
+    policy: list[Trigger] = field(default_factory=list)
+
+
+class _Runner:
+    def __init__(self, cfg: LoopConfig, examples: list[Example], baseline: ScoreSet, run_dir: Path,
+                 agent: AgentFn | None, optimizer: OptimizerFn | None, log: RunLog, caller: Caller):
+        self.cfg = cfg
+        self.examples = examples
+        self.baseline = baseline
+        self.run_dir = run_dir
+        self.agent = agent
+        self.optimizer = optimizer
+        self.log = log
+        self.caller = caller
+        self.deadline = caller.deadline
+
+    # -- helpers
+    def _check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _Stop("wall_time", f"max_wall_seconds ({self.cfg.gate.max_wall_seconds:g} s) passed")
+
+    def _iter_dir(self, it: int) -> Path:
+        d = self.run_dir / f"iter-{it:03d}"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def _run_batch(self, coro_factory: Callable[[], Any]) -> Any:
+        async def batch() -> Any:
+            try:
+                return await coro_factory()
+            finally:
+                await self.caller.aclose()
+
+        try:
+            return run_coro(batch)
+        except BudgetExhausted as exc:
+            raise _Stop("budget", str(exc)) from None
+        except WallTimeExceeded as exc:
+            raise _Stop("wall_time", str(exc)) from None
+
+    # -- 1. generate
+    def generate(self, it: int, prompt: str) -> list[dict[str, Any]]:
+        done = self.log.find("generation", it)
+        if done is not None:
+            return _read_jsonl(self.run_dir / done["outputs"])
+        self._check_time()
+        if self.agent is not None:
+            outputs = [self._call_user_agent(ex, prompt) for ex in self.examples]
+        else:
+            outputs = self._run_batch(lambda: self._agenerate(prompt))
+        path = self._iter_dir(it) / "outputs.jsonl"
+        _write_jsonl(path, outputs)
+        self.log.append({"step": "generation", "iteration": it, "prompt_sha256": _sha(prompt),
+                         "outputs": str(path.relative_to(self.run_dir)), "n_examples": len(outputs),
+                         "n_cached": sum(bool(o["cached"]) for o in outputs),
+                         "cost_usd_so_far": self.caller.budget.spent})
+        return outputs
+
+    def _call_user_agent(self, ex: Example, prompt: str) -> dict[str, Any]:
+        from agentstats.scoring.judge.cache import cache_key
+
+        assert self.agent is not None
+        name = getattr(self.agent, "__qualname__", type(self.agent).__name__)
+        key = cache_key(f"callable:{name}", "agent", {"prompt": prompt, "example": ex.as_dict()})
+        hit = self.caller.cache.get(key)
+        if hit is not None:
+            return {**hit, "cached": True}
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _Stop("wall_time", f"max_wall_seconds ({self.cfg.gate.max_wall_seconds:g} s) passed")
+        t0 = time.perf_counter()
+        got = self.agent(ex.as_dict(), prompt)
+        latency = time.perf_counter() - t0
+        out: dict[str, Any] = {"id": ex.id, "tokens": None, "cost_usd": None, "latency_s": latency}
+        if isinstance(got, Mapping):
+            if "response" not in got:
+                raise LoopError(f"the agent callable returned a mapping without 'response' for example {ex.id!r}")
+            out.update({k: got.get(k) for k in ("tokens", "cost_usd", "latency_s") if got.get(k) is not None})
+            got = got["response"]
+        out["response"] = "" if got is None else str(got)
+        cost = out.get("cost_usd")
+        if cost is not None:
+            self.caller.budget.settle(0.0, float(cost))
+        self.caller.cache.put(key, out, model=f"callable:{name}", prompt_id="agent")
+        return {**out, "cached": False}
+
+    async def _agenerate(self, prompt: str) -> list[dict[str, Any]]:
+        ep = self.cfg.agent
+        assert ep is not None
+        sem = asyncio.Semaphore(ep.concurrency)
+
+        async def one(ex: Example) -> dict[str, Any]:
+            user = ex.input
+            ctx = ex.context_text()
+            if ep.include_context and ctx:
+                user = f"{user}\n\nCONTEXT:\n{ctx}"
+            messages = [{"role": "system", "content": prompt}, {"role": "user", "content": user}]
+            try:
+                r = await self.caller.chat(ep, "agent", messages, temperature=ep.temperature, sem=sem)
+            except CallError as exc:
+                raise LoopError(f"generation failed for example {ex.id!r}: {exc}") from exc
+            return {"id": ex.id, "response": r.text or "", "tokens": r.tokens, "cost_usd": r.cost_usd,
+                    "latency_s": r.latency_s, "cached": r.cached}
+
+        return _settled(await asyncio.gather(*(one(ex) for ex in self.examples), return_exceptions=True))
+
+    # -- 2. evaluate
+    def evaluate(self, it: int, outputs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        done = self.log.find("evaluation", it)
+        if done is not None:
+            return _read_jsonl(self.run_dir / done["scores"]), dict(done.get("judge_missing") or {})
+        self._check_time()
+        by_id = {o["id"]: o for o in outputs}
+        judged: dict[tuple[str, str], float | None] = {}
+        if self.cfg.judge is not None and self.cfg.judge.metrics:
+            judged = self._run_batch(lambda: self._ajudge(by_id))
+        records = []
+        missing = {m: 0 for m in (self.cfg.judge.metrics if self.cfg.judge else [])}
+        for ex in self.examples:
+            out = by_id[ex.id]
+            scores: dict[str, float | None] = {}
+            ev = self.cfg.evaluate
+            if ev.matcher is not None and ex.expected is not None:
+                from agentstats.scoring.answers import match_answer
+
+                scores["correct"] = float(match_answer(out["response"], ex.expected, ev.matcher).score)
+            if ev.response_schema is not None:
+                scores["format_valid"] = _format_valid(out["response"], ev.response_schema)
+            gone = []
+            for m in missing:
+                v = judged.get((ex.id, m))
+                scores[m] = v
+                if v is None:
+                    missing[m] += 1
+                    gone.append(m)
+            rec: dict[str, Any] = {"id": ex.id, "scores": scores, "tags": list(ex.tags)}
+            if ex.risk_level is not None:
+                rec["risk_level"] = ex.risk_level
+            if gone:
+                rec["judge_missing"] = gone
+            for k in ("tokens", "cost_usd", "latency_s"):
+                if out.get(k) is not None:
+                    rec[k] = out[k]
+            records.append(rec)
+        if not records or not records[0]["scores"]:
+            raise LoopError("nothing to score: configure evaluate.matcher, evaluate.response_schema or judge.metrics")
+        path = self._iter_dir(it) / "scores.jsonl"
+        _write_jsonl(path, records)
+        scores_set = load_scores(path)
+        means = {m: float(scores_set.example_means(m).mean()) if len(scores_set.example_means(m)) else None
+                 for m in scores_set.metrics}
+        self.log.append({"step": "evaluation", "iteration": it, "scores": str(path.relative_to(self.run_dir)),
+                         "means": means, "judge_missing": missing, "cost_usd_so_far": self.caller.budget.spent})
+        return records, missing
+
+    async def _ajudge(self, by_id: dict[str, dict[str, Any]]) -> dict[tuple[str, str], float | None]:
+        jc = self.cfg.judge
+        assert jc is not None
+        sem = asyncio.Semaphore(jc.concurrency)
+
+        async def one(ex: Example, metric: str) -> tuple[tuple[str, str], float | None]:
+            tpl = JUDGE_PROMPTS[metric]
+            messages = tpl.render(**{k: v for k, v in {"query": ex.input, "context": ex.context_text(),
+                                                        "answer": by_id[ex.id]["response"]}.items()
+                                     if k in tpl.fields})
+            try:
+                r = await self.caller.chat(jc, tpl.id, messages, temperature=0.0, sem=sem, response_model=Verdict,
+                                           max_retries=jc.max_retries)
+            except CallError as exc:
+                if exc.auth:
+                    raise LoopError(f"the judge endpoint refused the key: {exc}") from exc
+                return (ex.id, metric), None
+            assert r.data is not None
+            return (ex.id, metric), float(r.data["score"])
+
+        pairs = await asyncio.gather(*(one(ex, m) for ex in self.examples for m in jc.metrics),
+                                     return_exceptions=True)
+        return dict(_settled(pairs))
+
+    # -- 3. gate
+    def decide(self, it: int, prompt: str, outputs: list[dict[str, Any]], records: list[dict[str, Any]],
+               missing: dict[str, int], state: _State) -> IterationResult:
+        path = self.run_dir / f"iter-{it:03d}" / "scores.jsonl"
+        scores = load_scores(path)
+        decision = gate(scores, self.baseline, self.cfg.gate)
+        vs_best = None
+        p_better = None
+        if state.best is None:
+            improved = True
+        else:
+            vs_best = gate(scores, state.best.scores, self.cfg.gate)
+            p_better = self._p_better(scores, state.best.scores)
+            improved = p_better >= self.cfg.gate.improvement_probability and vs_best.decision != "FAIL"
+        res = IterationResult(iteration=it, prompt=prompt, outputs=outputs, scores=scores, records=records,
+                              decision=decision, vs_best=vs_best, p_better_than_best=p_better, improved=improved,
+                              judge_missing=missing)
+        record = {"iteration": it, "vs_baseline": decision.to_record(),
+                  "vs_best": None if vs_best is None else vs_best.to_record(),
+                  "best_before": None if state.best is None else state.best.iteration,
+                  "p_better_than_best": p_better, "improved": improved}
+        dpath = self._iter_dir(it) / "decision.json"
+        atomic_write_text(dpath, json.dumps(_jsonable(record), indent=2) + "\n")
+        if self.log.find("decision", it) is None:
+            overall = [
+                {"metric": m.metric, "n": m.n_candidate, "n_missing": m.n_missing, **m.candidate,
+                 "threshold": m.threshold, "p_meets_threshold": m.p_meets_threshold,
+                 "difference": m.difference, "p_regression": m.p_regression}
+                for m in decision.metrics if m.stratum == "all"
+            ]
+            self.log.append({
+                "step": "decision", "iteration": it, "decision": decision.decision, "reasons": decision.reasons,
+                "vs_best": None if vs_best is None else vs_best.decision,
+                "best_before": None if state.best is None else state.best.iteration,
+                "p_better_than_best": p_better, "improved": improved, "metrics": overall,
+                "triggers": [t.kind for t in decision.triggers], "record": str(dpath.relative_to(self.run_dir)),
+                "weighted_score": decision.weighted_score, "cost_usd_so_far": self.caller.budget.spent,
+            })
+        return res
+
+    def _p_better(self, cand: ScoreSet, best: ScoreSet) -> float:
+        """``P(mean weighted score of the candidate > the best's)`` on the examples both scored."""
+        yc, yb = _weighted_example_scores(cand, self.cfg), _weighted_example_scores(best, self.cfg)
+        ids = sorted(set(yc) & set(yb))
+        if not ids:
+            return 0.5
+        g = self.cfg.gate
+        rng = np.random.default_rng(np.random.SeedSequence(g.random_seed, spawn_key=[zlib.crc32(b"vs-best")]))
+        _, _, d = difference_draws(np.array([yc[i] for i in ids]), np.array([yb[i] for i in ids]),
+                                   g.prior_strength, g.n_draws, rng)
+        return float((d > 0).mean())
+
+    # -- 5. optimize
+    def revise(self, it: int, res: IterationResult, state: _State) -> str:
+        done = self.log.find("revision", it)
+        if done is not None:
+            return str(done["prompt"])
+        self._check_time()
+        rationale: str | None = None
+        if self.optimizer is not None:
+            new = self.optimizer(res.prompt, res)
+            if not isinstance(new, str) or not new.strip():
+                raise LoopError(f"the optimizer callable returned {type(new).__name__}, not a non-empty prompt")
+            source = getattr(self.optimizer, "__qualname__", type(self.optimizer).__name__)
+        else:
+            new, rationale = self._run_batch(lambda: self._arevise(res))
+            ep = self.cfg.optimizer_endpoint()
+            assert ep is not None
+            source = f"{ep.model} ({REVISION.id})"
+        diff = prompt_diff(res.prompt, new, old_name=f"iteration {it}", new_name=f"iteration {it + 1}")
+        triggers = policy_triggers(diff, self.cfg.policy_phrases, it)
+        from dataclasses import asdict
+
+        entry = {"step": "revision", "iteration": it, "next_iteration": it + 1, "prompt": new,
+                 "prompt_sha256": _sha(new), "diff": diff, "rationale": rationale, "optimizer": source,
+                 "triggers": [asdict(t) for t in triggers], "cost_usd_so_far": self.caller.budget.spent}
+        self.log.append(entry)
+        return new
+
+    async def _arevise(self, res: IterationResult) -> tuple[str, str]:
+        ep = self.cfg.optimizer_endpoint()
+        assert ep is not None
+        n_show = self.cfg.optimizer.examples_shown if self.cfg.optimizer else 5
+        max_retries = self.cfg.optimizer.max_retries if self.cfg.optimizer else 2
+        lines = []
+        pct = f"{self.cfg.gate.ci_prob:.0%}"
+        for m in res.decision.metrics:
+            if m.stratum != "all":
+                continue
+            c = m.candidate
+            text = (f"- {m.metric}: mean {c['mean']:.3f} ({pct} credible interval {c['ci_low']:.3f} to "
+                    f"{c['ci_high']:.3f})")
+            if m.threshold is not None:
+                text += f", threshold {m.threshold:g}, P(mean >= threshold) = {m.p_meets_threshold:.3f}"
+            if m.difference is not None:
+                text += f", difference to the baseline {m.difference['mean']:+.3f}"
+            lines.append(text)
+        lines.append(f"Gate decision against the baseline: {res.decision.decision}")
+        lines.extend(f"  {r}" for r in res.decision.reasons[:10])
+        weighted = _weighted_example_scores(res.scores, self.cfg)
+        worst = sorted(weighted, key=lambda i: (weighted[i], i))[:n_show]
+        by_id = {o["id"]: o for o in res.outputs}
+        ex_by_id = {e.id: e for e in self.examples}
+        rec_by_id = {r["id"]: r for r in res.records}
+        shown = []
+        for i in worst:
+            scores = ", ".join(f"{k}={'missing' if v is None else f'{v:.2f}'}"
+                               for k, v in rec_by_id[i]["scores"].items())
+            shown.append(f"[{i}] INPUT: {ex_by_id[i].input[:500]}\nANSWER: {by_id[i]['response'][:800]}\n"
+                         f"SCORES: {scores}")
+        messages = REVISION.render(prompt=res.prompt, evaluation="\n".join(lines),
+                                   examples="\n\n".join(shown) or "(none)")
+        sem = asyncio.Semaphore(1)
+        try:
+            r = await self.caller.chat(ep, REVISION.id, messages, temperature=0.0, sem=sem, response_model=Revision,
+                                       max_retries=max_retries)
+        except CallError as exc:
+            raise LoopError(f"the optimizer call failed: {exc}") from exc
+        assert r.data is not None
+        return str(r.data["revised_prompt"]), str(r.data["rationale"])
+
+    # -- the loop
+    def run(self, prompt: str, state: _State) -> tuple[StopReason, str]:
+        g = self.cfg.gate
+        it = 1
+        while True:
+            outputs = self.generate(it, prompt)
+            records, missing = self.evaluate(it, outputs)
+            res = self.decide(it, prompt, outputs, records, missing, state)
+            state.summaries.append(self.log.find("decision", it) or {})
+            if res.improved or res.decision.decision == "PASS":
+                state.best = res
+                state.stall = 0
+            else:
+                state.stall += 1
+            if res.decision.decision == "PASS":
+                return "pass", f"iteration {it} passed the gate against the baseline"
+            if state.stall >= g.stop_after_no_improvement:
+                return "no_improvement", (
+                    f"no credible improvement on the best (iteration {state.best.iteration if state.best else '-'}) "
+                    f"for {state.stall} iteration(s): P(better than best) < {g.improvement_probability:g}"
+                )
+            if it >= g.max_iterations:
+                return "max_iterations", f"max_iterations ({g.max_iterations}) reached"
+            prompt = self.revise(it, res, state)
+            rev = self.log.find("revision", it)
+            if rev is not None:
+                state.revisions.append(rev)
+                state.policy.extend(Trigger(t["kind"], t["reason"], t["evidence"]) for t in rev.get("triggers", []))
+            it += 1
+
+
+def _settled(results: list[Any]) -> list[Any]:
+    """Return the results of a batch run to the end (every call sent was let finish); raise its worst error.
+
+    A refused key or a failed generation (:class:`LoopError`) wins over a budget or wall-time stop, which wins over
+    anything else.
+    """
+    errors = [r for r in results if isinstance(r, BaseException)]
+    for kind in (LoopError, BudgetExhausted, WallTimeExceeded, BaseException):
+        for e in errors:
+            if isinstance(e, kind):
+                raise e
+    return results
+
+
+def _format_valid(response: str, schema: Mapping[str, Any]) -> float:
+    from jsonschema import Draft202012Validator
+
+    text = response.strip()
+    if text.startswith("```"):  # a fenced JSON block is still JSON
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return 0.0
+    return 1.0 if Draft202012Validator(dict(schema)).is_valid(value) else 0.0
+
+
+def _weighted_example_scores(scores: ScoreSet, cfg: LoopConfig) -> dict[str, float]:
+    """Per-example weighted mean of the metrics (config ``weights``; equal weights when none is given)."""
+    metrics = scores.metrics
+    weights = {m: cfg.gate.weights.get(m, 0.0) for m in metrics} if cfg.gate.weights else dict.fromkeys(metrics, 1.0)
+    num: dict[str, float] = {}
+    den: dict[str, float] = {}
+    for m, w in weights.items():
+        if w <= 0:
+            continue
+        for i, v in scores.example_means(m).items():
+            num[str(i)] = num.get(str(i), 0.0) + w * float(v)
+            den[str(i)] = den.get(str(i), 0.0) + w
+    return {i: num[i] / den[i] for i in num if den[i] > 0}
+
+
+def optimize(
+    eval_set: str | Path | None = None,
+    config: LoopConfig | Mapping[str, Any] | str | Path | None = None,
+    agent: AgentFn | None = None,
+    optimizer: OptimizerFn | None = None,
+    run_dir: str | Path = "loop-run",
+    resume: bool = False,
+    *,
+    baseline: str | Path | None = None,
+    prompt: str | None = None,
+) -> LoopResult:
+    """Run the evaluator-optimizer loop: generate, evaluate, gate, revise, until PASS or a stop rule.
+
+    The steps, stop rules, log and resume are described in :mod:`agentstats.optimize.loop` and the "Loop" section
+    of ``docs/gate.md``.
+
+    Parameters
+    ----------
+    eval_set : path, optional
+        FAI-style JSONL eval set; None: the config's ``eval_set``.
+    config : LoopConfig, mapping or path
+        The loop configuration (a YAML/JSON path is read with :func:`load_loop_config`).
+    agent : callable, optional
+        ``agent(example: dict, prompt: str) -> str`` (or a mapping with ``response`` and optional ``tokens``,
+        ``cost_usd``, ``latency_s``); None: the built-in chat agent of ``config.agent``. Its results are cached
+        in the run folder like the built-in agent's calls.
+    optimizer : callable, optional
+        ``optimizer(prompt: str, result: IterationResult) -> str``; None: the built-in revision prompt.
+    run_dir : path
+        The run folder (log, call cache, per-iteration outputs, scores and decisions, ``result.json``).
+    resume : bool
+        Continue the run in ``run_dir`` (its settings must match, except budgets and ``max_iterations``).
+    baseline : path, optional
+        The baseline's scored results; None: the config's ``baseline``.
+    prompt : str, optional
+        The starting prompt; None: the config's ``agent.prompt`` / ``agent.prompt_file``.
+
+    Returns
+    -------
+    LoopResult
+
+    Raises
+    ------
+    LoopError
+        A call failed after every retry (generation or optimizer), a refused key, an optimizer that returned no
+        prompt, or a run folder holding a different run (or a run at all without ``resume``).
+    agentstats.io.errors.TrialLoadError
+        A malformed eval set or baseline (every problem located).
+    agentstats.optimize.config.LoopConfigError, pydantic.ValidationError
+        An invalid configuration.
+    ValueError
+        Inconsistent settings: no agent, no optimizer, no starting prompt, a budget with a model missing from the
+        price table, a config naming a metric that is not scored, ids of the baseline not in the eval set.
+    """
+    if isinstance(config, LoopConfig):
+        cfg = config
+    elif isinstance(config, (str, Path)):
+        cfg = load_loop_config(config)
+    elif config is None:
+        if eval_set is None or baseline is None:
+            raise ValueError("optimize: give a config, or eval_set and baseline")
+        cfg = LoopConfig(eval_set=Path(eval_set), baseline=Path(baseline))
+    else:
+        cfg = LoopConfig.model_validate(dict(config))
+    updates: dict[str, Any] = {}
+    if eval_set is not None:
+        updates["eval_set"] = Path(eval_set)
+    if baseline is not None:
+        updates["baseline"] = Path(baseline)
+    if updates:
+        cfg = cfg.model_copy(update=updates)
+    start_prompt = prompt if prompt is not None else cfg.initial_prompt()
+    if start_prompt is None:
+        raise ValueError("optimize: no starting prompt (give prompt=, or agent.prompt / agent.prompt_file)")
+    if agent is None and cfg.agent is None:
+        raise ValueError("optimize: no agent: pass an agent callable or configure agent (endpoint and model)")
+    if optimizer is None and cfg.optimizer_endpoint() is None:
+        raise ValueError("optimize: no optimizer: pass an optimizer callable, or configure optimizer or judge")
+    prices = cfg.price_table()
+    if cfg.gate.max_total_cost_usd is not None:
+        from agentstats.scoring.judge.pricing import cost_usd
+
+        models = [ep.model for ep in (None if agent is not None else cfg.agent, cfg.judge,
+                                      None if optimizer is not None else cfg.optimizer_endpoint()) if ep]
+        unpriced = sorted({m for m in models if cost_usd(m, 1, 1, prices) is None})
+        if unpriced:
+            raise ValueError(f"max_total_cost_usd is set but model(s) {unpriced} have no price: add them to prices "
+                             "(USD per 1M input and output tokens)")
+    produced = set(cfg.judge.metrics if cfg.judge else [])
+    produced |= {"correct"} if cfg.evaluate.matcher else set()
+    produced |= {"format_valid"} if cfg.evaluate.response_schema is not None else set()
+    if not produced:
+        raise ValueError("nothing to score: configure evaluate.matcher, evaluate.response_schema or judge.metrics")
+    unscored = sorted(cfg.gate.named_metrics() - produced)
+    if unscored:
+        raise ValueError(f"the gate config names metric(s) {unscored} that the loop does not score (it scores "
+                         f"{sorted(produced)})")
+    examples = load_eval_set(cfg.eval_set)
+    base = load_scores(cfg.baseline)
+    missing_metrics = sorted(set(base.metrics) - produced)
+    if missing_metrics:
+        raise ValueError(f"the baseline {cfg.baseline} scores metric(s) {missing_metrics} that the loop does not "
+                         f"score (it scores {sorted(produced)}): a candidate is gated on every baseline metric")
+    unknown = sorted(set(base.examples.index) - {e.id for e in examples})
+    if unknown:
+        raise ValueError(f"the baseline {cfg.baseline} has ids not in the eval set {cfg.eval_set}: {unknown[:5]}")
+
+    run_path = Path(run_dir)
+    run_path.mkdir(parents=True, exist_ok=True)
+    log = RunLog(run_path)
+    lines = log.read()
+    rhash = _resume_hash(cfg)
+    data_sha = {"eval_set": _file_sha(cfg.eval_set), "baseline": base.sha256}
+    if lines and not resume:
+        raise LoopError(f"{run_path} holds a loop run already ({LOG_NAME}): resume it, or choose another run folder")
+    if lines:
+        start = lines[0]
+        if start.get("resume_sha256") != rhash or start.get("data_sha256") != data_sha or \
+                start.get("prompt") != start_prompt:
+            raise LoopError(f"{run_path} holds a run with other settings, data or starting prompt: it cannot be "
+                            "resumed with these (only budgets and max_iterations may change)")
+    else:
+        log.append({"step": "start", "iteration": 0, "config": cfg.model_dump(mode="json"),
+                    "config_sha256": cfg.sha256(), "resume_sha256": rhash, "data_sha256": data_sha,
+                    "prompt": start_prompt, "n_examples": len(examples),
+                    "agent": "callable" if agent is not None else "chat",
+                    "optimizer": "callable" if optimizer is not None else "chat"})
+    if resume and lines:
+        log.append({"step": "resume", "iteration": 0, "after_lines": len(lines)})
+
+    cache = JudgeCache(run_path / CACHE_NAME)
+    try:
+        budget = Budget.from_cache(cfg.gate.max_total_cost_usd, cache)
+        deadline = None if cfg.gate.max_wall_seconds is None else time.monotonic() + cfg.gate.max_wall_seconds
+        caller = Caller(cache, budget, prices, cfg.chars_per_token, jitter_seed=cfg.gate.random_seed,
+                        deadline=deadline)
+        runner = _Runner(cfg, examples, base, run_path, agent, optimizer, log, caller)
+        state = _State()
+        try:
+            reason, detail = runner.run(start_prompt, state)
+        except _Stop as stop:
+            reason, detail = stop.reason, stop.detail
+        best = state.best
+        triggers = list(best.decision.triggers if best is not None else []) + state.policy
+        result = LoopResult(
+            decision=best.decision.decision if best is not None else "RETRY",
+            stop_reason=reason,
+            stop_detail=detail,
+            best_iteration=None if best is None else best.iteration,
+            best_prompt=None if best is None else best.prompt,
+            iterations=state.summaries,
+            revisions=state.revisions,
+            triggers=triggers,
+            cost_usd=budget.spent,
+            n_requests=caller.n_requests,
+            n_cached=caller.n_cached,
+            run_dir=run_path,
+            best=best,
+            config_sha256=cfg.sha256(),
+        )
+        from dataclasses import asdict
+
+        log.append({"step": "stop", "iteration": len(state.summaries), "reason": reason, "detail": detail,
+                    "decision": result.decision, "best_iteration": result.best_iteration,
+                    "triggers": [asdict(t) for t in triggers], "cost_usd_so_far": budget.spent,
+                    "budget_refusals": budget.refused})
+        atomic_write_text(run_path / "result.json", json.dumps(_jsonable(result.to_record()), indent=2) + "\n")
+        return result
+    finally:
+        cache.close()
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+

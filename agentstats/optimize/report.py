@@ -1,0 +1,260 @@
+"""The gate report: ``notebooks/gate.ipynb`` for a loop run folder or a gate decision record, executed and exported.
+
+The notebook calls the readers here (:func:`read_run`, :func:`read_decision`) and the table builders
+(:func:`metric_bundle`, :func:`strata_table`, :func:`decision_markdown`); every string that comes from the data
+(metric names, strata, reasons, prompts, diffs, trigger evidence) is escaped with :mod:`agentstats.markup` before it
+reaches Markdown or HTML. :func:`run_gate_report` runs the notebook through the report machinery of
+:mod:`agentstats.report` (papermill, atomic outputs, failed runs kept aside, self-contained HTML).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agentstats.markup import md_text
+from agentstats.report import ReportPaths, run_report
+
+__all__ = [
+    "RunView",
+    "decision_markdown",
+    "default_gate_notebook",
+    "metric_bundle",
+    "read_decision",
+    "read_run",
+    "run_gate_report",
+    "strata_table",
+]
+
+
+@dataclass
+class RunView:
+    """What a gate report shows: a loop run (log, per-iteration decision records, result) or one decision record.
+
+    Attributes
+    ----------
+    log : list of dict
+        The run's ``loop.jsonl`` lines (empty for a single decision record).
+    decisions : dict of int to dict
+        Per iteration, ``{"vs_baseline": record, "vs_best": record or None, ...}`` (``iter-NNN/decision.json``);
+        a single decision record is iteration 1.
+    result : dict or None
+        The run's ``result.json`` (None for a single decision record, or a run that has not stopped).
+    source : str
+    """
+
+    log: list[dict[str, Any]] = field(default_factory=list)
+    decisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    source: str = ""
+
+    @property
+    def final_iteration(self) -> int | None:
+        """The iteration the decision is about: the result's best, else the last one decided."""
+        if self.result is not None and self.result.get("best_iteration") is not None:
+            return int(self.result["best_iteration"])
+        return max(self.decisions) if self.decisions else None
+
+    @property
+    def revisions(self) -> list[dict[str, Any]]:
+        """The log's revision lines (prompt, diff, rationale, triggers)."""
+        return [x for x in self.log if x.get("step") == "revision"]
+
+    def triggers(self) -> list[dict[str, Any]]:
+        """Human-review triggers: the result's (or the final decision record's) and each revision's."""
+        if self.result is not None:
+            return list(self.result.get("triggers") or [])
+        out: list[dict[str, Any]] = []
+        it = self.final_iteration
+        if it is not None:
+            out.extend(self.decisions[it]["vs_baseline"].get("triggers") or [])
+        for rev in self.revisions:
+            out.extend(rev.get("triggers") or [])
+        return out
+
+
+def read_run(run_dir: str | Path) -> RunView:
+    """Read a loop run folder (``loop.jsonl``, ``iter-NNN/decision.json``, ``result.json`` when it stopped).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the folder holds no ``loop.jsonl``.
+    ValueError
+        When a line of the log is not JSON (naming the line).
+    """
+    run_dir = Path(run_dir)
+    log_path = run_dir / "loop.jsonl"
+    if not log_path.is_file():
+        raise FileNotFoundError(f"{run_dir}: no loop.jsonl (not a loop run folder)")
+    log = []
+    for i, line in enumerate(log_path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            log.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{log_path}, line {i}: not JSON ({exc.msg})") from None
+    decisions = {}
+    for entry in log:
+        if entry.get("step") == "decision" and entry.get("record"):
+            path = run_dir / entry["record"]
+            if path.is_file():
+                decisions[int(entry["iteration"])] = json.loads(path.read_text(encoding="utf-8"))
+    result_path = run_dir / "result.json"
+    result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.is_file() else None
+    return RunView(log=log, decisions=decisions, result=result, source=str(run_dir))
+
+
+def read_decision(path: str | Path) -> RunView:
+    """Read a gate decision record (``agentstats gate --out``) as a one-iteration view.
+
+    Raises
+    ------
+    ValueError
+        When the file is not a gate decision record.
+    """
+    rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(rec, dict) or not str(rec.get("schema", "")).startswith("agentstats.gate/"):
+        raise ValueError(f"{path}: not a gate decision record")
+    return RunView(decisions={1: {"iteration": 1, "vs_baseline": rec, "vs_best": None}}, source=str(path))
+
+
+def _ci(s: dict[str, Any] | None, key: str) -> float | None:
+    return None if not s else s.get(key)
+
+
+def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
+    """Return the metric bundle per iteration: one row per (iteration, metric) in ``stratum``.
+
+    Columns: ``iteration, metric, n, n_missing, mean, ci_low, ci_high, threshold, p_meets_threshold,
+    difference, difference_ci_low, difference_ci_high, p_regression, decision`` (the candidate's posterior mean and
+    credible interval; the paired difference to the baseline; the gate's decision of that iteration).
+    """
+    rows = []
+    for it, rec in sorted(view.decisions.items()):
+        base = rec["vs_baseline"]
+        for m in base.get("metrics", []):
+            if m.get("stratum") != stratum:
+                continue
+            c, d = m.get("candidate") or {}, m.get("difference")
+            rows.append({
+                "iteration": it, "metric": m["metric"], "n": m.get("n_candidate"), "n_missing": m.get("n_missing"),
+                "mean": c.get("mean"), "ci_low": c.get("ci_low"), "ci_high": c.get("ci_high"),
+                "threshold": m.get("threshold"), "p_meets_threshold": m.get("p_meets_threshold"),
+                "difference": _ci(d, "mean"), "difference_ci_low": _ci(d, "ci_low"),
+                "difference_ci_high": _ci(d, "ci_high"), "p_regression": m.get("p_regression"),
+                "decision": base.get("decision"),
+            })
+    return pd.DataFrame(rows)
+
+
+def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
+    """Return the baseline comparison of one iteration (default the final one) per metric and stratum.
+
+    Columns: ``metric, stratum, n_paired, baseline, candidate, difference, ci_low, ci_high, tolerance,
+    p_regression, p_better``.
+    """
+    it = iteration if iteration is not None else view.final_iteration
+    if it is None or it not in view.decisions:
+        return pd.DataFrame()
+    rows = []
+    for m in view.decisions[it]["vs_baseline"].get("metrics", []):
+        d = m.get("difference")
+        if d is None:
+            continue
+        rows.append({
+            "metric": m["metric"], "stratum": m["stratum"], "n_paired": m.get("n_paired"),
+            "baseline": (m.get("baseline") or {}).get("mean"),
+            "candidate": (m.get("candidate_paired") or {}).get("mean"),
+            "difference": d.get("mean"), "ci_low": d.get("ci_low"), "ci_high": d.get("ci_high"),
+            "tolerance": m.get("tolerance"), "p_regression": m.get("p_regression"), "p_better": m.get("p_better"),
+        })
+    return pd.DataFrame(rows)
+
+
+def decision_markdown(view: RunView) -> str:
+    """Return the report's top: the decision, why, and what stopped the loop (Markdown; data escaped)."""
+    it = view.final_iteration
+    if it is None:
+        stop = view.result or {}
+        return (f"## Decision: **{md_text(stop.get('decision', 'RETRY'))}**\n\nNo iteration completed "
+                f"({md_text(stop.get('stop_reason', 'not stopped'))}: {md_text(stop.get('stop_detail', ''))}).")
+    rec = view.decisions[it]["vs_baseline"]
+    decision = view.result.get("decision") if view.result else rec.get("decision")
+    lines = [f"## Decision: **{md_text(decision)}**", ""]
+    if view.result is not None:
+        r = view.result
+        lines.append(f"Best iteration **{it}** of {len(view.decisions)}; the loop stopped on "
+                     f"**{md_text(r.get('stop_reason'))}**: {md_text(r.get('stop_detail'))}. "
+                     f"Cost of the run: ${float(r.get('cost_usd') or 0):.4f}.")
+    elif view.log:
+        lines.append(f"Iteration {it} of a loop that has not stopped (no result.json yet).")
+    ci = rec.get("config", {}).get("ci_prob", 0.95)
+    lines.append("")
+    lines.append(f"Against the baseline ({rec.get('pairing', {}).get('n_paired', 0)} paired examples; "
+                 f"{ci:.0%} credible intervals):")
+    lines.append("")
+    lines.extend(f"* {md_text(reason)}" for reason in rec.get("reasons", []))
+    trig = view.triggers()
+    lines.append("")
+    lines.append(f"**Human review required** ({len(trig)} trigger{'s' if len(trig) != 1 else ''}, listed below)."
+                 if trig else "No human-review trigger fired.")
+    return "\n".join(lines)
+
+
+def default_gate_notebook() -> Path:
+    """Path of the gate report template (package data ``agentstats/templates/gate.ipynb``).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package data is missing.
+    """
+    path = Path(str(resources.files("agentstats") / "templates" / "gate.ipynb"))
+    if not path.is_file():
+        raise FileNotFoundError(f"gate report template not found at {path}: reinstall agentstats")
+    return path
+
+
+def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | None = None,
+                    out_dir: str | Path = "reports", name: str = "gate", *, progress_bar: bool = True,
+                    show_code: bool = False) -> ReportPaths:
+    """Execute ``notebooks/gate.ipynb`` for a loop run folder or a decision record; write ``.ipynb`` and ``.html``.
+
+    Parameters
+    ----------
+    run_dir : path, optional
+        A loop run folder.
+    decision : path, optional
+        A gate decision record (``agentstats gate --out``); used when ``run_dir`` is None.
+    out_dir, name, progress_bar, show_code
+        As :func:`agentstats.report.run_report`.
+
+    Returns
+    -------
+    agentstats.report.ReportPaths
+
+    Raises
+    ------
+    ValueError
+        When neither input is given, or it cannot be read.
+    agentstats.report.ReportError
+        When the notebook fails (the previous report is kept).
+    """
+    if run_dir is None and decision is None:
+        raise ValueError("run_gate_report: give run_dir or decision")
+    if run_dir is not None:
+        read_run(run_dir)  # fail in a second, before a kernel starts
+    else:
+        assert decision is not None
+        read_decision(decision)
+    params = {"run_dir": None if run_dir is None else str(Path(run_dir).resolve()),
+              "decision_path": None if decision is None else str(Path(decision).resolve())}
+    return run_report(params, out_dir=out_dir, name=name, template=default_gate_notebook(),
+                      progress_bar=progress_bar, show_code=show_code)

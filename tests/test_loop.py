@@ -1,0 +1,527 @@
+"""The evaluator-optimizer loop end to end against the loopback OpenAI-compatible server (agent, judge and optimizer
+all served by it; the scripted world is in tests/loop_helpers.py), plus its parts: policy-text triggers, the budget,
+the config loader, the eval-set loader, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from judge_server import Reply, ScriptedOpenAIServer, user_text
+from loop_helpers import PROMPTS, body_key, good_in_a, make_world, point_at, repeated, responder
+from typer.testing import CliRunner
+
+from agentstats.cli import app
+from agentstats.io.errors import TrialLoadError
+from agentstats.optimize import (
+    Budget,
+    BudgetExhausted,
+    Caller,
+    LoopConfigError,
+    LoopError,
+    load_eval_set,
+    load_loop_config,
+    optimize,
+    policy_triggers,
+    prompt_diff,
+)
+from agentstats.optimize.config import JudgeSettings
+from agentstats.optimize.prompts import GROUNDEDNESS
+from agentstats.scoring.judge.verdicts import Verdict
+
+#: Cost of one answered request of the test server: 120 prompt and 30 completion tokens at $1 / $2 per 1M tokens.
+PER_REQUEST = (120 * 1.0 + 30 * 2.0) / 1e6
+
+
+class Counting:
+    """The scripted responder, with HTTP errors at chosen request numbers (1-based arrival order)."""
+
+    def __init__(self, errors: dict[int, Reply] | None = None, slow_at: int | None = None, slow_s: float = 60.0):
+        self.errors = errors or {}
+        self.slow_at = slow_at
+        self.slow_s = slow_s
+        self.n = 0
+        self.lock = threading.Lock()
+        self.errored: list[str] = []
+
+    def __call__(self, body):
+        with self.lock:
+            self.n += 1
+            n = self.n
+        if n in self.errors:
+            self.errored.append(body_key(body))
+            return self.errors[n]
+        reply = responder(body)
+        if n == self.slow_at:
+            reply.delay_s = self.slow_s
+        return reply
+
+
+def _log(run_dir: Path) -> list[dict]:
+    return [json.loads(x) for x in (run_dir / "loop.jsonl").read_text().splitlines()]
+
+
+# -- end to end ---------------------------------------------------------------------------------------------
+def test_loop_improves_then_regresses_with_429_and_500_mid_run(tmp_path):
+    cfg_path = make_world(tmp_path)
+    resp = Counting({5: Reply.http_error(429, retry_after_ms=5), 47: Reply.http_error(500)})
+    with ScriptedOpenAIServer(responder=resp) as srv:
+        point_at(cfg_path, srv)
+        result = optimize(config=cfg_path, run_dir=tmp_path / "run")
+        bodies = list(srv.requests)
+    # iteration 1 (PROMPT-A) = baseline quality; 2 (PROMPT-B) all good; 3 (PROMPT-C) all bad
+    its = {s["iteration"]: s for s in result.iterations}
+    assert sorted(its) == [1, 2, 3]
+    means = {i: {m["metric"]: m["mean"] for m in s["metrics"]} for i, s in its.items()}
+    # posterior mean of a binary metric with k successes in 20 under the uniform prior: (k + 1) / 22
+    for metric in ("groundedness", "relevance", "safety"):
+        assert means[1][metric] == pytest.approx(11 / 22, abs=0.02)
+        assert means[2][metric] == pytest.approx(21 / 22, abs=0.02)
+        assert means[3][metric] == pytest.approx(1 / 22, abs=0.02)
+    assert its[2]["improved"] and its[2]["p_better_than_best"] >= 0.95
+    assert not its[3]["improved"] and its[3]["p_better_than_best"] < 0.05
+    assert its[2]["decision"] == "RETRY"  # relevance >= 0.97 is not yet credible on 20 examples
+    assert result.best_iteration == 2 and result.best_prompt == PROMPTS["B"]
+    assert result.stop_reason == "no_improvement"
+    assert result.decision == "RETRY" and result.exit_code == 75
+    # the 429 and the 500 were retried: those two bodies were sent twice, nothing else was
+    assert len(resp.errored) == 2
+    assert sorted(repeated(bodies)) == sorted(resp.errored)
+    assert all(not s.get("judge_missing") for s in result.iterations)
+    # cost = answered requests x their price (the error replies cost nothing)
+    assert result.cost_usd == pytest.approx((len(bodies) - 2) * PER_REQUEST, rel=1e-9)
+    # the policy phrase left the prompt in the first revision: trigger with the line's evidence
+    policy = [t for t in result.triggers if t.kind == "policy_text_changed"]
+    assert len(policy) == 1
+    assert policy[0].evidence["hits"] == [{"change": "removed", "line": 2, "text": "Never share account numbers."}]
+    # durable log: one line per completed step, in order; the revisions stored as diffs
+    steps = [(x["step"], x["iteration"]) for x in _log(tmp_path / "run")]
+    assert steps == [("start", 0), ("generation", 1), ("evaluation", 1), ("decision", 1), ("revision", 1),
+                     ("generation", 2), ("evaluation", 2), ("decision", 2), ("revision", 2),
+                     ("generation", 3), ("evaluation", 3), ("decision", 3), ("stop", 3)]
+    rev = next(x for x in _log(tmp_path / "run") if x["step"] == "revision")
+    assert "-Never share account numbers." in rev["diff"] and "+Answer from the context only." in rev["diff"]
+    assert rev["diff"] == prompt_diff(PROMPTS["A"], PROMPTS["B"], old_name="iteration 1", new_name="iteration 2")
+    record = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert record["decision"] == "RETRY" and record["best_iteration"] == 2
+
+
+def test_loop_cli_stops_on_pass_and_exits_0(tmp_path):
+    cfg_path = make_world(tmp_path, thresholds={"relevance": 0.8})
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv)
+        res = CliRunner().invoke(app, ["loop", "--config", str(cfg_path), "--run-dir", str(tmp_path / "run"),
+                                       "--json"])
+    assert res.exit_code == 0, res.output
+    record = json.loads(res.stdout)
+    assert record["decision"] == "PASS" and record["stop_reason"] == "pass"
+    assert record["best_iteration"] == 2 and len(record["iterations"]) == 2
+
+
+def test_budget_stop_never_exceeds_the_budget(tmp_path):
+    cfg_path = make_world(tmp_path)
+    # iteration 1 costs 80 answered calls (20 agent + 60 judge), the whole run 182: this budget ends it in between
+    budget = 160 * PER_REQUEST
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv, gate={"max_total_cost_usd": budget}, agent={"concurrency": 4},
+                 judge={"concurrency": 4})
+        result = optimize(config=cfg_path, run_dir=tmp_path / "run")
+        sent = srv.n_requests
+    assert result.stop_reason == "budget"
+    assert "would exceed the budget" in result.stop_detail
+    assert result.cost_usd <= budget
+    assert result.cost_usd == pytest.approx(sent * PER_REQUEST, rel=1e-9)
+    assert 81 < sent < 160  # iteration 1 and its revision completed; the estimates stopped the run before the budget
+    # what was left unspent is at most the reservations of the calls in flight (concurrency 4) and the refused one
+    ep = JudgeSettings(model="test-model", max_tokens=64)
+    msgs = GROUNDEDNESS.render(query="This is question 19.", context="Fact 19.", answer="BAD answer to question 19")
+    est = Caller(None, Budget(None), {"test-model": (1.0, 2.0)}).estimate(  # type: ignore[arg-type]
+        ep, msgs, json.dumps(Verdict.model_json_schema()), asks=3)
+    assert est >= PER_REQUEST  # conservative
+    assert budget - result.cost_usd < 5 * est
+    assert result.best_iteration >= 1
+    stop = _log(tmp_path / "run")[-1]
+    assert stop["step"] == "stop" and stop["budget_refusals"] >= 1
+
+
+def test_stall_and_max_iterations_stops(tmp_path):
+    cfg_path = make_world(tmp_path)
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv, gate={"max_iterations": 2})
+        result = optimize(config=cfg_path, run_dir=tmp_path / "run")
+    assert result.stop_reason == "max_iterations" and result.best_iteration == 2
+    assert [s["iteration"] for s in result.iterations] == [1, 2]
+
+
+def test_wall_time_stop_before_any_call(tmp_path):
+    cfg_path = make_world(tmp_path)
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv, gate={"max_wall_seconds": 1e-6})
+        time.sleep(0.01)
+        result = optimize(config=cfg_path, run_dir=tmp_path / "run")
+        assert srv.n_requests == 0
+    assert result.stop_reason == "wall_time" and result.best_iteration is None
+    assert result.decision == "RETRY" and result.exit_code == 75
+
+
+@pytest.mark.slow  # a subprocess that imports the package and runs 110 calls at concurrency 1: about 40 s
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
+    """Kill (or Ctrl-C) the CLI mid-iteration 2 while a request is in flight; the resume sends only what never got a
+    reply."""
+    cfg_path = make_world(tmp_path)
+    run_dir = tmp_path / "run"
+    kill_at = 110  # iteration 1: 80 calls, its revision: 1, iteration 2: 20 agent calls, then 30 judge calls
+    resp = Counting(slow_at=kill_at, slow_s=30.0)
+    with ScriptedOpenAIServer(responder=resp) as srv:
+        point_at(cfg_path, srv, agent={"concurrency": 1}, judge={"concurrency": 1})
+        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        proc = subprocess.Popen([sys.executable, "-m", "agentstats", "loop", "--config", str(cfg_path),
+                                 "--run-dir", str(run_dir), "--json"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            t0 = time.monotonic()
+            while srv.n_requests < kill_at and time.monotonic() - t0 < 120 and proc.poll() is None:
+                time.sleep(0.05)
+            assert srv.n_requests == kill_at, "the run did not reach the request to kill at"
+            os.kill(proc.pid, sig)
+            output, _ = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        if sig == signal.SIGINT:  # one line, exit 130, no traceback
+            assert proc.returncode == 130 and output.strip().splitlines()[-1] == "interrupted", output
+            assert "Traceback" not in output
+        else:
+            assert proc.returncode == -signal.SIGKILL
+        first = list(srv.requests)
+        answered = {body_key(b) for b in first[: kill_at - 1]}  # concurrency 1: all but the last got their reply
+        srv.requests.clear()
+        resp.slow_at = None
+        steps_before = [(x["step"], x["iteration"]) for x in _log(run_dir)]
+        assert ("generation", 2) in steps_before and ("evaluation", 2) not in steps_before
+        with pytest.raises(LoopError, match="resume it"):
+            optimize(config=cfg_path, run_dir=run_dir)
+        result = optimize(config=cfg_path, run_dir=run_dir, resume=True)
+        second = list(srv.requests)
+    assert not answered & {body_key(b) for b in second}, "a call that got its reply was sent again"
+    assert body_key(first[kill_at - 1]) in {body_key(b) for b in second}  # the one killed in flight is redone
+    assert not repeated(second)
+    assert result.stop_reason == "no_improvement" and result.best_iteration == 2
+    assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST, rel=1e-9)
+    steps = [x["step"] for x in _log(run_dir)]
+    assert steps.count("generation") == 3 and steps.count("resume") == 1
+
+
+def test_user_callables_are_cached_and_judge_missing_counted(tmp_path):
+    cfg_path = make_world(tmp_path, n=20)
+    calls = {"agent": 0, "optimizer": 0}
+
+    def agent(example, prompt):
+        calls["agent"] += 1
+        good = "PROMPT-B" in prompt or good_in_a(int(example["id"][1:]))
+        return {"response": f"{'GOOD' if good else 'BAD'} {example['id']}", "tokens": 10}
+
+    def optimizer(prompt, result):
+        calls["optimizer"] += 1
+        assert result.iteration >= 1 and result.decision.decision in ("PASS", "FAIL", "RETRY")
+        return PROMPTS["B"] if "PROMPT-A" in prompt else PROMPTS["C"]
+
+    def judge(body):  # the judge never answers on examples 3 and 7: every retry fails
+        if body.get("tools") and ("question 3." in user_text(body) or "question 7." in user_text(body)):
+            return Reply.http_error(500)
+        return responder(body)
+
+    with ScriptedOpenAIServer(responder=judge) as srv:
+        point_at(cfg_path, srv, judge={"retry_attempts": 2})
+        cfg = json.loads(cfg_path.read_text())
+        del cfg["agent"]
+        cfg_path.write_text(json.dumps(cfg))
+        result = optimize(config=cfg_path, agent=agent, optimizer=optimizer, run_dir=tmp_path / "run",
+                          prompt=PROMPTS["A"])
+        assert calls == {"agent": 60, "optimizer": 2}
+        again = optimize(config=cfg_path, agent=agent, optimizer=optimizer, run_dir=tmp_path / "run",
+                         prompt=PROMPTS["A"], resume=True)
+    assert calls == {"agent": 60, "optimizer": 2}  # the resume replayed everything from the log and the cache
+    assert again.best_iteration == result.best_iteration == 2
+    missing = result.iterations[0]["metrics"]
+    assert {m["metric"]: m["n_missing"] for m in missing} == {"groundedness": 2, "relevance": 2, "safety": 2}
+    assert result.iterations[0]["metrics"][0]["n"] == 18  # scored examples: the missing verdicts are left out
+    assert any(t.kind == "judge_missing" for t in result.triggers)  # 2 of 20 > 5 %
+
+
+# -- parts ----------------------------------------------------------------------------------------------------
+def test_policy_triggers_name_phrase_line_and_change():
+    old = "Be kind.\nNever give LEGAL ADVICE.\nKeep it short."
+    new = "Be kind.\nKeep it short.\nYou may give legal advice when asked.\nRefunds need approval."
+    diff = prompt_diff(old, new)
+    trig = policy_triggers(diff, ["legal advice", "refund", "password"], iteration=4)
+    by = {t.evidence["phrase"]: t.evidence["hits"] for t in trig}
+    assert set(by) == {"legal advice", "refund"}
+    assert by["legal advice"] == [{"change": "removed", "line": 2, "text": "Never give LEGAL ADVICE."},
+                                  {"change": "added", "line": 3, "text": "You may give legal advice when asked."}]
+    assert by["refund"] == [{"change": "added", "line": 4, "text": "Refunds need approval."}]
+    assert policy_triggers(prompt_diff(old, old), ["legal advice"], 1) == []  # unchanged text never fires
+
+
+def test_budget_reserves_before_and_refuses_what_does_not_fit():
+    b = Budget(1.0)
+    b.reserve(0.6)
+    with pytest.raises(BudgetExhausted):
+        b.reserve(0.5)  # 0.6 reserved + 0.5 > 1.0
+    b.settle(0.6, 0.4)
+    b.reserve(0.6)  # 0.4 spent + 0.6 = 1.0 fits exactly
+    assert b.refused == 1 and b.spent == pytest.approx(0.4)
+
+
+def test_loop_config_errors_are_located(tmp_path):
+    (tmp_path / "eval.jsonl").write_text('{"id": 1, "input": "x"}\n')
+    p = tmp_path / "loop.yaml"
+    p.write_text("eval_set: eval.jsonl\nbaseline: missing.jsonl\ngate:\n  max_iterations: 0\n"
+                 "judge:\n  model: m\n  metrics: [groundedness, toxicity]\nbogus: 1\n")
+    with pytest.raises(LoopConfigError) as exc:
+        load_loop_config(p)
+    text = "\n".join(exc.value.problems)
+    assert "line 4, field 'gate.max_iterations'" in text
+    assert "line 7, field 'judge.metrics'" in text and "toxicity" in text
+    assert "line 8, field 'bogus'" in text
+    p.write_text("eval_set: eval.jsonl\nbaseline: missing.jsonl\n")
+    with pytest.raises(LoopConfigError, match=r"line 2, field 'baseline': no such file"):
+        load_loop_config(p)
+
+
+def test_eval_set_problems_are_located(tmp_path):
+    p = tmp_path / "eval.jsonl"
+    p.write_text('{"id": "a", "input": "x", "extra_field": 1}\n{"id": "a", "input": "y"}\n{"id": "b"}\n'
+                 '{"id": "c", "input": "z", "tags": "t"}\n')
+    with pytest.raises(TrialLoadError) as exc:
+        load_eval_set(p)
+    text = str(exc.value)
+    assert "line 2" in text and "repeats line 1" in text
+    assert "line 3" in text and "input" in text
+    assert "line 4" in text and "tags" in text
+    p.write_text('{"id": "a", "input": "x", "extra_field": 1, "risk_level": "high"}\n')
+    (ex,) = load_eval_set(p)
+    assert ex.extra == {"extra_field": 1} and ex.risk_level == "high"
+
+
+def test_resume_refuses_other_settings(tmp_path):
+    cfg_path = make_world(tmp_path, n=6)
+
+    def agent(example, prompt):
+        return "GOOD"
+
+    def optimizer(prompt, result):
+        return prompt + "\nMore."
+
+    kw = dict(agent=agent, optimizer=optimizer, run_dir=tmp_path / "run", prompt="P")
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={}, stop_after_no_improvement=5)
+    cfg_path.write_text(json.dumps(cfg))
+    base = tmp_path / "baseline.jsonl"
+    base.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"correct": 1.0},
+                                        "risk_level": ("low", "high")[i % 2]}) + "\n" for i in range(6)))
+    first = optimize(config=cfg_path, **kw)
+    assert first.stop_reason == "max_iterations"
+    with pytest.raises(LoopError, match="other settings"):
+        optimize(config=cfg_path, resume=True, **{**kw, "prompt": "another prompt"})
+    cfg["gate"]["max_iterations"] = 3  # budgets and iteration limits may change on a resume
+    cfg_path.write_text(json.dumps(cfg))
+    more = optimize(config=cfg_path, resume=True, **kw)
+    assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
+
+
+# -- the gate report ----------------------------------------------------------------------------------------
+def _callable_run(tmp_path: Path, prompt: str, revised: str) -> Path:
+    cfg_path = make_world(tmp_path, n=8)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={"correct": 0.5}, stop_after_no_improvement=5)
+    cfg["policy_phrases"] = ["<script>"]
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "baseline.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "scores": {"correct": float(i % 2)}, "risk_level": ("low", "high")[i % 2]}) + "\n"
+        for i in range(8)))
+    optimize(config=cfg_path, agent=lambda ex, p: "GOOD", optimizer=lambda p, r: revised, run_dir=tmp_path / "run",
+             prompt=prompt)
+    return tmp_path / "run"
+
+
+def test_gate_report_tables_read_the_run(tmp_path):
+    from agentstats.optimize.report import decision_markdown, metric_bundle, read_run, strata_table
+
+    run = _callable_run(tmp_path, "Be brief.", "Be brief.\nCite *sources*.")
+    view = read_run(run)
+    bundle = metric_bundle(view)
+    assert list(bundle["iteration"]) == [1, 2] and set(bundle["metric"]) == {"correct"}
+    assert bundle["mean"].iloc[0] == pytest.approx(9 / 10, abs=0.02)  # 8 of 8 correct under the uniform prior
+    strata = strata_table(view)
+    assert set(strata["stratum"]) == {"all", "risk_level=low", "risk_level=high"}
+    # low-risk examples: baseline 0 of 4, candidate 4 of 4
+    low = strata.set_index("stratum").loc["risk_level=low"]
+    assert low["baseline"] < 0.3 and low["candidate"] > 0.7
+    md = decision_markdown(view)
+    assert md.startswith("## Decision: **") and "stopped on **max\\_iterations**" in md
+
+
+@pytest.mark.slow  # starts a Jupyter kernel (papermill) and exports HTML: about 20 s
+def test_gate_report_html_escapes_data(tmp_path):
+    from agentstats.optimize.report import run_gate_report
+
+    evil = "<script>alert(1)</script> [x](javascript:alert(2)) <img src=x onerror=alert(3)>"
+    run = _callable_run(tmp_path, "Be brief.", f"Be brief.\n{evil}")
+    paths = run_gate_report(run_dir=run, out_dir=tmp_path / "out", progress_bar=False)
+    html = paths.html.read_text()
+    assert "Decision: " in html and "Prompt revisions" in html
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "policy_text_changed" in html
+
+
+def test_gate_report_reads_a_single_decision_record(tmp_path):
+    from agentstats.gating import gate
+    from agentstats.optimize.report import decision_markdown, metric_bundle, read_decision, strata_table
+
+    cand = [{"id": f"q{i}", "scores": {"safety": 1.0}, "risk_level": ("low", "high")[i % 2]} for i in range(10)]
+    base = [{"id": f"q{i}", "scores": {"safety": float(i % 2)}, "risk_level": ("low", "high")[i % 2]}
+            for i in range(10)]
+    record = gate(cand, base, {"thresholds": {"safety": 0.5}}).to_record()
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    view = read_decision(path)
+    assert view.final_iteration == 1 and not view.revisions
+    bundle = metric_bundle(view)
+    assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
+    assert len(strata_table(view)) == 3
+    assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    path.write_text(json.dumps({"schema": "something else"}))
+    with pytest.raises(ValueError, match="not a gate decision record"):
+        read_decision(path)
+
+
+def test_config_naming_an_unscored_metric_is_refused_before_any_call(tmp_path):
+    cfg_path = make_world(tmp_path, n=4, thresholds={"format_valid": 1.0})
+    with pytest.raises(ValueError, match=r"names metric\(s\) \['format_valid'\] that the loop does not score"):
+        optimize(config=cfg_path, run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_format_valid_and_matcher_scores(tmp_path):
+    cfg_path = make_world(tmp_path, n=8)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains",
+                       "response_schema": {"type": "object", "required": ["answer"],
+                                           "properties": {"answer": {"type": "string"}}}}
+    cfg["gate"].update(max_iterations=1, thresholds={})
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "baseline.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "scores": {"correct": 1.0, "format_valid": 1.0},
+                    "risk_level": ("low", "high")[i % 2]}) + "\n" for i in range(8)))
+    answers = ['{"answer": "GOOD"}', '```json\n{"answer": "GOOD"}\n```', '{"answer": 3}', "GOOD", '{"other": 1}',
+               '{"answer": "BAD"}', "not json", '{"answer": "GOOD"']
+
+    def agent(example, prompt):
+        return answers[int(example["id"][1:])]
+
+    result = optimize(config=cfg_path, agent=agent, optimizer=lambda p, r: p, run_dir=tmp_path / "run", prompt="P")
+    recs = {r["id"]: r["scores"] for r in result.best.records}
+    assert [recs[f"q{i}"]["format_valid"] for i in range(8)] == [1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    assert [recs[f"q{i}"]["correct"] for i in range(8)] == [1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_log_appends_whole_lines_and_drops_a_cut_short_last_line(tmp_path):
+    from agentstats.io.atomic import append_line
+    from agentstats.optimize.loop import RunLog
+
+    log = tmp_path / "loop.jsonl"
+    append_line(log, '{"step": "start", "iteration": 0}')
+    append_line(log, '{"step": "generation", "iteration": 1}\n')
+    with pytest.raises(ValueError, match="line breaks"):
+        append_line(log, '{"a": 1}\n{"b": 2}')
+    with open(log, "ab") as fh:  # what a kill in the middle of a write could leave
+        fh.write(b'{"step": "evalu')
+    lines = RunLog(tmp_path).read()
+    assert [x["step"] for x in lines] == ["start", "generation"]
+    assert log.read_bytes().endswith(b'"iteration": 1}\n')  # the torn line is cut off before the next append
+
+
+def test_loop_config_models_must_agree_with_the_gate_settings(tmp_path):
+    cfg_path = make_world(tmp_path, n=4)
+    cfg = json.loads(cfg_path.read_text())
+    cfg["gate"]["judge_model"] = "another-model"
+    cfg_path.write_text(json.dumps(cfg))
+    with pytest.raises(LoopConfigError, match=r"judge.model 'test-model' differs from gate.judge_model"):
+        load_loop_config(cfg_path)
+
+
+def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
+    import asyncio
+
+    from agentstats.optimize.config import AgentSettings
+    from agentstats.scoring.judge.cache import JudgeCache
+
+    with ScriptedOpenAIServer(responder=lambda body: Reply.text("hello", delay_s=0.2)) as srv:
+        ep = AgentSettings(model="test-model", base_url=srv.base_url, prompt="P", max_tokens=16)
+        with JudgeCache(tmp_path / "c.sqlite3") as cache:
+            caller = Caller(cache, Budget(1.0), {"test-model": (1.0, 2.0)})
+            msgs = [{"role": "system", "content": "P"}, {"role": "user", "content": "same question"}]
+
+            async def batch():
+                sem = asyncio.Semaphore(4)
+                try:
+                    return await asyncio.gather(*(caller.chat(ep, "agent", msgs, temperature=0.0, sem=sem)
+                                                  for _ in range(3)))
+                finally:
+                    await caller.aclose()
+
+            results = asyncio.run(batch())
+        assert srv.n_requests == 1
+    assert [r.text for r in results] == ["hello"] * 3
+    assert sorted(r.cached for r in results) == [False, True, True]
+    assert caller.budget.spent == pytest.approx(PER_REQUEST)  # paid once
+
+
+def test_agentstats_optimize_is_callable_however_it_was_imported(tmp_path):
+    script = (
+        "import agentstats.optimize, agentstats\n"
+        "assert callable(agentstats.optimize) and agentstats.optimize.LoopConfig is agentstats.LoopConfig\n"
+        "assert agentstats.LoopResult is agentstats.optimize.LoopResult\n"
+        "try:\n"
+        "    agentstats.optimize(config=None)\n"
+        "except ValueError as exc:\n"
+        "    assert 'give a config' in str(exc)\n"
+        "else:\n"
+        "    raise AssertionError('not called')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    subprocess.run([sys.executable, "-c", "import agentstats; assert agentstats.optimize.__name__ == 'optimize'"],
+                   check=True)
+
+
+@pytest.mark.slow  # starts a Jupyter kernel (papermill): about 15 s
+def test_gate_cli_report_renders_the_decision_record(tmp_path):
+    cand = tmp_path / "cand.jsonl"
+    base = tmp_path / "base.jsonl"
+    cand.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"safety": 1.0}}) + "\n" for i in range(12)))
+    base.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
+    cfg = tmp_path / "gate.json"
+    cfg.write_text(json.dumps({"thresholds": {"safety": 0.7}}))
+    res = CliRunner().invoke(app, ["gate", str(cand), str(base), "--config", str(cfg), "--report",
+                                   str(tmp_path / "rep"), "--json"])
+    assert res.exit_code == 0, res.output
+    record = json.loads(res.stdout)
+    assert record["decision"] == "PASS" and Path(record["report"]).is_file()
+    html = Path(record["report"]).read_text()
+    assert "Decision: " in html and "PASS" in html
+    assert json.loads((tmp_path / "rep" / "gate-record.json").read_text())["decision"] == "PASS"
