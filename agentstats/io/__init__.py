@@ -8,6 +8,9 @@ manifest). Formats and options are described in ``docs/data-format.md``.
 # importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl" | "bfcl"))
 from agentstats.io import bfcl as _bfcl  # noqa: F401
 from agentstats.io import fair_forge as _fair_forge  # noqa: F401
+from agentstats.io import inspect_log as _inspect_log  # noqa: F401
+from agentstats.io import otel as _otel  # noqa: F401
+from agentstats.io import tau2 as _tau2  # noqa: F401
 from agentstats.io.agents import AgentSelection
 from agentstats.io.bfcl import load_bfcl
 from agentstats.io.detect import FORMATS, detect_format

@@ -16,6 +16,7 @@ import gzip
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -26,6 +27,7 @@ __all__ = [
     "is_gzip",
     "normalize_format",
     "open_text",
+    "register_detector",
     "resolve_run_columns",
     "source_name",
 ]
@@ -47,6 +49,9 @@ _ALIASES = {
     "csv": "counts",
     "parquet": "counts",
 }
+
+#: Content detectors added by importers (:func:`register_detector`): tried in order before the built-in rules.
+_DETECTORS: list[tuple[str, Callable[[Path, bytes], bool]]] = []
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -108,6 +113,21 @@ def source_name(src: Any) -> str:
     if isinstance(src, (str, os.PathLike)):
         return str(src)
     return "<DataFrame>"
+
+
+def register_detector(name: str, detector: Callable[[Path, bytes], bool]) -> None:
+    """Let :func:`detect_format` recognise a format registered by an importer.
+
+    Parameters
+    ----------
+    name : str
+        The format name returned when ``detector`` says yes.
+    detector : callable
+        ``detector(path, head) -> bool``, where ``head`` is the first 64 KiB of the file (decompressed when
+        gzip). It must be cheap and must not raise on content it does not recognise.
+    """
+    _DETECTORS[:] = [(n, d) for n, d in _DETECTORS if n != name]
+    _DETECTORS.append((name, detector))
 
 
 def _magic(path: Path, n: int = 4) -> bytes:
@@ -185,6 +205,9 @@ def detect_format(
 
         return _table_kind(set(pq.read_schema(path).names), run_cols, name)
     head = _head(path)
+    for fmt, detector in _DETECTORS:
+        if detector(path, head):
+            return fmt
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text:
         raise ValueError(f"{name}: file is empty")

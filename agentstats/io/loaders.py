@@ -19,7 +19,14 @@ import pandas as pd
 from agentstats.counts import counts_frame, plural, to_counts
 from agentstats.io.agents import AgentSelection
 from agentstats.io.counts import read_counts_table, read_table
-from agentstats.io.detect import _ALIASES, FORMATS, detect_format, normalize_format, source_name
+from agentstats.io.detect import (
+    _ALIASES,
+    FORMATS,
+    detect_format,
+    normalize_format,
+    register_detector,
+    source_name,
+)
 from agentstats.io.errors import OnError, Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import read_json_trials, read_jsonl_trials
 from agentstats.io.manifest import check_manifest
@@ -46,8 +53,14 @@ AgentsSpec = str | list[str] | tuple[str, ...] | AgentSelection | None
 _READERS: dict[str, Callable[..., list[Trial]]] = {}
 
 
-def register_format(name: str, reader: Callable[..., list[Trial]], *, aliases: tuple[str, ...] = ()) -> None:
-    """Add an input format to :func:`load_trials` (explicit ``format=name`` only; not auto-detected).
+def register_format(
+    name: str,
+    reader: Callable[..., list[Trial]],
+    *,
+    aliases: tuple[str, ...] = (),
+    detect: Callable[[Any, bytes], bool] | None = None,
+) -> None:
+    """Add an input format to :func:`load_trials` (``format=name``; auto-detected when ``detect`` is given).
 
     Parameters
     ----------
@@ -61,8 +74,13 @@ def register_format(name: str, reader: Callable[..., list[Trial]], *, aliases: t
         ``agent`` when given.
     aliases : tuple of str
         Other names for the same format.
+    detect : callable, optional
+        ``detect(path, head) -> bool`` on the file's first 64 KiB (:func:`agentstats.io.detect.register_detector`):
+        with it, ``format="auto"`` recognises the format from the content.
     """
     key = name.strip().lower()
+    if detect is not None:
+        register_detector(key, detect)
     _READERS[key] = reader
     for alias in (key, *aliases):
         _ALIASES[alias.strip().lower()] = key
@@ -157,7 +175,9 @@ def load_trials(
         Run tables: optional trial-index, run-id and status columns, used when present. Without a trial
         column, trials are numbered in order of appearance within (agent, task), from 0.
     error_status : {"infra_error", "agent_error"}
-        tau-bench only: status of records whose runner caught an exception (``info.error``).
+        tau-bench: status of records whose runner caught an exception (``info.error``); passed on to a reader
+        added with :func:`register_format` when not the default (tau2: ``user_error`` simulations; Inspect:
+        samples with an error).
     agents : str or list of str, optional
         Agents to keep: ``"a,b"``, ``"!human"``, shell patterns (:mod:`agentstats.io.agents`). The whole
         file is checked; the selection picks among its valid records. An entry that matches no agent is an
@@ -197,6 +217,8 @@ def load_trials(
             "agentstats.load_counts(...) for it, or agentstats.load_counts_any(...) to get counts from "
             "any input."
         )
+    if fmt in _READERS and error_status != "infra_error":
+        options["error_status"] = error_status
     if agent is not None and fmt in _READERS:
         options["agent"] = agent
     elif agent is not None and fmt != "tau_bench":
