@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentstats.io import TrialLoadError, detect_format, load_trials
-from agentstats.io.inspect_log import read_inspect, score_value_to_float
 from agentstats.io.errors import ProblemLog
+from agentstats.io.inspect_log import read_inspect, score_value_to_float
 
 FIXTURE = Path(__file__).parent / "data" / "inspect_toy.json"
 

@@ -71,7 +71,7 @@ _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
 def score_value_to_float(value: Any) -> float | None:
-    """A score value as a number by Inspect's ``value_to_float`` conventions; ``None`` when it has none.
+    """Convert a score value to a number by Inspect's ``value_to_float`` conventions; ``None`` when it has none.
 
     ``"C"`` 1, ``"I"`` 0, ``"P"`` 0.5, ``"N"`` 0; ``true``/``"yes"``/``"true"`` 1, ``false``/``"no"``/``"false"``
     0 (any letter case); numbers (and numeric text) as they are. Dicts and lists (multi-value scores) and
@@ -164,10 +164,10 @@ def _usage(sample: dict[str, Any]) -> dict[str, Any]:
         parts = [sample["output"]["usage"]]
     if parts:
         for key in ("input_tokens", "output_tokens"):
-            vals = [u.get(key) for u in parts if isinstance(u.get(key), int)]
+            vals: list[int] = [u[key] for u in parts if isinstance(u.get(key), int)]
             if vals:
                 usage[key] = sum(vals)
-        costs = [u.get("total_cost") for u in parts if isinstance(u.get("total_cost"), (int, float))]
+        costs: list[float] = [u["total_cost"] for u in parts if isinstance(u.get("total_cost"), (int, float))]
         if costs:
             usage["cost_usd"] = float(sum(costs))
     if isinstance(sample.get("total_time"), (int, float)):
@@ -256,7 +256,7 @@ def _read_json_member(zf: zipfile.ZipFile, name: str, log: ProblemLog) -> Any:
 
 
 def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:
-    """The log's header (without samples) and an iterator over its samples; ``None`` after a file problem."""
+    """Open a log: its header (without samples) and an iterator over its samples; ``None`` after a file problem."""
     with open(path, "rb") as fh:
         magic = fh.read(4)
     if magic == b"PK\x03\x04" and not zipfile.is_zipfile(path):
@@ -292,8 +292,8 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
     try:
         from agentstats.io.detect import open_text
 
-        with open_text(path) as fh:
-            data = json.load(fh)
+        with open_text(path) as text:
+            data = json.load(text)
     except json.JSONDecodeError as exc:
         log.add(exc.lineno, None, f"malformed JSON (truncated file?): {exc.msg} at column {exc.colno}", unit="line")
         return None
@@ -303,11 +303,11 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
     if not isinstance(data, dict):
         log.add(None, None, f"not an Inspect eval log: expected a JSON object, got a JSON {type(data).__name__}")
         return None
-    samples = data.get("samples") or []
-    if not isinstance(samples, list):
-        log.add(None, "samples", f"must be a list, got {type(samples).__name__}")
+    listed = data.get("samples") or []
+    if not isinstance(listed, list):
+        log.add(None, "samples", f"must be a list, got {type(listed).__name__}")
         return None
-    return data, iter(enumerate(samples))
+    return data, iter(enumerate(listed))
 
 
 def _via_inspect_ai(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:

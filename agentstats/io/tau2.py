@@ -1,5 +1,7 @@
-"""Import tau2-bench result files (Barres et al. 2025, "tau^2-Bench: Evaluating Conversational Agents in a
-Dual-Control Environment", arXiv 2506.07982).
+"""Import tau2-bench result files.
+
+tau2-bench: Barres et al. 2025, "tau^2-Bench: Evaluating Conversational Agents in a Dual-Control Environment",
+arXiv 2506.07982.
 
 A tau2 results file is one JSON object (plain or gzip)::
 
@@ -81,6 +83,10 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _text(content: Any) -> str | None:
     if content is None:
         return None
@@ -102,7 +108,7 @@ def _call(tc: Any, where: str, loc: int, log: ProblemLog) -> dict[str, Any] | No
 
 
 def _expected(task: dict[str, Any], task_loc: int, log: ProblemLog) -> tuple[list[dict], list[dict]] | None:
-    """Expected actions of one task, split by requestor: ``(assistant, user)``; ``None`` after a problem."""
+    """Split one task's expected actions by requestor: ``(assistant, user)``; ``None`` after a problem."""
     crit = task.get("evaluation_criteria") or {}
     if not isinstance(crit, dict):
         log.add(task_loc, "evaluation_criteria", f"must be an object, got {type(crit).__name__}", unit="task")
@@ -336,7 +342,7 @@ def tau2_simulation_to_trial(
 
 
 def _graded_task(checks: list[dict[str, Any]], by_actions: dict[tuple[str, ...], list[str]] | None) -> str | None:
-    """The one task whose action ids are exactly those tau2 checked, or ``None`` (no checks, or ambiguous)."""
+    """Find the one task whose action ids are exactly those tau2 checked; ``None`` without checks or when ambiguous."""
     ids = tuple(sorted(str(c["action_id"]) for c in checks))
     if not ids or by_actions is None:
         return None
@@ -390,10 +396,9 @@ def iter_tau2(
     data = _load(path, log)
     if data is None:
         return
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
-    user_info = info.get("user_info") if isinstance(info.get("user_info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    info = _obj(data.get("info"))
+    agent_info, user_info = _obj(info.get("agent_info")), _obj(info.get("user_info"))
+    env_info = _obj(info.get("environment_info"))
     if agent is None:
         agent = agent_info.get("llm") or agent_info.get("implementation") or agent_from_filename(path)
     common: dict[str, Any] = {}
@@ -467,8 +472,10 @@ def read_tau2(
 
 
 def looks_like_tau2(path: Any, head: bytes) -> bool:
-    """Tell from a file's first bytes whether it is a tau2 results file (a JSON object with ``info``,
-    ``tasks`` and ``simulations``, usually indented)."""
+    """Tell from a file's first bytes whether it is a tau2 results file.
+
+    A tau2 results file is a JSON object with ``info``, ``tasks`` and ``simulations``, usually indented.
+    """
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return False
