@@ -64,6 +64,9 @@ _API: dict[str, str] = {
     "paired_pass_k": "agentstats.estimators",
     "paired_pass_k_table": "agentstats.estimators",
     "clopper_pearson_interval": "agentstats.estimators",
+    # experiments: runs compared on their shared tasks
+    "compare_runs": "agentstats.compare",
+    "resolve_run": "agentstats.compare",
     # hierarchical model and posterior
     "fit": "agentstats.models",
     "diagnose": "agentstats.models",

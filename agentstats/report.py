@@ -43,6 +43,7 @@ __all__ = [
     "ReportPaths",
     "check_input",
     "check_parameters",
+    "compare_notebook",
     "default_notebook",
     "export_html",
     "report_parameters",
@@ -120,6 +121,23 @@ def default_notebook() -> Path:
     path = Path(str(resources.files("agentstats") / "templates" / "report.ipynb"))
     if not path.is_file():
         raise FileNotFoundError(f"report template not found at {path}: reinstall agentstats, or pass the template path")
+    return path
+
+
+def compare_notebook() -> Path:
+    """Path of the run-comparison template, for :func:`run_report`'s ``template``.
+
+    Shipped as package data (``agentstats/templates/compare.ipynb``); in a source checkout a link to
+    ``notebooks/compare.ipynb``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package data is missing.
+    """
+    path = Path(str(resources.files("agentstats") / "templates" / "compare.ipynb"))
+    if not path.is_file():
+        raise FileNotFoundError(f"comparison template not found at {path}: reinstall agentstats")
     return path
 
 

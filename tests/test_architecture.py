@@ -31,6 +31,7 @@ LAYERS = {
     "plots": 5,
     "report": 5,
     "optimize": 5,
+    "compare": 5,
     "cli": 6,
     "__main__": 7,
 }

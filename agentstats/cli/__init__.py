@@ -1,4 +1,4 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare``.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
@@ -14,6 +14,7 @@ import sys
 import typer
 
 from agentstats.cli.common import EXIT_INTERRUPTED, command, console, parse_k
+from agentstats.cli.compare import compare
 from agentstats.cli.estimate import estimate
 from agentstats.cli.fit import fit
 from agentstats.cli.gate import gate
@@ -30,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for _command in (simulate, estimate, fit, score, report, gate, loop):
+for _command in (simulate, estimate, fit, score, report, gate, loop, compare):
     app.command(name=_command.__name__)(command(_command))
 
 

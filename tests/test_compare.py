@@ -1,0 +1,218 @@
+"""Run comparison: agentstats.compare_runs and `agentstats compare` (paired contrasts and metrics on shared tasks)."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from agentstats.cli import app
+from agentstats.compare import compare_runs, resolve_run, trial_metrics
+from agentstats.estimators import pass_at_k, pass_hat_k
+from agentstats.io import save_trials
+from agentstats.schema import Trial
+
+runner = CliRunner()
+DATA = Path(__file__).resolve().parents[1] / "data" / "example_trials.jsonl"
+
+
+def _run(agent: str, outcomes: dict[str, list[int]], latency: float = 1.0, cost: dict[str, float] | None = None):
+    trials = []
+    for task, xs in outcomes.items():
+        for i, x in enumerate(xs):
+            trials.append(Trial(agent=agent, task_id=task, trial=i, success=bool(x),
+                                usage={"latency_s": latency + i, "cost_usd": (cost or {}).get(task, 0.01)},
+                                meta={"metrics": {"quality": 0.5 * x}}))
+    return trials
+
+
+BASE = {"t1": [1, 1, 0], "t2": [0, 0, 0], "t3": [1, 0, 1], "t4": [1, 1, 1], "only_base": [1, 1, 1]}
+CAND = {"t1": [1, 1, 1], "t2": [1, 0, 0], "t3": [1, 1, 0], "t4": [1, 1, 1], "only_c1": [0], "only_c2": [1, 0]}
+SHARED = ["t1", "t2", "t3", "t4"]
+
+
+def test_paired_differences_on_the_shared_tasks():
+    cmp = compare_runs(_run("base", BASE), _run("cand", CAND), k=[1, 2], n_boot=300)
+    assert cmp.baseline == "base" and cmp.runs == ["base", "cand"]
+    assert cmp.shared_tasks == SHARED
+    assert cmp.left_out == {"base": ["only_base"], "cand": ["only_c1", "only_c2"]}
+    assert cmp.n_tasks == {"base": 5, "cand": 6}
+    for k in (1, 2):
+        row = cmp.pass_k.set_index("k").loc[k]
+        assert row["agent_a"] == "cand" and row["agent_b"] == "base"  # run - baseline
+        for q, f in (("pass_at_k", pass_at_k), ("pass_hat_k", pass_hat_k)):
+            a = np.mean([f(len(CAND[t]), sum(CAND[t]), k) for t in SHARED])
+            b = np.mean([f(len(BASE[t]), sum(BASE[t]), k) for t in SHARED])
+            assert row[f"{q}_diff"] == pytest.approx(a - b, abs=1e-12)
+    # pass^2 by hand: base C(2,2)/C(3,2)=1/3, 0, 1/3, 1 ; cand 1, 0, 1/3, 1
+    assert cmp.pass_k.set_index("k").loc[2, "pass_hat_k_diff"] == pytest.approx((2 / 3) / 4)
+
+
+def test_mcnemar_with_one_trial_per_task():
+    a = {f"t{i}": [int(i < 6)] for i in range(12)}
+    b = {f"t{i}": [int(i < 1)] for i in range(12)}
+    cmp = compare_runs(_run("a", a), _run("b", b), n_boot=200)
+    row = cmp.pass_k.iloc[0]
+    # agent_a is the run ("b", solves t0 only), agent_b the baseline ("a", solves t0..t5)
+    assert (row["mcnemar_a_only"], row["mcnemar_b_only"]) == (0, 5)
+    # exact two-sided binomial test of 0 of 5 discordant tasks: 2 * 0.5**5
+    assert row["mcnemar_p"] == pytest.approx(2 * comb(5, 0) * 0.5**5)
+
+
+def test_metrics_paired_per_task():
+    base = _run("base", BASE, latency=2.0, cost={"t1": 0.1})
+    cand = _run("cand", CAND, latency=1.0, cost={"t1": 0.3})
+    cmp = compare_runs(base, cand, k=1, n_boot=500)
+    m = cmp.metrics.set_index("metric")
+    assert set(m.index) == {"latency_s", "cost_usd", "quality"}
+    # latency: every trial of the candidate 1 s faster, on every shared task: the interval has no width
+    assert m.loc["latency_s", "diff"] == pytest.approx(-1.0)
+    assert (m.loc["latency_s", "diff_ci_low"], m.loc["latency_s", "diff_ci_high"]) == pytest.approx((-1.0, -1.0))
+    # cost: only t1 differs (+0.2), averaged over 4 shared tasks
+    assert m.loc["cost_usd", "diff"] == pytest.approx(0.2 / 4)
+    # quality = 0.5 * success: per-task mean difference equals half the pass@1 difference
+    d1 = cmp.pass_k.set_index("k").loc[1, "pass_at_k_diff"]
+    assert m.loc["quality", "diff"] == pytest.approx(0.5 * d1)
+    assert (m["n_tasks"] == 4).all()
+    lo, hi = m.loc["quality", ["diff_ci_low", "diff_ci_high"]]
+    assert lo <= m.loc["quality", "diff"] <= hi
+    again = compare_runs(base, cand, k=1, n_boot=500)
+    pd.testing.assert_frame_equal(cmp.metrics, again.metrics)  # seeded
+
+
+def test_trial_metrics_reads_usage_and_meta():
+    t = Trial(agent="a", task_id="x", trial=0, reward=0.5, usage={"latency_s": 2, "output_tokens": 7},
+              meta={"metrics": {"reward.DB": 1, "label": "text", "flag": True}})
+    assert trial_metrics(t) == {"reward": 0.5, "latency_s": 2.0, "output_tokens": 7.0, "reward.DB": 1.0}
+
+
+def test_files_in_any_format_and_two_agents_of_one_file(tmp_path):
+    cmp = compare_runs(DATA, DATA, run_options=[{"agents": "baseline"}, {"agents": "candidate"}], n_boot=100, k=1)
+    assert cmp.runs == ["baseline", "candidate"] and len(cmp.shared_tasks) == 40
+    # the same agent in two files: named by the file stems
+    p1, p2 = tmp_path / "prompt-v1.jsonl", tmp_path / "prompt-v2.jsonl"
+    save_trials(_run("bot", BASE), p1)
+    save_trials(_run("bot", CAND), p2)
+    cmp = compare_runs(p1, p2, k=1, n_boot=100)
+    assert cmp.runs == ["prompt-v1", "prompt-v2"]
+
+
+def test_counts_table_runs_have_no_metrics(tmp_path):
+    counts = pd.DataFrame({"agent": "x", "task_id": SHARED, "n": 3, "c": [2, 0, 2, 3]})
+    p = tmp_path / "base.csv"
+    counts.to_csv(p, index=False)
+    cmp = compare_runs(p, _run("cand", CAND), k=1, n_boot=100)
+    assert cmp.metrics.empty
+    assert cmp.pass_k.iloc[0]["pass_at_k_diff"] == pytest.approx(
+        np.mean([sum(CAND[t]) / 3 for t in SHARED]) - np.mean([2 / 3, 0, 2 / 3, 1]))
+
+
+def test_refusals():
+    with pytest.raises(ValueError, match="at least two runs"):
+        compare_runs(_run("a", BASE))
+    with pytest.raises(ValueError, match="holds 3 agents"):
+        compare_runs(DATA, _run("a", BASE))
+    with pytest.raises(ValueError, match="share no task"):
+        compare_runs(_run("a", {"x": [1]}), _run("b", {"y": [1]}))
+    with pytest.raises(ValueError, match="names has 1 entries"):
+        compare_runs(_run("a", BASE), _run("b", BASE), names=["only"])
+    with pytest.raises(ValueError, match="run names must differ"):
+        compare_runs(_run("a", BASE), _run("b", BASE), names=["same", "same"])
+
+
+def test_resolve_run_renames():
+    run = resolve_run(_run("a", BASE), name="renamed")
+    assert run.name == "renamed" and set(run.counts["agent"]) == {"renamed"}
+
+
+def test_json_and_escaped_summary():
+    cmp = compare_runs(_run("<b>*base*</b>", BASE), _run("cand", CAND), k=1, n_boot=100)
+    d = json.loads(cmp.to_json())
+    assert d["n_shared_tasks"] == 4 and d["n_left_out"] == {"<b>*base*</b>": 1, "cand": 2}
+    assert d["pass_k"][0]["agent_b"] == "<b>*base*</b>"
+    text = cmp.summary_markdown()
+    assert "<b>" not in text and "&lt;b&gt;" in text and "\\*base\\*" in text
+
+
+def test_tau2_fixture_against_itself_with_a_changed_copy(tmp_path):
+    fixture = Path(__file__).parent / "data" / "tau2_toyshop.json"
+    raw = json.loads(fixture.read_text())
+    raw["info"]["agent_info"]["llm"] = "toy-agent-2"
+    raw["simulations"] = [s for s in raw["simulations"] if s["task_id"] != "T3"]
+    for s in raw["simulations"]:
+        s["reward_info"]["reward"] = 1.0
+    p = tmp_path / "v2.json"
+    p.write_text(json.dumps(raw))
+    cmp = compare_runs(fixture, p, k=1, n_boot=100)
+    assert cmp.runs == ["toy-agent-1", "toy-agent-2"]
+    assert cmp.left_out == {"toy-agent-1": ["T3"], "toy-agent-2": []}
+    m = cmp.metrics.set_index("metric")
+    assert {"reward", "reward.DB", "latency_s", "cost_usd", "input_tokens"} <= set(m.index)
+    # baseline rewards on T1, T2: (1+0)/2 each; the copy: 1 everywhere
+    assert m.loc["reward", "diff"] == pytest.approx(0.5)
+
+
+# ---- CLI ------------------------------------------------------------------------------------------------------
+
+
+def test_cli_json(tmp_path):
+    res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1,2",
+                              "--n-boot", "100", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["runs"] == ["baseline", "candidate"] and [r["k"] for r in d["pass_k"]] == [1, 2]
+
+
+def test_cli_table_says_left_out(tmp_path):
+    p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_trials(_run("a", BASE), p1)
+    save_trials(_run("b", CAND), p2)
+    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "50"])
+    assert res.exit_code == 0, res.output
+    assert "4 shared tasks" in res.output and "a 1 of 5" in res.output and "b 2 of 6" in res.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compare", str(DATA)], "at least two runs"),
+        (["compare", str(DATA), "missing.jsonl"], "no such file"),
+        (["compare", str(DATA), str(DATA)], "holds 3 agents"),
+        (["compare", str(DATA), str(DATA), "--run-agents", "baseline"], "one per run"),
+    ],
+)
+def test_cli_usage_errors_exit_2(args, message):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+
+
+@pytest.mark.slow
+def test_cli_report_html(tmp_path):
+    res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1",
+                              "--n-boot", "100", "--report", str(tmp_path), "--name", "cmp"])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "cmp.html").read_text()
+    assert "agentstats comparison" in html and "candidate" in html and "Tasks left out" in html
+    assert (tmp_path / "cmp.ipynb").is_file()
+
+
+@pytest.mark.slow
+def test_bayes_contrast_agrees_in_sign():
+    a = {f"t{i}": [1, 1, 1, int(i % 3 != 0)] for i in range(20)}
+    b = {f"t{i}": [int(i % 2 == 0), 0, int(i % 4 == 0), 0] for i in range(20)}
+    cmp = compare_runs(_run("strong", a), _run("weak", b), k=[1, 2], n_boot=200, bayes=True,
+                       fit_options={"draws": 300, "tune": 300, "chains": 2})
+    assert cmp.bayes is not None
+    bayes = cmp.bayes.set_index(["quantity", "k"])
+    for q in ("pass_at_k", "pass_hat_k"):
+        for k in (1, 2):
+            row = bayes.loc[(q, k)]
+            assert row["diff_mean"] < 0 and row["prob_greater"] < 0.05
+            assert row["diff_low"] <= row["diff_mean"] <= row["diff_high"]
+    assert "max_r_hat" in cmp.diagnostics
