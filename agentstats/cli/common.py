@@ -66,7 +66,8 @@ FormatOpt = Annotated[
         "-f",
         help="Input format: auto (detected from the content), jsonl (agentstats trials), json (a JSON array of "
         "them), tau_bench, runs (alias metr: run tables), counts (CSV / Parquet counts tables), fair_forge, "
-        "fai_jsonl, bfcl (a BFCL results folder).",
+        "fai_jsonl, bfcl (a BFCL results folder), tau2 (tau2-bench results), inspect (Inspect AI .eval / .json logs), "
+        "otel (OpenTelemetry / OpenInference span exports).",
     ),
 ]
 EstimateKOpt = Annotated[
