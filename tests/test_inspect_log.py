@@ -155,3 +155,16 @@ def test_inspect_ai_reader_agrees(tmp_path):
     via_package = read_inspect(p, ProblemLog(str(p)), use_inspect_ai=True)
     plain = read_inspect(p, ProblemLog(str(p)), use_inspect_ai=False)
     assert _table(via_package) == _table(plain) == EXPECTED
+
+
+def test_own_trial_records_are_not_inspect_logs(tmp_path):
+    from agentstats.io import save_trials
+
+    ts = load_trials(FIXTURE)
+    p = tmp_path / "trials.jsonl"
+    save_trials(ts, p)
+    assert detect_format(p) == "jsonl"
+    # a one-line (not indented) Inspect log is still recognised
+    q = tmp_path / "compact.json"
+    q.write_text(json.dumps(json.loads(FIXTURE.read_text())))
+    assert detect_format(q) == "inspect"

@@ -154,3 +154,17 @@ def test_bad_outcome_attribute_located(tmp_path):
         load_trials(p, format="otel")
     prob = err.value.problems[0]
     assert prob.line == 1 and prob.field == "(trace's trial) success"
+
+
+def test_own_trial_records_with_span_ids_are_not_traces(tmp_path):
+    # trials read from traces keep span ids in meta; written back as the project's JSONL they stay trials
+    from agentstats.io import save_trials
+
+    ts = load_trials(FIXTURE)
+    p = tmp_path / "trials.jsonl"
+    save_trials(ts, p)
+    assert detect_format(p) == "jsonl"
+    assert [t.model_dump() for t in load_trials(p)] == [t.model_dump() for t in ts]
+    q = tmp_path / "trials.json"
+    q.write_text(json.dumps([t.model_dump(mode="json") for t in ts], indent=2))
+    assert detect_format(q) == "json"

@@ -197,3 +197,13 @@ def test_gzip_copy_detected(tmp_path):
         shutil.copyfileobj(src, fh)
     assert detect_format(p) == "tau2"
     assert len(load_trials(p)) == 6
+
+
+def test_own_trial_records_stay_jsonl(tmp_path):
+    from agentstats.io import save_trials
+
+    ts = load_trials(FIXTURE)
+    p = tmp_path / "trials.jsonl"
+    save_trials(ts, p)
+    assert detect_format(p) == "jsonl"
+    assert [t.model_dump() for t in load_trials(p)] == [t.model_dump() for t in ts]

@@ -392,15 +392,25 @@ def read_inspect(
 
 
 def looks_like_inspect(path: Any, head: bytes) -> bool:
-    """Tell from a file's first bytes whether it is an Inspect eval log (``.eval`` zip or ``.json``)."""
+    """Tell from a file's first bytes whether it is an Inspect eval log (``.eval`` zip or ``.json``).
+
+    A zip archive whose name ends in ``.eval`` or that holds ``header.json`` / ``_journal/``; or a JSON object
+    whose top-level keys (first line, when it holds the object whole) include ``version`` and ``eval``, or whose
+    indented text starts with them.
+    """
     if head[:4] == b"PK\x03\x04":
         return str(path).endswith(".eval") or b"header.json" in head or b"_journal/" in head
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text.startswith("{"):
         return False
-    return '"eval"' in text and '"version"' in text and ('"run_id"' in text or '"task"' in text) and (
-        '"model"' in text
-    )
+    try:
+        first = json.loads(text.split("\n", 1)[0])
+    except json.JSONDecodeError:
+        first = None
+    if isinstance(first, dict):
+        return {"version", "eval"} <= set(first) and isinstance(first.get("eval"), dict)
+    starts = re.match(r'\{\s*"version"\s*:\s*\d+\s*,', text) is not None
+    return starts and re.search(r'\n\s{0,4}"eval"\s*:\s*\{', text) is not None
 
 
 def register() -> None:

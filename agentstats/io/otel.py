@@ -426,13 +426,33 @@ def read_otel(path: str | os.PathLike, log: ProblemLog, *, agent: str | None = N
 
 
 def looks_like_otel(path: Any, head: bytes) -> bool:
-    """Tell from a file's first bytes whether it is an OTLP JSON or flat-span trace export."""
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n[")
-    if not text.startswith("{"):
+    """Tell from a file's first bytes whether it is an OTLP JSON or flat-span trace export.
+
+    Decided on the first JSON value's top-level keys when its first line holds it whole (JSONL), else on the
+    text; the project's own trial records (``agent``, ``task_id``, which may hold span ids in ``meta``) never match.
+    """
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    body = text.lstrip("[ \t\r\n")
+    if not body.startswith("{"):
         return False
-    if '"resourceSpans"' in text[:4096]:
+    try:
+        first = json.loads(body.split("\n", 1)[0].rstrip(", "))
+    except json.JSONDecodeError:
+        first = None
+    if isinstance(first, dict):
+        keys = set(first)
+        if {"agent", "task_id"} <= keys:
+            return False
+        ctx = first.get("context")
+        return "resourceSpans" in keys or (isinstance(ctx, dict) and "span_id" in ctx) or (
+            "context.span_id" in keys
+        )
+    start = body[:2000]
+    if '"agent"' in start and '"task_id"' in start:
+        return False
+    if '"resourceSpans"' in start:
         return True
-    return '"span_id"' in text and '"trace_id"' in text and ('"parent_id"' in text or '"span_kind"' in text)
+    return '"context"' in start and '"span_id"' in start and '"trace_id"' in start
 
 
 def register() -> None:
