@@ -216,3 +216,12 @@ def test_bayes_contrast_agrees_in_sign():
             assert row["diff_mean"] < 0 and row["prob_greater"] < 0.05
             assert row["diff_low"] <= row["diff_mean"] <= row["diff_high"]
     assert "max_r_hat" in cmp.diagnostics
+
+
+@pytest.mark.slow
+def test_cli_strict_exits_3_when_diagnostics_fail(tmp_path):
+    # 20 draws per chain cannot reach ESS 400: the diagnostics fail, and --strict says so with status 3
+    res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1",
+                              "--n-boot", "50", "--bayes", "--draws", "20", "--strict"])
+    assert res.exit_code == 3, res.output
+    assert "diagnostics failed" in res.output

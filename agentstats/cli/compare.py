@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentstats.cli.common import (
+    EXIT_DIAGNOSTICS,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -57,6 +58,9 @@ def compare(
         bool, typer.Option("--bayes", help="Also fit the hierarchical model: posterior contrast and P(run > baseline).")
     ] = False,
     draws: Annotated[int, typer.Option(min=1, help="--bayes: posterior draws per chain.")] = 1000,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="--bayes: exit with status 3 when the fit's diagnostics fail.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     report_dir: Annotated[
         Path | None,
@@ -71,7 +75,8 @@ def compare(
     """Compare RUNS with the first: paired pass@k / pass^k differences and every metric, on the shared tasks.
 
     Runs on different task sets are compared on the tasks all of them attempted; the output says how many tasks of
-    each run were left out. Exit 2 for unreadable input or runs without a shared task.
+    each run were left out. Exit 2 for unreadable input or runs without a shared task; 3 with --strict when the
+    Bayesian fit's diagnostics fail.
     """
     from agentstats.compare import compare_runs
     from agentstats.io import TrialLoadWarning
@@ -106,6 +111,8 @@ def compare(
         _print(cmp)
     if report_dir is not None:
         _report(runs, run_names, picked, opts, ks, seed, n_boot, bayes, draws, report_dir, name, kernel)
+    if strict and cmp.bayes is not None and not cmp.diagnostics.get("ok", True):
+        raise typer.Exit(EXIT_DIAGNOSTICS)
 
 
 def _fmt(x: Any) -> str:
