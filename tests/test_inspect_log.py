@@ -17,6 +17,11 @@ from agentstats.io.errors import ProblemLog
 from agentstats.io.inspect_log import read_inspect, score_value_to_float
 
 FIXTURE = Path(__file__).parent / "data" / "inspect_toy.json"
+#: A real archive written by inspect_ai 0.3 (``inspect_ai.eval`` with the ``mockllm/model`` provider, custom outputs
+#: "3", "5", "4", "4", "3", "4"; two samples x 3 epochs; scorers match and includes), members Zstandard-compressed.
+GENUINE = Path(__file__).parent / "data" / "inspect_mockllm.eval"
+#: inspect_ai's own reading of GENUINE: (sample id, epoch - 1) -> match score value.
+GENUINE_MATCH = {("1", 0): "C", ("1", 1): "I", ("1", 2): "C", ("q2", 0): "I", ("q2", 1): "C", ("q2", 2): "C"}
 
 
 def _eval_archive(tmp_path: Path, header_name: str = "header.json", log: dict | None = None) -> Path:
@@ -168,3 +173,34 @@ def test_own_trial_records_are_not_inspect_logs(tmp_path):
     q = tmp_path / "compact.json"
     q.write_text(json.dumps(json.loads(FIXTURE.read_text())))
     assert detect_format(q) == "inspect"
+
+
+def test_genuine_archive_written_by_inspect_ai():
+    pytest.importorskip("zstandard", reason="zstandard (extra 'inspect') reads Zstandard-compressed .eval members")
+    assert detect_format(GENUINE) == "inspect"
+    ts = read_inspect(GENUINE, ProblemLog(str(GENUINE)), use_inspect_ai=False)
+    assert {(t.task_id, t.trial): t.reward for t in ts} == {
+        key: score_value_to_float(v) for key, v in GENUINE_MATCH.items()}
+    t = next(t for t in ts if (t.task_id, t.trial) == ("1", 0))
+    assert t.agent == "mockllm/model" and t.meta["scorer"] == "match"
+    assert t.interactions[0].query == "What is 1 + 2?" and t.interactions[0].answer == "3"
+    assert t.interactions[0].expected_answer == "3"
+    assert t.usage is not None and (t.usage.input_tokens, t.usage.output_tokens) == (11, 2)
+    assert t.meta["metrics"] == {"score.match": 1.0, "score.includes": 1.0}
+
+
+def test_genuine_archive_without_zstandard_is_a_located_error(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_zstd(name, *args, **kwargs):
+        if name in ("zstandard", "inspect_ai.log"):
+            raise ImportError(f"no {name}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_zstd)
+    with pytest.raises(TrialLoadError) as err:
+        load_trials(GENUINE)
+    prob = err.value.problems[0]
+    assert prob.field == "header.json" and "install the 'zstandard' package" in prob.message

@@ -19,8 +19,10 @@ An eval log (``EvalLog``, format ``version`` 1 or 2) describes one task run agai
 
 A ``.json`` log is that object. A ``.eval`` log is a zip archive holding ``header.json`` (the log without
 samples; ``_journal/start.json`` when the run was interrupted before the header was written) and one
-``samples/<id>_epoch_<epoch>.json`` per sample. When the ``inspect_ai`` package is installed its own reader
-(``inspect_ai.log.read_eval_log``) reads the file and the same mapping applies to its result.
+``samples/<id>_epoch_<epoch>.json`` per sample; Inspect compresses the members with Zstandard (zip method 93), read
+here with the ``zstandard`` package. When the ``inspect_ai`` package is installed its own reader
+(``inspect_ai.log.read_eval_log``) reads the file and the same mapping applies to its result; a file it refuses is
+read again by the JSON reader, which locates the problem.
 
 Mapping: each (sample, epoch) is one :class:`~agentstats.schema.Trial`:
 
@@ -49,7 +51,9 @@ import json
 import math
 import os
 import re
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -243,13 +247,55 @@ def _sample_to_trial(
     return out
 
 
+#: Zip compression method of Zstandard (APPNOTE 4.4.5), which Inspect AI uses for ``.eval`` archives.
+ZIP_ZSTANDARD = 93
+
+
+def _zstd_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """Decompress a Zstandard-compressed archive member (which :mod:`zipfile` cannot) with ``zstandard``.
+
+    Raises
+    ------
+    ImportError
+        When the ``zstandard`` package is not installed.
+    ValueError
+        When the member's data is corrupt (its CRC-32 does not match).
+    """
+    import zstandard  # type: ignore[import-not-found, unused-ignore]
+
+    assert zf.filename is not None
+    with open(zf.filename, "rb") as fh:
+        fh.seek(info.header_offset)
+        local = fh.read(30)
+        if local[:4] != b"PK\x03\x04":
+            raise ValueError("no local file header where the archive's directory points")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        fh.seek(info.header_offset + 30 + name_len + extra_len)
+        raw = fh.read(info.compress_size)
+    data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+    if zlib.crc32(data) != info.CRC:
+        raise ValueError("CRC-32 mismatch (corrupt archive)")
+    return data
+
+
 def _read_json_member(zf: zipfile.ZipFile, name: str, log: ProblemLog) -> Any:
+    info = zf.getinfo(name)
     try:
+        if info.compress_type == ZIP_ZSTANDARD:
+            try:
+                data = _zstd_member(zf, info)
+            except ImportError:
+                log.add(None, name, f"archive member {name} is Zstandard-compressed (as Inspect AI writes .eval "
+                        "files); install the 'zstandard' package (pip install 'agentstats[inspect]') or inspect_ai")
+                return None
+            return json.loads(data.decode("utf-8"))
         with zf.open(name) as fh:
             return json.load(io.TextIOWrapper(fh, encoding="utf-8"))
     except json.JSONDecodeError as exc:
         log.add(exc.lineno, name, f"malformed JSON in archive member {name}: {exc.msg} at column {exc.colno}",
                 unit="line")
+    except NotImplementedError as exc:  # another compression method zipfile does not know
+        log.add(None, name, f"cannot read archive member {name}: {exc} (method {info.compress_type})")
     except (OSError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, ValueError) as exc:
         log.add(None, name, f"cannot read archive member {name}: {exc}")
     return None
@@ -311,12 +357,19 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
 
 
 def _via_inspect_ai(path: Path) -> tuple[dict[str, Any], Iterator[tuple[int, Any]]] | None:
-    """Read with ``inspect_ai.log.read_eval_log`` when the package is installed; ``None`` otherwise."""
+    """Read with ``inspect_ai.log.read_eval_log`` when the package is installed; ``None`` otherwise.
+
+    A file that reader refuses (truncated, unknown version ...) also gives ``None``: the documented-JSON reader then
+    reads it and locates the problem.
+    """
     try:
         from inspect_ai.log import read_eval_log  # type: ignore[import-not-found]
     except ImportError:
         return None
-    data = read_eval_log(str(path)).model_dump(mode="json", exclude_none=True)
+    try:
+        data = read_eval_log(str(path)).model_dump(mode="json", exclude_none=True)
+    except Exception:  # a file inspect_ai refuses is read again by the JSON reader, for a located problem
+        return None
     return data, iter(enumerate(data.get("samples") or []))
 
 
