@@ -168,3 +168,23 @@ def test_own_trial_records_with_span_ids_are_not_traces(tmp_path):
     q = tmp_path / "trials.json"
     q.write_text(json.dumps([t.model_dump(mode="json") for t in ts], indent=2))
     assert detect_format(q) == "json"
+
+
+def test_genuine_sdk_export():
+    # written by the OpenTelemetry Python SDK's console exporter (tests/data/make_otel_sdk_spans.py)
+    p = FIXTURE.parent / "otel_sdk_spans.json"
+    assert detect_format(p) == "otel"
+    ts = load_trials(p)
+    assert _summary(ts) == {
+        ("sdk-bot", "paris", 0): ("completed", True, "success"),
+        ("sdk-bot", "paris", 1): ("completed", False, "failure"),
+        ("sdk-bot", "rome", 0): ("agent_error", False, "failure"),
+    }
+    for t, city in zip(ts, ("Paris", "Pari", "Rome"), strict=True):
+        assert [(c.name, c.arguments, c.result) for c in t.interactions[0].tool_calls] == [
+            ("get_weather", {"city": city}, "sunny")]
+        assert t.usage is not None and (t.usage.input_tokens, t.usage.output_tokens) == (100, 9)
+        assert t.usage.latency_s is not None and t.usage.latency_s > 0
+        assert [(n["name"], n["kind"]) for n in t.meta["nodes"]] == [("retrieve", "RETRIEVER")]
+        assert (t.interactions[0].query, t.interactions[0].answer) == (f"Weather in {city}?", "Sunny.")
+    assert ts[2].meta["error_type"] == "TimeoutError" and ts[2].meta["error"] == "slow tool"
