@@ -38,6 +38,8 @@ def test_report_runs_from_an_installed_wheel(tmp_path):
     # the template in the wheel is the notebook itself, not a link to it
     text = zipfile.ZipFile(wheel).read("agentstats/templates/report.ipynb").decode()
     assert text == (REPO / "notebooks" / "report.ipynb").read_text()
+    compare = zipfile.ZipFile(wheel).read("agentstats/templates/compare.ipynb").decode()
+    assert compare == (REPO / "notebooks" / "compare.ipynb").read_text()
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
