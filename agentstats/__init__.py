@@ -107,6 +107,13 @@ _API: dict[str, str] = {
     "read_suite": "agentstats.describe",
     "suggest_k": "agentstats.describe",
     "run_report": "agentstats.report",
+    # run store and live capture
+    "RunStore": "agentstats.store",
+    "run": "agentstats.capture",
+    "start_run": "agentstats.capture",
+    "end_run": "agentstats.capture",
+    "node": "agentstats.capture",
+    "trace_node": "agentstats.capture",
     # simulation
     "simulate_trials": "agentstats.simulate",
     "true_suite_pass_k": "agentstats.simulate",

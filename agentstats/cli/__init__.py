@@ -1,4 +1,4 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare | import | runs``.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
@@ -20,6 +20,7 @@ from agentstats.cli.fit import fit
 from agentstats.cli.gate import gate
 from agentstats.cli.loop import loop
 from agentstats.cli.report import report
+from agentstats.cli.runs import import_, runs_app
 from agentstats.cli.score import score
 from agentstats.cli.simulate import simulate
 
@@ -33,6 +34,8 @@ app = typer.Typer(
 )
 for _command in (simulate, estimate, fit, score, report, gate, loop, compare):
     app.command(name=_command.__name__)(command(_command))
+app.command(name="import")(command(import_))
+app.add_typer(runs_app, name="runs")
 
 
 def main() -> None:  # pragma: no cover - console entry point

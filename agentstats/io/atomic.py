@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, overload
 
-__all__ = ["append_line", "atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["append_line", "atomic_path", "atomic_write", "atomic_write_bytes", "atomic_write_text"]
 
 
 @overload
@@ -128,3 +128,37 @@ def append_line(path: str | Path, line: str, *, encoding: str = "utf-8") -> None
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` for a writer that needs a file name (DuckDB ``COPY``, a library).
+
+    On a clean exit the temporary file is ``fsync``-ed and replaces ``path`` atomically, as :func:`atomic_write`;
+    on an exception it is removed and ``path`` is left as it was.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the writer did not create the temporary file.
+    OSError
+        When the directory is not writable or the disk is full.
+    """
+    path = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    tmp.unlink()  # the writer creates it (some refuse to write over an existing file)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -7,7 +7,8 @@ Formats (``format=`` in :func:`agentstats.io.load_trials`):
 ``"tau_bench"``  a tau-bench result file (JSON array of ``task_id, trial, reward, info, traj`` records);
 ``"runs"``       a run table, one run per JSON line / CSV row / Parquet row, with an agent, a task and a 0/1
                  success column (``"metr"`` is an alias: METR's column names are the defaults);
-``"counts"``     a counts table (CSV / Parquet / DataFrame with ``agent, task|task_id, n, c[, n_missing]``).
+``"counts"``     a counts table (CSV / Parquet / DataFrame with ``agent, task|task_id, n, c[, n_missing]``);
+``"duckdb"``     a run store (:mod:`agentstats.store`), read one run at a time (``run=``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = [
 
 #: Every input format: the built-in ones, then those added with :func:`agentstats.io.register_format`
 #: (``fair_forge``, ``fai_jsonl``, ``bfcl``, once :mod:`agentstats.io` is imported).
-FORMATS: list[str] = ["jsonl", "json", "tau_bench", "runs", "counts"]
+FORMATS: list[str] = ["jsonl", "json", "tau_bench", "runs", "counts", "duckdb"]
 _ALIASES = {
     "auto": "auto",
     "jsonl": "jsonl",
@@ -48,6 +49,8 @@ _ALIASES = {
     "counts": "counts",
     "csv": "counts",
     "parquet": "counts",
+    "duckdb": "duckdb",
+    "store": "duckdb",
 }
 
 #: Content detectors added by importers (:func:`register_detector`): tried in order before the built-in rules.
@@ -55,6 +58,8 @@ _DETECTORS: list[tuple[str, Callable[[Path, bytes], bool]]] = []
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
+#: A DuckDB database file has this magic at byte offset 8.
+DUCKDB_MAGIC = b"DUCK"
 _HEAD_BYTES = 1 << 16
 
 #: Column names tried, in order, for a run table's agent, task and success columns when not given.
@@ -200,6 +205,8 @@ def detect_format(
     name = str(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
+    if _magic(path, 12)[8:] == DUCKDB_MAGIC:
+        return "duckdb"
     if _magic(path) == PARQUET_MAGIC:
         import pyarrow.parquet as pq
 

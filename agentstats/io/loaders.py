@@ -159,9 +159,10 @@ def load_trials(
     ----------
     path : str, PathLike or pandas.DataFrame
         The input. DataFrames are read as run tables.
-    format : {"auto", "jsonl", "json", "tau_bench", "runs", "metr"}
+    format : {"auto", "jsonl", "json", "tau_bench", "runs", "metr", "duckdb"}
         ``"auto"`` detects from content (:func:`agentstats.io.detect.detect_format`). ``"metr"`` is an
-        alias of ``"runs"``. See ``docs/data-format.md``.
+        alias of ``"runs"``. ``"duckdb"`` is a run store (:mod:`agentstats.store`): pass ``run="name"``
+        (optional when the store holds one run). See ``docs/data-format.md`` and ``docs/store.md``.
     on_error : {"raise", "skip"}
         ``"raise"``: every problem in the file is collected, then one :class:`TrialLoadError` lists them.
         ``"skip"``: valid records are returned, the problems are on ``result.skipped`` and a
@@ -183,7 +184,8 @@ def load_trials(
         file is checked; the selection picks among its valid records. An entry that matches no agent is an
         error.
     **options
-        Passed to a reader added with :func:`register_format`; an error for the built-in formats.
+        Passed to a reader added with :func:`register_format`; ``run=`` for a run store; an error for the
+        other built-in formats.
 
     Returns
     -------
@@ -217,6 +219,15 @@ def load_trials(
             "agentstats.load_counts(...) for it, or agentstats.load_counts_any(...) to get counts from "
             "any input."
         )
+    if fmt == "duckdb":
+        trials = _store_trials(path, name, options)
+        excluded_store: set[str] = set()
+        if selection is not None and trials:
+            present = {t.agent for t in trials}
+            kept = selection.keep(present, name)
+            excluded_store = present - kept
+            trials = [t for t in trials if t.agent in kept]
+        return TrialSet(trials, source=name, format=fmt, excluded=excluded_store)
     if fmt in _READERS and error_status != "infra_error":
         options["error_status"] = error_status
     if agent is not None and fmt in _READERS:
@@ -255,6 +266,29 @@ def load_trials(
         excluded = present - kept
         trials = [t for t in trials if t.agent in kept]
     return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+
+
+def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
+    """The run to read from a store: ``options["run"]``, or the store's only run."""
+    unknown = sorted(set(options) - {"run"})
+    if unknown:
+        raise TypeError(f"load_trials() got unexpected option(s) {unknown} for a run store ({name})")
+    run = options.get("run")
+    if run is None:
+        names = list(store.runs()["name"])
+        if len(names) != 1:
+            listed = ", ".join(map(str, names[:20])) if names else "none"
+            raise ValueError(f"{name} is a run store with {len(names)} runs ({listed}): pass run= to pick one")
+        run = names[0]
+    return str(run)
+
+
+def _store_trials(path: Any, name: str, options: dict[str, Any]) -> list[Trial]:
+    """Read one run of a run store (:mod:`agentstats.store`) as trials."""
+    from agentstats.store.db import RunStore
+
+    with RunStore(path, read_only=True) as store:
+        return list(store.iter_trials(_store_run(store, name, options)))
 
 
 def _check_complete(path: Any, name: str) -> None:
@@ -488,12 +522,15 @@ def _fast_counts(path: Any, format: str, options: dict[str, Any], on_error: OnEr
     from agentstats.io.fastcounts import jsonl_counts
     from agentstats.io.jsonl import count_jsonl_trials
 
-    if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents"}:
+    if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents", "run"}:
         return None
     name = source_name(path)
     _check_complete(path, name)
     run_cols: dict[str, str | None] = {"agent_col": None, "task_col": None, "success_col": None}
-    if _resolve_format(path, format, run_cols) != "jsonl":
+    fmt = _resolve_format(path, format, run_cols)
+    if fmt == "duckdb":
+        return _store_counts(path, name, options)
+    if fmt != "jsonl" or "run" in options:
         return None
     selection = AgentSelection.parse(options.get("agents"))
     counts = jsonl_counts(path, agents=selection)
@@ -502,6 +539,22 @@ def _fast_counts(path: Any, format: str, options: dict[str, Any], on_error: OnEr
         return counts
     counts = count_jsonl_trials(path, ProblemLog(name, on_error), selection)
     counts.attrs.update(source=name, format="jsonl")
+    return counts
+
+
+def _store_counts(path: Any, name: str, options: dict[str, Any]) -> pd.DataFrame:
+    """Counts of one run of a run store, computed in SQL (:meth:`agentstats.store.RunStore.counts`)."""
+    from agentstats.store.db import RunStore
+
+    selection = AgentSelection.parse(options.get("agents"))
+    with RunStore(path, read_only=True) as store:
+        counts = store.counts(_store_run(store, name, {k: v for k, v in options.items() if k != "agents"}))
+    if selection is not None and len(counts):
+        present = set(counts["agent"])
+        kept = selection.keep(present, name)
+        attrs = dict(counts.attrs)
+        counts = counts[counts["agent"].isin(kept)].reset_index(drop=True)
+        counts.attrs.update(attrs, excluded_agents=sorted(present - kept))
     return counts
 
 

@@ -1,0 +1,918 @@
+"""Live capture: record what a running agent does into the run store, whatever framework it is written in.
+
+::
+
+    with agentstats.run("prompt-v2", store="agentstats.duckdb", metrics=["exact_match"]) as run:
+        for task in tasks:
+            app({"task_id": task.id, "query": task.question, "expected_answer": task.answer})
+    run.result()
+
+* :func:`run` (a context manager) or :func:`start_run` / :func:`end_run` (notebooks) open a run in the store.
+* :func:`node` decorates a sync or async function; :func:`trace_node` is the same as a ``with`` block. Each call
+  records a node invocation: inputs, outputs, the exception type if it raised (``agent_error``; the exception is
+  re-raised unchanged), wall latency, and the token usage and cost of every OpenAI-compatible chat completion made
+  inside it (observed on ``openai``'s ``Completions.create``; prices from
+  :data:`agentstats.scoring.judge.pricing.DEFAULT_PRICES` or ``prices=``). The function's result and exception are
+  never changed.
+* The outermost decorated call is one *message* of a *trial*. Ids come from fields of the state (the first mapping
+  argument, or an object with these attributes): ``conversation_id`` groups the messages of one conversation into one
+  trial, ``message_id`` names a message, ``task_id`` and ``trial`` give the trial's key (``task_id`` defaults to the
+  conversation id, ``trial`` to the next free number for that task). Field names are configurable on the run.
+* Records are buffered in memory and written in one transaction at most every ``flush_interval`` seconds (and at
+  the end), so capture is cheap and a crash loses at most that interval. A run whose process died is marked
+  ``interrupted`` when the store is next opened; ``run(name, resume=True)`` continues it.
+* Metrics (:mod:`agentstats.capture.metrics`) are computed at :func:`end_run` from the stored records; read them
+  with :meth:`Run.result`, :meth:`Run.metric_result` and :meth:`Run.to_frame`.
+
+Runs are found through a context variable (so concurrent asyncio tasks each see their own node stack) and, for
+threads and notebook cells that do not inherit it, through the most recently started run of the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import datetime as dt
+import functools
+import inspect
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from agentstats.capture.metrics import JUDGE_METRIC, TOOL_METRIC, Metric, as_metric
+from agentstats.schema import Interaction, Status, ToolCall, Trial, Usage
+from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.store.db import DEFAULT_STORE, RunStore
+
+__all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
+
+_RUN: contextvars.ContextVar[Run | None] = contextvars.ContextVar("agentstats_run", default=None)
+_FRAME: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar("agentstats_node", default=None)
+#: Runs started in this process and not ended, most recent last (seen by threads and other notebook cells).
+_ACTIVE: list[Run] = []
+#: Metrics attached to nodes by the decorator: node name -> metrics.
+_NODE_METRICS: dict[str, list[Metric]] = {}
+#: Longest text kept for one captured input or output (characters of its JSON); longer ones are cut and marked.
+MAX_JSON = 100_000
+
+_NODE_COLUMNS = ("run_id", "invocation_id", "parent_id", "agent", "task_id", "trial", "conversation_id",
+                 "message_id", "node", "started_at", "latency_s", "inputs", "outputs", "error_type",
+                 "error_message", "model", "input_tokens", "output_tokens", "cost_usd")
+
+
+def current_run() -> Run | None:
+    """The run that captures calls made here: this context's, else the most recent one started in the process."""
+    r = _RUN.get()
+    if r is not None:
+        return r
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def _jsonable(v: Any) -> Any:
+    dump = getattr(v, "model_dump", None)
+    if callable(dump):
+        with contextlib.suppress(Exception):
+            return dump(mode="json")
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return dataclasses.asdict(v)
+    if isinstance(v, set | frozenset | tuple):
+        return list(v)
+    return repr(v)
+
+
+def _dumps(v: Any) -> str:
+    try:
+        text = json.dumps(v, default=_jsonable, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # circular or odd objects: their repr
+        text = json.dumps(repr(v))
+    if len(text) > MAX_JSON:
+        text = json.dumps({"truncated": True, "chars": len(text), "head": text[:MAX_JSON]})
+    return text
+
+
+def _field(state: Any, name: str) -> Any:
+    if isinstance(state, Mapping):
+        return state.get(name)
+    return getattr(state, name, None)
+
+
+class _TrialRec:
+    """A trial being captured (one conversation, or one outermost call without a conversation id)."""
+
+    __slots__ = ("agent", "conversation_id", "error_type", "expected_tool_calls", "input_tokens", "interactions",
+                 "latency_s", "output_tokens", "cost_usd", "reward", "status", "success", "task_id", "trial")
+
+    def __init__(self, agent: str, task_id: str, trial: int, conversation_id: str | None):
+        self.agent, self.task_id, self.trial, self.conversation_id = agent, task_id, trial, conversation_id
+        self.interactions: list[Interaction] = []
+        self.expected_tool_calls: list[ToolCall] = []
+        self.status = Status.completed
+        self.error_type: str | None = None
+        self.success: bool | None = None
+        self.reward: float | None = None
+        self.latency_s = 0.0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd: float | None = 0.0
+
+    def to_trial(self) -> Trial:
+        meta: dict[str, Any] = {"capture": True}
+        if self.conversation_id is not None:
+            meta["conversation_id"] = self.conversation_id
+        if self.error_type is not None:
+            meta["error_type"] = self.error_type
+        return Trial(
+            agent=self.agent, task_id=self.task_id, trial=self.trial, status=self.status, success=self.success,
+            reward=self.reward, interactions=list(self.interactions), expected_tool_calls=self.expected_tool_calls,
+            usage=Usage(latency_s=self.latency_s, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                        cost_usd=self.cost_usd),
+            meta=meta,
+        )
+
+
+class _Frame:
+    """One node invocation in progress."""
+
+    __slots__ = ("cost", "in_tok", "inputs", "interaction", "invocation_id", "kind", "message_id", "model",
+                 "name", "out_tok", "parent", "run", "started", "t0", "trial")
+
+    def __init__(self, run: Run, name: str, kind: str, parent: _Frame | None):
+        self.run, self.name, self.kind, self.parent = run, name, kind, parent
+        self.invocation_id = run._next_invocation()
+        self.model: str | None = None
+        self.in_tok = 0
+        self.out_tok = 0
+        self.cost: float | None = None
+        self.inputs: Any = None
+        self.trial: _TrialRec
+        self.interaction: Interaction
+        self.message_id: str | None = None
+        self.started = time.time()
+        self.t0 = time.perf_counter()
+
+
+class Run:
+    """A run being captured (see the module docstring); make one with :func:`run` or :func:`start_run`.
+
+    Parameters
+    ----------
+    name : str
+        Run name (unique in the store).
+    store : str, PathLike or RunStore
+        The store file (default ``agentstats.duckdb``) or an open store.
+    agent : str, optional
+        Agent name on the captured trials (default: the run name).
+    description, tags, config, code_version
+        Stored on the run. ``code_version`` defaults to the git commit of the working directory when there is one.
+    metrics : sequence
+        Application-level metrics (names, :class:`~agentstats.capture.metrics.Metric` or functions).
+    judge : Judge or str, optional
+        Judge for ``answer_correctness`` (:func:`agentstats.scoring.resolve_judge`; deterministic by default).
+    resume : bool
+        Continue a stored run of this name (interrupted, or completed) instead of refusing the name.
+    replace : bool
+        Replace a stored run of this name.
+    conversation_field, message_field, task_field, trial_field, query_field, expected_field, answer_field : str
+        Names of the state fields read for ids, the message text, the reference answer, and of the output field
+        holding the answer when a node returns a mapping.
+    prices : mapping, optional
+        Model -> (input, output) US dollars per 1M tokens (default: the judge's price table).
+    flush_interval : float
+        Seconds between writes (0: after every outermost call).
+
+    Raises
+    ------
+    StoreError
+        The name is taken (and neither ``resume`` nor ``replace``), or the store cannot be opened.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        store: str | os.PathLike | RunStore = DEFAULT_STORE,
+        *,
+        agent: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] = (),
+        config: dict[str, Any] | None = None,
+        code_version: str | None = None,
+        metrics: Sequence[Any] = (),
+        judge: Any = None,
+        resume: bool = False,
+        replace: bool = False,
+        conversation_field: str = "conversation_id",
+        message_field: str = "message_id",
+        task_field: str = "task_id",
+        trial_field: str = "trial",
+        query_field: str = "query",
+        expected_field: str = "expected_answer",
+        answer_field: str = "answer",
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        flush_interval: float = 1.0,
+    ):
+        self.name = name
+        self.agent = agent or name
+        self.metrics = [as_metric(m) for m in metrics]
+        self.judge = judge
+        self.fields = {"conversation": conversation_field, "message": message_field, "task": task_field,
+                       "trial": trial_field, "query": query_field, "expected": expected_field,
+                       "answer": answer_field}
+        self.prices = dict(prices) if prices is not None else DEFAULT_PRICES
+        self.flush_interval = flush_interval
+        self._own_store = not isinstance(store, RunStore)
+        self.store = RunStore(store) if not isinstance(store, RunStore) else store
+        self.path = self.store.path
+        self._lock = threading.RLock()
+        self._nodes: dict[str, list[Any]] = {c: [] for c in _NODE_COLUMNS}
+        self._dirty: dict[int, _TrialRec] = {}
+        self._open: dict[str, _TrialRec] = {}
+        self._keys: dict[tuple[str, int], _TrialRec] = {}
+        self._last_flush = time.monotonic()
+        self.status = "running"
+        self._frames: dict[str, pd.DataFrame] = {}
+        try:
+            if self.store.has_run(name) and resume:
+                self.run_id = self.store.run_id(name)
+                with self.store.transaction():
+                    self.store.set_status(name, "running")
+            else:
+                with self.store.transaction():
+                    self.run_id = self.store.create_run(
+                        name, description=description, tags=tags, source="capture", config=config or {},
+                        code_version=code_version or _git_commit(), replace=replace,
+                    )
+            con = self.store.con
+            self._invocation = int(con.execute(
+                "SELECT coalesce(max(invocation_id), 0) FROM node_invocations WHERE run_id = ?", [self.run_id]
+            ).fetchone()[0])
+            self._next_trial = {
+                t: int(k) + 1 for t, k in con.execute(
+                    "SELECT task_id, max(trial) FROM trials WHERE run_id = ? AND agent = ? GROUP BY task_id",
+                    [self.run_id, self.agent]).fetchall()
+            }
+            self._done = {(t, int(k)) for t, k in con.execute(
+                "SELECT task_id, trial FROM trials WHERE run_id = ? AND agent = ?", [self.run_id, self.agent]
+            ).fetchall()}
+        except BaseException:
+            if self._own_store:
+                self.store.close()
+            raise
+        _patch_openai()
+        self._token: contextvars.Token[Run | None] | None = None
+
+    # ------------------------------------------------------------------ capture
+
+    def _next_invocation(self) -> int:
+        with self._lock:
+            self._invocation += 1
+            return self._invocation
+
+    def has_trial(self, task_id: str, trial: int | None = None) -> bool:
+        """True when the run already holds this task's trial (any trial when ``trial`` is None): for resuming."""
+        task_id = str(task_id)
+        with self._lock:
+            if trial is None:
+                return any(t == task_id for t, _ in self._done)
+            return (task_id, int(trial)) in self._done
+
+    def _trial_for(self, state: Any) -> _TrialRec:
+        f = self.fields
+        cid = _field(state, f["conversation"])
+        cid = None if cid is None else str(cid)
+        with self._lock:
+            if cid is not None and cid in self._open:
+                return self._open[cid]
+            task = _field(state, f["task"])
+            task_id = str(task) if task is not None else (cid if cid is not None else f"call-{self._invocation}")
+            k = _field(state, f["trial"])
+            if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
+                trial = k
+                self._next_trial[task_id] = max(self._next_trial.get(task_id, 0), k + 1)
+            else:
+                trial = self._next_trial.get(task_id, 0)
+                self._next_trial[task_id] = trial + 1
+            rec = self._keys.get((task_id, trial))
+            if rec is None or rec.conversation_id != cid:
+                rec = _TrialRec(self.agent, task_id, trial, cid)
+                self._keys[(task_id, trial)] = rec
+            if cid is not None:
+                self._open[cid] = rec
+            expected_calls = _field(state, "expected_tool_calls")
+            if expected_calls and not rec.expected_tool_calls:
+                with contextlib.suppress(Exception):
+                    rec.expected_tool_calls = [ToolCall.model_validate(c) for c in expected_calls]
+            return rec
+
+    def _enter(self, name: str, kind: str, inputs: dict[str, Any]) -> _Frame:
+        parent = _FRAME.get()
+        if parent is not None and parent.run is not self:
+            parent = None
+        frame = _Frame(self, name, kind, parent)
+        frame.inputs = inputs
+        if parent is not None:
+            frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
+            return frame
+        state = next((v for v in inputs.values() if isinstance(v, Mapping)), None)
+        if state is None:
+            state = next((v for v in inputs.values() if hasattr(v, self.fields["conversation"])
+                          or hasattr(v, self.fields["task"])), None)
+        trial = self._trial_for(state)
+        mid = _field(state, self.fields["message"])
+        query = _field(state, self.fields["query"])
+        expected = _field(state, self.fields["expected"])
+        interaction = Interaction(
+            id=str(mid) if mid is not None else str(len(trial.interactions)),
+            query=query if isinstance(query, str) or query is None else _dumps(query),
+            expected_answer=expected,
+        )
+        with self._lock:
+            trial.interactions.append(interaction)
+        frame.trial, frame.interaction, frame.message_id = trial, interaction, interaction.id
+        return frame
+
+    def _exit(self, frame: _Frame, result: Any, exc: BaseException | None) -> None:
+        latency = time.perf_counter() - frame.t0
+        trial = frame.trial
+        error_type = None if exc is None else type(exc).__name__
+        outputs = None if exc is not None else result
+        if frame.kind == "tool":
+            self._tool_result(frame, outputs, error_type)
+        with self._lock:
+            cols = self._nodes
+            for k, v in (("run_id", self.run_id), ("invocation_id", frame.invocation_id),
+                         ("parent_id", frame.parent.invocation_id if frame.parent is not None else None),
+                         ("agent", trial.agent), ("task_id", trial.task_id), ("trial", trial.trial),
+                         ("conversation_id", trial.conversation_id), ("message_id", frame.message_id),
+                         ("node", frame.name),
+                         ("started_at", dt.datetime.fromtimestamp(frame.started, dt.UTC)), ("latency_s", latency),
+                         ("inputs", _dumps(frame.inputs)), ("outputs", None if exc is not None else _dumps(outputs)),
+                         ("error_type", error_type), ("error_message", None if exc is None else str(exc)[:2000]),
+                         ("model", frame.model), ("input_tokens", frame.in_tok if frame.model else None),
+                         ("output_tokens", frame.out_tok if frame.model else None), ("cost_usd", frame.cost)):
+                cols[k].append(v)
+            if frame.model is not None:
+                trial.input_tokens += frame.in_tok
+                trial.output_tokens += frame.out_tok
+                trial.cost_usd = None if trial.cost_usd is None or frame.cost is None else trial.cost_usd + frame.cost
+            if frame.parent is None:
+                trial.latency_s += latency
+                if exc is not None and isinstance(exc, Exception):
+                    trial.status = Status.agent_error
+                    trial.error_type = error_type
+                elif exc is None:
+                    frame.interaction.answer = _answer_text(result, self.fields["answer"])
+                self._dirty[id(trial)] = trial
+                self._done.add((trial.task_id, trial.trial))
+                due = time.monotonic() - self._last_flush >= self.flush_interval
+        if frame.parent is None and due:
+            self.flush()
+
+    def _tool_result(self, frame: _Frame, output: Any, error_type: str | None) -> None:
+        calls = frame.interaction.tool_calls
+        result = output if error_type is None else {"error": error_type}
+        for call in calls:
+            if call.name == frame.name and call.result is None:
+                call.result = json.loads(_dumps(result))
+                return
+        args = json.loads(_dumps({k: v for k, v in frame.inputs.items() if k != "self"}))
+        calls.append(ToolCall(name=frame.name, arguments=args, result=json.loads(_dumps(result))))
+
+    def _observe_llm(self, response: Any) -> None:
+        frame = _FRAME.get()
+        if frame is None or frame.run is not self:
+            return
+        usage = getattr(response, "usage", None)
+        model = getattr(response, "model", None) or "unknown"
+        p = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        c = getattr(usage, "completion_tokens", None) if usage is not None else None
+        first = frame.model is None
+        frame.model = model if first or frame.model == model else f"{frame.model},{model}"
+        frame.in_tok += p or 0
+        frame.out_tok += c or 0
+        cost = cost_usd(model, p, c, self.prices)
+        frame.cost = cost if first else (None if frame.cost is None or cost is None else frame.cost + cost)
+        with contextlib.suppress(Exception):
+            message = response.choices[0].message
+            for call in message.tool_calls or ():
+                frame.interaction.tool_calls.append(
+                    ToolCall(name=call.function.name, arguments=call.function.arguments, id=call.id)
+                )
+
+    def set_outcome(self, success: bool | None = None, reward: float | None = None) -> None:
+        """Give the current trial (the one of the node being run) its outcome, when the application knows it.
+
+        Raises
+        ------
+        RuntimeError
+            Outside a decorated node of this run.
+        """
+        frame = _FRAME.get()
+        if frame is None or frame.run is not self:
+            raise RuntimeError("set_outcome() is called inside a decorated node of the run")
+        with self._lock:
+            frame.trial.success = success
+            frame.trial.reward = reward
+            self._dirty[id(frame.trial)] = frame.trial
+
+    def end_conversation(self, conversation_id: str) -> None:
+        """Close a conversation: its next message starts a new trial (a new attempt of the task)."""
+        with self._lock:
+            self._open.pop(str(conversation_id), None)
+
+    def flush(self) -> None:
+        """Write the buffered node invocations and changed trials in one transaction."""
+        with self._lock:
+            nodes = self._nodes
+            self._nodes = {c: [] for c in _NODE_COLUMNS}
+            dirty = list(self._dirty.values())
+            self._dirty.clear()
+            trials = [t.to_trial() for t in dirty]
+            self._last_flush = time.monotonic()
+            if not trials and not nodes["run_id"]:
+                return
+            with self.store.transaction():
+                self.store.append_rows("node_invocations", nodes)
+                self.store.replace_trials(self.run_id, trials)
+
+    # ------------------------------------------------------------------ end, metrics, results
+
+    def start(self) -> Run:
+        """Make this the current run (what :func:`start_run` and ``with`` do)."""
+        self._token = _RUN.set(self)
+        _ACTIVE.append(self)
+        return self
+
+    def end(self, status: str = "completed") -> Run:
+        """Flush, compute the metrics (when ``status`` is ``completed``), set the run's status, close the store."""
+        if self.status != "running":
+            return self
+        try:
+            self.flush()
+            if status == "completed":
+                self.score()
+            with self.store.transaction():
+                self.store.set_status(self.name, status)
+            self.status = status
+            self._frames = {t: self.store.frame(self.name, t) for t in ("trials", "node_invocations",
+                                                                         "metric_results")}
+        finally:
+            if self in _ACTIVE:
+                _ACTIVE.remove(self)
+            if self._token is not None:
+                with contextlib.suppress(ValueError):
+                    _RUN.reset(self._token)
+                self._token = None
+            if self._own_store:
+                self.store.close()
+        return self
+
+    def score(self) -> None:
+        """Compute the node and application metrics from the stored records (replacing earlier results)."""
+        con = self.store.con
+        rows: dict[str, list[Any]] = {c: [] for c in (
+            "run_id", "metric", "level", "node", "agent", "task_id", "trial", "conversation_id", "message_id",
+            "invocation_id", "value", "passed", "detail")}
+        verdicts: dict[str, list[Any]] = {c: [] for c in (
+            "run_id", "metric", "invocation_id", "agent", "task_id", "trial", "judge", "prompt_version", "verdict",
+            "score", "cost_usd")}
+        judged: list[tuple[Any, ...]] = []
+        nodes = [n for n in _NODE_METRICS if _NODE_METRICS[n]]
+        if nodes:
+            inv = con.execute(
+                f"""SELECT invocation_id, node, agent, task_id, trial, conversation_id, message_id, inputs, outputs
+                    FROM node_invocations WHERE run_id = ? AND error_type IS NULL
+                    AND node IN ({", ".join("?" * len(nodes))}) ORDER BY invocation_id""",
+                [self.run_id, *nodes],
+            ).fetchall()
+            for iid, nname, agent, task, k, cid, mid, inputs, outputs in inv:
+                ins = json.loads(inputs) if inputs else {}
+                answer = _answer_text(json.loads(outputs) if outputs else None, self.fields["answer"])
+                for m in _NODE_METRICS[nname]:
+                    expected = _find_expected(ins, m.expected_field)
+                    key = ("node", nname, agent, task, k, cid, mid, iid)
+                    if m.name == TOOL_METRIC:
+                        continue
+                    if m.name == JUDGE_METRIC:
+                        if expected is not None:
+                            judged.append((m, key, answer, expected, _find_expected(ins, self.fields["query"])))
+                        continue
+                    if expected is None and m.needs_expected:
+                        continue
+                    value, detail = m.score(answer, expected)
+                    _add(rows, self.run_id, m, key, value, detail)
+        trials = self.store.trials(self.name)
+        outcome_by_key: dict[tuple[str, str, int], list[bool]] = {}
+        for t in trials:
+            cid = t.meta.get("conversation_id")
+            for m in self.metrics:
+                if m.name == TOOL_METRIC:
+                    from agentstats.scoring.tools import score_trial_tools
+
+                    scores = score_trial_tools(t)
+                    if scores.passed is None:
+                        continue
+                    parts = [s.overall for s in [*scores.interactions, scores.trial] if s is not None]
+                    value = sum(parts) / len(parts)
+                    _add(rows, self.run_id, m, ("conversation", None, t.agent, t.task_id, t.trial, cid, None, None),
+                         value, {"passed_all": scores.passed}, passed=scores.passed)
+                    outcome_by_key.setdefault(t.key, []).append(bool(scores.passed))
+                    continue
+                values: list[tuple[float, bool]] = []
+                for it in t.interactions:
+                    if it.expected_answer is None and m.needs_expected:
+                        continue
+                    key = ("message", None, t.agent, t.task_id, t.trial, cid, it.id, None)
+                    if m.name == JUDGE_METRIC:
+                        judged.append((m, key, it.answer, it.expected_answer, it.query))
+                        continue
+                    value, detail = m.score(it.answer, it.expected_answer)
+                    _add(rows, self.run_id, m, key, value, detail)
+                    if value is not None:
+                        values.append((value, value >= m.threshold))
+                if values:
+                    mean = sum(v for v, _ in values) / len(values)
+                    ok = all(p for _, p in values)
+                    _add(rows, self.run_id, m, ("conversation", None, t.agent, t.task_id, t.trial, cid, None, None),
+                         mean, {"messages": len(values)}, passed=ok)
+                    outcome_by_key.setdefault(t.key, []).append(ok)
+        if judged:
+            self._judge(judged, rows, verdicts, outcome_by_key)
+        changed = []
+        for t in trials:
+            oks = outcome_by_key.get(t.key)
+            if oks and t.success is None and t.reward is None and t.status == Status.completed:
+                changed.append(t.model_copy(update={"success": all(oks)}))
+        with self.store.transaction():
+            for table in ("metric_results", "judge_verdicts"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [self.run_id])
+            self.store.append_rows("metric_results", rows)
+            self.store.append_rows("judge_verdicts", verdicts)
+            self.store.replace_trials(self.run_id, changed)
+
+    def _judge(self, judged: list[tuple[Any, ...]], rows: dict[str, list[Any]], verdicts: dict[str, list[Any]],
+               outcome_by_key: dict[tuple[str, str, int], list[bool]]) -> None:
+        from agentstats.scoring.judge import AnswerItem, resolve_judge
+
+        judge = resolve_judge(self.judge)
+        items = [AnswerItem(answer=a if a is None else str(a), expected=e, query=q if isinstance(q, str) else None)
+                 for _, _, a, e, q in judged]
+        out = judge.judge_answers(items)
+        per_conv: dict[tuple[Any, ...], list[tuple[float, bool]]] = {}
+        for (m, key, *_), v in zip(judged, out, strict=True):
+            value = v.score
+            _add(rows, self.run_id, m, key, value, {"status": v.status, "reasoning": v.reasoning})
+            level, nname, agent, task, k, cid, mid, iid = key
+            verdicts["run_id"].append(self.run_id)
+            verdicts["metric"].append(m.name)
+            verdicts["invocation_id"].append(iid)
+            verdicts["agent"].append(agent)
+            verdicts["task_id"].append(task)
+            verdicts["trial"].append(k)
+            verdicts["judge"].append(v.judge)
+            verdicts["prompt_version"].append(getattr(v, "prompt_version", None))
+            verdicts["verdict"].append(v.model_dump_json())
+            verdicts["score"].append(value)
+            verdicts["cost_usd"].append(getattr(v, "cost_usd", None))
+            if level == "message" and value is not None:
+                per_conv.setdefault((m, agent, task, k, cid), []).append((value, value >= m.threshold))
+        for (m, agent, task, k, cid), values in per_conv.items():
+            ok = all(p for _, p in values)
+            _add(rows, self.run_id, m, ("conversation", None, agent, task, k, cid, None, None),
+                 sum(v for v, _ in values) / len(values), {"messages": len(values)}, passed=ok)
+            outcome_by_key.setdefault((agent, task, k), []).append(ok)
+
+    def _frame(self, table: str) -> pd.DataFrame:
+        if table in self._frames:
+            return self._frames[table]
+        with self._lock:
+            self.flush()
+            return self.store.frame(self.name, table)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per node invocation (ids, node, latency, tokens, cost, error), with one column per node metric.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns of ``node_invocations`` (``docs/store.md``) and the metric values of each invocation.
+        """
+        nodes = self._frame("node_invocations")
+        metrics = self._frame("metric_results")
+        per = metrics[metrics["level"] == "node"] if len(metrics) else metrics
+        if len(per):
+            wide = per.pivot_table(index="invocation_id", columns="metric", values="value", aggfunc="first")
+            nodes = nodes.merge(wide, left_on="invocation_id", right_index=True, how="left")
+        return nodes.drop(columns=["run_id"])
+
+    def metric_result(self, name: str, node: str | None = None, level: str | None = None) -> pd.DataFrame:
+        """The results of one metric: one row per scored node invocation, message or conversation.
+
+        Parameters
+        ----------
+        name : str
+        node : str, optional
+            Only this node's invocations.
+        level : {"node", "message", "conversation"}, optional
+
+        Raises
+        ------
+        KeyError
+            When the run has no result for this metric (and node).
+        """
+        m = self._frame("metric_results")
+        sel = m[m["metric"] == name]
+        if node is not None:
+            sel = sel[sel["node"] == node]
+        if level is not None:
+            sel = sel[sel["level"] == level]
+        if sel.empty:
+            known = sorted(set(zip(m["metric"], m["node"].fillna("(application)"), strict=True)))
+            raise KeyError(f"no results for metric {name!r}" + (f" on node {node!r}" if node else "")
+                           + f"; the run has: {known}")
+        return sel.drop(columns=["run_id"]).reset_index(drop=True)
+
+    def result(self) -> pd.DataFrame:
+        """Summary per metric, level and node: records scored, mean value, share passed.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``metric, level, node, n, mean, pass_rate`` (node empty for application metrics), plus one row
+            per outcome summary (``metric="trials"``: trials, mean success among scored trials).
+        """
+        m = self._frame("metric_results")
+        if len(m):
+            g = m.assign(node=m["node"].fillna(""), ok=m["passed"].astype(float))
+            summary = g.groupby(["metric", "level", "node"], sort=True).agg(
+                n=("value", "size"), mean=("value", "mean"), pass_rate=("ok", "mean")).reset_index()
+        else:
+            summary = pd.DataFrame(columns=["metric", "level", "node", "n", "mean", "pass_rate"])
+        t = self._frame("trials")
+        scored = t[t["outcome"].isin(["success", "failure"])]
+        row = pd.DataFrame([{"metric": "trials", "level": "trial", "node": "", "n": len(t),
+                             "mean": (scored["outcome"] == "success").mean() if len(scored) else float("nan"),
+                             "pass_rate": (scored["outcome"] == "success").mean() if len(scored) else float("nan")}])
+        return pd.concat([summary, row], ignore_index=True) if len(summary) else row
+
+    def __enter__(self) -> Run:
+        return self.start() if self._token is None else self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.end("completed")
+        elif issubclass(exc_type, KeyboardInterrupt | SystemExit):
+            self.end("interrupted")
+        else:
+            self.end("failed")
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, store={str(self.path)!r}, status={self.status!r})"
+
+
+def _add(rows: dict[str, list[Any]], run_id: int, m: Metric, key: tuple[Any, ...], value: float | None,
+         detail: dict[str, Any], passed: bool | None = None) -> None:
+    level, nname, agent, task, k, cid, mid, iid = key
+    for col, v in (("run_id", run_id), ("metric", m.name), ("level", level), ("node", nname), ("agent", agent),
+                   ("task_id", task), ("trial", k), ("conversation_id", cid), ("message_id", mid),
+                   ("invocation_id", iid), ("value", value),
+                   ("passed", passed if passed is not None else (None if value is None else value >= m.threshold)),
+                   ("detail", _dumps(detail))):
+        rows[col].append(v)
+
+
+def _find_expected(inputs: dict[str, Any], field: str) -> Any:
+    if field in inputs:
+        return inputs[field]
+    for v in inputs.values():
+        if isinstance(v, dict) and field in v:
+            return v[field]
+    return None
+
+
+def _answer_text(result: Any, field: str) -> str | None:
+    if result is None:
+        return None
+    if isinstance(result, str):
+        return result
+    if isinstance(result, Mapping) and field in result:
+        v = result[field]
+        return v if isinstance(v, str) or v is None else _dumps(v)
+    content = getattr(getattr(getattr(result, "choices", [None])[0], "message", None), "content", None) \
+        if hasattr(result, "choices") else None
+    if isinstance(content, str):
+        return content
+    return _dumps(result)
+
+
+def _git_commit() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+_PATCHED = False
+
+
+def _patch_openai() -> None:
+    """Observe ``openai`` chat completions (sync and async) made inside a captured node: usage, model, tool calls."""
+    global _PATCHED
+    if _PATCHED:
+        return
+    try:
+        from openai.resources.chat import completions as mod
+    except ImportError:  # pragma: no cover - openai is a dependency
+        return
+
+    sync_create = mod.Completions.create
+    async_create = mod.AsyncCompletions.create
+
+    @functools.wraps(sync_create)
+    def create(self: Any, *args: Any, **kwargs: Any) -> Any:
+        response = sync_create(self, *args, **kwargs)
+        _observe(response)
+        return response
+
+    @functools.wraps(async_create)
+    async def acreate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        response = await async_create(self, *args, **kwargs)
+        _observe(response)
+        return response
+
+    mod.Completions.create = create  # type: ignore[method-assign]
+    mod.AsyncCompletions.create = acreate  # type: ignore[method-assign]
+    _PATCHED = True
+
+
+def _observe(response: Any) -> None:
+    frame = _FRAME.get()
+    if frame is not None:
+        with contextlib.suppress(Exception):  # observing never breaks the application's call
+            frame.run._observe_llm(response)
+
+
+# ---------------------------------------------------------------------- public API
+
+
+def run(name: str, store: str | os.PathLike | RunStore = DEFAULT_STORE, **options: Any) -> Run:
+    """Open a captured run; use it as ``with agentstats.run("prompt-v2", store=...) as run:``.
+
+    Leaving the block ends the run (:meth:`Run.end`): ``completed`` (metrics computed), ``interrupted`` on
+    Ctrl-C, ``failed`` on another exception (records kept either way). Options: see :class:`Run`.
+    """
+    return Run(name, store, **options)
+
+
+def start_run(name: str, store: str | os.PathLike | RunStore = DEFAULT_STORE, **options: Any) -> Run:
+    """Open a captured run and make it current until :func:`end_run` (notebook style). Options: see :class:`Run`."""
+    return Run(name, store, **options).start()
+
+
+def end_run(run: Run | None = None, status: str = "completed") -> Run:
+    """End ``run`` (default: the current one): flush, compute metrics, set its status, close the store.
+
+    Raises
+    ------
+    RuntimeError
+        When no run is open.
+    """
+    r = run or current_run()
+    if r is None:
+        raise RuntimeError("no run is open: start one with agentstats.start_run(name)")
+    return r.end(status)
+
+
+def _bind(params: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    inputs = dict(zip(params, args, strict=False))
+    if len(args) > len(params):
+        inputs["*args"] = list(args[len(params):])
+    inputs.update(kwargs)
+    return inputs
+
+
+def node(name: str | None = None, *, metrics: Sequence[Any] = (), kind: str = "node") -> Callable[[Any], Any]:
+    """Decorate a function (sync or async) as a node of the application: each call inside a run is recorded.
+
+    Parameters
+    ----------
+    name : str, optional
+        Node name (default: the function's name).
+    metrics : sequence
+        Metrics computed on this node's invocations at :func:`end_run` (:mod:`agentstats.capture.metrics`).
+    kind : {"node", "tool"}
+        ``"tool"`` also records each call as a tool call of the current message (name, arguments, result), so the
+        tool-call scorer can grade it.
+
+    Returns
+    -------
+    callable
+        The decorator. Outside a run the function is called directly; inside one, its result and exception are
+        those of the function, unchanged.
+    """
+    if kind not in ("node", "tool"):
+        raise ValueError(f"kind must be 'node' or 'tool', got {kind!r}")
+    metric_list = [as_metric(m) for m in metrics]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        label = name or getattr(fn, "__name__", "node")
+        if metric_list:
+            _NODE_METRICS[label] = metric_list
+        try:
+            params = tuple(p.name for p in inspect.signature(fn).parameters.values()
+                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        except (TypeError, ValueError):
+            params = ()
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awrapper(*args: Any, **kwargs: Any) -> Any:
+                r = current_run()
+                if r is None or r.status != "running":
+                    return await fn(*args, **kwargs)
+                frame = r._enter(label, kind, _bind(params, args, kwargs))
+                token = _FRAME.set(frame)
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    _FRAME.reset(token)
+                    r._exit(frame, None, exc)
+                    raise
+                _FRAME.reset(token)
+                r._exit(frame, result, None)
+                return result
+
+            return awrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            r = current_run()
+            if r is None or r.status != "running":
+                return fn(*args, **kwargs)
+            frame = r._enter(label, kind, _bind(params, args, kwargs))
+            token = _FRAME.set(frame)
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:
+                _FRAME.reset(token)
+                r._exit(frame, None, exc)
+                raise
+            _FRAME.reset(token)
+            r._exit(frame, result, None)
+            return result
+
+        return wrapper
+
+    return decorate
+
+
+class _Span:
+    """What :func:`trace_node` yields: set the block's output with :meth:`set_output`."""
+
+    def __init__(self) -> None:
+        self.output: Any = None
+
+    def set_output(self, output: Any) -> None:
+        """Record ``output`` as the node's output (and, at the outermost level, the message's answer)."""
+        self.output = output
+
+
+@contextlib.contextmanager
+def trace_node(name: str, inputs: Mapping[str, Any] | None = None, *, kind: str = "node") -> Iterator[_Span]:
+    """Record a block of code as a node invocation (``with agentstats.trace_node("retriever", inputs=state):``).
+
+    Works in sync and async code (the node stack is a context variable). An exception in the block is recorded
+    with its type and re-raised unchanged. Outside a run nothing is recorded.
+
+    Parameters
+    ----------
+    name : str
+    inputs : mapping, optional
+        Recorded as the node's inputs; a state mapping here gives the ids (see the module docstring).
+    kind : {"node", "tool"}
+    """
+    span = _Span()
+    r = current_run()
+    if r is None or r.status != "running":
+        yield span
+        return
+    ins = dict(inputs) if inputs is not None else {}
+    frame = r._enter(name, kind, {"state": ins} if ins and not any(isinstance(v, Mapping) for v in ins.values())
+                     else ins)
+    token = _FRAME.set(frame)
+    try:
+        yield span
+    except BaseException as exc:
+        _FRAME.reset(token)
+        r._exit(frame, None, exc)
+        raise
+    _FRAME.reset(token)
+    r._exit(frame, span.output, None)

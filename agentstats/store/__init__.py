@@ -1,0 +1,31 @@
+"""The embedded run store: runs, trials, captured node invocations and metric results in one DuckDB file.
+
+``RunStore("agentstats.duckdb")`` opens or creates the file (nothing to start); ``agentstats.load_trials(path,
+run=...)`` feeds a stored run to the pipeline; ``agentstats runs list|show|export|delete`` and ``agentstats import``
+work on it from the command line. DuckDB is an optional dependency (``pip install 'agentstats[store]'``), imported
+only when a store is opened. Tables and their columns: ``docs/store.md``.
+"""
+
+from agentstats.store.db import (
+    DEFAULT_STORE,
+    RUN_STATUSES,
+    TABLES,
+    ImportResult,
+    RunStore,
+    StoreError,
+    file_sha256,
+    is_store_file,
+)
+from agentstats.store.schema import SCHEMA_VERSION
+
+__all__ = [
+    "DEFAULT_STORE",
+    "RUN_STATUSES",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "ImportResult",
+    "RunStore",
+    "StoreError",
+    "file_sha256",
+    "is_store_file",
+]

@@ -1,0 +1,728 @@
+"""The run store: one embedded DuckDB file (default ``agentstats.duckdb``) holding runs, their trials and captures.
+
+:class:`RunStore` opens (or creates) the file, brings its schema up to date (:mod:`agentstats.store.schema`) and
+offers the operations the rest of agentstats needs: import trials in one transaction
+(:meth:`RunStore.import_trials`), read them back as the pipeline's objects (:meth:`RunStore.load_trials`,
+:meth:`RunStore.counts`, the latter straight from SQL), list, show, export and delete runs. Every table can also be
+read with plain SQL (``duckdb agentstats.duckdb``); ``docs/store.md`` documents them.
+
+Reliability: each import or flush is one transaction, so a crash or ``kill -9`` loses at most what was being
+written; a run left ``running`` by a process that died is marked ``interrupted`` the next time the file is opened
+for writing, with every record it had flushed kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agentstats.counts import counts_from_codes, counts_frame
+from agentstats.io.atomic import atomic_path
+from agentstats.io.errors import Problem, TrialLoadError
+from agentstats.schema import Trial
+from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = [
+    "DEFAULT_STORE",
+    "RUN_STATUSES",
+    "TABLES",
+    "ImportResult",
+    "RunStore",
+    "StoreError",
+    "duckdb_module",
+    "file_sha256",
+    "is_store_file",
+]
+
+#: The store file used when none is named.
+DEFAULT_STORE = "agentstats.duckdb"
+#: What ``runs.status`` can hold.
+RUN_STATUSES = ("running", "completed", "interrupted", "failed")
+#: Tables holding a run's records (each has a ``run_id`` column), in the order they are exported and deleted.
+TABLES = ("trials", "interactions", "tool_calls", "node_invocations", "metric_results", "judge_verdicts",
+          "gate_decisions")
+#: Trials written per transaction-internal batch when importing (bounded memory).
+BATCH = 20_000
+#: DuckDB files carry this magic at byte offset 8 (DuckDB storage format).
+_MAGIC = b"DUCK"
+
+
+class StoreError(ValueError):
+    """A problem with the store file or a run in it (unknown run, name taken, file newer than this code)."""
+
+
+def duckdb_module() -> Any:
+    """Import ``duckdb`` or say how to install it.
+
+    Raises
+    ------
+    ImportError
+        When duckdb is missing, with the ``pip install 'agentstats[store]'`` line.
+    """
+    try:
+        import duckdb
+    except ImportError as exc:  # pragma: no cover - duckdb is in the dev extra
+        raise ImportError(
+            "the run store needs DuckDB: pip install 'agentstats[store]' (or pip install duckdb)"
+        ) from exc
+    return duckdb
+
+
+def is_store_file(path: Any) -> bool:
+    """Tell whether ``path`` is a DuckDB file (by its magic bytes ``DUCK`` at offset 8, not by its name)."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(12)
+    return head[8:12] == _MAGIC
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What :meth:`RunStore.import_trials` did.
+
+    Attributes
+    ----------
+    run : str
+        Run name.
+    run_id : int
+    trials, interactions, tool_calls : int
+        Rows written.
+    skipped : bool
+        True when the same source (same SHA-256) was already imported under this name: nothing was written.
+    """
+
+    run: str
+    run_id: int
+    trials: int
+    interactions: int
+    tool_calls: int
+    skipped: bool = False
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _json(v: Any) -> str | None:
+    if v is None:
+        return None
+    return json.dumps(v, default=str, ensure_ascii=False)
+
+
+class RunStore:
+    """One store file, opened for reading and writing (or read only).
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The DuckDB file; created (with its folder) when absent unless ``read_only``.
+    read_only : bool
+        Open without writing (several readers may share a file; a writer holds it alone).
+
+    Raises
+    ------
+    StoreError
+        When the file is held by another process, is not a DuckDB file, or has a schema newer than this code.
+    ImportError
+        When duckdb is not installed.
+
+    Notes
+    -----
+    DuckDB lets one process write a file at a time; a second writer gets a :class:`StoreError` naming the file.
+    Use it as a context manager (``with RunStore(path) as store:``) or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, read_only: bool = False):
+        duckdb = duckdb_module()
+        self.path = Path(path)
+        self.read_only = read_only
+        if read_only and not self.path.exists():
+            raise FileNotFoundError(f"no run store at {self.path}")
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and self.path.stat().st_size and not is_store_file(self.path):
+            raise StoreError(f"{self.path} is not a DuckDB file (a run store is one; name another path)")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
+        try:
+            if read_only:
+                self.version = self._version()
+                if self.version != SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path} has store schema version {self.version}; this agentstats reads version "
+                        f"{SCHEMA_VERSION} (open it once for writing to migrate it)"
+                        if self.version < SCHEMA_VERSION else self._newer_message(self.version)
+                    )
+            else:
+                self.version = self._migrate()
+                self.interrupted = self.mark_interrupted()
+        except BaseException:
+            self.con.close()
+            raise
+
+    # ------------------------------------------------------------------ file, schema, lifecycle
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with contextlib.suppress(Exception):
+            self.con.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _version(self) -> int:
+        has = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+        ).fetchone()
+        if not has or not has[0]:
+            return 0
+        row = self.con.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def _newer_message(self, version: int) -> str:
+        return (
+            f"{self.path} has store schema version {version}, newer than this agentstats knows ({SCHEMA_VERSION}); "
+            "upgrade agentstats to read it"
+        )
+
+    def _migrate(self, upto: int = SCHEMA_VERSION) -> int:
+        """Apply the missing migrations up to ``upto`` in one transaction; return the version reached."""
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise StoreError(self._newer_message(version))
+        if version >= upto:
+            return version
+        with self.transaction():
+            if version == 0:
+                self.con.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TIMESTAMPTZ)")
+            for v in range(version + 1, upto + 1):
+                for step in MIGRATIONS[v - 1]:
+                    self.con.execute(step)
+                self.con.execute("INSERT INTO schema_version VALUES (?, ?)", [v, _now()])
+        return upto
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """``BEGIN`` ... ``COMMIT``, or ``ROLLBACK`` on any exception (re-raised); yields the connection."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def mark_interrupted(self) -> list[str]:
+        """Mark runs left ``running`` by a process that is gone as ``interrupted``; return their names.
+
+        A run is gone when it was started on this host by a process that no longer exists, or by another
+        process on any host (DuckDB lets one process write a file at a time, so a writer that held it is done).
+        """
+        rows = self.con.execute("SELECT run_id, name, pid, host FROM runs WHERE status = 'running'").fetchall()
+        me, host = os.getpid(), socket.gethostname()
+        stale = [(rid, name) for rid, name, pid, h in rows if not (pid == me and h == host)]
+        if stale:
+            with self.transaction():
+                for rid, _ in stale:
+                    self.con.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = ?", [rid])
+        return [name for _, name in stale]
+
+    def _settle(self) -> None:
+        """Finish a partly fetched result on the connection (DuckDB >= 2 refuses ``register`` until then)."""
+        complete = getattr(self.con, "complete", None)
+        if complete is not None:
+            complete()
+
+    # ------------------------------------------------------------------ runs
+
+    def run_id(self, run: str) -> int:
+        """The id of the run named ``run``.
+
+        Raises
+        ------
+        StoreError
+            When no run has that name (the known names are listed).
+        """
+        row = self.con.execute("SELECT run_id FROM runs WHERE name = ?", [run]).fetchone()
+        if row is None:
+            names = [r[0] for r in self.con.execute("SELECT name FROM runs ORDER BY started_at").fetchall()]
+            known = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "") if names else "none yet"
+            raise StoreError(f"no run named {run!r} in {self.path} (runs: {known})")
+        return int(row[0])
+
+    def has_run(self, run: str) -> bool:
+        """True when a run named ``run`` exists."""
+        return self.con.execute("SELECT count(*) FROM runs WHERE name = ?", [run]).fetchone()[0] > 0
+
+    def runs(self) -> pd.DataFrame:
+        """Every run with its trial count: one row per run, oldest first.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``run_id, name, status, started_at, ended_at, source, description, tags, code_version,
+            trials, agents, tasks``.
+        """
+        return self.con.execute(
+            """SELECT r.run_id, r.name, r.status, r.started_at, r.ended_at, r.source, r.description, r.tags,
+                      r.code_version, count(t.run_id) AS trials, count(DISTINCT t.agent) AS agents,
+                      count(DISTINCT t.task_id) AS tasks
+               FROM runs r LEFT JOIN trials t USING (run_id)
+               GROUP BY ALL ORDER BY r.started_at, r.run_id"""
+        ).df()
+
+    def run_info(self, run: str) -> dict[str, Any]:
+        """One run's row of ``runs`` as a dict (``config`` parsed), plus record counts per table."""
+        rid = self.run_id(run)
+        cur = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [rid])
+        cols = [d[0] for d in cur.description]
+        info = dict(zip(cols, cur.fetchone(), strict=True))
+        if isinstance(info.get("config"), str):
+            info["config"] = json.loads(info["config"])
+        info["records"] = {
+            t: int(self.con.execute(f"SELECT count(*) FROM {t} WHERE run_id = ?", [rid]).fetchone()[0])
+            for t in TABLES
+        }
+        return info
+
+    def create_run(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        tags: Sequence[str] = (),
+        source: str | None = None,
+        source_sha256: str | None = None,
+        config: dict[str, Any] | None = None,
+        code_version: str | None = None,
+        status: str = "running",
+        replace: bool = False,
+    ) -> int:
+        """Add a run (inside the caller's transaction if one is open); return its id.
+
+        Raises
+        ------
+        StoreError
+            When ``name`` is blank, or taken and ``replace`` is false.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise StoreError(f"a run needs a non-empty name, got {name!r}")
+        if status not in RUN_STATUSES:
+            raise StoreError(f"run status must be one of {RUN_STATUSES}, got {status!r}")
+        if self.has_run(name):
+            if not replace:
+                raise StoreError(
+                    f"a run named {name!r} already exists in {self.path}; choose another name, delete it "
+                    "(agentstats runs delete), or replace it"
+                )
+            self._delete(self.run_id(name))
+        row = self.con.execute(
+            """INSERT INTO runs (name, description, tags, source, source_sha256, config, started_at, status,
+                                 code_version, pid, host)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING run_id""",
+            [name, description, list(tags), source, source_sha256, _json(config or {}), _now(), status,
+             code_version, os.getpid(), socket.gethostname()],
+        ).fetchone()
+        return int(row[0])
+
+    def set_status(self, run: str, status: str) -> None:
+        """Set a run's status (``completed``, ``interrupted``, ``failed`` also set ``ended_at``)."""
+        if status not in RUN_STATUSES:
+            raise StoreError(f"run status must be one of {RUN_STATUSES}, got {status!r}")
+        rid = self.run_id(run)
+        ended = None if status == "running" else _now()
+        self.con.execute(
+            "UPDATE runs SET status = ?, ended_at = ?, pid = ?, host = ? WHERE run_id = ?",
+            [status, ended, os.getpid(), socket.gethostname(), rid],
+        )
+
+    def delete_run(self, run: str) -> dict[str, int]:
+        """Delete a run and every record of it, in one transaction; return the rows deleted per table."""
+        rid = self.run_id(run)
+        with self.transaction():
+            return self._delete(rid)
+
+    def _delete(self, rid: int) -> dict[str, int]:
+        deleted = {}
+        for t in TABLES:
+            deleted[t] = int(self.con.execute(f"SELECT count(*) FROM {t} WHERE run_id = ?", [rid]).fetchone()[0])
+            self.con.execute(f"DELETE FROM {t} WHERE run_id = ?", [rid])
+        self.con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
+        return deleted
+
+    # ------------------------------------------------------------------ writing trials
+
+    def import_trials(
+        self,
+        trials: Iterable[Trial | dict[str, Any]],
+        run: str,
+        *,
+        source: str | None = None,
+        source_sha256: str | None = None,
+        description: str | None = None,
+        tags: Sequence[str] = (),
+        config: dict[str, Any] | None = None,
+        code_version: str | None = None,
+        replace: bool = False,
+        batch_size: int = BATCH,
+    ) -> ImportResult:
+        """Import trials as a new run, all in one transaction: the run exists completely or not at all.
+
+        Parameters
+        ----------
+        trials : iterable of Trial or dict
+            Streamed in batches of ``batch_size`` (memory bounded by one batch); dicts are validated as
+            :class:`~agentstats.schema.Trial`. An importer yields trials in the project's schema here.
+        run : str
+            Name of the new run.
+        source : str, optional
+            Where the trials came from (a file path, a format name).
+        source_sha256 : str, optional
+            Hash of the source file. Importing the same source again under the same name is a no-op
+            (``ImportResult.skipped``), so a rerun after a crash neither fails nor duplicates.
+        description, tags, config, code_version
+            Stored on the run.
+        replace : bool
+            Replace a run of the same name (else a taken name is an error).
+        batch_size : int
+
+        Returns
+        -------
+        ImportResult
+
+        Raises
+        ------
+        StoreError
+            Name taken (and not ``replace``).
+        TrialLoadError
+            A record that is not a valid trial, or a duplicated ``(agent, task_id, trial)`` key (record positions,
+            0-based, named); the transaction is rolled back and the store is as before.
+        Exception
+            Whatever the ``trials`` iterable raises (an importer's located error); rolled back likewise.
+        """
+        if source_sha256 is not None and self.has_run(run) and not replace:
+            row = self.con.execute(
+                "SELECT source_sha256, status, run_id FROM runs WHERE name = ?", [run]
+            ).fetchone()
+            if row[0] == source_sha256 and row[1] == "completed":
+                n = self.con.execute("SELECT count(*) FROM trials WHERE run_id = ?", [row[2]]).fetchone()[0]
+                return ImportResult(run, int(row[2]), int(n), 0, 0, skipped=True)
+        with self.transaction():
+            rid = self.create_run(
+                run, description=description, tags=tags, source=source, source_sha256=source_sha256,
+                config=config, code_version=code_version, status="running", replace=replace,
+            )
+            written = self._write_trials(rid, trials, batch_size=batch_size, source=source or run)
+            self.con.execute("UPDATE runs SET status = 'completed', ended_at = ? WHERE run_id = ?", [_now(), rid])
+        return ImportResult(run, rid, *written)
+
+    def append_trials(self, run: str, trials: Iterable[Trial | dict[str, Any]]) -> tuple[int, int, int]:
+        """Add trials to an existing run in one transaction; return rows written (trials, interactions, calls).
+
+        Raises
+        ------
+        TrialLoadError
+            As :meth:`import_trials`, including a key already stored in the run; nothing is written then.
+        """
+        rid = self.run_id(run)
+        with self.transaction():
+            return self._write_trials(rid, trials, batch_size=BATCH, source=run)
+
+    def _write_trials(
+        self, rid: int, trials: Iterable[Trial | dict[str, Any]], *, batch_size: int, source: str
+    ) -> tuple[int, int, int]:
+        from pydantic import ValidationError
+
+        start = self.con.execute("SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [rid]).fetchone()[0]
+        seq = int(start)
+        batch = _Batch()
+        totals = [0, 0, 0]
+        problems: list[Problem] = []
+        for pos, rec in enumerate(trials):
+            if isinstance(rec, Trial):
+                t = rec
+            else:
+                try:
+                    t = Trial.model_validate(rec)
+                except ValidationError as exc:
+                    for err in exc.errors(include_url=False):
+                        field = ".".join(str(x) for x in err.get("loc", ())) or None
+                        problems.append(Problem(source, pos, field, err.get("msg", ""), "record"))
+                    continue
+            batch.add(rid, seq, t)
+            seq += 1
+            if batch.n >= batch_size:
+                self._flush(batch, totals)
+                batch = _Batch()
+        if problems:
+            raise TrialLoadError(problems, source, skippable=False)
+        if batch.n:
+            self._flush(batch, totals)
+        dups = self.con.execute(
+            """SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
+               GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq) LIMIT 50""",
+            [rid],
+        ).fetchall()
+        if dups:
+            problems = []
+            for a, t, k, seqs in dups:
+                first, last = int(seqs[0]) - int(start), int(seqs[-1]) - int(start)
+                where = f"first seen at record {first}" if first >= 0 else "already stored in this run"
+                problems.append(Problem(source, last, "(agent, task_id, trial)",
+                                        f"duplicate trial key {(a, t, int(k))!r}, {where}", "record"))
+            raise TrialLoadError(problems, source, skippable=False)
+        return totals[0], totals[1], totals[2]
+
+    def replace_trials(self, run_id: int, trials: Sequence[Trial]) -> None:
+        """Write trials of a run, replacing stored trials with the same keys (caller's transaction; live capture).
+
+        A conversation captured over several calls is rewritten as it grows; ``seq`` of a replaced trial is kept.
+        """
+        if not trials:
+            return
+        next_seq = int(self.con.execute(
+            "SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [run_id]).fetchone()[0])
+        batch = _Batch()
+        for t in trials:
+            key = [run_id, t.agent, t.task_id, t.trial]
+            row = self.con.execute(
+                "SELECT seq FROM trials WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?", key
+            ).fetchone()
+            if row is None:
+                seq, next_seq = next_seq, next_seq + 1
+            else:
+                seq = int(row[0])
+                for table in ("trials", "interactions", "tool_calls"):
+                    self.con.execute(
+                        f"DELETE FROM {table} WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?", key
+                    )
+            batch.add(run_id, seq, t)
+        self._flush(batch, [0, 0, 0])
+
+    def append_rows(self, table: str, columns: dict[str, list[Any]]) -> int:
+        """Insert rows given as columns (name -> values, equal lengths) into ``table``; return the row count."""
+        import pyarrow as pa
+
+        if table not in TABLES:
+            raise StoreError(f"table must be one of {TABLES}, got {table!r}")
+        n = len(next(iter(columns.values()))) if columns else 0
+        if not n:
+            return 0
+        self._settle()
+        self.con.register("_agentstats_rows", pa.table(columns))
+        try:
+            self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _agentstats_rows")
+        finally:
+            self.con.unregister("_agentstats_rows")
+        return n
+
+    def _flush(self, batch: _Batch, totals: list[int]) -> None:
+        import pyarrow as pa
+
+        for table, cols in (("trials", batch.trials), ("interactions", batch.interactions),
+                            ("tool_calls", batch.calls)):
+            if not cols[next(iter(cols))]:
+                continue
+            arrow = pa.table(cols)
+            self._settle()
+            self.con.register("_agentstats_batch", arrow)
+            try:
+                self.con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM _agentstats_batch")
+            finally:
+                self.con.unregister("_agentstats_batch")
+        totals[0] += batch.n
+        totals[1] += len(batch.interactions["idx"])
+        totals[2] += len(batch.calls["idx"])
+
+    # ------------------------------------------------------------------ reading
+
+    def iter_trials(self, run: str, *, batch_size: int = BATCH) -> Iterator[Trial]:
+        """Yield the run's trials in the order they were written, as :class:`~agentstats.schema.Trial`."""
+        rid = self.run_id(run)
+        cur = self.con.cursor()
+        try:
+            cur.execute("SELECT record FROM trials WHERE run_id = ? ORDER BY seq", [rid])
+            validate = Trial.model_validate_json
+            while rows := cur.fetchmany(batch_size):
+                for (record,) in rows:
+                    yield validate(record)
+        finally:
+            cur.close()
+
+    def trials(self, run: str) -> list[Trial]:
+        """The run's trials as a list (``agentstats.load_trials(path, run=...)`` gives them as a ``TrialSet``)."""
+        return list(self.iter_trials(run))
+
+    def counts(self, run: str) -> pd.DataFrame:
+        """Counts per (agent, task) of a run, computed in SQL: the table :func:`agentstats.counts.to_counts` gives.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``agent, task_id, n, c, n_missing``; ``attrs``: ``gaps``, ``source``, ``format="duckdb"``,
+            ``skipped=[]``, ``excluded_agents=[]``.
+
+        Raises
+        ------
+        ValueError
+            When trials have no outcome yet (score them first), naming the first few.
+        """
+        rid = self.run_id(run)
+        unscored = self.con.execute(
+            "SELECT agent, task_id, trial FROM trials WHERE run_id = ? AND outcome IS NULL ORDER BY seq LIMIT 5",
+            [rid],
+        ).fetchall()
+        if unscored:
+            from agentstats.counts import _unscored_message
+
+            n = self.con.execute(
+                "SELECT count(*) FROM trials WHERE run_id = ? AND outcome IS NULL", [rid]
+            ).fetchone()[0]
+            raise ValueError(_unscored_message(int(n), [((a, t, int(k)), "") for a, t, k in unscored]))
+        # codes by first appearance (as to_counts), outcome codes 0 failure, 1 success, 2 missing
+        arrays = self.con.execute(
+            """WITH t AS (SELECT seq, agent, task_id, trial, outcome FROM trials WHERE run_id = ?),
+                    a AS (SELECT agent, row_number() OVER (ORDER BY min(seq)) - 1 AS code FROM t GROUP BY agent),
+                    k AS (SELECT task_id, row_number() OVER (ORDER BY min(seq)) - 1 AS code FROM t GROUP BY task_id)
+               SELECT a.code AS a, k.code AS t, t.trial AS k,
+                      CASE t.outcome WHEN 'failure' THEN 0 WHEN 'success' THEN 1 ELSE 2 END AS o
+               FROM t JOIN a USING (agent) JOIN k USING (task_id)""",
+            [rid],
+        ).fetchnumpy()
+        agents = [r[0] for r in self.con.execute(
+            "SELECT agent FROM trials WHERE run_id = ? GROUP BY agent ORDER BY min(seq)", [rid]).fetchall()]
+        tasks = [r[0] for r in self.con.execute(
+            "SELECT task_id FROM trials WHERE run_id = ? GROUP BY task_id ORDER BY min(seq)", [rid]).fetchall()]
+        if len(arrays["a"]):
+            out = counts_from_codes(
+                np.asarray(arrays["a"], dtype=np.int64), np.asarray(arrays["t"], dtype=np.int64),
+                np.asarray(arrays["k"], dtype=np.int64), np.asarray(arrays["o"], dtype=np.int8), agents, tasks,
+            )
+        else:
+            out = counts_frame([], [], [], [], [])
+            out.attrs["gaps"] = None
+        out.attrs.update(source=f"{self.path}:{run}", format="duckdb", skipped=[], excluded_agents=[])
+        return out
+
+    def frame(self, run: str, table: str = "trials") -> pd.DataFrame:
+        """One table's rows for a run as a DataFrame (``record`` / JSON columns as text)."""
+        if table not in TABLES:
+            raise StoreError(f"table must be one of {TABLES}, got {table!r}")
+        rid = self.run_id(run)
+        order = {"trials": "seq", "node_invocations": "invocation_id"}.get(table)
+        sql = f"SELECT * FROM {table} WHERE run_id = ?" + (f" ORDER BY {order}" if order else "")
+        return self.con.execute(sql, [rid]).df()
+
+    # ------------------------------------------------------------------ export
+
+    def export_parquet(self, run: str, path: str | os.PathLike, table: str = "trials") -> Path:
+        """Write one table's rows of a run to Parquet with DuckDB's ``COPY``, atomically.
+
+        Raises
+        ------
+        StoreError
+            Unknown run or table.
+        """
+        if table not in TABLES:
+            raise StoreError(f"table must be one of {TABLES}, got {table!r}")
+        rid = self.run_id(run)
+        order = {"trials": " ORDER BY seq", "node_invocations": " ORDER BY invocation_id"}.get(table, "")
+        with atomic_path(path) as tmp:
+            self.con.execute(
+                f"COPY (SELECT * FROM {table} WHERE run_id = {rid}{order}) TO '{_sql_text(tmp)}' (FORMAT parquet)"
+            )
+        return Path(path)
+
+    def export_jsonl(self, run: str, path: str | os.PathLike) -> Path:
+        """Write a run's trials as the project's JSONL (with its manifest), atomically; see ``save_trials``."""
+        from agentstats.io.jsonl import save_trials
+
+        self.run_id(run)
+        return save_trials(self.iter_trials(run), path)
+
+
+def _sql_text(path: str | os.PathLike) -> str:
+    return str(path).replace("'", "''")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _Batch:
+    """Column lists of one batch of trials, interactions and tool calls (then one Arrow table each)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.trials: dict[str, list[Any]] = {k: [] for k in (
+            "run_id", "seq", "agent", "task_id", "trial", "status", "success", "reward", "outcome", "latency_s",
+            "input_tokens", "output_tokens", "cost_usd", "record")}
+        self.interactions: dict[str, list[Any]] = {k: [] for k in (
+            "run_id", "agent", "task_id", "trial", "idx", "message_id", "query", "answer", "expected_answer")}
+        self.calls: dict[str, list[Any]] = {k: [] for k in (
+            "run_id", "agent", "task_id", "trial", "interaction_idx", "idx", "kind", "name", "call_id", "arguments",
+            "result", "parse_error")}
+
+    def add(self, rid: int, seq: int, t: Trial) -> None:
+        self.n += 1
+        tr = self.trials
+        u = t.usage
+        for k, v in (("run_id", rid), ("seq", seq), ("agent", t.agent), ("task_id", t.task_id), ("trial", t.trial),
+                     ("status", t.status.value), ("success", t.success), ("reward", t.reward),
+                     ("outcome", t.outcome()), ("latency_s", u.latency_s if u else None),
+                     ("input_tokens", u.input_tokens if u else None), ("output_tokens", u.output_tokens if u else None),
+                     ("cost_usd", u.cost_usd if u else None),
+                     ("record", t.model_dump_json(exclude_defaults=True))):
+            tr[k].append(v)
+        key = (rid, t.agent, t.task_id, t.trial)
+        for i, it in enumerate(t.interactions):
+            ia = self.interactions
+            for k, v in zip(("run_id", "agent", "task_id", "trial"), key, strict=True):
+                ia[k].append(v)
+            ia["idx"].append(i)
+            ia["message_id"].append(it.id)
+            ia["query"].append(it.query)
+            ia["answer"].append(it.answer)
+            ia["expected_answer"].append(_json(it.expected_answer))
+            for j, call in enumerate(it.tool_calls):
+                self._call(key, i, j, "call", call)
+            for j, call in enumerate(it.expected_tool_calls):
+                self._call(key, i, j, "expected", call)
+        for j, call in enumerate(t.expected_tool_calls):
+            self._call(key, None, j, "expected", call)
+
+    def _call(self, key: tuple[Any, ...], i: int | None, j: int, kind: str, call: Any) -> None:
+        ca = self.calls
+        for k, v in zip(("run_id", "agent", "task_id", "trial"), key, strict=True):
+            ca[k].append(v)
+        ca["interaction_idx"].append(i)
+        ca["idx"].append(j)
+        ca["kind"].append(kind)
+        ca["name"].append(call.name)
+        ca["call_id"].append(call.id)
+        ca["arguments"].append(_json(call.arguments))
+        ca["result"].append(_json(call.result))
+        ca["parse_error"].append(call.parse_error)

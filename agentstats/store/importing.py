@@ -1,0 +1,95 @@
+"""Import a trials file into the run store (``agentstats import FILE --store S --run NAME``).
+
+The project's JSONL is streamed record by record (memory bounded by one write batch); other formats are read with
+:func:`agentstats.io.load_trials` and written the same way. Either way the whole import is one transaction: a record
+with a problem (every problem listed with its file, line and field) or a crash leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from agentstats.io.detect import detect_format, normalize_format, source_name
+from agentstats.io.errors import OnError, ProblemLog
+from agentstats.io.jsonl import _accept, iter_jsonl_trials
+from agentstats.schema import Trial
+from agentstats.store.db import ImportResult, RunStore, file_sha256
+
+__all__ = ["import_file"]
+
+
+def _stream_jsonl(path: str | os.PathLike, log: ProblemLog) -> Iterator[Trial]:
+    for lineno, t in iter_jsonl_trials(path, log):
+        if _accept(t, lineno, log, "line"):
+            yield t
+    log.finish()  # raises TrialLoadError (on_error="raise") after the last line: the transaction rolls back
+
+
+def import_file(
+    store: RunStore,
+    path: str | os.PathLike,
+    *,
+    run: str,
+    format: str = "auto",
+    description: str | None = None,
+    tags: Sequence[str] = (),
+    agent: str | None = None,
+    replace: bool = False,
+    on_error: OnError = "raise",
+    **options: Any,
+) -> ImportResult:
+    """Import one file as the run ``run`` (see :meth:`RunStore.import_trials`).
+
+    Parameters
+    ----------
+    store : RunStore
+    path : str or PathLike
+    run : str
+        New run name.
+    format : str
+        As :func:`agentstats.io.load_trials` (``"auto"`` detects from the content).
+    description, tags
+        Stored on the run.
+    agent : str, optional
+        tau-bench files: the agent's name.
+    replace : bool
+        Replace a run of the same name.
+    on_error : {"raise", "skip"}
+        ``"skip"`` imports the valid records and leaves the bad ones out (a warning counts them).
+    **options
+        Passed to :func:`agentstats.io.load_trials` (run-table columns, a registered reader's options).
+
+    Returns
+    -------
+    ImportResult
+        ``skipped`` when this same file (same SHA-256) is already the run ``run``.
+
+    Raises
+    ------
+    TrialLoadError
+        Records with problems (file, line, field); nothing is written.
+    StoreError
+        The run name is taken.
+    ValueError
+        An undetectable or unknown format, or a run store given as the input.
+    """
+    from agentstats.io.loaders import load_trials
+
+    name = source_name(path)
+    fmt = normalize_format(format)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    if fmt == "duckdb":
+        raise ValueError(f"{name} is a run store itself; export a run from it (agentstats runs export) to import it")
+    sha = file_sha256(path) if os.path.isfile(path) else None
+    common = {"source": name, "source_sha256": sha, "description": description, "tags": tags,
+              "config": {"format": fmt}, "replace": replace}
+    if fmt == "jsonl" and agent is None and not options:
+        log = ProblemLog(name, on_error, unit="line")
+        return store.import_trials(_stream_jsonl(path, log), run, **common)
+    if agent is not None:
+        options["agent"] = agent
+    trials = load_trials(path, fmt, on_error=on_error, **options)
+    return store.import_trials(trials, run, **common)
