@@ -38,14 +38,13 @@ def _open(store: Path, *, read_only: bool) -> Any:
 
 def runs_list(
     store: StoreOpt = Path("agentstats.duckdb"),
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per run on stdout.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array of runs on stdout.")] = False,
 ) -> None:
     """List the runs: name, status, trials, agents, tasks, start time, source."""
     with _open(store, read_only=True) as st:
         frame = st.runs()
     if as_json:
-        for rec in frame.to_dict(orient="records"):
-            out.print_json(json.dumps(_plain(rec), default=str))
+        out.print_json(json.dumps([_plain(rec) for rec in frame.to_dict(orient="records")], default=str))
         return
     if frame.empty:
         console.print(f"no runs in {store}")
@@ -164,11 +163,15 @@ def import_(
     Bad input (a malformed record, a duplicated trial key) is listed with its file, line and field, and nothing is
     written. Importing the same file again under the same name does nothing (a rerun after a crash is safe).
     """
-    from agentstats.io.errors import TrialLoadError
+    import warnings
+
+    from agentstats.cli.common import say_skipped
+    from agentstats.io.errors import TrialLoadError, TrialLoadWarning
     from agentstats.store import StoreError
     from agentstats.store.importing import import_file
 
-    with _open(store, read_only=False) as st:
+    with _open(store, read_only=False) as st, warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrialLoadWarning)  # said below, with the records
         try:
             result = import_file(st, path, run=run, format=fmt, description=description, tags=tag or [],
                                  agent=agent, replace=replace, on_error="skip" if skip_bad else "raise")
@@ -176,7 +179,8 @@ def import_(
             raise fail(exc, EXIT_USAGE) from exc
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
-    if result.skipped:
+    say_skipped(result.skipped, path)
+    if result.unchanged:
         console.print(f"run {run!r} already holds {path} ({result.trials:,} trials); nothing imported")
     else:
         console.print(f"imported {result.trials:,} trials ({result.interactions:,} interactions, "

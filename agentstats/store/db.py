@@ -20,7 +20,7 @@ import json
 import os
 import socket
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +99,10 @@ class ImportResult:
     run_id : int
     trials, interactions, tool_calls : int
         Rows written.
-    skipped : bool
+    unchanged : bool
         True when the same source (same SHA-256) was already imported under this name: nothing was written.
+    skipped : list of Problem
+        Bad records left out (``on_error="skip"`` imports of a file).
     """
 
     run: str
@@ -108,7 +110,8 @@ class ImportResult:
     trials: int
     interactions: int
     tool_calls: int
-    skipped: bool = False
+    unchanged: bool = False
+    skipped: list[Problem] = field(default_factory=list)
 
 
 def _now() -> dt.datetime:
@@ -397,7 +400,7 @@ class RunStore:
             Where the trials came from (a file path, a format name).
         source_sha256 : str, optional
             Hash of the source file. Importing the same source again under the same name is a no-op
-            (``ImportResult.skipped``), so a rerun after a crash neither fails nor duplicates.
+            (``ImportResult.unchanged``), so a rerun after a crash neither fails nor duplicates.
         description, tags, config, code_version
             Stored on the run.
         replace : bool
@@ -424,7 +427,7 @@ class RunStore:
             ).fetchone()
             if row[0] == source_sha256 and row[1] == "completed":
                 n = self.con.execute("SELECT count(*) FROM trials WHERE run_id = ?", [row[2]]).fetchone()[0]
-                return ImportResult(run, int(row[2]), int(n), 0, 0, skipped=True)
+                return ImportResult(run, int(row[2]), int(n), 0, 0, unchanged=True)
         with self.transaction():
             rid = self.create_run(
                 run, description=description, tags=tags, source=source, source_sha256=source_sha256,

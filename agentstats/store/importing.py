@@ -7,12 +7,13 @@ with a problem (every problem listed with its file, line and field) or a crash l
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agentstats.io.detect import detect_format, normalize_format, source_name
-from agentstats.io.errors import OnError, ProblemLog
+from agentstats.io.errors import OnError, Problem, ProblemLog
 from agentstats.io.jsonl import _accept, iter_jsonl_trials
 from agentstats.schema import Trial
 from agentstats.store.db import ImportResult, RunStore, file_sha256
@@ -20,11 +21,12 @@ from agentstats.store.db import ImportResult, RunStore, file_sha256
 __all__ = ["import_file"]
 
 
-def _stream_jsonl(path: str | os.PathLike, log: ProblemLog) -> Iterator[Trial]:
+def _stream_jsonl(path: str | os.PathLike, log: ProblemLog, skipped: list[Problem]) -> Iterator[Trial]:
     for lineno, t in iter_jsonl_trials(path, log):
         if _accept(t, lineno, log, "line"):
             yield t
-    log.finish()  # raises TrialLoadError (on_error="raise") after the last line: the transaction rolls back
+    # raises TrialLoadError (on_error="raise") after the last line: the transaction rolls back
+    skipped.extend(log.finish())
 
 
 def import_file(
@@ -64,7 +66,8 @@ def import_file(
     Returns
     -------
     ImportResult
-        ``skipped`` when this same file (same SHA-256) is already the run ``run``.
+        ``unchanged`` when this same file (same SHA-256) is already the run ``run``; ``skipped``: the bad records
+        left out with ``on_error="skip"`` (a :class:`~agentstats.io.errors.TrialLoadWarning` counts them too).
 
     Raises
     ------
@@ -88,8 +91,11 @@ def import_file(
               "config": {"format": fmt}, "replace": replace}
     if fmt == "jsonl" and agent is None and not options:
         log = ProblemLog(name, on_error, unit="line")
-        return store.import_trials(_stream_jsonl(path, log), run, **common)
+        skipped: list[Problem] = []
+        result = store.import_trials(_stream_jsonl(path, log, skipped), run, **common)
+        return dataclasses.replace(result, skipped=skipped)
     if agent is not None:
         options["agent"] = agent
     trials = load_trials(path, fmt, on_error=on_error, **options)
-    return store.import_trials(trials, run, **common)
+    result = store.import_trials(trials, run, **common)
+    return dataclasses.replace(result, skipped=list(trials.skipped))
