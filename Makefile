@@ -1,5 +1,5 @@
 # Two entry points for users (report, test); each does its own setup (scripts/bootstrap.sh creates .venv on first use).
-.PHONY: setup report test test-slow test-all lint lab clean
+.PHONY: setup report test test-slow test-all lint lab clean demo-capture
 
 INPUT ?= data/example_trials.jsonl
 K ?= 1,2,3,4,5
@@ -26,6 +26,10 @@ test-all: setup
 lint: setup
 	.venv/bin/ruff check .
 	.venv/bin/mypy
+
+# The README's live-capture example against a local OpenAI-compatible stand-in (no network, no key).
+demo-capture: setup
+	.venv/bin/python scripts/demo_capture.py --loopback
 
 lab: setup
 	.venv/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

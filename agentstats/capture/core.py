@@ -309,7 +309,7 @@ class Run:
                     rec.expected_tool_calls = [ToolCall.model_validate(c) for c in expected_calls]
             return rec
 
-    def _enter(self, name: str, kind: str, inputs: dict[str, Any]) -> _Frame:
+    def _enter(self, name: str, kind: str, inputs: dict[str, Any], state: Any = None) -> _Frame:
         parent = _FRAME.get()
         if parent is not None and parent.run is not self:
             parent = None
@@ -318,7 +318,8 @@ class Run:
         if parent is not None:
             frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
             return frame
-        state = next((v for v in inputs.values() if isinstance(v, Mapping)), None)
+        if state is None:
+            state = next((v for v in inputs.values() if isinstance(v, Mapping)), None)
         if state is None:
             state = next((v for v in inputs.values() if hasattr(v, self.fields["conversation"])
                           or hasattr(v, self.fields["task"])), None)
@@ -905,8 +906,7 @@ def trace_node(name: str, inputs: Mapping[str, Any] | None = None, *, kind: str 
         yield span
         return
     ins = dict(inputs) if inputs is not None else {}
-    frame = r._enter(name, kind, {"state": ins} if ins and not any(isinstance(v, Mapping) for v in ins.values())
-                     else ins)
+    frame = r._enter(name, kind, ins, state=ins)
     token = _FRAME.set(frame)
     try:
         yield span

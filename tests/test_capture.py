@@ -1,0 +1,388 @@
+"""Live capture: a multi-node agent calling the loopback OpenAI-compatible server, recorded into the run store."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import openai
+import pytest
+from judge_server import Reply, ScriptedOpenAIServer, user_text
+
+import agentstats
+from agentstats.capture import Metric, current_run
+from agentstats.store import RunStore
+
+REPO = Path(__file__).resolve().parents[1]
+# gpt-4o-mini list price (USD per 1M tokens, input / output), written here independently of pricing.py
+MINI_IN, MINI_OUT = 0.15, 0.60
+PROMPT, COMPLETION = 120, 30  # what the loopback server reports per call
+
+
+def _responder(request):
+    q = user_text(request)
+    return Reply.text("Paris" if "France" in q else "I do not know")
+
+
+@pytest.fixture
+def server():
+    with ScriptedOpenAIServer(responder=_responder) as srv:
+        yield srv
+
+
+def _agent(client):
+    """A small plain-Python agent: retrieve -> lookup tool -> LLM answer, under one application node."""
+
+    @agentstats.node("retriever")
+    def retrieve(state):
+        return [f"doc about {state['query']}"]
+
+    @agentstats.node("lookup", kind="tool")
+    def lookup(city):
+        return {"city": city, "population": 1}
+
+    @agentstats.node("answer", metrics=["exact_match", "token_f1"])
+    def answer(state, docs):
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": state["query"] + " " + docs[0]}])
+        return reply.choices[0].message.content
+
+    @agentstats.node("app")
+    def app(state):
+        docs = retrieve(state)
+        lookup(city="Paris")
+        if state.get("fail"):
+            raise LookupError("no route")
+        return {"answer": answer(state, docs)}
+
+    return app
+
+
+def test_multi_node_agent_is_captured_with_usage_cost_metrics_and_outcomes(tmp_path, server):
+    client = openai.OpenAI(base_url=server.base_url, api_key="test")
+    app = _agent(client)
+    store = tmp_path / "runs.duckdb"
+    with agentstats.run("prompt-v2", store=store, tags=["demo"], metrics=["exact_match"]) as run:
+        assert current_run() is run
+        for _ in range(3):
+            assert app({"task_id": "france", "query": "capital of France?", "expected_answer": "Paris"}) == {
+                "answer": "Paris"}
+            app({"task_id": "mars", "query": "capital of Mars?", "expected_answer": "Olympus"})
+        with pytest.raises(LookupError, match="no route"):
+            app({"task_id": "broken", "query": "q", "expected_answer": "x", "fail": True})
+    assert current_run() is None and run.status == "completed"
+
+    frame = run.to_frame()
+    assert len(frame) == 4 * 6 + 3  # four nodes per call, the failing call reaches three
+    llm = frame[frame["node"] == "answer"]
+    assert (llm["input_tokens"] == PROMPT).all() and (llm["output_tokens"] == COMPLETION).all()
+    expected_cost = (PROMPT * MINI_IN + COMPLETION * MINI_OUT) / 1e6
+    assert llm["cost_usd"].to_numpy() == pytest.approx([expected_cost] * 6, rel=1e-12)
+    assert (llm["model"] == "gpt-4o-mini").all()
+    assert frame.loc[frame["node"] == "app", "error_type"].fillna("").tolist() == [""] * 6 + ["LookupError"]
+    assert (frame["latency_s"] > 0).all()
+    assert list(llm["exact_match"]) == [1.0, 0.0] * 3
+
+    em = run.metric_result("exact_match", node="answer")
+    assert list(em["task_id"]) == ["france", "mars"] * 3 and list(em["passed"]) == [True, False] * 3
+    f1 = run.metric_result("token_f1", node="answer")
+    assert f1["value"].iloc[1] == 0.0  # "I do not know" shares no token with "Olympus"
+    summary = run.result().set_index(["metric", "level", "node"])
+    assert summary.loc[("exact_match", "node", "answer"), "pass_rate"] == 0.5
+    assert summary.loc[("exact_match", "conversation", ""), "n"] == 7  # the failed call scores 0
+    with pytest.raises(KeyError, match="no results for metric 'nope'"):
+        run.metric_result("nope")
+
+    trials = agentstats.load_trials(store, run="prompt-v2")
+    assert [(t.task_id, t.trial, t.outcome()) for t in trials] == [
+        ("france", 0, "success"), ("mars", 0, "failure"), ("france", 1, "success"), ("mars", 1, "failure"),
+        ("france", 2, "success"), ("mars", 2, "failure"), ("broken", 0, "failure")]
+    broken = trials[-1]
+    assert broken.status == "agent_error" and broken.meta["error_type"] == "LookupError"
+    first = trials[0]
+    assert first.agent == "prompt-v2" and first.interactions[0].answer == "Paris"
+    assert first.interactions[0].query == "capital of France?"
+    assert first.usage.input_tokens == PROMPT and first.usage.cost_usd == pytest.approx(expected_cost)
+    assert [(c.name, c.arguments, c.result) for c in first.interactions[0].tool_calls] == [
+        ("lookup", {"city": "Paris"}, {"city": "Paris", "population": 1})]
+    counts = agentstats.load_counts_any(store, run="prompt-v2").set_index("task_id")
+    assert counts.loc["france", ["n", "c"]].tolist() == [3, 3] and counts.loc["mars", ["n", "c"]].tolist() == [3, 0]
+    assert agentstats.pass_at_k(counts["n"], counts["c"], 1).tolist() == [0.0, 1.0, 0.0]
+    with RunStore(store, read_only=True) as st:
+        info = st.run_info("prompt-v2")
+    assert info["status"] == "completed" and info["tags"] == ["demo"] and info["source"] == "capture"
+
+
+def test_results_and_exceptions_are_never_changed(tmp_path):
+    sentinel = object()
+    error = ValueError("exact object")
+
+    @agentstats.node()
+    def returns(x):
+        return sentinel
+
+    @agentstats.node()
+    def raises(x):
+        raise error
+
+    @agentstats.node()
+    async def areturns(x):
+        await asyncio.sleep(0)
+        return sentinel
+
+    @agentstats.node()
+    async def araises(x):
+        raise error
+
+    def check():
+        assert returns(1) is sentinel
+        with pytest.raises(ValueError) as caught:
+            raises(1)
+        assert caught.value is error
+        assert asyncio.run(areturns(1)) is sentinel
+        with pytest.raises(ValueError) as caught:
+            asyncio.run(araises(1))
+        assert caught.value is error
+        assert returns.__name__ == "returns" and asyncio.iscoroutinefunction(areturns)
+
+    check()  # outside a run
+    with agentstats.run("r", store=tmp_path / "s.duckdb"):
+        check()  # inside one
+    with RunStore(tmp_path / "s.duckdb", read_only=True) as st:
+        nodes = st.frame("r", "node_invocations")
+    assert list(nodes["error_type"].fillna("")) == ["", "ValueError", "", "ValueError"]
+    assert nodes["error_message"].iloc[1] == "exact object"
+
+
+def test_async_nodes_in_concurrent_tasks_each_get_their_own_trial(tmp_path):
+    @agentstats.node("inner")
+    async def inner(state):
+        await asyncio.sleep(0.01)
+        return state["query"].upper()
+
+    @agentstats.node("outer")
+    async def outer(state):
+        return {"answer": await inner(state)}
+
+    async def main():
+        return await asyncio.gather(*(outer({"task_id": f"t{i}", "query": f"q{i}"}) for i in range(5)))
+
+    with agentstats.run("async", store=tmp_path / "s.duckdb") as run:
+        results = asyncio.run(main())
+    assert [r["answer"] for r in results] == ["Q0", "Q1", "Q2", "Q3", "Q4"]
+    frame = run.to_frame()
+    inner_rows = frame[frame["node"] == "inner"]
+    outer_rows = frame[frame["node"] == "outer"].set_index("task_id")
+    for _, row in inner_rows.iterrows():  # each inner call is the child of its own task's outer call
+        assert row["parent_id"] == outer_rows.loc[row["task_id"], "invocation_id"]
+    trials = agentstats.load_trials(tmp_path / "s.duckdb")
+    assert sorted(t.interactions[0].answer for t in trials) == ["Q0", "Q1", "Q2", "Q3", "Q4"]
+
+
+def test_conversation_ids_group_messages_into_one_trial_and_trace_node(tmp_path):
+    @agentstats.node("chat", metrics=[Metric("long_enough", fn=lambda a, e: len(a or "") >= e, threshold=1.0)])
+    def chat(state):
+        with agentstats.trace_node("tool-step", inputs={"q": state["query"]}, kind="tool") as span:
+            span.set_output("42")
+        return f"reply to {state['query']}"
+
+    run = agentstats.start_run("conv", store=tmp_path / "s.duckdb", conversation_field="cid", message_field="mid")
+    for cid in ("c1", "c2"):
+        for mid in ("m1", "m2", "m3"):
+            chat({"cid": cid, "mid": mid, "query": f"{cid}-{mid}", "expected_answer": 10})
+    agentstats.end_run()
+    trials = agentstats.load_trials(tmp_path / "s.duckdb")
+    assert [(t.task_id, t.trial, [i.id for i in t.interactions]) for t in trials] == [
+        ("c1", 0, ["m1", "m2", "m3"]), ("c2", 0, ["m1", "m2", "m3"])]
+    assert trials[0].interactions[1].tool_calls[0].model_dump(include={"name", "arguments", "result"}) == {
+        "name": "tool-step", "arguments": {"q": "c1-m2"}, "result": "42"}
+    res = run.metric_result("long_enough", node="chat")
+    assert len(res) == 6 and res["passed"].all()  # "reply to c1-m1" has 14 characters >= 10
+    frame = run.to_frame()
+    assert set(frame["conversation_id"]) == {"c1", "c2"} and set(frame["message_id"]) == {"m1", "m2", "m3"}
+
+
+def test_judge_and_tool_call_metrics_at_application_level(tmp_path):
+    @agentstats.node("search", kind="tool")
+    def search(query):
+        return ["result"]
+
+    @agentstats.node("app")
+    def app(state):
+        search(query=state["query"])
+        return "Paris" if "France" in state["query"] else "Lyon"
+
+    expected_calls = [{"name": "search", "arguments": {"query": "capital of France"}}]
+    with agentstats.run("judged", store=tmp_path / "s.duckdb",
+                        metrics=["answer_correctness", "tool_calls"], judge="deterministic") as run:
+        app({"task_id": "fr", "query": "capital of France", "expected_answer": "Paris",
+             "expected_tool_calls": expected_calls})
+        app({"task_id": "de", "query": "capital of Germany", "expected_answer": "Berlin",
+             "expected_tool_calls": [{"name": "search", "arguments": {"query": "Germany"}}]})
+    judged = run.metric_result("answer_correctness", level="message")
+    assert list(judged["value"]) == [1.0, 0.0]
+    tools = run.metric_result("tool_calls")
+    assert list(tools["passed"]) == [True, False]
+    with RunStore(tmp_path / "s.duckdb", read_only=True) as st:
+        verdicts = st.frame("judged", "judge_verdicts")
+    assert list(verdicts["score"]) == [1.0, 0.0] and verdicts["judge"].str.startswith("deterministic").all()
+    outcomes = [t.outcome() for t in agentstats.load_trials(tmp_path / "s.duckdb")]
+    assert outcomes == ["success", "failure"]
+
+
+def test_set_outcome_and_threads_see_the_run(tmp_path):
+    import threading
+
+    @agentstats.node("app")
+    def app(state):
+        agentstats.capture.current_run().set_outcome(success=state["ok"])
+        return "done"
+
+    with agentstats.run("threads", store=tmp_path / "s.duckdb"):
+        threads = [threading.Thread(target=app, args=({"task_id": f"t{i}", "ok": i % 2 == 0},)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    trials = sorted(agentstats.load_trials(tmp_path / "s.duckdb"), key=lambda t: t.task_id)
+    assert [t.success for t in trials] == [True, False, True, False]
+
+
+def test_a_taken_name_is_refused_unless_resumed_or_replaced(tmp_path):
+    from agentstats.store import StoreError
+
+    @agentstats.node("app")
+    def app(state):
+        return "x"
+
+    with agentstats.run("r", store=tmp_path / "s.duckdb"):
+        app({"task_id": "a", "trial": 0})
+    with pytest.raises(StoreError, match="already exists"):
+        agentstats.run("r", store=tmp_path / "s.duckdb")
+    with agentstats.run("r", store=tmp_path / "s.duckdb", resume=True) as run:
+        assert run.has_trial("a", 0)
+        app({"task_id": "a"})  # next free trial number
+    keys = [t.key for t in agentstats.load_trials(tmp_path / "s.duckdb")]
+    assert keys == [("r", "a", 0), ("r", "a", 1)]
+
+
+@pytest.mark.skipif(not __import__("importlib").util.find_spec("langgraph"), reason="langgraph is not installed")
+def test_langgraph_graph_is_captured(tmp_path, server):  # pragma: no cover - needs langgraph
+    from typing import TypedDict
+
+    from langgraph.graph import END, StateGraph
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="test")
+
+    class State(TypedDict, total=False):
+        task_id: str
+        query: str
+        docs: list
+        answer: str
+
+    @agentstats.node("retriever")
+    def retrieve(state: State) -> State:
+        return {"docs": [f"doc about {state['query']}"]}
+
+    @agentstats.node("answer")
+    def answer(state: State) -> State:
+        r = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": state["query"]}])
+        return {"answer": r.choices[0].message.content}
+
+    g = StateGraph(State)
+    g.add_node("retriever", retrieve)
+    g.add_node("answer", answer)
+    g.set_entry_point("retriever")
+    g.add_edge("retriever", "answer")
+    g.add_edge("answer", END)
+    graph = g.compile()
+
+    @agentstats.node("graph")
+    def app(state):
+        return graph.invoke(state)
+
+    with agentstats.run("lg", store=tmp_path / "s.duckdb") as run:
+        app({"task_id": "fr", "query": "capital of France?"})
+    frame = run.to_frame()
+    assert set(frame["node"]) == {"graph", "retriever", "answer"}
+    assert frame.loc[frame["node"] == "answer", "input_tokens"].tolist() == [PROMPT]
+
+
+_CAPTURE_WORKER = """
+import sys, time
+from pathlib import Path
+import agentstats
+
+store, marker, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+
+@agentstats.node("step")
+def step(state):
+    return state["task_id"] + "!"
+
+@agentstats.node("app")
+def app(state):
+    return {"answer": step(state)}
+
+with agentstats.run("live", store=store, resume=mode == "resume", flush_interval=0.0,
+                    metrics=["exact_match"]) as run:
+    for i in range(10):
+        if run.has_trial(f"t{i}", 0):
+            continue
+        app({"task_id": f"t{i}", "trial": 0, "query": "q", "expected_answer": f"t{i}!"})
+        if i == 5 and mode == "pause":
+            marker.write_text("captured")
+            time.sleep(60)
+print("done")
+"""
+
+
+def test_kill_9_during_a_captured_run_then_resume(tmp_path):
+    store, marker = tmp_path / "s.duckdb", tmp_path / "marker"
+    script = tmp_path / "worker.py"
+    script.write_text(_CAPTURE_WORKER)
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, str(script), str(store), str(marker), "pause"], stdout=fh,
+                                stderr=fh)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with RunStore(store) as st:  # opening for writing marks the dead run interrupted
+        assert st.interrupted == ["live"]
+        assert st.run_info("live")["status"] == "interrupted"
+        kept = [t.task_id for t in st.trials("live")]
+        assert kept == [f"t{i}" for i in range(6)]  # every call finished before the kill was flushed
+        assert st.con.execute("SELECT count(*) FROM node_invocations").fetchall() == [(12,)]
+    subprocess.run([sys.executable, str(script), str(store), str(marker), "resume"], check=True,
+                   capture_output=True)
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        rows = con.execute("SELECT task_id, trial, outcome FROM trials ORDER BY seq").fetchall()
+        n_nodes = con.execute("SELECT count(*) FROM node_invocations").fetchall()[0][0]
+        status = con.execute("SELECT status FROM runs").fetchall()
+        ids = con.execute("SELECT count(DISTINCT invocation_id), count(*) FROM node_invocations").fetchall()[0]
+    finally:
+        con.close()
+    assert rows == [(f"t{i}", 0, "success") for i in range(10)]  # nothing lost, nothing twice
+    assert n_nodes == 20 and ids == (20, 20)
+    assert status == [("completed",)]
+
+
+def test_readme_live_capture_example_runs(tmp_path, server):
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "demo_capture.py"), "--store",
+                           str(tmp_path / "demo.duckdb")], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "exact_match" in done.stdout
+    with RunStore(tmp_path / "demo.duckdb", read_only=True) as st:
+        assert st.run_info("prompt-v2")["records"]["node_invocations"] > 0
