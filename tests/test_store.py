@@ -94,7 +94,7 @@ def test_one_run_store_needs_no_run_name_and_several_do(tmp_path):
         st.import_trials(_trials(agent="b"), "r2")
     with pytest.raises(ValueError, match=r"2 runs \(r1, r2\): pass run="):
         agentstats.load_trials(store)
-    with pytest.raises(StoreError, match="no run named 'nope'.*runs: r1, r2"):
+    with pytest.raises(StoreError, match=r"no run named 'nope'.*runs: r1, r2"):
         agentstats.load_trials(store, run="nope")
     assert {t.agent for t in agentstats.load_trials(store, run="r2")} == {"b"}
     counts = agentstats.load_counts_any(store, run="r1", agents="a")

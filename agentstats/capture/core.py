@@ -67,7 +67,7 @@ _NODE_COLUMNS = ("run_id", "invocation_id", "parent_id", "agent", "task_id", "tr
 
 
 def current_run() -> Run | None:
-    """The run that captures calls made here: this context's, else the most recent one started in the process."""
+    """Return the run that captures calls made here: this context's, else the latest one started in the process."""
     r = _RUN.get()
     if r is not None:
         return r
@@ -105,8 +105,22 @@ def _field(state: Any, name: str) -> Any:
 class _TrialRec:
     """A trial being captured (one conversation, or one outermost call without a conversation id)."""
 
-    __slots__ = ("agent", "conversation_id", "error_type", "expected_tool_calls", "input_tokens", "interactions",
-                 "latency_s", "output_tokens", "cost_usd", "reward", "status", "success", "task_id", "trial")
+    __slots__ = (
+        "agent",
+        "conversation_id",
+        "cost_usd",
+        "error_type",
+        "expected_tool_calls",
+        "input_tokens",
+        "interactions",
+        "latency_s",
+        "output_tokens",
+        "reward",
+        "status",
+        "success",
+        "task_id",
+        "trial",
+    )
 
     def __init__(self, agent: str, task_id: str, trial: int, conversation_id: str | None):
         self.agent, self.task_id, self.trial, self.conversation_id = agent, task_id, trial, conversation_id
@@ -274,7 +288,7 @@ class Run:
             return self._invocation
 
     def has_trial(self, task_id: str, trial: int | None = None) -> bool:
-        """True when the run already holds this task's trial (any trial when ``trial`` is None): for resuming."""
+        """Tell whether the run holds this task's trial (any trial when ``trial`` is None): for resuming."""
         task_id = str(task_id)
         with self._lock:
             if trial is None:
@@ -568,7 +582,7 @@ class Run:
         for (m, key, *_), v in zip(judged, out, strict=True):
             value = v.score
             _add(rows, self.run_id, m, key, value, {"status": v.status, "reasoning": v.reasoning})
-            level, nname, agent, task, k, cid, mid, iid = key
+            level, _, agent, task, k, cid, _, iid = key
             verdicts["run_id"].append(self.run_id)
             verdicts["metric"].append(m.name)
             verdicts["invocation_id"].append(iid)
@@ -612,7 +626,7 @@ class Run:
         return nodes.drop(columns=["run_id"])
 
     def metric_result(self, name: str, node: str | None = None, level: str | None = None) -> pd.DataFrame:
-        """The results of one metric: one row per scored node invocation, message or conversation.
+        """Return the results of one metric: one row per scored node invocation, message or conversation.
 
         Parameters
         ----------
@@ -824,7 +838,7 @@ def node(name: str | None = None, *, metrics: Sequence[Any] = (), kind: str = "n
     metric_list = [as_metric(m) for m in metrics]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        label = name or getattr(fn, "__name__", "node")
+        label: str = name if name is not None else str(getattr(fn, "__name__", "node"))
         if metric_list:
             _NODE_METRICS[label] = metric_list
         try:

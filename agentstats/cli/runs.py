@@ -88,8 +88,8 @@ def runs_show(
     from rich.markup import escape
 
     for key, value in _plain(info).items():
-        out.print(f"[bold]{escape(key)}[/]: {escape(json.dumps(value, default=str) if isinstance(value, dict | list) else str(value))}",
-                  highlight=False, soft_wrap=True)
+        text = json.dumps(value, default=str) if isinstance(value, dict | list) else str(value)
+        out.print(f"[bold]{escape(key)}[/]: {escape(text)}", highlight=False, soft_wrap=True)
 
 
 def runs_export(
@@ -97,8 +97,9 @@ def runs_export(
     to: Annotated[Path, typer.Option("--to", "-o", help="Output file: .parquet (DuckDB COPY) or .jsonl[.gz] "
                                      "(the project's trial schema, with a manifest).")],
     store: StoreOpt = Path("agentstats.duckdb"),
-    table: Annotated[str, typer.Option(help="Parquet only: the table to export (trials, interactions, tool_calls, "
-                                       "node_invocations, metric_results, judge_verdicts, gate_decisions).")] = "trials",
+    table: Annotated[str, typer.Option(
+        help="Parquet only: the table to export (trials, interactions, tool_calls, node_invocations, metric_results, "
+        "judge_verdicts, gate_decisions).")] = "trials",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Export a run to Parquet or to JSONL trials (written atomically)."""

@@ -269,7 +269,7 @@ def load_trials(
 
 
 def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
-    """The run to read from a store: ``options["run"]``, or the store's only run."""
+    """Pick the run to read from a store: ``options["run"]``, or the store's only run."""
     unknown = sorted(set(options) - {"run"})
     if unknown:
         raise TypeError(f"load_trials() got unexpected option(s) {unknown} for a run store ({name})")
@@ -543,7 +543,7 @@ def _fast_counts(path: Any, format: str, options: dict[str, Any], on_error: OnEr
 
 
 def _store_counts(path: Any, name: str, options: dict[str, Any]) -> pd.DataFrame:
-    """Counts of one run of a run store, computed in SQL (:meth:`agentstats.store.RunStore.counts`)."""
+    """Count one run of a run store in SQL (:meth:`agentstats.store.RunStore.counts`)."""
     from agentstats.store.db import RunStore
 
     selection = AgentSelection.parse(options.get("agents"))

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.counts import counts_from_codes, counts_frame
+from agentstats.counts import counts_frame, counts_from_codes
 from agentstats.io.atomic import atomic_path
 from agentstats.io.errors import Problem, TrialLoadError
 from agentstats.schema import Trial
@@ -257,7 +257,7 @@ class RunStore:
     # ------------------------------------------------------------------ runs
 
     def run_id(self, run: str) -> int:
-        """The id of the run named ``run``.
+        """Return the id of the run named ``run``.
 
         Raises
         ------
@@ -272,7 +272,7 @@ class RunStore:
         return int(row[0])
 
     def has_run(self, run: str) -> bool:
-        """True when a run named ``run`` exists."""
+        """Tell whether a run named ``run`` exists."""
         return self.con.execute("SELECT count(*) FROM runs WHERE name = ?", [run]).fetchone()[0] > 0
 
     def runs(self) -> pd.DataFrame:
@@ -571,11 +571,11 @@ class RunStore:
             cur.close()
 
     def trials(self, run: str) -> list[Trial]:
-        """The run's trials as a list (``agentstats.load_trials(path, run=...)`` gives them as a ``TrialSet``)."""
+        """Return the run's trials as a list (``agentstats.load_trials(path, run=...)`` gives a ``TrialSet``)."""
         return list(self.iter_trials(run))
 
     def counts(self, run: str) -> pd.DataFrame:
-        """Counts per (agent, task) of a run, computed in SQL: the table :func:`agentstats.counts.to_counts` gives.
+        """Count a run per (agent, task) in SQL: the table :func:`agentstats.counts.to_counts` gives.
 
         Returns
         -------
@@ -693,13 +693,15 @@ class _Batch:
         self.n += 1
         tr = self.trials
         u = t.usage
-        for k, v in (("run_id", rid), ("seq", seq), ("agent", t.agent), ("task_id", t.task_id), ("trial", t.trial),
-                     ("status", t.status.value), ("success", t.success), ("reward", t.reward),
-                     ("outcome", t.outcome()), ("latency_s", u.latency_s if u else None),
-                     ("input_tokens", u.input_tokens if u else None), ("output_tokens", u.output_tokens if u else None),
-                     ("cost_usd", u.cost_usd if u else None),
-                     ("record", t.model_dump_json(exclude_defaults=True))):
-            tr[k].append(v)
+        values: tuple[tuple[str, Any], ...] = (
+            ("run_id", rid), ("seq", seq), ("agent", t.agent), ("task_id", t.task_id), ("trial", t.trial),
+            ("status", t.status.value), ("success", t.success), ("reward", t.reward), ("outcome", t.outcome()),
+            ("latency_s", u.latency_s if u else None), ("input_tokens", u.input_tokens if u else None),
+            ("output_tokens", u.output_tokens if u else None), ("cost_usd", u.cost_usd if u else None),
+            ("record", t.model_dump_json(exclude_defaults=True)),
+        )
+        for name, value in values:
+            tr[name].append(value)
         key = (rid, t.agent, t.task_id, t.trial)
         for i, it in enumerate(t.interactions):
             ia = self.interactions

@@ -87,7 +87,7 @@ def import_file(
     if fmt == "duckdb":
         raise ValueError(f"{name} is a run store itself; export a run from it (agentstats runs export) to import it")
     sha = file_sha256(path) if os.path.isfile(path) else None
-    common = {"source": name, "source_sha256": sha, "description": description, "tags": tags,
+    common: dict[str, Any] = {"source": name, "source_sha256": sha, "description": description, "tags": tags,
               "config": {"format": fmt}, "replace": replace}
     if fmt == "jsonl" and agent is None and not options:
         log = ProblemLog(name, on_error, unit="line")
