@@ -479,6 +479,7 @@ class RunStore:
             raise TrialLoadError(problems, source, skippable=False)
         if batch.n:
             self._flush(batch, totals)
+        totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
         dups = self.con.execute(
             """SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
                GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq) LIMIT 50""",
@@ -519,6 +520,8 @@ class RunStore:
                     )
             batch.add(run_id, seq, t)
         self._flush(batch, [0, 0, 0])
+        seqs = ", ".join(str(int(r[1])) for r in batch.rows)
+        self._derive(f"run_id = {int(run_id)} AND seq IN ({seqs})")
 
     def append_rows(self, table: str, columns: dict[str, list[Any]]) -> int:
         """Insert rows given as columns (name -> values, equal lengths) into ``table``; return the row count."""
@@ -540,20 +543,21 @@ class RunStore:
     def _flush(self, batch: _Batch, totals: list[int]) -> None:
         import pyarrow as pa
 
-        for table, cols in (("trials", batch.trials), ("interactions", batch.interactions),
-                            ("tool_calls", batch.calls)):
-            if not cols[next(iter(cols))]:
-                continue
-            arrow = pa.table(cols)
-            self._settle()
-            self.con.register("_agentstats_batch", arrow)
-            try:
-                self.con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM _agentstats_batch")
-            finally:
-                self.con.unregister("_agentstats_batch")
+        if not batch.n:
+            return
+        self._settle()
+        self.con.register("_agentstats_batch", pa.table(batch.columns()))
+        try:
+            self.con.execute(f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) SELECT * FROM _agentstats_batch")
+        finally:
+            self.con.unregister("_agentstats_batch")
         totals[0] += batch.n
-        totals[1] += len(batch.interactions["idx"])
-        totals[2] += len(batch.calls["idx"])
+
+    def _derive(self, where: str) -> tuple[int, int]:
+        """Fill ``interactions`` and ``tool_calls`` from the records of the trials ``where`` selects; return rows."""
+        n_int = self.con.execute(_DERIVE_INTERACTIONS.format(where=where)).fetchall()[0][0]
+        n_calls = self.con.execute(_DERIVE_CALLS.format(where=where)).fetchall()[0][0]
+        return int(n_int), int(n_calls)
 
     # ------------------------------------------------------------------ reading
 
@@ -675,59 +679,58 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
+_TRIAL_COLUMNS = ("run_id", "seq", "agent", "task_id", "trial", "status", "success", "reward", "outcome",
+                  "latency_s", "input_tokens", "output_tokens", "cost_usd", "record")
+
+# Interactions and tool calls are derived from the stored records in SQL (vectorized; one statement per write), so
+# a trial costs Python only its validation, its outcome and its JSON. ``{where}`` selects the trials just written.
+_DERIVE_INTERACTIONS = """
+INSERT INTO interactions (run_id, agent, task_id, trial, idx, message_id, query, answer, expected_answer)
+WITH base AS (SELECT run_id, agent, task_id, trial, CAST(record->'interactions' AS JSON[]) AS its
+              FROM trials WHERE {where}),
+     x AS (SELECT run_id, agent, task_id, trial, unnest(its) AS it, generate_subscripts(its, 1) - 1 AS idx
+           FROM base WHERE len(its) > 0)
+SELECT run_id, agent, task_id, trial, idx, it->>'id', it->>'query', it->>'answer', it->'expected_answer' FROM x
+"""
+_DERIVE_CALLS = """
+INSERT INTO tool_calls (run_id, agent, task_id, trial, interaction_idx, idx, kind, name, call_id, arguments, result,
+                        parse_error)
+WITH base AS (SELECT run_id, agent, task_id, trial, CAST(record->'interactions' AS JSON[]) AS its,
+                     CAST(record->'expected_tool_calls' AS JSON[]) AS exp FROM trials WHERE {where}),
+     its AS (SELECT run_id, agent, task_id, trial, unnest(its) AS it, generate_subscripts(its, 1) - 1 AS ii
+             FROM base WHERE len(its) > 0),
+     lists AS (SELECT run_id, agent, task_id, trial, ii, 'call' AS kind, CAST(it->'tool_calls' AS JSON[]) AS cs
+               FROM its
+               UNION ALL
+               SELECT run_id, agent, task_id, trial, ii, 'expected', CAST(it->'expected_tool_calls' AS JSON[])
+               FROM its
+               UNION ALL
+               SELECT run_id, agent, task_id, trial, NULL, 'expected', exp FROM base),
+     x AS (SELECT run_id, agent, task_id, trial, ii, kind, unnest(cs) AS c, generate_subscripts(cs, 1) - 1 AS j
+           FROM lists WHERE len(cs) > 0)
+SELECT run_id, agent, task_id, trial, ii, j, kind, c->>'name', c->>'id', coalesce(c->'arguments', '{{}}'),
+       c->'result', c->>'parse_error'
+FROM x
+"""
+
+
 class _Batch:
-    """Column lists of one batch of trials, interactions and tool calls (then one Arrow table each)."""
+    """Rows of one batch of trials (then one Arrow table)."""
 
     def __init__(self) -> None:
-        self.n = 0
-        self.trials: dict[str, list[Any]] = {k: [] for k in (
-            "run_id", "seq", "agent", "task_id", "trial", "status", "success", "reward", "outcome", "latency_s",
-            "input_tokens", "output_tokens", "cost_usd", "record")}
-        self.interactions: dict[str, list[Any]] = {k: [] for k in (
-            "run_id", "agent", "task_id", "trial", "idx", "message_id", "query", "answer", "expected_answer")}
-        self.calls: dict[str, list[Any]] = {k: [] for k in (
-            "run_id", "agent", "task_id", "trial", "interaction_idx", "idx", "kind", "name", "call_id", "arguments",
-            "result", "parse_error")}
+        self.rows: list[tuple[Any, ...]] = []
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
 
     def add(self, rid: int, seq: int, t: Trial) -> None:
-        self.n += 1
-        tr = self.trials
         u = t.usage
-        values: tuple[tuple[str, Any], ...] = (
-            ("run_id", rid), ("seq", seq), ("agent", t.agent), ("task_id", t.task_id), ("trial", t.trial),
-            ("status", t.status.value), ("success", t.success), ("reward", t.reward), ("outcome", t.outcome()),
-            ("latency_s", u.latency_s if u else None), ("input_tokens", u.input_tokens if u else None),
-            ("output_tokens", u.output_tokens if u else None), ("cost_usd", u.cost_usd if u else None),
-            ("record", t.model_dump_json(exclude_defaults=True)),
-        )
-        for name, value in values:
-            tr[name].append(value)
-        key = (rid, t.agent, t.task_id, t.trial)
-        for i, it in enumerate(t.interactions):
-            ia = self.interactions
-            for k, v in zip(("run_id", "agent", "task_id", "trial"), key, strict=True):
-                ia[k].append(v)
-            ia["idx"].append(i)
-            ia["message_id"].append(it.id)
-            ia["query"].append(it.query)
-            ia["answer"].append(it.answer)
-            ia["expected_answer"].append(_json(it.expected_answer))
-            for j, call in enumerate(it.tool_calls):
-                self._call(key, i, j, "call", call)
-            for j, call in enumerate(it.expected_tool_calls):
-                self._call(key, i, j, "expected", call)
-        for j, call in enumerate(t.expected_tool_calls):
-            self._call(key, None, j, "expected", call)
+        self.rows.append((
+            rid, seq, t.agent, t.task_id, t.trial, t.status.value, t.success, t.reward, t.outcome(),
+            u.latency_s if u else None, u.input_tokens if u else None, u.output_tokens if u else None,
+            u.cost_usd if u else None, t.model_dump_json(exclude_defaults=True),
+        ))
 
-    def _call(self, key: tuple[Any, ...], i: int | None, j: int, kind: str, call: Any) -> None:
-        ca = self.calls
-        for k, v in zip(("run_id", "agent", "task_id", "trial"), key, strict=True):
-            ca[k].append(v)
-        ca["interaction_idx"].append(i)
-        ca["idx"].append(j)
-        ca["kind"].append(kind)
-        ca["name"].append(call.name)
-        ca["call_id"].append(call.id)
-        ca["arguments"].append(_json(call.arguments))
-        ca["result"].append(_json(call.result))
-        ca["parse_error"].append(call.parse_error)
+    def columns(self) -> dict[str, list[Any]]:
+        return {name: list(col) for name, col in zip(_TRIAL_COLUMNS, zip(*self.rows, strict=True), strict=True)}

@@ -1,0 +1,117 @@
+"""Run store at scale: import a million trials with conversations, then count them in SQL.
+
+Run:  taskset -c 1 python benchmarks/bench_store.py [--trials 1000000] [--workdir DIR]
+
+Generates (seeded) ``trials_conv.jsonl``: 10 agents x (trials / 100) tasks x 10 trials of the project's JSONL, each
+trial with one interaction (query, answer, expected answer) and one tool call, 2% infrastructure errors. Then, each in
+a fresh Python process: ``agentstats.store.importing.import_file`` into a new store (the JSONL streamed, every record
+validated, written in batches inside one transaction); ``RunStore.counts`` (SQL, then the one counts builder); and
+``agentstats.load_counts_any`` on the store (what ``agentstats estimate`` does). Reports wall time and the child's
+peak resident memory (``ru_maxrss`` from ``os.wait4``, interpreter and libraries included) and CPU time (user + system:
+on a shared machine the wall time also holds waiting for the core). Prints a Markdown table
+for docs/benchmarks.md, section "Run store". Goals: import <= 60 s, counts <= 1 s, memory bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CHILD = r"""
+import sys, time, json
+t0 = time.perf_counter()
+from agentstats.store import RunStore
+from agentstats.store.importing import import_file
+import agentstats
+case, src, store = sys.argv[1], sys.argv[2], sys.argv[3]
+t1 = time.perf_counter()
+if case == "import":
+    with RunStore(store) as st:
+        r = import_file(st, src, run="big")
+    out = r.trials
+elif case == "counts":
+    with RunStore(store, read_only=True) as st:
+        t1 = time.perf_counter()
+        out = int(st.counts("big")["n"].sum())
+else:
+    t1 = time.perf_counter()
+    out = int(agentstats.load_counts_any(store, run="big")["n"].sum())
+print(json.dumps({"timed_s": time.perf_counter() - t1, "result": out}))
+"""
+
+
+def write_trials(path: Path, n: int, seed: int = 20261201) -> None:
+    rng = np.random.default_rng(seed)
+    n_tasks = max(1, n // 100)
+    u = rng.random(n)
+    with open(path, "w", encoding="utf-8") as fh:
+        i = 0
+        for a in range(10):
+            for t in range(n_tasks):
+                for k in range(10):
+                    status = "infra_error" if u[i] < 0.02 else "completed"
+                    ok = bool(u[i] > 0.5)
+                    rec = {"agent": f"agent-{a}", "task_id": f"task-{t:06d}", "trial": k, "status": status,
+                           "success": ok,
+                           "interactions": [{"id": "m0", "query": f"What is item {t}?", "answer": "yes" if ok else "no",
+                                             "expected_answer": "yes",
+                                             "tool_calls": [{"name": "lookup", "arguments": {"item": t}, "id": "c1"}]}]}
+                    fh.write(json.dumps(rec) + "\n")
+                    i += 1
+
+
+def run_child(case: str, src: Path, store: Path) -> dict:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, case, str(src), str(store)], stdout=subprocess.PIPE,
+                            text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    out = proc.stdout.read() if proc.stdout else ""
+    if proc.stdout:
+        proc.stdout.close()
+    if status != 0:
+        raise SystemExit(f"{case} failed ({status})")
+    rec = json.loads(out.strip().splitlines()[-1])
+    rec.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
+    return rec
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=1_000_000)
+    ap.add_argument("--workdir", type=Path, default=None)
+    args = ap.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_store_"))
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / "trials_conv.jsonl"
+    if not src.exists():
+        write_trials(src, args.trials)
+    store = work / "bench.duckdb"
+    for f in (store, store.with_name(store.name + ".wal")):
+        f.unlink(missing_ok=True)
+    mb = src.stat().st_size / 1e6
+    rows = []
+    imp = run_child("import", src, store)
+    rows.append((f"import {imp['result']:,} trials with a conversation and a tool call ({mb:.0f} MB JSONL)", imp))
+    cnt = run_child("counts", src, store)
+    rows.append((f"`RunStore.counts` of that run ({cnt['result']:,} scored trials)", cnt))
+    lca = run_child("load_counts_any", src, store)
+    rows.append(("`load_counts_any(store, run=...)` (what `agentstats estimate` reads)", lca))
+    size = store.stat().st_size / 1e6
+    print(f"\nstore file: {size:.0f} MB; {os.cpu_count()} CPUs visible; taskset: {os.sched_getaffinity(0)}\n")
+    print("| operation | wall time (s) | CPU time (s) | timed part (s) | peak RSS (MB) |")
+    print("|---|---|---|---|---|")
+    for label, r in rows:
+        print(f"| {label} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['timed_s']:.2f} | {r['rss_mb']:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
