@@ -400,7 +400,7 @@ def test_formats_lists_every_format():
     from agentstats.io.detect import _ALIASES
     from agentstats.io.loaders import _READERS
 
-    builtin = {"jsonl", "json", "tau_bench", "runs", "counts"}
+    builtin = {"jsonl", "json", "tau_bench", "runs", "counts", "duckdb"}
     assert set(FORMATS) == builtin | set(_READERS)
     assert {"fair_forge", "fai_jsonl", "bfcl"} <= set(FORMATS)
     assert set(_ALIASES.values()) - {"auto"} == set(FORMATS)

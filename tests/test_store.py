@@ -385,3 +385,17 @@ def test_kill_9_during_an_import_then_rerun_loses_and_duplicates_nothing(tmp_pat
     assert _count_rows(store, "trials") == 400
     with RunStore(store, read_only=True) as st:
         assert st.counts("big")["n"].sum() == 400
+
+
+def test_counts_with_grid_gaps_match_to_counts(tmp_path):
+    from agentstats.counts import to_counts
+
+    trials = [t for t in _trials(n_tasks=4, n_trials=3) if (t.task_id, t.trial) not in {("t1", 1), ("t3", 0)}]
+    trials.append(Trial(agent="b", task_id="t0", trial=0, status="infra_error"))  # b never tried t1..t3
+    with RunStore(tmp_path / "s.duckdb") as st:
+        st.import_trials(trials, "gappy")
+        got = st.counts("gappy")
+    want = to_counts(trials)
+    pd.testing.assert_frame_equal(got, want)
+    assert got.attrs["gaps"].n_absent == want.attrs["gaps"].n_absent == 2 + 3 * 3 + 2
+    pd.testing.assert_frame_equal(got.attrs["gaps"].frame, want.attrs["gaps"].frame)

@@ -403,6 +403,8 @@ class Run:
         if frame is None or frame.run is not self:
             return
         usage = getattr(response, "usage", None)
+        if usage is None and not hasattr(response, "choices"):  # a raw or streamed response: nothing to read
+            return
         model = getattr(response, "model", None) or "unknown"
         p = getattr(usage, "prompt_tokens", None) if usage is not None else None
         c = getattr(usage, "completion_tokens", None) if usage is not None else None

@@ -67,7 +67,7 @@ FormatOpt = Annotated[
         help="Input format: auto (detected from the content), jsonl (agentstats trials), json (a JSON array of "
         "them), tau_bench, runs (alias metr: run tables), counts (CSV / Parquet counts tables), fair_forge, "
         "fai_jsonl, bfcl (a BFCL results folder), tau2 (tau2-bench results), inspect (Inspect AI .eval / .json logs), "
-        "otel (OpenTelemetry / OpenInference span exports).",
+        "otel (OpenTelemetry / OpenInference span exports), duckdb (a run store holding one run: agentstats import).",
     ),
 ]
 EstimateKOpt = Annotated[

@@ -14,6 +14,7 @@ for writing, with every record it had flushed kept.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.counts import counts_frame, counts_from_codes
+from agentstats.counts import counts_frame, counts_from_codes, grid_gaps
 from agentstats.io.atomic import atomic_path
 from agentstats.io.errors import Problem, TrialLoadError
 from agentstats.schema import Trial
@@ -54,6 +55,9 @@ TABLES = ("trials", "interactions", "tool_calls", "node_invocations", "metric_re
           "gate_decisions")
 #: Trials written per transaction-internal batch when importing (bounded memory).
 BATCH = 20_000
+#: DuckDB's memory limit for a store connection (beyond it DuckDB spills to temporary files), so a large import
+#: stays bounded; ``None`` keeps DuckDB's default (80% of the machine's memory).
+MEMORY_LIMIT = "512MB"
 #: DuckDB files carry this magic at byte offset 8 (DuckDB storage format).
 _MAGIC = b"DUCK"
 
@@ -133,6 +137,8 @@ class RunStore:
         The DuckDB file; created (with its folder) when absent unless ``read_only``.
     read_only : bool
         Open without writing (several readers may share a file; a writer holds it alone).
+    memory_limit : str or None
+        DuckDB's memory limit (default :data:`MEMORY_LIMIT`); beyond it DuckDB spills to temporary files.
 
     Raises
     ------
@@ -147,7 +153,8 @@ class RunStore:
     Use it as a context manager (``with RunStore(path) as store:``) or call :meth:`close`.
     """
 
-    def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, read_only: bool = False):
+    def __init__(self, path: str | os.PathLike = DEFAULT_STORE, *, read_only: bool = False,
+                 memory_limit: str | None = MEMORY_LIMIT):
         duckdb = duckdb_module()
         self.path = Path(path)
         self.read_only = read_only
@@ -158,7 +165,8 @@ class RunStore:
         if self.path.exists() and self.path.stat().st_size and not is_store_file(self.path):
             raise StoreError(f"{self.path} is not a DuckDB file (a run store is one; name another path)")
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            config = {"memory_limit": memory_limit} if memory_limit else {}
+            self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
         try:
@@ -473,13 +481,12 @@ class RunStore:
             batch.add(rid, seq, t)
             seq += 1
             if batch.n >= batch_size:
-                self._flush(batch, totals)
+                self._flush(batch, totals, derive=not problems)
                 batch = _Batch()
         if problems:
             raise TrialLoadError(problems, source, skippable=False)
         if batch.n:
             self._flush(batch, totals)
-        totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
         dups = self.con.execute(
             """SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
                GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq) LIMIT 50""",
@@ -519,7 +526,7 @@ class RunStore:
                         f"DELETE FROM {table} WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?", key
                     )
             batch.add(run_id, seq, t)
-        self._flush(batch, [0, 0, 0])
+        self._flush(batch, [0, 0, 0], derive=False)
         seqs = ", ".join(str(int(r[1])) for r in batch.rows)
         self._derive(f"run_id = {int(run_id)} AND seq IN ({seqs})")
 
@@ -540,7 +547,8 @@ class RunStore:
             self.con.unregister("_agentstats_rows")
         return n
 
-    def _flush(self, batch: _Batch, totals: list[int]) -> None:
+    def _flush(self, batch: _Batch, totals: list[int], *, derive: bool = True) -> None:
+        """Insert a batch of trials and (``derive``) their interactions and tool calls; add the rows to ``totals``."""
         import pyarrow as pa
 
         if not batch.n:
@@ -552,6 +560,11 @@ class RunStore:
         finally:
             self.con.unregister("_agentstats_batch")
         totals[0] += batch.n
+        if derive:
+            first, last = batch.rows[0][1], batch.rows[-1][1]
+            n_int, n_calls = self._derive(f"run_id = {int(batch.rows[0][0])} AND seq BETWEEN {first} AND {last}")
+            totals[1] += n_int
+            totals[2] += n_calls
 
     def _derive(self, where: str) -> tuple[int, int]:
         """Fill ``interactions`` and ``tool_calls`` from the records of the trials ``where`` selects; return rows."""
@@ -604,6 +617,32 @@ class RunStore:
                 "SELECT count(*) FROM trials WHERE run_id = ? AND outcome IS NULL", [rid]
             ).fetchone()[0]
             raise ValueError(_unscored_message(int(n), [((a, t, int(k)), "") for a, t, k in unscored]))
+        cells = self.con.execute(
+            """SELECT agent, task_id, count(*) AS total, count(*) FILTER (outcome <> 'missing') AS n,
+                      count(*) FILTER (outcome = 'success') AS c, count(*) FILTER (outcome = 'missing') AS m,
+                      max(trial) AS mx
+               FROM trials WHERE run_id = ? GROUP BY agent, task_id""",
+            [rid],
+        ).fetchnumpy()
+        n_cells = len(cells["agent"])
+        k = int(cells["mx"].max()) + 1 if n_cells else 0
+        n_agents, n_tasks = len(set(cells["agent"])), len(set(cells["task_id"]))
+        if n_cells and n_cells == n_agents * n_tasks and bool((cells["total"] == k).all()):
+            # a complete agent x task x trial grid (keys are unique, so `total == k` means trials 0 .. k-1): no gaps
+            out = counts_frame(cells["agent"], cells["task_id"], cells["n"], cells["c"], cells["m"])
+            out.attrs["gaps"] = dataclasses.replace(
+                grid_gaps(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), [], []),
+                n_expected=k)
+        elif n_cells:
+            out = self._counts_with_gaps(rid)
+        else:
+            out = counts_frame([], [], [], [], [])
+            out.attrs["gaps"] = None
+        out.attrs.update(source=f"{self.path}:{run}", format="duckdb", skipped=[], excluded_agents=[])
+        return out
+
+    def _counts_with_gaps(self, rid: int) -> pd.DataFrame:
+        """Counts from every trial's codes (:func:`agentstats.counts.counts_from_codes`), which lists the grid's gaps."""
         # codes by first appearance (as to_counts), outcome codes 0 failure, 1 success, 2 missing
         arrays = self.con.execute(
             """WITH t AS (SELECT seq, agent, task_id, trial, outcome FROM trials WHERE run_id = ?),
@@ -618,16 +657,10 @@ class RunStore:
             "SELECT agent FROM trials WHERE run_id = ? GROUP BY agent ORDER BY min(seq)", [rid]).fetchall()]
         tasks = [r[0] for r in self.con.execute(
             "SELECT task_id FROM trials WHERE run_id = ? GROUP BY task_id ORDER BY min(seq)", [rid]).fetchall()]
-        if len(arrays["a"]):
-            out = counts_from_codes(
-                np.asarray(arrays["a"], dtype=np.int64), np.asarray(arrays["t"], dtype=np.int64),
-                np.asarray(arrays["k"], dtype=np.int64), np.asarray(arrays["o"], dtype=np.int8), agents, tasks,
-            )
-        else:
-            out = counts_frame([], [], [], [], [])
-            out.attrs["gaps"] = None
-        out.attrs.update(source=f"{self.path}:{run}", format="duckdb", skipped=[], excluded_agents=[])
-        return out
+        return counts_from_codes(
+            np.asarray(arrays["a"], dtype=np.int64), np.asarray(arrays["t"], dtype=np.int64),
+            np.asarray(arrays["k"], dtype=np.int64), np.asarray(arrays["o"], dtype=np.int8), agents, tasks,
+        )
 
     def frame(self, run: str, table: str = "trials") -> pd.DataFrame:
         """One table's rows for a run as a DataFrame (``record`` / JSON columns as text)."""
