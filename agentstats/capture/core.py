@@ -38,12 +38,14 @@ import functools
 import inspect
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+from pydantic_core import PydanticSerializationError, to_json
 
 from agentstats.capture.metrics import JUDGE_METRIC, TOOL_METRIC, Metric, as_metric
 from agentstats.schema import Interaction, Status, ToolCall, Trial, Usage
@@ -74,30 +76,25 @@ def current_run() -> Run | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-def _jsonable(v: Any) -> Any:
-    dump = getattr(v, "model_dump", None)
-    if callable(dump):
-        with contextlib.suppress(Exception):
-            return dump(mode="json")
+def _fallback(v: Any) -> Any:
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return dataclasses.asdict(v)
-    if isinstance(v, set | frozenset | tuple):
-        return list(v)
     return repr(v)
 
 
 def _dumps(v: Any) -> str:
+    """JSON text of a captured value (pydantic's serializer: models, dataclasses, sets; anything else by ``repr``)."""
     try:
-        text = json.dumps(v, default=_jsonable, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):  # circular or odd objects: their repr
-        text = json.dumps(repr(v))
+        text = to_json(v, fallback=_fallback, inf_nan_mode="null").decode()
+    except (PydanticSerializationError, ValueError, TypeError, RecursionError):  # circular or odd: its repr
+        text = to_json(repr(v)).decode()
     if len(text) > MAX_JSON:
-        text = json.dumps({"truncated": True, "chars": len(text), "head": text[:MAX_JSON]})
+        text = to_json({"truncated": True, "chars": len(text), "head": text[:MAX_JSON]}).decode()
     return text
 
 
 def _field(state: Any, name: str) -> Any:
-    if isinstance(state, Mapping):
+    if type(state) is dict or isinstance(state, Mapping):
         return state.get(name)
     return getattr(state, name, None)
 
@@ -168,7 +165,7 @@ class _Frame:
         self.interaction: Interaction
         self.message_id: str | None = None
         self.started = time.time()
-        self.t0 = time.perf_counter()
+        self.t0 = time.perf_counter()  # wall latency: perf_counter at entry and exit
 
 
 class Run:
@@ -243,7 +240,7 @@ class Run:
         self.store = RunStore(store) if not isinstance(store, RunStore) else store
         self.path = self.store.path
         self._lock = threading.RLock()
-        self._nodes: dict[str, list[Any]] = {c: [] for c in _NODE_COLUMNS}
+        self._nodes: list[tuple[Any, ...]] = []
         self._dirty: dict[int, _TrialRec] = {}
         self._open: dict[str, _TrialRec] = {}
         self._keys: dict[tuple[str, int], _TrialRec] = {}
@@ -277,7 +274,8 @@ class Run:
             if self._own_store:
                 self.store.close()
             raise
-        _patch_openai()
+        if "openai" in sys.modules:  # else patched at the first call made once the application imported it
+            _patch_openai()
         self._token: contextvars.Token[Run | None] | None = None
 
     # ------------------------------------------------------------------ capture
@@ -337,6 +335,8 @@ class Run:
         if state is None:
             state = next((v for v in inputs.values() if hasattr(v, self.fields["conversation"])
                           or hasattr(v, self.fields["task"])), None)
+        if not _PATCHED and "openai" in sys.modules:
+            _patch_openai()
         trial = self._trial_for(state)
         mid = _field(state, self.fields["message"])
         query = _field(state, self.fields["query"])
@@ -358,19 +358,14 @@ class Run:
         outputs = None if exc is not None else result
         if frame.kind == "tool":
             self._tool_result(frame, outputs, error_type)
+        row = (self.run_id, frame.invocation_id, frame.parent.invocation_id if frame.parent is not None else None,
+               trial.agent, trial.task_id, trial.trial, trial.conversation_id, frame.message_id, frame.name,
+               frame.started, latency, _dumps(frame.inputs), None if exc is not None else _dumps(outputs),
+               error_type, None if exc is None else str(exc)[:2000], frame.model,
+               frame.in_tok if frame.model else None, frame.out_tok if frame.model else None, frame.cost)
+        due = False
         with self._lock:
-            cols = self._nodes
-            for k, v in (("run_id", self.run_id), ("invocation_id", frame.invocation_id),
-                         ("parent_id", frame.parent.invocation_id if frame.parent is not None else None),
-                         ("agent", trial.agent), ("task_id", trial.task_id), ("trial", trial.trial),
-                         ("conversation_id", trial.conversation_id), ("message_id", frame.message_id),
-                         ("node", frame.name),
-                         ("started_at", dt.datetime.fromtimestamp(frame.started, dt.UTC)), ("latency_s", latency),
-                         ("inputs", _dumps(frame.inputs)), ("outputs", None if exc is not None else _dumps(outputs)),
-                         ("error_type", error_type), ("error_message", None if exc is None else str(exc)[:2000]),
-                         ("model", frame.model), ("input_tokens", frame.in_tok if frame.model else None),
-                         ("output_tokens", frame.out_tok if frame.model else None), ("cost_usd", frame.cost)):
-                cols[k].append(v)
+            self._nodes.append(row)
             if frame.model is not None:
                 trial.input_tokens += frame.in_tok
                 trial.output_tokens += frame.out_tok
@@ -445,16 +440,19 @@ class Run:
     def flush(self) -> None:
         """Write the buffered node invocations and changed trials in one transaction."""
         with self._lock:
-            nodes = self._nodes
-            self._nodes = {c: [] for c in _NODE_COLUMNS}
+            rows, self._nodes = self._nodes, []
             dirty = list(self._dirty.values())
             self._dirty.clear()
             trials = [t.to_trial() for t in dirty]
             self._last_flush = time.monotonic()
-            if not trials and not nodes["run_id"]:
+            if not trials and not rows:
                 return
+            columns: dict[str, list[Any]] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True),
+                                                                         strict=True)} if rows else {}
+            if columns:
+                columns["started_at"] = [dt.datetime.fromtimestamp(x, dt.UTC) for x in columns["started_at"]]
             with self.store.transaction():
-                self.store.append_rows("node_invocations", nodes)
+                self.store.append_rows("node_invocations", columns)
                 self.store.replace_trials(self.run_id, trials)
 
     # ------------------------------------------------------------------ end, metrics, results
@@ -476,8 +474,7 @@ class Run:
             with self.store.transaction():
                 self.store.set_status(self.name, status)
             self.status = status
-            self._frames = {t: self.store.frame(self.name, t) for t in ("trials", "node_invocations",
-                                                                         "metric_results")}
+            self._frames = {t: self._read(t) for t in ("trials", "node_invocations", "metric_results")}
         finally:
             if self in _ACTIVE:
                 _ACTIVE.remove(self)
@@ -492,6 +489,8 @@ class Run:
     def score(self) -> None:
         """Compute the node and application metrics from the stored records (replacing earlier results)."""
         con = self.store.con
+        if not self.metrics and not any(_NODE_METRICS.values()):
+            return
         rows: dict[str, list[Any]] = {c: [] for c in (
             "run_id", "metric", "level", "node", "agent", "task_id", "trial", "conversation_id", "message_id",
             "invocation_id", "value", "passed", "detail")}
@@ -604,12 +603,19 @@ class Run:
                  sum(v for v, _ in values) / len(values), {"messages": len(values)}, passed=ok)
             outcome_by_key.setdefault((agent, task, k), []).append(ok)
 
+    def _read(self, table: str) -> pd.DataFrame:
+        if table == "trials":  # what result() needs, without the records
+            return self.store.con.execute(
+                "SELECT agent, task_id, trial, status, outcome FROM trials WHERE run_id = ? ORDER BY seq",
+                [self.run_id]).df()
+        return self.store.frame(self.name, table)
+
     def _frame(self, table: str) -> pd.DataFrame:
         if table in self._frames:
             return self._frames[table]
         with self._lock:
             self.flush()
-            return self.store.frame(self.name, table)
+            return self._read(table)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per node invocation (ids, node, latency, tokens, cost, error), with one column per node metric.

@@ -506,29 +506,47 @@ class RunStore:
         """Write trials of a run, replacing stored trials with the same keys (caller's transaction; live capture).
 
         A conversation captured over several calls is rewritten as it grows; ``seq`` of a replaced trial is kept.
+        A handful of statements whatever the number of trials (the keys travel as one Arrow table).
         """
+        import pyarrow as pa
+
         if not trials:
             return
-        next_seq = int(self.con.execute(
-            "SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [run_id]).fetchone()[0])
-        batch = _Batch()
-        for t in trials:
-            key = [run_id, t.agent, t.task_id, t.trial]
-            row = self.con.execute(
-                "SELECT seq FROM trials WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?", key
-            ).fetchone()
-            if row is None:
-                seq, next_seq = next_seq, next_seq + 1
-            else:
-                seq = int(row[0])
+        keys = pa.table({"agent": [t.agent for t in trials], "task_id": [t.task_id for t in trials],
+                         "trial": pa.array([t.trial for t in trials], pa.int32())})
+        self._settle()
+        self.con.register("_agentstats_keys", keys)
+        try:
+            stored = {
+                (a, k, int(n)): int(seq) for a, k, n, seq in self.con.execute(
+                    """SELECT t.agent, t.task_id, t.trial, t.seq FROM trials t
+                       JOIN _agentstats_keys k USING (agent, task_id, trial) WHERE t.run_id = ?""", [run_id]
+                ).fetchall()
+            }
+            if stored:
                 for table in ("trials", "interactions", "tool_calls"):
                     self.con.execute(
-                        f"DELETE FROM {table} WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?", key
-                    )
+                        f"""DELETE FROM {table} t USING _agentstats_keys k WHERE t.run_id = ? AND t.agent = k.agent
+                            AND t.task_id = k.task_id AND t.trial = k.trial""", [run_id])
+        finally:
+            self.con.unregister("_agentstats_keys")
+        next_seq = int(self.con.execute(
+            "SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [run_id]).fetchall()[0][0])
+        next_seq = max([next_seq, *(v + 1 for v in stored.values())])
+        batch = _Batch()
+        for t in trials:
+            seq = stored.get(t.key)
+            if seq is None:
+                seq, next_seq = next_seq, next_seq + 1
             batch.add(run_id, seq, t)
         self._flush(batch, [0, 0, 0], derive=False)
-        seqs = ", ".join(str(int(r[1])) for r in batch.rows)
-        self._derive(f"run_id = {int(run_id)} AND seq IN ({seqs})")
+        seqs = pa.table({"seq": pa.array([r[1] for r in batch.rows], pa.int64())})
+        self._settle()
+        self.con.register("_agentstats_seqs", seqs)
+        try:
+            self._derive(f"run_id = {int(run_id)} AND seq IN (SELECT seq FROM _agentstats_seqs)")
+        finally:
+            self.con.unregister("_agentstats_seqs")
 
     def append_rows(self, table: str, columns: dict[str, list[Any]]) -> int:
         """Insert rows given as columns (name -> values, equal lengths) into ``table``; return the row count."""
