@@ -10,7 +10,8 @@ string):
   second as by default, the final flush included);
 * decorated, nested calls (one outermost node calling the decorated function ``--calls`` times).
 
-The overhead is (time decorated - time plain) / calls. Prints a Markdown table for docs/benchmarks.md, section
+Times are this process's CPU time (``time.process_time``: user + system, all threads), so that other work on a
+shared machine does not count. The overhead is (time decorated - time plain) / calls. Prints a Markdown table for docs/benchmarks.md, section
 "Live capture". Goal: <= 50 microseconds per decorated call without metrics.
 """
 
@@ -31,9 +32,9 @@ def plain(state):
 def best(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times)
 
 
