@@ -11,8 +11,8 @@ string):
 * decorated, nested calls (one outermost node calling the decorated function ``--calls`` times).
 
 Times are this process's CPU time (``time.process_time``: user + system, all threads), so that other work on a
-shared machine does not count. The overhead is (time decorated - time plain) / calls. Prints a Markdown table for docs/benchmarks.md, section
-"Live capture". Goal: <= 50 microseconds per decorated call without metrics.
+shared machine does not count. The overhead is (time decorated - time plain) / calls. Prints a Markdown table for
+docs/benchmarks.md, section "Live capture". Goal: <= 50 microseconds per decorated call without metrics.
 """
 
 from __future__ import annotations

@@ -660,7 +660,7 @@ class RunStore:
         return out
 
     def _counts_with_gaps(self, rid: int) -> pd.DataFrame:
-        """Counts from every trial's codes (:func:`agentstats.counts.counts_from_codes`), which lists the grid's gaps."""
+        """Count from every trial's codes (:func:`agentstats.counts.counts_from_codes`), listing the grid's gaps."""
         # codes by first appearance (as to_counts), outcome codes 0 failure, 1 success, 2 missing
         arrays = self.con.execute(
             """WITH t AS (SELECT seq, agent, task_id, trial, outcome FROM trials WHERE run_id = ?),
