@@ -386,3 +386,33 @@ def test_readme_live_capture_example_runs(tmp_path, server):
     assert "exact_match" in done.stdout
     with RunStore(tmp_path / "demo.duckdb", read_only=True) as st:
         assert st.run_info("prompt-v2")["records"]["node_invocations"] > 0
+
+
+def test_run_status_after_an_exception_or_ctrl_c_keeps_the_records(tmp_path):
+    @agentstats.node("app")
+    def app(state):
+        return "ok"
+
+    with pytest.raises(RuntimeError, match="boom"), agentstats.run("failed", store=tmp_path / "s.duckdb"):
+        app({"task_id": "a"})
+        raise RuntimeError("boom")
+    with pytest.raises(KeyboardInterrupt), agentstats.run("stopped", store=tmp_path / "s.duckdb"):
+        app({"task_id": "a"})
+        raise KeyboardInterrupt
+    with RunStore(tmp_path / "s.duckdb", read_only=True) as st:
+        runs = st.runs().set_index("name")
+    assert runs.loc["failed", "status"] == "failed" and runs.loc["stopped", "status"] == "interrupted"
+    assert runs.loc["failed", "trials"] == 1 and runs.loc["stopped", "trials"] == 1
+    assert current_run() is None
+    with pytest.raises(RuntimeError, match="no run is open"):
+        agentstats.end_run()
+    run = agentstats.start_run("outside", store=tmp_path / "other.duckdb")
+    with pytest.raises(RuntimeError, match="inside a decorated node"):
+        run.set_outcome(success=True)
+    agentstats.end_run(run)
+
+
+def test_missing_duckdb_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "duckdb", None)
+    with pytest.raises(ImportError, match=r"pip install 'agentstats\[store\]'"):
+        RunStore(tmp_path / "s.duckdb")

@@ -76,7 +76,7 @@ def duckdb_module() -> Any:
     """
     try:
         import duckdb
-    except ImportError as exc:  # pragma: no cover - duckdb is in the dev extra
+    except ImportError as exc:
         raise ImportError(
             "the run store needs DuckDB: pip install 'agentstats[store]' (or pip install duckdb)"
         ) from exc
