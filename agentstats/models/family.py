@@ -256,7 +256,7 @@ class ModelFamily(ABC):
         """
 
     def iter_cell_p(
-        self, post: xr.Dataset, data: CountsData, seed: int, max_bytes: int = 64 * 2**20
+        self, post: xr.Dataset, data: CountsData, seed: int, max_bytes: int = 32 * 2**20
     ) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield ``(tasks, p)`` over all tasks in chunks of whole task blocks of at most about ``max_bytes``.
 
