@@ -92,7 +92,7 @@ def test_one_run_store_needs_no_run_name_and_several_do(tmp_path):
     assert len(agentstats.load_trials(store)) == 6
     with RunStore(store) as st:
         st.import_trials(_trials(agent="b"), "r2")
-    with pytest.raises(ValueError, match=r"2 runs \(r1, r2\): pass run="):
+    with pytest.raises(ValueError, match=r"2 runs \(r1, r2\): pick one with run="):
         agentstats.load_trials(store)
     with pytest.raises(StoreError, match=r"no run named 'nope'.*runs: r1, r2"):
         agentstats.load_trials(store, run="nope")
@@ -273,6 +273,13 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     a = agentstats.load_counts_any(store, run="tau")
     b = agentstats.load_counts_any(tau)
     assert a[["agent", "task_id", "n", "c", "n_missing"]].equals(b[["agent", "task_id", "n", "c", "n_missing"]])
+    # commands read one run of a store with --run: the same numbers as from the file; without it, a usage error
+    by_run = runner.invoke(app, ["estimate", str(store), "--run", "tau", "--k", "1", "--json", "--n-boot", "200"])
+    by_file = runner.invoke(app, ["estimate", str(tau), "--k", "1", "--json", "--n-boot", "200"])
+    assert by_run.exit_code == 0 and by_file.exit_code == 0, by_run.output + by_file.output
+    assert json.loads(by_run.stdout) == json.loads(by_file.stdout)
+    r = runner.invoke(app, ["estimate", str(store), "--k", "1"])
+    assert r.exit_code == 2 and "--run on the command line" in r.output, r.output
     # the same file again: nothing imported, nothing duplicated
     r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "example"])
     assert r.exit_code == 0 and "nothing imported" in r.output

@@ -33,6 +33,7 @@ __all__ = [
     "FIT_K_FACTOR",
     "K_LIMIT",
     "MAX_K_VALUES",
+    "RunOpt",
     "check_k",
     "clean",
     "command",
@@ -100,6 +101,10 @@ AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holdin
 TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]
 SuccessColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding 0/1 success.")]
 AgentOpt = Annotated[str | None, typer.Option(help="Agent name for single-agent files (tau-bench).")]
+RunOpt = Annotated[
+    str | None,
+    typer.Option("--run", help="Run store (.duckdb, `agentstats import`): the run to read; default its only run."),
+]
 AgentsOpt = Annotated[
     str | None,
     typer.Option(
@@ -246,6 +251,7 @@ def loader_opts(
     success_col: str | None,
     skip_bad: bool = False,
     agents: str | None = None,
+    run: str | None = None,
 ) -> dict[str, Any]:
     """Collect the loader keyword arguments that were given on the command line."""
     opts: dict[str, Any] = {"on_error": "skip"} if skip_bad else {}
@@ -259,6 +265,8 @@ def loader_opts(
         opts["success_col"] = success_col
     if agents is not None:
         opts["agents"] = agents
+    if run is not None:
+        opts["run"] = run
     return opts
 
 

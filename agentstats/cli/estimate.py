@@ -16,6 +16,7 @@ from agentstats.cli.common import (
     AgentsOpt,
     EstimateKOpt,
     FormatOpt,
+    RunOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
@@ -67,12 +68,13 @@ def estimate(
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Per-agent unbiased pass@k and pass^k with task-cluster bootstrap intervals, and the tasks behind each value."""
     from agentstats.estimators import paired_pass_k_table, suite_pass_k
 
     ks = parse_k(k)
-    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents))
+    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))
     check_k(ks, counts, "estimate", str(input))
     with console.status("estimating ..."):
         try:

@@ -15,6 +15,7 @@ from agentstats.cli.common import (
     AgentsOpt,
     FitKOpt,
     FormatOpt,
+    RunOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
@@ -124,6 +125,7 @@ def fit(
     success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Fit the hierarchical model; print posterior pass@k / pass^k and consistency per agent, and the diagnostics."""
     import warnings
@@ -140,7 +142,7 @@ def fit(
     if not 0.0 < ci_prob < 1.0:
         raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), 2)
     ks = parse_k(k) or list(range(1, 9))
-    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents))
+    counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))
     check_k(ks, counts, "fit", str(input))
     kind: Literal["eti", "hdi"] = "hdi" if hdi else "eti"
     with console.status(f"fitting {bayes_model} ({chains} chains; the first run compiles) ..."):

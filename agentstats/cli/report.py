@@ -22,6 +22,7 @@ from agentstats.cli.common import (
     OldJudgeModelOpt,
     ReportKOpt,
     RequireToolsOpt,
+    RunOpt,
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
@@ -77,6 +78,7 @@ def report(
     require_tools: RequireToolsOpt = False,
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
@@ -106,7 +108,7 @@ def report(
         "bayes_model": bayes_model,
         "population": population,
         "target_accept": target_accept,
-        "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents),
+        "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run),
         "judge": judge,
         "judge_model": model,
         "judge_base_url": base_url,
