@@ -279,7 +279,8 @@ def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
         if len(names) != 1:
             listed = ", ".join(map(str, names[:20])) if names else "none"
             raise ValueError(
-                f"{name} is a run store with {len(names)} runs ({listed}): pick one with run= (--run on the command line)"
+                f"{name} is a run store with {len(names)} runs ({listed}): "
+                "pick one with run= (--run on the command line)"
             )
         run = names[0]
     return str(run)
