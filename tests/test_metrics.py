@@ -15,10 +15,12 @@ from agentstats.metrics import (
     compute,
     get_metric,
     metric_names,
+    readability,
     resolve_metrics,
+    safety,
+    usage,
 )
 from agentstats.metrics import answer as a
-from agentstats.metrics import readability, safety, usage
 from agentstats.schema import Trial
 
 
@@ -104,7 +106,13 @@ def test_readability_matches_flesch_closed_form():
         assert readability.reading_ease({"output": v}, {}).value is None
 
 
-def test_pii_pattern_recognizers_offline(monkeypatch):
+def test_pii_pattern_recognizers_offline(monkeypatch, tmp_path):
+    import tldextract.tldextract
+
+    # a fresh default extractor with an empty cache: it would fetch the public suffix list if asked
+    fresh = tldextract.tldextract.TLDExtract(cache_dir=str(tmp_path))
+    monkeypatch.setattr(tldextract.tldextract, "TLD_EXTRACTOR", fresh)
+
     def no_network(*_a, **_k):
         raise AssertionError("the PII metric tried to connect")
 
@@ -252,7 +260,8 @@ def test_compute_fields_override_node_and_trial_levels():
 
 
 def test_compute_input_errors_raise_or_collect():
-    t = _trial(interactions=[{"answer": "x", "usage": {"latency_s": "slow"}}, {"answer": "y", "usage": {"latency_s": 1}}])
+    t = _trial(interactions=[{"answer": "x", "usage": {"latency_s": "slow"}},
+                             {"answer": "y", "usage": {"latency_s": 1}}])
     with pytest.raises(MetricInputError, match=r"trial a/t1/0 interaction 0: metric latency: usage.latency_s"):
         compute([t], "latency")
     f = compute([t], "latency", errors="collect")

@@ -99,7 +99,7 @@ def tokens(text: Any) -> tuple[str, ...]:
 
 
 def _references(v: Any) -> list[Any] | None:
-    """Expected answer(s) as a list, or None when there is none (missing, blank, or an empty list)."""
+    """Return the expected answer(s) as a list, or None when there is none (missing, blank, or an empty list)."""
     if _blank(v):
         return None
     if isinstance(v, list | tuple):

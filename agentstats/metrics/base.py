@@ -86,7 +86,7 @@ class Score:
 
 
 def not_applicable(reason: str) -> Score:
-    """A not-applicable :class:`Score` carrying ``reason`` as evidence."""
+    """Return a not-applicable :class:`Score` carrying ``reason`` as evidence."""
     return Score(None, {"not_applicable": reason})
 
 
@@ -181,11 +181,11 @@ class Metric:
         return {r: self.fields.get(r, base.get(r, r)) for r in self.roles}
 
     def replace(self, **changes: Any) -> Metric:
-        """A copy with some attributes changed (``method``, ``level``, ``lower_limit``, ``fields``, ``params`` ...)."""
+        """Return a copy with some attributes changed (``method``, ``level``, ``lower_limit``, ``fields``, ``params`` ...)."""
         return dataclasses.replace(self, **changes)
 
     def with_fields(self, **fields: str) -> Metric:
-        """A copy reading other field names: ``metric.with_fields(output="response")``."""
+        """Return a copy reading other field names: ``metric.with_fields(output="response")``."""
         return dataclasses.replace(self, fields={**self.fields, **fields})
 
     def passed(self, value: float | None) -> bool | None:

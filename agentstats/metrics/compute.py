@@ -50,7 +50,7 @@ def _summed_usage(interactions: Sequence[Interaction]) -> dict[str, Any] | None:
 
 
 def trial_view(trial: Trial) -> dict[str, Any]:
-    """The fields a trial-level metric reads (see :mod:`agentstats.metrics.base`).
+    """Return the fields a trial-level metric reads (see :mod:`agentstats.metrics.base`).
 
     The answer fields (``query``, ``answer``, ``context``, ``expected_answer`` and the final interaction's extra
     fields) are those of the last interaction with a non-blank answer (else the last interaction); the trial's own

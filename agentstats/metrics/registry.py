@@ -103,7 +103,7 @@ def metric_names(group: str | None = None) -> list[str]:
 
 
 def get_metric(name: str, **changes: Any) -> Metric:
-    """A catalogue metric, with attributes changed: ``get_metric("answer_similarity", method="token_recall")``.
+    """Return a catalogue metric with attributes changed: ``get_metric("answer_similarity", method="token_recall")``.
 
     Raises
     ------

@@ -60,7 +60,7 @@ def _recognizers() -> tuple[Any, ...]:
     # network on first use; this one reads the snapshot shipped inside tldextract and never connects.
     offline = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
 
-    class OfflineEmailRecognizer(EmailRecognizer):  # type: ignore[misc]
+    class OfflineEmailRecognizer(EmailRecognizer):
         def validate_result(self, pattern_text: str) -> bool:
             return offline(pattern_text).fqdn != ""
 
