@@ -181,7 +181,7 @@ class Metric:
         return {r: self.fields.get(r, base.get(r, r)) for r in self.roles}
 
     def replace(self, **changes: Any) -> Metric:
-        """Return a copy with some attributes changed (``method``, ``level``, ``lower_limit``, ``fields``, ``params`` ...)."""
+        """Return a copy with attributes changed (``method``, ``level``, ``lower_limit``, ``fields``, ``params``)."""
         return dataclasses.replace(self, **changes)
 
     def with_fields(self, **fields: str) -> Metric:
