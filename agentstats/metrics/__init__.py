@@ -6,13 +6,14 @@
 :data:`CATALOGUE` lists them and ``docs/metrics.md`` describes each.
 
 Modules: :mod:`~agentstats.metrics.base` (the interface), :mod:`~agentstats.metrics.registry` (the catalogue),
-:mod:`~agentstats.metrics.compute` (the frame), and the methods: :mod:`~agentstats.metrics.answer`,
-:mod:`~agentstats.metrics.retrieval`, :mod:`~agentstats.metrics.readability`, :mod:`~agentstats.metrics.safety`,
-:mod:`~agentstats.metrics.usage`.
+:mod:`~agentstats.metrics.compute` (the frame), :mod:`~agentstats.metrics.output` (files, summaries), and
+the methods: :mod:`~agentstats.metrics.answer`, :mod:`~agentstats.metrics.retrieval`,
+:mod:`~agentstats.metrics.readability`, :mod:`~agentstats.metrics.safety`, :mod:`~agentstats.metrics.usage`.
 """
 
 from agentstats.metrics.base import DEFAULT_FIELDS, GROUPS, LEVELS, Metric, Score, not_applicable
 from agentstats.metrics.compute import COLUMNS, MetricInputError, compute
+from agentstats.metrics.output import summarize_frame, write_metrics
 from agentstats.metrics.registry import CATALOGUE, get_metric, metric_names, resolve_metrics
 
 __all__ = [
@@ -29,4 +30,6 @@ __all__ = [
     "metric_names",
     "not_applicable",
     "resolve_metrics",
+    "summarize_frame",
+    "write_metrics",
 ]
