@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -40,6 +40,7 @@ __all__ = [
     "Level",
     "Method",
     "Metric",
+    "RecordValues",
     "Score",
     "field_value",
     "not_applicable",
@@ -96,6 +97,14 @@ Method = Callable[[Mapping[str, Any], Mapping[str, Any]], Score]
 
 def field_value(record: Any, name: str) -> Any:
     """Value of field ``name`` of a record: a mapping key, an attribute, or a pydantic extra field; else ``None``."""
+    if isinstance(record, dict):
+        return record.get(name)
+    d = getattr(record, "__dict__", None)
+    if d is not None and hasattr(record, "__pydantic_extra__"):  # pydantic model: fields, then extras
+        if name in d:
+            return d[name]
+        extra = record.__pydantic_extra__
+        return extra.get(name) if extra else None
     if isinstance(record, Mapping):
         return record.get(name)
     v = getattr(record, name, None)
@@ -202,5 +211,39 @@ class Metric:
 
     def score_record(self, record: Any, level: Level | None = None) -> Score:
         """Read this metric's fields from ``record`` (an interaction, node or trial view) and compute it."""
-        names = self.field_names(level)
-        return self.score({role: field_value(record, f) for role, f in names.items()})
+        return self.score(RecordValues(record, self.field_names(level)))
+
+
+class RecordValues(Mapping[str, Any]):
+    """The role -> value view of one record that a method reads; each field is looked up when asked for.
+
+    Parameters
+    ----------
+    record : Any
+        An interaction, a node (mapping) or a trial view.
+    names : mapping of str to str
+        Role -> field name.
+    """
+
+    __slots__ = ("names", "record")
+
+    def __init__(self, record: Any, names: Mapping[str, str]) -> None:
+        self.record = record
+        self.names = names
+
+    def get(self, role: str, default: Any = None) -> Any:
+        """Value of ``role`` (its field in the record), or ``default`` when absent or null."""
+        v = field_value(self.record, self.names.get(role, role))
+        return default if v is None else v
+
+    def __getitem__(self, role: str) -> Any:
+        v = self.get(role)
+        if v is None:
+            raise KeyError(role)
+        return v
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)

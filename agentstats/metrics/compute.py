@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.metrics.base import Level, Metric, Score, field_value
+from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
 from agentstats.schema import Interaction, Trial
 
@@ -151,15 +151,14 @@ def compute(
         ms = [m.with_fields(**fields) for m in ms]
     if level is not None:
         ms = [m.replace(level=level) if level in m.levels else m for m in ms]
-    plans = [(m, m.field_names(), m.passed) for m in ms]
+    plans = [(m, m.field_names(), m.passed, m.methods[m.method], m.params) for m in ms]
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     problems: list[str] = []
     for t in trials:
-        for m, names, passed in plans:
+        for m, names, passed, fn, params in plans:
             for i, node, rec in records(t, m.level):
-                vals = {role: field_value(rec, f) for role, f in names.items()}
                 try:
-                    s = m.methods[m.method](vals, m.params)
+                    s = fn(RecordValues(rec, names), params)
                 except (ValueError, TypeError) as exc:
                     where = f"trial {_key(t)}" + (f" interaction {i}" if i is not None else "") + (
                         f" node {node}" if node is not None else "")
@@ -181,7 +180,7 @@ def compute(
                 cols["value"].append(s.value)
                 cols["applicable"].append(s.value is not None)
                 cols["passed"].append(passed(s.value))
-                cols["evidence"].append(dict(s.evidence))
+                cols["evidence"].append(s.evidence)
     frame = pd.DataFrame(cols, columns=list(COLUMNS))
     frame["trial"] = frame["trial"].astype("int64")
     frame["interaction"] = frame["interaction"].astype("Int64")
