@@ -280,3 +280,24 @@ def test_compute_every_catalogue_metric_on_empty_trial_list_and_groups():
     t = _trial(interactions=[{"query": "q", "answer": "Some answer."}])
     f = compute([t], list(GROUPS))
     assert set(f["metric"]) == set(CATALOGUE)
+
+
+def test_readability_equals_textstat_on_varied_text():
+    import numpy as np
+    import textstat
+
+    rng = np.random.default_rng(5)
+    words = ["the", "cat", "extraordinary", "it's", "don't", "re-enter", "Dr.", "U.S.", "42", "xylophonist",
+             "qwrtzp", "beautiful", "a", "e-mail", "naïve", "café", "—", "(parenthesis)", "'quoted'", "well-known"]
+    ends = [".", "!", "?", "...", "", ";"]
+    for _ in range(300):
+        n_sent = int(rng.integers(1, 5))
+        text = " ".join(
+            " ".join(rng.choice(words, size=int(rng.integers(1, 15)))) + str(rng.choice(ends)) for _ in range(n_sent))
+        readability._scores.cache_clear()
+        got = readability.reading_ease({"output": text}, {})
+        if got.value is None:
+            continue
+        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
+        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
+            textstat.flesch_kincaid_grade(text), abs=1e-9), text

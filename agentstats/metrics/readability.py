@@ -7,7 +7,13 @@ sentences and syllables (Pyphen hyphenation dictionaries) are ``textstat``'s (gi
 
 Reading ease is at most 121.22 (one-syllable words, one-word sentences) and unbounded below; the grade level is
 at least -3.40 and unbounded above. An answer without a word (missing, blank, punctuation only) is not
-applicable. Results are cached per text (answers repeat across trials: "I don't know", canned refusals).
+applicable.
+
+Speed: the word, sentence and syllable counts are textstat's own functions (``textstat.backend``: its word list,
+sentence rule, CMU Pronouncing Dictionary lookup and Pyphen fallback, English), computed once per answer for both
+scores, with the syllables of each distinct word cached: the values equal ``textstat.flesch_reading_ease`` and
+``textstat.flesch_kincaid_grade`` exactly (tested), about ten times faster. Results are also cached per text
+(answers repeat across trials: "I don't know", canned refusals).
 """
 
 from __future__ import annotations
@@ -25,18 +31,35 @@ _WORD = re.compile(r"\w")
 
 
 @lru_cache(maxsize=1)
-def _textstat() -> Any:
-    try:
-        import textstat
-    except ImportError as exc:  # pragma: no cover - textstat is a dependency
-        raise ImportError("the readability metrics need textstat: pip install textstat") from exc
-    return textstat
+def _backend() -> tuple[Any, Any, Any, Any]:
+    from textstat.backend.counts import count_sentences, count_words
+    from textstat.backend.selections import list_words
+    from textstat.backend.utils import get_cmudict, get_pyphen
+
+    cmu, pyphen = get_cmudict("en_US"), get_pyphen("en_US")
+
+    @lru_cache(maxsize=262144)
+    def word_syllables(word: str) -> int:  # textstat's count_syllables, one word at a time
+        try:
+            return sum(1 for p in cmu[word][0] if p[-1].isdigit())
+        except (TypeError, IndexError, KeyError):
+            return len(pyphen.positions(word)) + 1
+
+    return count_words, count_sentences, list_words, word_syllables
 
 
 @lru_cache(maxsize=65536)
 def _scores(text: str) -> tuple[float, float]:
-    ts = _textstat()
-    return float(ts.flesch_reading_ease(text)), float(ts.flesch_kincaid_grade(text))
+    """``(reading ease, grade level)`` of ``text`` as textstat computes them for English."""
+    count_words, count_sentences, list_words, word_syllables = _backend()
+    words = count_words(text)
+    sentences = count_sentences(text)
+    syllables = sum(word_syllables(w) for w in list_words(text, lowercase=True))
+    wps = words / sentences if sentences else 0.0
+    spw = syllables / words if words else 0.0
+    if wps == 0 or spw == 0:  # textstat's rule for a text without words
+        return 0.0, 0.0
+    return 206.835 - 1.015 * wps - 84.6 * spw, 0.39 * wps + 11.8 * spw - 15.59
 
 
 def _text(values: Mapping[str, Any]) -> str | Score:
