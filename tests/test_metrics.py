@@ -301,3 +301,21 @@ def test_readability_equals_textstat_on_varied_text():
         assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
         assert readability.grade_level({"output": text}, {}).value == pytest.approx(
             textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
+def test_pii_prefilter_changes_no_result():
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    alphabet = list("abcdefxyzABCDEF0123456789@.:- /'\"") + [" www.", " http://", ".com", ".org", "::", "bc1", "GB82"]
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(5, 40)))) for _ in range(1500)]
+    texts += ["dead:beef::1", "fe80::abcd", "::", "see example.org", "a@b.co", "IBAN GB82WEST12345698765432",
+              "call (415) 555-2671 now", "+44 20 7946 0958", "tel. 030/123456", "+290 5012",
+              "1-800-FLOWERS", "+1.415.555.2671 x12", "It rose 42 percent in 2023.", "card 4111-1111-1111-1111", "DEA AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"]
+    for text in texts:
+        full = []
+        for rec, _trigger in safety._recognizers():
+            full += [(r.entity_type, r.start, r.end, float(r.score)) for r in rec.analyze(text, rec.supported_entities,
+                                                                                             None) if r.score >= 0.0]
+        got = safety.pii_entities(text, min_score=0.0)
+        assert sorted(got) == sorted(full), text
