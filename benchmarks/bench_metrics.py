@@ -3,11 +3,12 @@
 Run:  taskset -c 1 python benchmarks/bench_metrics.py [--interactions 20000] [--repeats 3]
 
 Every interaction has a distinct answer (one to three random sentences over 5,000 English words of the CMU
-Pronouncing Dictionary; one in ten holds an e-mail address, one in ten a phone number, one in five other numbers), a question, a reference answer, three context passages and ten retrieved ids
-with three relevant ones, and usage. Each metric is timed end to end (records read, value, threshold, the tidy
-frame built), with its per-text caches emptied before every run, so no answer is seen twice ("cold"). The best of
-``--repeats`` runs is printed as a Markdown table for docs/benchmarks.md, section "Metrics", with the goal
-(>= 20,000 interactions/s per metric). Nothing is asserted (speed goals live in the docs, not in tests).
+Pronouncing Dictionary; one in ten holds an e-mail address, one in ten a phone number, one in five other numbers), a
+question, a reference answer, three context passages and ten retrieved ids with three relevant ones, and usage. Each
+metric is timed end to end (records read, value, threshold, the tidy frame built), with its per-text caches emptied
+before every run, so no answer is seen twice ("cold"). The best of ``--repeats`` runs is printed as a Markdown table
+for docs/benchmarks.md, section "Metrics", with the goal (>= 20,000 interactions/s per metric). Nothing is asserted
+(speed goals live in the docs, not in tests).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import time
 
 import numpy as np
 
-from agentstats.metrics import CATALOGUE, compute, get_metric
-from agentstats.metrics import answer, readability, safety
+from agentstats.metrics import CATALOGUE, answer, compute, get_metric, readability, safety
 from agentstats.schema import Trial
 
 GOAL = 20_000

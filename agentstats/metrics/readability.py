@@ -50,7 +50,7 @@ def _backend() -> tuple[Any, Any, Any, Any]:
 
 @lru_cache(maxsize=65536)
 def _scores(text: str) -> tuple[float, float]:
-    """``(reading ease, grade level)`` of ``text`` as textstat computes them for English."""
+    """Return ``(reading ease, grade level)`` of ``text`` as textstat computes them for English."""
     count_words, count_sentences, list_words, word_syllables = _backend()
     words = count_words(text)
     sentences = count_sentences(text)

@@ -5,9 +5,10 @@ checksum, IP address, URL, US SSN, US bank number, US driver licence, US ITIN, U
 number, medical licence, date ...; github.com/microsoft/presidio) are run on the answer *without* an NLP engine: no
 spaCy model is loaded or downloaded, so context words do not raise the scores and name / location entities (which
 need a named-entity model) are not found. A recognizer runs only on answers holding a character every one of its
-matches contains (``@`` for e-mail, a digit for the numbers ...; tested to change no result). An entity counts when its score is at least ``params["min_score"]``
-(default 0.5; Presidio's pattern scores are 0.01-1.0, low ones are weak patterns such as 9-digit numbers). The
-value is 1 when any entity is found, else 0; the entity types found are the evidence.
+matches contains (``@`` for e-mail, a digit for the numbers ...; tested to change no result). An entity counts when
+its score is at least ``params["min_score"]`` (default 0.5; Presidio's pattern scores are 0.01-1.0, low ones are
+weak patterns such as 9-digit numbers). The value is 1 when any entity is found, else 0; the entity types found are
+the evidence.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
