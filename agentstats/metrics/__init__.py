@@ -13,7 +13,7 @@ the methods: :mod:`~agentstats.metrics.answer`, :mod:`~agentstats.metrics.retrie
 
 from agentstats.metrics.base import DEFAULT_FIELDS, GROUPS, LEVELS, Metric, Score, not_applicable
 from agentstats.metrics.compute import COLUMNS, MetricInputError, compute
-from agentstats.metrics.output import summarize_frame, write_metrics
+from agentstats.metrics.output import metric_counts, summarize_frame, write_metrics
 from agentstats.metrics.registry import CATALOGUE, get_metric, metric_names, resolve_metrics
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Score",
     "compute",
     "get_metric",
+    "metric_counts",
     "metric_names",
     "not_applicable",
     "resolve_metrics",
