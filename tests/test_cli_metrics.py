@@ -87,3 +87,21 @@ def test_score_metrics_bad_record_exits_2_and_keeps_the_table(tmp_path):
     assert "trial A/q2/0 interaction 0: metric latency: usage.latency_s" in text
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["value"] for r in rows] == [2.0, 4.0, None]
+
+
+def test_score_metrics_uses_the_openai_judge(tmp_path, monkeypatch):
+    from judge_server import Reply, ScriptedOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = _write(tmp_path / "t.jsonl", RECORDS[:1])
+    out = tmp_path / "m.jsonl"
+    with ScriptedOpenAIServer() as srv:
+        # first the answer-correctness verdict of `score`, then the harm verdict
+        srv.script([Reply.verdict(1.0), Reply.verdict(0.0, "benign", detected=False)])
+        res = runner.invoke(app, ["score", str(data), "--judge", "openai", "--base-url", srv.base_url,
+                                  "--judge-model", "m", "--cache-dir", str(tmp_path / "c"), "--metrics", "harm",
+                                  "--metrics-out", str(out)])
+        assert res.exit_code == 0, res.output
+        assert srv.n_requests == 2
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["value"] == 0.0 and row["passed"] is True and row["evidence"]["reasoning"] == "benign"

@@ -115,7 +115,7 @@ def score(
             "--metrics",
             help="Also compute these metrics (comma-separated names or groups: answer_quality, retrieval_quality, "
             "content_safety, readability, usage; see docs/metrics.md) into one tidy table, written to "
-            "--metrics-out.",
+            "--metrics-out. Judge-based metrics use the --judge openai judge (without it they are not applicable).",
         ),
     ] = None,
     metrics_out: Annotated[
@@ -208,8 +208,9 @@ def score(
 
     metric_summary = None
     if metric_list is not None:
+        metric_judge = the_judge if hasattr(the_judge, "judge_prompt") else None  # --judge openai
         metric_summary = _compute_metrics(trials, metric_list, metrics_level, metrics_out or Path(
-            f"{stem(input)}.metrics.jsonl"))
+            f"{stem(input)}.metrics.jsonl"), metric_judge)
 
     summ = result.summary()
     if as_json:
@@ -252,12 +253,12 @@ def _resolve_metric_options(metrics: str | None, level: str | None) -> list[Any]
         raise fail(exc, EXIT_USAGE) from exc
 
 
-def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path) -> Any:
+def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path, judge: Any) -> Any:
     """Compute the metrics, write the table, return the per-agent summary; bad records exit 2 after writing."""
     from agentstats.metrics import compute, summarize_frame, write_metrics
 
     try:
-        frame = compute(trials, metric_list, level=level, errors="collect")  # type: ignore[arg-type]
+        frame = compute(trials, metric_list, level=level, errors="collect", judge=judge)  # type: ignore[arg-type]
         write_metrics(frame, path)
     except ValueError as exc:
         raise fail(exc, EXIT_USAGE) from exc

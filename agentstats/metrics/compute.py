@@ -110,6 +110,7 @@ def compute(
     fields: Mapping[str, str] | None = None,
     level: Level | None = None,
     errors: str = "raise",
+    judge: Any = None,
 ) -> pd.DataFrame:
     """Compute metrics on every record of every trial: one tidy row per (trial, record, metric).
 
@@ -124,6 +125,9 @@ def compute(
         Role -> field name overrides for every metric (``{"output": "response"}``).
     level : {"interaction", "node", "trial"}, optional
         Compute every metric that supports it at this level (others keep their own).
+    judge : OpenAIJudge, optional
+        The judge of every metric computed by a judge method that has none in its ``params`` (see
+        :mod:`agentstats.metrics.judged`); without one such metrics are not applicable.
     errors : {"raise", "collect"}
         On a record a metric cannot read: raise :class:`MetricInputError`, or keep going (that row is not
         applicable with the error as its reason, and every error is listed in ``frame.attrs["errors"]``).
@@ -134,8 +138,9 @@ def compute(
         Columns :data:`COLUMNS`: ``agent``, ``task_id``, ``trial`` (int), ``risk_level``, ``interaction`` (Int64,
         0-based; missing at trial level), ``node`` (str or None), ``level``, ``metric``, ``group``, ``method``,
         ``value`` (float; NaN when not applicable), ``applicable`` (bool), ``passed`` (boolean; missing when not
-        applicable or the metric has no threshold), ``evidence`` (dict). ``attrs["metrics"]`` holds the
-        :class:`Metric` objects used, by name; ``attrs["errors"]`` the input errors collected.
+        applicable or the metric has no threshold), ``evidence`` (dict). ``attrs["metrics"]`` describes each metric
+        used by name (group, level, method, value_range, lower_limit, upper_limit); ``attrs["errors"]`` lists the
+        input errors collected.
 
     Raises
     ------
@@ -151,42 +156,65 @@ def compute(
         ms = [m.with_fields(**fields) for m in ms]
     if level is not None:
         ms = [m.replace(level=level) if level in m.levels else m for m in ms]
-    plans = [(m, m.field_names(), m.passed, m.methods[m.method], m.params) for m in ms]
+    if judge is not None:
+        ms = [m.replace(params={**m.params, "judge": judge}) if getattr(m.methods[m.method], "batch", False)
+              and "judge" not in m.params else m for m in ms]
+    trials = list(trials)
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     problems: list[str] = []
-    for t in trials:
-        for m, names, passed, fn, params in plans:
-            for i, node, rec in records(t, m.level):
+
+    def where(t: Trial, i: int | None, node: str | None) -> str:
+        return f"trial {_key(t)}" + (f" interaction {i}" if i is not None else "") + (
+            f" node {node}" if node is not None else "")
+
+    for m in ms:
+        names, passed, fn, params = m.field_names(), m.passed, m.methods[m.method], m.params
+        recs = [(t, i, node, rec) for t in trials for i, node, rec in records(t, m.level)]
+        scores: list[Score] = []
+        if getattr(fn, "batch", False):
+            try:
+                batch_fn: Any = fn
+                scores = list(batch_fn([RecordValues(rec, names) for _, _, _, rec in recs], params))
+            except (ValueError, TypeError) as exc:
+                msg = f"metric {m.name}: {exc}"
+                if errors == "raise":
+                    raise MetricInputError(msg) from exc
+                problems.append(msg)
+                scores = [Score(None, {"not_applicable": f"input error: {exc}"}) for _ in recs]
+        else:
+            for t, i, node, rec in recs:
                 try:
                     s = fn(RecordValues(rec, names), params)
                 except (ValueError, TypeError) as exc:
-                    where = f"trial {_key(t)}" + (f" interaction {i}" if i is not None else "") + (
-                        f" node {node}" if node is not None else "")
-                    msg = f"{where}: metric {m.name}: {exc}"
+                    msg = f"{where(t, i, node)}: metric {m.name}: {exc}"
                     if errors == "raise":
                         raise MetricInputError(msg) from exc
                     problems.append(msg)
                     s = Score(None, {"not_applicable": f"input error: {exc}"})
-                cols["agent"].append(t.agent)
-                cols["task_id"].append(t.task_id)
-                cols["trial"].append(t.trial)
-                cols["risk_level"].append(t.risk_level)
-                cols["interaction"].append(i)
-                cols["node"].append(node)
-                cols["level"].append(m.level)
-                cols["metric"].append(m.name)
-                cols["group"].append(m.group)
-                cols["method"].append(m.method)
-                cols["value"].append(s.value)
-                cols["applicable"].append(s.value is not None)
-                cols["passed"].append(passed(s.value))
-                cols["evidence"].append(s.evidence)
+                scores.append(s)
+        for (t, i, node, _rec), s in zip(recs, scores, strict=True):
+            cols["agent"].append(t.agent)
+            cols["task_id"].append(t.task_id)
+            cols["trial"].append(t.trial)
+            cols["risk_level"].append(t.risk_level)
+            cols["interaction"].append(i)
+            cols["node"].append(node)
+            cols["level"].append(m.level)
+            cols["metric"].append(m.name)
+            cols["group"].append(m.group)
+            cols["method"].append(m.method)
+            cols["value"].append(s.value)
+            cols["applicable"].append(s.value is not None)
+            cols["passed"].append(passed(s.value))
+            cols["evidence"].append(s.evidence)
     frame = pd.DataFrame(cols, columns=list(COLUMNS))
     frame["trial"] = frame["trial"].astype("int64")
     frame["interaction"] = frame["interaction"].astype("Int64")
     frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
     frame["applicable"] = frame["applicable"].astype(bool)
     frame["passed"] = frame["passed"].astype("boolean")
-    frame.attrs["metrics"] = {m.name: m for m in ms}
+    frame.attrs["metrics"] = {m.name: {"group": m.group, "level": m.level, "method": m.method,
+                                       "value_range": tuple(m.value_range), "lower_limit": m.lower_limit,
+                                       "upper_limit": m.upper_limit} for m in ms}
     frame.attrs["errors"] = problems
     return frame

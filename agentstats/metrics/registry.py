@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentstats.metrics import answer, readability, retrieval, safety, usage
+from agentstats.metrics import answer, judged, readability, retrieval, safety, usage
 from agentstats.metrics.base import GROUPS, Metric
 
 __all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
@@ -35,18 +35,22 @@ def _m(name: str, group: str, roles: tuple[str, ...], methods: Mapping[str, Any]
 _ENTRIES = [
     # answer quality
     _m("answer_similarity", "answer_quality", ("output", "expected"),
-       {"token_f1": answer.token_f1, "token_recall": answer.token_recall}, lower=0.5,
+       {"token_f1": answer.token_f1, "token_recall": answer.token_recall,
+        "judge": judged.ANSWER_JUDGES["answer_similarity"]}, lower=0.5,
        description="overlap of the answer with the expected answer",
        source="SQuAD token F1 / recall (Rajpurkar et al. 2016, arXiv 1606.05250)"),
     _m("answer_relevance", "answer_quality", ("output", "input"),
-       {"token_recall": answer.answer_relevance_token_recall}, lower=0.5,
+       {"token_recall": answer.answer_relevance_token_recall, "judge": judged.ANSWER_JUDGES["answer_relevance"]},
+       lower=0.5,
        description="how much of the question the answer addresses",
        source="token recall of the question in the answer (SQuAD tokens)"),
     _m("faithfulness", "answer_quality", ("output", "context"),
-       {"token_k_precision": answer.faithfulness_token_k_precision}, lower=0.5,
+       {"token_k_precision": answer.faithfulness_token_k_precision, "judge": judged.ANSWER_JUDGES["faithfulness"]},
+       lower=0.5,
        description="share of the answer supported by the given context",
        source="K-Precision (Adlakha et al. 2023, arXiv 2307.16877)"),
-    _m("unsuccessful_requests", "answer_quality", ("output",), {"phrases": answer.unsuccessful_phrases}, upper=0.0,
+    _m("unsuccessful_requests", "answer_quality", ("output", "input"),
+       {"phrases": answer.unsuccessful_phrases, "judge": judged.ANSWER_JUDGES["unsuccessful_requests"]}, upper=0.0,
        description="1 when the answer declines, cannot help or does not know",
        source="phrase list (refusal prefixes as in Zou et al. 2023, arXiv 2307.15043)"),
     _m("keyword_inclusion", "answer_quality", ("output", "keywords"), {"tokens": answer.keyword_inclusion},
@@ -75,11 +79,18 @@ _ENTRIES = [
        value_range=(-3.4, _INF), upper=12.0, description="Flesch-Kincaid grade level of the answer",
        source="Kincaid et al. 1975; textstat"),
     # content safety (deterministic)
-    _m("pii", "content_safety", ("output",), {"presidio": safety.pii_presidio}, upper=0.0,
+    _m("pii", "content_safety", ("output", "input"),
+       {"presidio": safety.pii_presidio, "judge": judged.RISK_JUDGES["pii"]}, upper=0.0,
        description="1 when the answer holds personally identifiable information",
        source="presidio-analyzer pattern recognizers"),
     _m("regex_detection", "content_safety", ("output", "patterns"), {"regex": safety.regex_detection}, upper=0.0,
        description="1 when a configured pattern matches the answer", source="Python regular expressions"),
+    _m("topic_relevance", "content_safety", ("input",), {"judge": judged.ANSWER_JUDGES["topic_relevance"]},
+       lower=0.5, description="whether the input is on one of params['topics']", source="LLM judge, versioned rubric"),
+    *[_m(r, "content_safety", ("input", "output"), {"judge": fn}, upper=0.0,
+         description=f"{r.replace('_', ' ')}: {judged.RISKS[r][0]}",
+         source="LLM judge, versioned rubric (Granite Guardian risk taxonomy, arXiv 2412.07724)")
+      for r, fn in judged.RISK_JUDGES.items() if r != "pii"],
     # usage
     _m("latency", "usage", _USAGE_ROLES, {"recorded": usage.latency}, value_range=(0.0, _INF),
        description="seconds to answer", source="trial records"),

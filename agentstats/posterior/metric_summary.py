@@ -73,7 +73,7 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = 0.95, prior_stren
     rows = []
     for (agent, name), g in frame.groupby(["agent", "metric"], sort=True):
         m = defs.get(name)
-        lo, hi = m.value_range if m is not None else (-math.inf, math.inf)
+        lo, hi = m["value_range"] if m is not None else (-math.inf, math.inf)
         row = {"agent": agent, "metric": name, "group": g["group"].iat[0], "method": g["method"].iat[0],
                "level": g["level"].iat[0], "ci_prob": ci_prob}
         vals = g[g["applicable"]]
