@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentstats.metrics import answer, judged, readability, retrieval, safety, usage
+from agentstats.metrics import answer, embedding, judged, readability, retrieval, safety, usage
 from agentstats.metrics.base import GROUPS, Metric
 
 __all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
@@ -36,11 +36,12 @@ _ENTRIES = [
     # answer quality
     _m("answer_similarity", "answer_quality", ("output", "expected"),
        {"token_f1": answer.token_f1, "token_recall": answer.token_recall,
-        "judge": judged.ANSWER_JUDGES["answer_similarity"]}, lower=0.5,
+        "judge": judged.ANSWER_JUDGES["answer_similarity"], "embedding": embedding.embedding_similarity}, lower=0.5,
        description="overlap of the answer with the expected answer",
        source="SQuAD token F1 / recall (Rajpurkar et al. 2016, arXiv 1606.05250)"),
     _m("answer_relevance", "answer_quality", ("output", "input"),
-       {"token_recall": answer.answer_relevance_token_recall, "judge": judged.ANSWER_JUDGES["answer_relevance"]},
+       {"token_recall": answer.answer_relevance_token_recall, "judge": judged.ANSWER_JUDGES["answer_relevance"],
+        "embedding": embedding.embedding_relevance},
        lower=0.5,
        description="how much of the question the answer addresses",
        source="token recall of the question in the answer (SQuAD tokens)"),
