@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentstats.metrics import answer, embedding, judged, readability, retrieval, safety, usage
+from agentstats.metrics import answer, embedding, guardian, judged, readability, retrieval, safety, usage
 from agentstats.metrics.base import GROUPS, Metric
 
 __all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
@@ -81,14 +81,16 @@ _ENTRIES = [
        source="Kincaid et al. 1975; textstat"),
     # content safety (deterministic)
     _m("pii", "content_safety", ("output", "input"),
-       {"presidio": safety.pii_presidio, "judge": judged.RISK_JUDGES["pii"]}, upper=0.0,
+       {"presidio": safety.pii_presidio, "judge": judged.RISK_JUDGES["pii"],
+        "guardian": guardian.guardian_method("pii", "output")}, upper=0.0,
        description="1 when the answer holds personally identifiable information",
        source="presidio-analyzer pattern recognizers"),
     _m("regex_detection", "content_safety", ("output", "patterns"), {"regex": safety.regex_detection}, upper=0.0,
        description="1 when a configured pattern matches the answer", source="Python regular expressions"),
     _m("topic_relevance", "content_safety", ("input",), {"judge": judged.ANSWER_JUDGES["topic_relevance"]},
        lower=0.5, description="whether the input is on one of params['topics']", source="LLM judge, versioned rubric"),
-    *[_m(r, "content_safety", ("input", "output"), {"judge": fn}, upper=0.0,
+    *[_m(r, "content_safety", ("input", "output"),
+         {"judge": fn, "guardian": guardian.guardian_method(r, judged.RISKS[r][1])}, upper=0.0,
          description=f"{r.replace('_', ' ')}: {judged.RISKS[r][0]}",
          source="LLM judge, versioned rubric (Granite Guardian risk taxonomy, arXiv 2412.07724)")
       for r, fn in judged.RISK_JUDGES.items() if r != "pii"],
