@@ -48,9 +48,13 @@ def test_score_metrics_writes_tidy_table(tmp_path, suffix):
     assert rr == [0.5, 1.0]
     payload = json.loads(res.stdout[res.stdout.index("{"):])
     lat = next(m for m in payload["metrics"] if m["metric"] == "latency")
-    assert lat["mean"] == 3.0 and lat["share_passed"] is None and lat["n_applicable"] == 2
+    # one task: its mean latency (2 + 4) / 2, with no spread across tasks
+    assert lat["mean"] == pytest.approx(3.0) and lat["share_passed"] is None and lat["n_applicable"] == 2
+    assert lat["n_tasks"] == 1
     sim = next(m for m in payload["metrics"] if m["metric"] == "answer_similarity")
-    assert sim["share_passed"] == 0.5
+    assert sim["share_passed"] == 0.5 and sim["share_ci_low"] is None  # one task: suite_pass_k gives no interval
+    # 0/1 similarity on one task: mean of the Dirichlet-process posterior with atoms at 0 and 1, (0.5 + 1) / (1 + 2)
+    assert sim["mean"] == pytest.approx(0.5, abs=0.02) and sim["ci_low"] < sim["mean"] < sim["ci_high"]
 
 
 def test_score_metrics_default_path_and_table(tmp_path, monkeypatch):
@@ -59,7 +63,7 @@ def test_score_metrics_default_path_and_table(tmp_path, monkeypatch):
     res = runner.invoke(app, ["score", str(data), "--metrics", "answer_quality"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "runs.metrics.jsonl").exists()
-    assert "unsuccessful_requests" in res.output
+    assert "unsuccessful_requests" in res.output and "[95% CrI]" in res.output
 
 
 @pytest.mark.parametrize(("args", "message"), [

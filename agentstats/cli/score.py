@@ -256,6 +256,7 @@ def _resolve_metric_options(metrics: str | None, level: str | None) -> list[Any]
 def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path, judge: Any) -> Any:
     """Compute the metrics, write the table, return the per-agent summary; bad records exit 2 after writing."""
     from agentstats.metrics import compute, summarize_frame, write_metrics
+    from agentstats.posterior.metric_summary import summarize_metrics
 
     try:
         frame = compute(trials, metric_list, level=level, errors="collect", judge=judge)  # type: ignore[arg-type]
@@ -272,7 +273,10 @@ def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, pat
         more = " (first 20 shown)" if len(problems) > 20 else ""
         raise fail(ValueError(f"{len(problems)} metric values could not be read{more}; their rows are in {path} "
                               "as not applicable"), EXIT_USAGE)
-    return summarize_frame(frame)
+    post = summarize_metrics(frame)
+    keep = ["agent", "metric", "n_tasks", "mean", "ci_low", "ci_high", "share_passed", "share_ci_low",
+            "share_ci_high", "share_ci_method"]
+    return summarize_frame(frame).drop(columns=["mean", "share_passed"]).merge(post[keep], on=["agent", "metric"])
 
 
 def _escape(text: str) -> str:
@@ -282,17 +286,26 @@ def _escape(text: str) -> str:
     return escape(text)
 
 
+def _share_text(r: Any) -> str:
+    if math.isnan(r["share_passed"]):
+        return "-"
+    ci = "" if math.isnan(r["share_ci_low"]) else f" [{r['share_ci_low']:.1%}, {r['share_ci_high']:.1%}]"
+    return f"{r['share_passed']:.1%}{ci} of {r['n_passed_known']}"
+
+
 def _print_metric_table(summary: Any) -> None:
-    t = Table(title="metrics (mean over applicable rows; share passing the threshold)")
+    t = Table(title="metrics: posterior mean over tasks with 95% credible interval; share of trials passing the "
+                    "threshold with 95% confidence interval")
     for c in ("agent", "metric", "method", "level"):
         t.add_column(c)
-    for c in ("rows", "applicable", "mean", "passed"):
+    for c in ("rows", "applicable", "tasks", "mean [95% CrI]", "passed [95% CI]"):
         t.add_column(c, justify="right")
     for _, r in summary.iterrows():
         t.add_row(
             _escape(str(r["agent"])), r["metric"], r["method"], r["level"], str(r["n"]), str(r["n_applicable"]),
-            "-" if math.isnan(r["mean"]) else f"{r['mean']:.4g}",
-            "-" if math.isnan(r["share_passed"]) else f"{r['share_passed']:.1%} of {r['n_passed_known']}",
+            str(r["n_tasks"]),
+            "-" if math.isnan(r["mean"]) else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]",
+            _share_text(r),
         )
     out.print(t)
 
