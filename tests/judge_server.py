@@ -1,9 +1,10 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for judge tests and benchmarks.
 
-Standard library only (``http.server.ThreadingHTTPServer``). It answers ``POST /v1/chat/completions`` in
-OpenAI's JSON shape and can be scripted per request: a correct tool-call reply, a slow reply, HTTP 429 with
-``Retry-After``, HTTP 500, malformed JSON arguments, truncated output (``finish_reason="length"``), a reply
-without any tool call. Every request body is recorded, with the largest number of requests in flight at once.
+Standard library only (``http.server.ThreadingHTTPServer``). It answers ``POST /v1/chat/completions`` (and
+``POST /v1/embeddings``, with :func:`hashed_embedding` vectors or scripted HTTP errors) in OpenAI's JSON shape
+and can be scripted per request: a correct tool-call reply, a slow reply, HTTP 429 with ``Retry-After``, HTTP
+500, malformed JSON arguments, truncated output (``finish_reason="length"``), a reply without any tool call.
+Every request body is recorded, with the largest number of requests in flight at once.
 
 Usage::
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Reply", "ScriptedOpenAIServer", "user_text"]
+__all__ = ["Reply", "ScriptedOpenAIServer", "hashed_embedding", "user_text"]
 
 
 @dataclass
@@ -164,6 +165,11 @@ class ScriptedOpenAIServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: ``embed(text) -> list of float`` for ``POST /v1/embeddings`` (default :func:`hashed_embedding`).
+        self.embed: Callable[[str], list[float]] = hashed_embedding
+        self.embedding_requests: list[dict[str, Any]] = []
+        #: HTTP status to answer the next embedding requests with (one per entry), before serving vectors again.
+        self.embedding_errors: deque[int] = deque()
 
     # -- scripting -----------------------------------------------------------------------------------------
     def script(self, replies: Iterable[Reply]) -> None:
@@ -234,6 +240,21 @@ class ScriptedOpenAIServer:
         self.stop()
 
 
+def hashed_embedding(text: str, dim: int = 64) -> list[float]:
+    """A deterministic unit vector: the bag of lowercase words hashed into ``dim`` buckets (CRC-32).
+
+    Texts sharing words get a positive cosine; the same text always gets the same vector.
+    """
+    import math
+    import zlib
+
+    v = [0.0] * dim
+    for w in text.lower().split():
+        v[zlib.crc32(w.strip(".,!?;:").encode()) % dim] += 1.0
+    norm = math.sqrt(sum(x * x for x in v)) or 1.0
+    return [x / norm for x in v]
+
+
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     tools = body.get("tools") or []
     name = reply.tool_name or (tools[0]["function"]["name"] if tools else "Verdict")
@@ -283,9 +304,28 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _embeddings(self, raw: bytes) -> None:
+        owner = self.owner
+        body = json.loads(raw or b"{}")
+        with owner._lock:
+            owner.embedding_requests.append(body)
+            status = owner.embedding_errors.popleft() if owner.embedding_errors else None
+        if status is not None:
+            self._send(status, {"error": {"message": f"scripted HTTP {status}", "type": "scripted", "code": None}})
+            return
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else list(texts or [])
+        data = [{"object": "embedding", "index": i, "embedding": owner.embed(t)} for i, t in enumerate(texts)]
+        n = sum(len(t.split()) for t in texts)
+        self._send(200, {"object": "list", "data": data, "model": body.get("model", "test-embedding"),
+                         "usage": {"prompt_tokens": n, "total_tokens": n}})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/").endswith("/embeddings"):
+            self._embeddings(raw)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return

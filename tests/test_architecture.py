@@ -23,6 +23,7 @@ LAYERS = {
     "io": 1,
     "store": 1,
     "scoring": 2,
+    "metrics": 2,
     "models": 3,
     "simulate": 3,
     "capture": 3,

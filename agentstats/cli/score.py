@@ -41,6 +41,7 @@ from agentstats.cli.common import (
     fail,
     loader_opts,
     out,
+    stem,
 )
 
 _COMPONENTS = ["selection", "parameters", "sequence", "utilization", "overall", "precision", "recall", "f1"]
@@ -108,6 +109,28 @@ def score(
         Path | None, typer.Option("--out", help="Write the scored trials here (JSONL, .gz ok).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON instead of tables.")] = False,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            help="Also compute these metrics (comma-separated names or groups: answer_quality, retrieval_quality, "
+            "content_safety, readability, usage; see docs/metrics.md) into one tidy table, written to "
+            "--metrics-out. Judge-based metrics use the --judge openai judge (without it they are not applicable).",
+        ),
+    ] = None,
+    metrics_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-out",
+            help="Where the metrics table goes (.jsonl, .csv or .parquet). Default: <input name>.metrics.jsonl in "
+            "the current directory.",
+        ),
+    ] = None,
+    metrics_level: Annotated[
+        str | None,
+        typer.Option("--metrics-level", help="Compute every metric that supports it at this level: interaction, "
+                     "node or trial (default: each metric's own level)."),
+    ] = None,
     agent: AgentOpt = None,
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
@@ -138,6 +161,7 @@ def score(
             trials = load_trials(input, format, **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
+    metric_list = _resolve_metric_options(metrics, metrics_level)
     known_read_only = read_only_tools(trials)
     if read_only is None:
         ro: frozenset[str] = frozenset()
@@ -182,11 +206,19 @@ def score(
             raise fail(exc, EXIT_FAILURE) from exc
         console.print(f"wrote {len(result.trials)} scored trials to {out_path}")
 
+    metric_summary = None
+    if metric_list is not None:
+        metric_judge = the_judge if hasattr(the_judge, "judge_prompt") else None  # --judge openai
+        metric_summary = _compute_metrics(trials, metric_list, metrics_level, metrics_out or Path(
+            f"{stem(input)}.metrics.jsonl"), metric_judge)
+
     summ = result.summary()
     if as_json:
-        _print_json(result, summ, tool_breakdown(frame), readings)
+        _print_json(result, summ, tool_breakdown(frame), readings, metric_summary)
     else:
         _print_tables(input, result, summ, tool_breakdown(frame), readings, tool_threshold)
+        if metric_summary is not None:
+            _print_metric_table(metric_summary)
 
     share = result.judge_missing_share
     if share > max_missing:
@@ -205,7 +237,81 @@ def _readings_rows(readings: Any) -> list[dict[str, Any]]:
     return [{c: clean(v) for c, v in row.items()} for _, row in readings.iterrows()]
 
 
-def _print_json(result: Any, summ: dict[str, Any], breakdown: Any, readings: Any) -> None:
+def _resolve_metric_options(metrics: str | None, level: str | None) -> list[Any] | None:
+    """Return the metrics asked for with ``--metrics`` (None when not asked); exit 2 for unknown names."""
+    from agentstats.metrics import LEVELS, resolve_metrics
+
+    if level is not None and level not in LEVELS:
+        raise fail(ValueError(f"--metrics-level must be one of {', '.join(LEVELS)}, got {level!r}"), EXIT_USAGE)
+    if metrics is None:
+        if level is not None:
+            raise fail(ValueError("--metrics-level needs --metrics"), EXIT_USAGE)
+        return None
+    try:
+        return resolve_metrics(metrics)
+    except ValueError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
+
+
+def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path, judge: Any) -> Any:
+    """Compute the metrics, write the table, return the per-agent summary; bad records exit 2 after writing."""
+    from agentstats.metrics import compute, summarize_frame, write_metrics
+    from agentstats.posterior.metric_summary import summarize_metrics
+
+    try:
+        frame = compute(trials, metric_list, level=level, errors="collect", judge=judge)  # type: ignore[arg-type]
+        write_metrics(frame, path)
+    except ValueError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
+    except OSError as exc:
+        raise fail(exc, EXIT_FAILURE) from exc
+    console.print(f"wrote {len(frame)} metric rows to {path}")
+    problems = frame.attrs["errors"]
+    if problems:
+        for msg in problems[:20]:
+            console.print(f"[red]input error:[/] {_escape(msg)}")
+        more = " (first 20 shown)" if len(problems) > 20 else ""
+        raise fail(ValueError(f"{len(problems)} metric values could not be read{more}; their rows are in {path} "
+                              "as not applicable"), EXIT_USAGE)
+    post = summarize_metrics(frame)
+    keep = ["agent", "metric", "n_tasks", "mean", "ci_low", "ci_high", "share_passed", "share_ci_low",
+            "share_ci_high", "share_ci_method"]
+    return summarize_frame(frame).drop(columns=["mean", "share_passed"]).merge(post[keep], on=["agent", "metric"])
+
+
+def _escape(text: str) -> str:
+    """Escape rich markup in a string from the data."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _share_text(r: Any) -> str:
+    if math.isnan(r["share_passed"]):
+        return "-"
+    ci = "" if math.isnan(r["share_ci_low"]) else f" [{r['share_ci_low']:.1%}, {r['share_ci_high']:.1%}]"
+    return f"{r['share_passed']:.1%}{ci} of {r['n_passed_known']}"
+
+
+def _print_metric_table(summary: Any) -> None:
+    t = Table(title="metrics: posterior mean over tasks with 95% credible interval; share of trials passing the "
+                    "threshold with 95% confidence interval")
+    for c in ("agent", "metric", "method", "level"):
+        t.add_column(c)
+    for c in ("rows", "applicable", "tasks", "mean [95% CrI]", "passed [95% CI]"):
+        t.add_column(c, justify="right")
+    for _, r in summary.iterrows():
+        t.add_row(
+            _escape(str(r["agent"])), r["metric"], r["method"], r["level"], str(r["n"]), str(r["n_applicable"]),
+            str(r["n_tasks"]),
+            "-" if math.isnan(r["mean"]) else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]",
+            _share_text(r),
+        )
+    out.print(t)
+
+
+def _print_json(result: Any, summ: dict[str, Any], breakdown: Any, readings: Any,
+                metric_summary: Any = None) -> None:
     from agentstats.scoring.summary import judge_summary
 
     payload = {
@@ -216,6 +322,8 @@ def _print_json(result: Any, summ: dict[str, Any], breakdown: Any, readings: Any
         "read_only": readings.attrs.get("read_only", []),
         "ground_truth_errors": [str(e) for e in result.ground_truth_errors],
     }
+    if metric_summary is not None:
+        payload["metrics"] = [{c: clean(v) for c, v in row.items()} for _, row in metric_summary.iterrows()]
     out.print_json(json.dumps(payload, default=str))
 
 

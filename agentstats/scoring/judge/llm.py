@@ -286,6 +286,26 @@ class OpenAIJudge(Judge):
         reqs = [self._request(metric, it.fields(metric), it.context(metric)) for it in items]
         return await self._arun(reqs, progress)
 
+    def judge_prompt(self, prompt: PromptTemplate, response_model: type[Verdict],
+                     items: Sequence[Mapping[str, str]], contexts: Sequence[dict[str, Any] | None] | None = None,
+                     progress: ProgressFn | None = None) -> list[JudgeVerdict]:
+        """Verdicts of any prompt and response model, one per item of prompt fields, in order.
+
+        The same machinery as :meth:`judge_answers` (instructor validation and re-asks, retries, cache keyed by the
+        prompt's id and the response model's name, claims, bounded concurrency, cost); the verdicts' ``metric`` is
+        ``prompt.name``. ``contexts`` are instructor validation contexts, one per item.
+        """
+        ctxs = list(contexts) if contexts is not None else [None] * len(items)
+        if len(ctxs) != len(items):
+            raise ValueError(f"{len(ctxs)} validation contexts for {len(items)} items")
+        reqs: list[_Request | JudgeVerdict] = []
+        for fields, ctx in zip(items, ctxs, strict=True):
+            f = {k: str(v) for k, v in fields.items()}
+            key = cache_key(self.model, prompt.id, f, schema=response_model.__name__, temperature=self.temperature,
+                            mode=str(self.mode.value), max_tokens=self.max_tokens)
+            reqs.append(_Request(prompt.name, prompt, f, response_model, ctx, key))
+        return run_coro(lambda: self._arun(reqs, progress))
+
     # -- machinery -----------------------------------------------------------------------------------------
     def _request(self, metric: str, fields: dict[str, str], context: dict[str, Any] | None) -> _Request:
         try:

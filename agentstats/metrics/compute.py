@@ -1,0 +1,220 @@
+"""Compute metrics over trials into one tidy frame.
+
+One row per (trial, record, metric): the record is an interaction, a node of an interaction or the trial, as the
+metric's level says (:mod:`agentstats.metrics.base`). A metric that does not apply to a record still has its row,
+with ``value`` NaN, ``applicable`` False, ``passed`` missing and the reason in ``evidence["not_applicable"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
+from agentstats.metrics.registry import resolve_metrics
+from agentstats.schema import Interaction, Trial
+
+__all__ = ["COLUMNS", "MetricInputError", "compute", "records", "trial_view"]
+
+#: Columns of the frame :func:`compute` returns, in order.
+COLUMNS = ("agent", "task_id", "trial", "risk_level", "interaction", "node", "level", "metric", "group", "method",
+           "value", "applicable", "passed", "evidence")
+
+_USAGE_KEYS = ("latency_s", "input_tokens", "output_tokens", "cost_usd", "duration_s")
+
+
+class MetricInputError(ValueError):
+    """A record holds a value a metric cannot read; the message names the trial, record, metric and field."""
+
+
+def _summed_usage(interactions: Sequence[Interaction]) -> dict[str, Any] | None:
+    if not interactions:
+        return None
+    out: dict[str, Any] = {}
+    for key in _USAGE_KEYS:
+        total = 0.0
+        for it in interactions:
+            u = field_value(it, "usage")
+            v = (field_value(u, key) if u is not None else None)
+            if v is None:
+                v = field_value(it, key)
+            if v is None:
+                total = None  # type: ignore[assignment]
+                break
+            total += float(v)
+        if total is not None:
+            out[key] = total
+    return out or None
+
+
+def trial_view(trial: Trial) -> dict[str, Any]:
+    """Return the fields a trial-level metric reads (see :mod:`agentstats.metrics.base`).
+
+    The answer fields (``query``, ``answer``, ``context``, ``expected_answer`` and the final interaction's extra
+    fields) are those of the last interaction with a non-blank answer (else the last interaction); the trial's own
+    extra fields win over them; ``usage`` is the trial's, else the sum over its interactions of each value every
+    interaction records.
+    """
+    view: dict[str, Any] = {}
+    its = trial.interactions
+    last = next((it for it in reversed(its) if it.answer is not None and it.answer.strip()), its[-1] if its else None)
+    if last is not None:
+        view.update(last.model_extra or {})
+        view.update(query=last.query, answer=last.answer, context=last.context, expected_answer=last.expected_answer)
+        view.pop("usage", None)
+    view.update(trial.model_extra or {})
+    view["usage"] = trial.usage if trial.usage is not None else _summed_usage(its)
+    return view
+
+
+def records(trial: Trial, level: Level) -> Iterator[tuple[int | None, str | None, Any]]:
+    """``(interaction index, node name, record)`` of ``trial`` at ``level``.
+
+    Nodes are the entries of an interaction's extra field ``nodes`` (objects); a node is named by its ``name``, else
+    its ``id``, else its position.
+
+    Raises
+    ------
+    MetricInputError
+        When ``nodes`` is not a list of objects.
+    """
+    if level == "trial":
+        yield None, None, trial_view(trial)
+        return
+    for i, it in enumerate(trial.interactions):
+        if level == "interaction":
+            yield i, None, it
+            continue
+        nodes = field_value(it, "nodes")
+        if nodes is None:
+            continue
+        if not isinstance(nodes, list):
+            raise MetricInputError(f"trial {_key(trial)} interaction {i}: field nodes must be a list of objects")
+        for j, nd in enumerate(nodes):
+            if not isinstance(nd, Mapping):
+                raise MetricInputError(f"trial {_key(trial)} interaction {i}: nodes[{j}] must be an object")
+            name = nd.get("name", nd.get("id", j))
+            yield i, str(name), nd
+
+
+def _key(trial: Trial) -> str:
+    return f"{trial.agent}/{trial.task_id}/{trial.trial}"
+
+
+def compute(
+    trials: Iterable[Trial],
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    fields: Mapping[str, str] | None = None,
+    level: Level | None = None,
+    errors: str = "raise",
+    judge: Any = None,
+) -> pd.DataFrame:
+    """Compute metrics on every record of every trial: one tidy row per (trial, record, metric).
+
+    Parameters
+    ----------
+    trials : iterable of Trial
+    metrics : str, Metric or iterable of them
+        Metric names, group names (``answer_quality``, ``retrieval_quality``, ``content_safety``,
+        ``readability``, ``usage``) or configured :class:`Metric` objects; a string may list several,
+        comma-separated.
+    fields : mapping of str to str, optional
+        Role -> field name overrides for every metric (``{"output": "response"}``).
+    level : {"interaction", "node", "trial"}, optional
+        Compute every metric that supports it at this level (others keep their own).
+    judge : OpenAIJudge, optional
+        The judge of every metric computed by a judge method that has none in its ``params`` (see
+        :mod:`agentstats.metrics.judged`); without one such metrics are not applicable.
+    errors : {"raise", "collect"}
+        On a record a metric cannot read: raise :class:`MetricInputError`, or keep going (that row is not
+        applicable with the error as its reason, and every error is listed in ``frame.attrs["errors"]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COLUMNS`: ``agent``, ``task_id``, ``trial`` (int), ``risk_level``, ``interaction`` (Int64,
+        0-based; missing at trial level), ``node`` (str or None), ``level``, ``metric``, ``group``, ``method``,
+        ``value`` (float; NaN when not applicable), ``applicable`` (bool), ``passed`` (boolean; missing when not
+        applicable or the metric has no threshold), ``evidence`` (dict). ``attrs["metrics"]`` describes each metric
+        used by name (group, level, method, value_range, lower_limit, upper_limit); ``attrs["errors"]`` lists the
+        input errors collected.
+
+    Raises
+    ------
+    ValueError
+        For an unknown metric or group name, or an unknown ``errors`` mode.
+    MetricInputError
+        (``errors="raise"``) naming the trial key, interaction, node, metric and the field problem.
+    """
+    if errors not in ("raise", "collect"):
+        raise ValueError(f"errors must be 'raise' or 'collect', got {errors!r}")
+    ms = resolve_metrics(metrics)
+    if fields:
+        ms = [m.with_fields(**fields) for m in ms]
+    if level is not None:
+        ms = [m.replace(level=level) if level in m.levels else m for m in ms]
+    if judge is not None:
+        ms = [m.replace(params={**m.params, "judge": judge}) if getattr(m.methods[m.method], "batch", False)
+              and "judge" not in m.params else m for m in ms]
+    trials = list(trials)
+    cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    problems: list[str] = []
+
+    def where(t: Trial, i: int | None, node: str | None) -> str:
+        return f"trial {_key(t)}" + (f" interaction {i}" if i is not None else "") + (
+            f" node {node}" if node is not None else "")
+
+    for m in ms:
+        names, passed, fn, params = m.field_names(), m.passed, m.methods[m.method], m.params
+        recs = [(t, i, node, rec) for t in trials for i, node, rec in records(t, m.level)]
+        scores: list[Score] = []
+        if getattr(fn, "batch", False):
+            try:
+                batch_fn: Any = fn
+                scores = list(batch_fn([RecordValues(rec, names) for _, _, _, rec in recs], params))
+            except (ValueError, TypeError) as exc:
+                msg = f"metric {m.name}: {exc}"
+                if errors == "raise":
+                    raise MetricInputError(msg) from exc
+                problems.append(msg)
+                scores = [Score(None, {"not_applicable": f"input error: {exc}"}) for _ in recs]
+        else:
+            for t, i, node, rec in recs:
+                try:
+                    s = fn(RecordValues(rec, names), params)
+                except (ValueError, TypeError) as exc:
+                    msg = f"{where(t, i, node)}: metric {m.name}: {exc}"
+                    if errors == "raise":
+                        raise MetricInputError(msg) from exc
+                    problems.append(msg)
+                    s = Score(None, {"not_applicable": f"input error: {exc}"})
+                scores.append(s)
+        for (t, i, node, _rec), s in zip(recs, scores, strict=True):
+            cols["agent"].append(t.agent)
+            cols["task_id"].append(t.task_id)
+            cols["trial"].append(t.trial)
+            cols["risk_level"].append(t.risk_level)
+            cols["interaction"].append(i)
+            cols["node"].append(node)
+            cols["level"].append(m.level)
+            cols["metric"].append(m.name)
+            cols["group"].append(m.group)
+            cols["method"].append(m.method)
+            cols["value"].append(s.value)
+            cols["applicable"].append(s.value is not None)
+            cols["passed"].append(passed(s.value))
+            cols["evidence"].append(s.evidence)
+    frame = pd.DataFrame(cols, columns=list(COLUMNS))
+    frame["trial"] = frame["trial"].astype("int64")
+    frame["interaction"] = frame["interaction"].astype("Int64")
+    frame["value"] = pd.to_numeric(frame["value"], errors="coerce").astype("float64")
+    frame["applicable"] = frame["applicable"].astype(bool)
+    frame["passed"] = frame["passed"].astype("boolean")
+    frame.attrs["metrics"] = {m.name: {"group": m.group, "level": m.level, "method": m.method,
+                                       "value_range": tuple(m.value_range), "lower_limit": m.lower_limit,
+                                       "upper_limit": m.upper_limit} for m in ms}
+    frame.attrs["errors"] = problems
+    return frame

@@ -1,0 +1,157 @@
+"""Embedding similarity: cosine of sentence embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+``answer_similarity`` (method ``embedding``): cosine between the answer and the expected answer (best over a list
+of expected answers); ``answer_relevance`` (method ``embedding``): cosine between the question and the answer
+(the embedding form of answer relevance; Es et al. 2024, RAGAS, arXiv 2309.15217, compare generated questions with
+the original by embedding cosine). Give the client as ``params["embedder"]``:
+``get_metric("answer_similarity", method="embedding", params={"embedder": EmbeddingClient("text-embedding-3-small")})``.
+
+The value is the cosine clipped at 0 (the metrics' range is [0, 1]; a negative cosine means unrelated here), the
+raw cosine is kept as ``evidence["cosine"]``. Texts are embedded once per client (in-memory cache), in batches.
+A batch the endpoint does not answer after the client's retries leaves its records' values missing with
+``evidence["embedding_missing"]`` and the error, never 0. Edge cases as for the token methods: a blank answer,
+question or expected answer is not applicable.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from agentstats.metrics.base import Score, not_applicable
+from agentstats.scoring.judge.base import JudgeConfigError
+from agentstats.scoring.judge.transport import is_loopback
+
+__all__ = ["EmbeddingClient", "embedding_relevance", "embedding_similarity"]
+
+
+class EmbeddingClient:
+    """Embeddings from an OpenAI-compatible endpoint, cached per text.
+
+    Parameters
+    ----------
+    model : str
+        Embedding model name.
+    base_url : str, optional
+        ``http://host:port/v1``; ``None`` → ``$OPENAI_BASE_URL`` or OpenAI.
+    api_key_env : str
+        Environment variable holding the key (none needed for a loopback ``base_url``).
+    batch_size : int
+        Texts per request.
+    max_retries : int
+        Retries of the ``openai`` client (timeouts, connection errors, 408/409/429/5xx, with backoff).
+    timeout : float
+        Seconds per request.
+
+    Raises
+    ------
+    JudgeConfigError
+        When no key is set for a non-loopback endpoint, or ``batch_size < 1``.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 batch_size: int = 64, max_retries: int = 3, timeout: float = 60.0) -> None:
+        if batch_size < 1:
+            raise JudgeConfigError(f"batch_size must be >= 1, got {batch_size}")
+        self.model = model
+        self.base_url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL")
+        key = os.environ.get(api_key_env)
+        if not key:
+            if not (self.base_url and is_loopback(self.base_url)):
+                raise JudgeConfigError(f"embeddings need an API key: set {api_key_env} (a loopback base_url needs "
+                                       "none)")
+            key = "local-server-ignores-keys"
+        self._key = key
+        self.batch_size = int(batch_size)
+        self.max_retries = int(max_retries)
+        self.timeout = float(timeout)
+        self._cache: dict[str, np.ndarray] = {}
+        self.n_requests = 0
+        self.prompt_tokens = 0
+
+    def embed(self, texts: Sequence[str]) -> dict[str, np.ndarray | Exception]:
+        """Unit-normalised embedding of each distinct text, or the exception of the batch that failed."""
+        import openai
+
+        out: dict[str, np.ndarray | Exception] = {t: self._cache[t] for t in texts if t in self._cache}
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        client = openai.OpenAI(api_key=self._key, base_url=self.base_url, max_retries=self.max_retries,
+                               timeout=self.timeout)
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start:start + self.batch_size]
+            try:
+                self.n_requests += 1
+                resp = client.embeddings.create(model=self.model, input=chunk)
+            except openai.OpenAIError as exc:
+                for t in chunk:
+                    out[t] = exc
+                continue
+            if resp.usage is not None:
+                self.prompt_tokens += int(resp.usage.prompt_tokens or 0)
+            for item in resp.data:
+                v = np.asarray(item.embedding, dtype=float)
+                norm = float(np.linalg.norm(v))
+                v = v / norm if norm > 0 else v
+                self._cache[chunk[item.index]] = v
+                out[chunk[item.index]] = v
+        return out
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and not v.strip()) or (isinstance(v, list | tuple) and not v)
+
+
+def _cosine_batch(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any], left: str, right: str,
+                  reasons: tuple[str, str]) -> list[Score]:
+    embedder = params.get("embedder")
+    if embedder is None:
+        return [not_applicable("no embedder configured (params['embedder'])") for _ in batch]
+    pairs: list[tuple[str, list[str]] | Score] = []
+    for values in batch:
+        a, b = values.get(left), values.get(right)
+        if _blank(a):
+            pairs.append(not_applicable(reasons[0]))
+            continue
+        refs = [str(x) for x in (b if isinstance(b, list | tuple) else [b]) if not _blank(x)]
+        if not refs:
+            pairs.append(not_applicable(reasons[1]))
+            continue
+        pairs.append((str(a), refs))
+    texts = [t for p in pairs if not isinstance(p, Score) for t in (p[0], *p[1])]
+    vecs = embedder.embed(texts) if texts else {}
+    out: list[Score] = []
+    for p in pairs:
+        if isinstance(p, Score):
+            out.append(p)
+            continue
+        got = [vecs[p[0]], *(vecs[r] for r in p[1])]
+        err = next((g for g in got if isinstance(g, Exception)), None)
+        if err is not None:
+            out.append(Score(None, {"not_applicable": "embedding_missing", "embedding_missing": type(err).__name__,
+                                    "error": str(err)[:300]}))
+            continue
+        a_vec = got[0]
+        cos = [float(np.dot(a_vec, r)) for r in got[1:]]
+        best = int(np.argmax(cos))
+        c = cos[best]
+        out.append(Score(max(0.0, min(1.0, c)) if math.isfinite(c) else None,
+                         {"cosine": c, "expected_index": best, "model": embedder.model}))
+    return out
+
+
+def embedding_similarity(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[Score]:
+    """Cosine of answer (``output``) and expected answer (``expected``) embeddings, best over expected answers."""
+    return _cosine_batch(batch, params, "output", "expected", ("empty answer", "no expected answer"))
+
+
+def embedding_relevance(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[Score]:
+    """Cosine of answer (``output``) and question (``input``) embeddings."""
+    return _cosine_batch(batch, params, "output", "input", ("empty answer", "no question"))
+
+
+embedding_similarity.batch = True  # type: ignore[attr-defined]
+embedding_relevance.batch = True  # type: ignore[attr-defined]

@@ -1,0 +1,125 @@
+"""Write a metrics frame to disk (JSONL, CSV or Parquet) and summarise it per agent and metric."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from agentstats.io.atomic import atomic_write_bytes, atomic_write_text
+
+__all__ = ["metric_counts", "summarize_frame", "write_metrics"]
+
+
+def _jsonable(v: Any) -> Any:
+    if v is None or v is pd.NA:
+        return None
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if hasattr(v, "item"):
+        return v.item()
+    return v
+
+
+def write_metrics(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write a :func:`~agentstats.metrics.compute.compute` frame atomically; the format follows the suffix.
+
+    ``.jsonl`` (one object per row, ``evidence`` an object, missing values ``null``), ``.csv`` and ``.parquet``
+    (``evidence`` as a JSON string).
+
+    Raises
+    ------
+    ValueError
+        For another suffix.
+    OSError
+        When the file cannot be written (an earlier version stays as it was).
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".jsonl":
+        lines = [json.dumps({c: _jsonable(v) for c, v in zip(frame.columns, row, strict=True)}, default=str)
+                 for row in frame.itertuples(index=False, name=None)]
+        atomic_write_text(p, "".join(line + "\n" for line in lines))
+    elif suffix in (".csv", ".parquet"):
+        flat = frame.copy()
+        flat.attrs = {}  # Metric objects and error lists are not part of the table
+        flat["evidence"] = [json.dumps(e, default=str) for e in flat["evidence"]]
+        if suffix == ".csv":
+            atomic_write_text(p, flat.to_csv(index=False))
+        else:
+            buf = io.BytesIO()
+            flat.to_parquet(buf, index=False)
+            atomic_write_bytes(p, buf.getvalue())
+    else:
+        raise ValueError(f"metrics output {p}: use a .jsonl, .csv or .parquet file name")
+    return p
+
+
+def summarize_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per agent and metric: rows, applicable rows, mean value and share passing (of those with a verdict).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``agent, metric, group, method, level, n, n_applicable, mean, n_passed_known, share_passed``;
+        ``mean`` is over applicable rows (NaN when none), ``share_passed`` over rows whose ``passed`` is known
+        (NaN when the metric has no threshold).
+    """
+    cols = ["agent", "metric", "group", "method", "level", "n", "n_applicable", "mean", "n_passed_known",
+            "share_passed"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for (agent, metric), g in frame.groupby(["agent", "metric"], sort=False):
+        known = g["passed"].dropna()
+        rows.append({
+            "agent": agent, "metric": metric, "group": g["group"].iat[0], "method": g["method"].iat[0],
+            "level": g["level"].iat[0], "n": len(g), "n_applicable": int(g["applicable"].sum()),
+            "mean": float(g["value"].mean()) if g["applicable"].any() else math.nan,
+            "n_passed_known": len(known), "share_passed": float(known.astype(bool).mean()) if len(known) else math.nan,
+        })
+    return pd.DataFrame(rows, columns=cols)
+
+
+def metric_counts(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Binary counts of one metric per (agent, task): trials meeting its threshold, for the pass@k machinery.
+
+    A trial *passes* a metric when every one of its records with a verdict passes (an interaction-level metric must
+    hold on every turn); a trial with no record carrying a verdict (not applicable, or no threshold) is *missing*.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`~agentstats.metrics.compute.compute` frame.
+    metric : str
+        The metric's name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``agent, task_id, n, c, n_missing`` (the counts schema of :mod:`agentstats.counts`): ``n`` trials with a
+        verdict, ``c`` of them passing, ``n_missing`` without one.
+
+    Raises
+    ------
+    ValueError
+        When ``metric`` is not in the frame.
+    """
+    g = frame[frame["metric"] == metric]
+    if g.empty:
+        raise ValueError(f"metric {metric!r} is not in the frame (it has {sorted(frame['metric'].unique())})")
+    known = g["passed"].notna()
+    per_trial = (
+        g.assign(_known=known, _fail=known & ~g["passed"].fillna(True).astype(bool))
+        .groupby(["agent", "task_id", "trial"], sort=True)[["_known", "_fail"]].sum()
+        .reset_index()
+    )
+    per_trial["_has"] = per_trial["_known"] > 0
+    per_trial["_pass"] = per_trial["_has"] & (per_trial["_fail"] == 0)
+    out = per_trial.groupby(["agent", "task_id"], sort=True).agg(
+        n=("_has", "sum"), c=("_pass", "sum"), n_missing=("_has", lambda s: int((~s).sum())))
+    return out.reset_index().astype({"n": "int64", "c": "int64", "n_missing": "int64"})

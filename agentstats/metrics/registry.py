@@ -1,0 +1,157 @@
+"""The metric catalogue: every metric by name, with its group, methods, range and default threshold.
+
+:func:`get_metric` returns a configured copy, :func:`resolve_metrics` expands names and group names
+(``"answer_quality,hit_rate"``) into metrics. The table in ``docs/metrics.md`` describes each entry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from agentstats.metrics import answer, embedding, guardian, judged, readability, retrieval, safety, usage
+from agentstats.metrics.base import GROUPS, Metric
+
+__all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
+
+_INF = math.inf
+_RET = ("retrieved_contexts", "ground_truth_contexts", "relevance")
+_RET_LEVELS: tuple[Any, ...] = ("interaction", "node")
+_USAGE_ROLES = ("usage", "latency_s", "duration_s", "started_at", "ended_at", "input_tokens", "output_tokens",
+                "prompt_tokens", "completion_tokens", "cost_usd", "model")
+
+
+def _m(name: str, group: str, roles: tuple[str, ...], methods: Mapping[str, Any], *, method: str | None = None,
+       value_range: tuple[float, float] = (0.0, 1.0), lower: float | None = None, upper: float | None = None,
+       levels: tuple[Any, ...] = ("interaction", "node", "trial"), description: str, source: str) -> Metric:
+    return Metric(
+        name=name, group=group, level="interaction", roles=roles, method=method or next(iter(methods)),
+        methods=dict(methods), value_range=value_range, lower_limit=lower, upper_limit=upper, levels=levels,
+        description=description, source=source,
+    )
+
+
+_ENTRIES = [
+    # answer quality
+    _m("answer_similarity", "answer_quality", ("output", "expected"),
+       {"token_f1": answer.token_f1, "token_recall": answer.token_recall,
+        "judge": judged.ANSWER_JUDGES["answer_similarity"], "embedding": embedding.embedding_similarity}, lower=0.5,
+       description="overlap of the answer with the expected answer",
+       source="SQuAD token F1 / recall (Rajpurkar et al. 2016, arXiv 1606.05250)"),
+    _m("answer_relevance", "answer_quality", ("output", "input"),
+       {"token_recall": answer.answer_relevance_token_recall, "judge": judged.ANSWER_JUDGES["answer_relevance"],
+        "embedding": embedding.embedding_relevance},
+       lower=0.5,
+       description="how much of the question the answer addresses",
+       source="token recall of the question in the answer (SQuAD tokens)"),
+    _m("faithfulness", "answer_quality", ("output", "context"),
+       {"token_k_precision": answer.faithfulness_token_k_precision, "judge": judged.ANSWER_JUDGES["faithfulness"]},
+       lower=0.5,
+       description="share of the answer supported by the given context",
+       source="K-Precision (Adlakha et al. 2023, arXiv 2307.16877)"),
+    _m("unsuccessful_requests", "answer_quality", ("output", "input"),
+       {"phrases": answer.unsuccessful_phrases, "judge": judged.ANSWER_JUDGES["unsuccessful_requests"]}, upper=0.0,
+       description="1 when the answer declines, cannot help or does not know",
+       source="phrase list (refusal prefixes as in Zou et al. 2023, arXiv 2307.15043)"),
+    _m("keyword_inclusion", "answer_quality", ("output", "keywords"), {"tokens": answer.keyword_inclusion},
+       lower=1.0, description="share of the required keywords in the answer", source="SQuAD-normalised tokens"),
+    # retrieval quality
+    _m("context_relevance", "retrieval_quality", _RET, {"labels": retrieval.context_relevance}, lower=0.5,
+       levels=_RET_LEVELS, description="mean relevance of the retrieved contexts",
+       source="mean of relevance labels"),
+    _m("retrieval_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.retrieval_precision}, lower=0.5,
+       levels=_RET_LEVELS, description="share of retrieved contexts that are relevant", source="trec_eval P"),
+    _m("average_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.average_precision}, lower=0.5,
+       levels=_RET_LEVELS, description="average precision of the ranking",
+       source="trec_eval map (Manning et al. 2008, ch. 8)"),
+    _m("reciprocal_rank", "retrieval_quality", _RET, {"trec_eval": retrieval.reciprocal_rank}, lower=0.5,
+       levels=_RET_LEVELS, description="1 / rank of the first relevant context", source="trec_eval recip_rank"),
+    _m("hit_rate", "retrieval_quality", _RET, {"trec_eval": retrieval.hit_rate}, lower=1.0,
+       levels=_RET_LEVELS, description="1 when any relevant context is retrieved", source="trec_eval success"),
+    _m("ndcg", "retrieval_quality", _RET, {"trec_eval": retrieval.ndcg}, lower=0.5, levels=_RET_LEVELS,
+       description="normalised discounted cumulative gain",
+       source="Järvelin & Kekäläinen 2002; trec_eval ndcg"),
+    # readability
+    _m("reading_ease", "readability", ("output",), {"textstat": readability.reading_ease},
+       value_range=(-_INF, 121.22), lower=50.0, description="Flesch reading ease of the answer (higher is easier)",
+       source="Flesch 1948; textstat"),
+    _m("grade_level", "readability", ("output",), {"textstat": readability.grade_level},
+       value_range=(-3.4, _INF), upper=12.0, description="Flesch-Kincaid grade level of the answer",
+       source="Kincaid et al. 1975; textstat"),
+    # content safety (deterministic)
+    _m("pii", "content_safety", ("output", "input"),
+       {"presidio": safety.pii_presidio, "judge": judged.RISK_JUDGES["pii"],
+        "guardian": guardian.guardian_method("pii", "output")}, upper=0.0,
+       description="1 when the answer holds personally identifiable information",
+       source="presidio-analyzer pattern recognizers"),
+    _m("regex_detection", "content_safety", ("output", "patterns"), {"regex": safety.regex_detection}, upper=0.0,
+       description="1 when a configured pattern matches the answer", source="Python regular expressions"),
+    _m("topic_relevance", "content_safety", ("input",), {"judge": judged.ANSWER_JUDGES["topic_relevance"]},
+       lower=0.5, description="whether the input is on one of params['topics']", source="LLM judge, versioned rubric"),
+    *[_m(r, "content_safety", ("input", "output"),
+         {"judge": fn, "guardian": guardian.guardian_method(r, judged.RISKS[r][1])}, upper=0.0,
+         description=f"{r.replace('_', ' ')}: {judged.RISKS[r][0]}",
+         source="LLM judge, versioned rubric (Granite Guardian risk taxonomy, arXiv 2412.07724)")
+      for r, fn in judged.RISK_JUDGES.items() if r != "pii"],
+    # usage
+    _m("latency", "usage", _USAGE_ROLES, {"recorded": usage.latency}, value_range=(0.0, _INF),
+       description="seconds to answer", source="trial records"),
+    _m("duration", "usage", _USAGE_ROLES, {"recorded": usage.duration}, value_range=(0.0, _INF),
+       description="wall-clock seconds", source="trial records"),
+    _m("input_tokens", "usage", _USAGE_ROLES, {"recorded": usage.input_tokens}, value_range=(0.0, _INF),
+       description="input (prompt) tokens", source="trial records"),
+    _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, value_range=(0.0, _INF),
+       description="output (completion) tokens", source="trial records"),
+    _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost}, value_range=(0.0, _INF),
+       description="US dollars", source="trial records; price table"),
+]
+
+#: Every metric by name, with its default method, level and threshold.
+CATALOGUE: dict[str, Metric] = {m.name: m for m in _ENTRIES}
+
+
+def metric_names(group: str | None = None) -> list[str]:
+    """Names of the metrics in the catalogue (of one group when given), in catalogue order."""
+    return [n for n, m in CATALOGUE.items() if group is None or m.group == group]
+
+
+def get_metric(name: str, **changes: Any) -> Metric:
+    """Return a catalogue metric with attributes changed: ``get_metric("answer_similarity", method="token_recall")``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (the known ones are listed), or invalid changes (see :class:`Metric`).
+    """
+    m = CATALOGUE.get(name)
+    if m is None:
+        raise ValueError(f"unknown metric {name!r}; choose from {sorted(CATALOGUE)} or a group {list(GROUPS)}")
+    return m.replace(**changes) if changes else m
+
+
+def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+    """Metrics from names, group names and :class:`Metric` objects (a comma-separated string is split).
+
+    Duplicates are dropped (first one kept). Raises ``ValueError`` for an unknown name or an empty selection.
+    """
+    items: list[str | Metric]
+    if isinstance(spec, Metric):
+        items = [spec]
+    elif isinstance(spec, str):
+        items = [s.strip() for s in spec.split(",") if s.strip()]
+    else:
+        items = list(spec)
+    out: dict[str, Metric] = {}
+    for it in items:
+        if isinstance(it, Metric):
+            out.setdefault(it.name, it)
+        elif it in GROUPS:
+            for n in metric_names(it):
+                out.setdefault(n, CATALOGUE[n])
+        else:
+            m = get_metric(it)
+            out.setdefault(m.name, m)
+    if not out:
+        raise ValueError("no metric selected")
+    return list(out.values())

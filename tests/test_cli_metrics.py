@@ -1,0 +1,111 @@
+"""``agentstats score --metrics``: the tidy metrics table on disk, the summary, and the exit statuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from agentstats.cli import app
+from agentstats.metrics import COLUMNS
+
+runner = CliRunner()
+
+RECORDS = [
+    {"agent": "A", "task_id": "q1", "trial": 0, "interactions": [
+        {"query": "Capital of France?", "answer": "Paris", "expected_answer": "Paris",
+         "retrieved_contexts": ["d1", "d2"], "ground_truth_contexts": ["d2"], "usage": {"latency_s": 2.0}}]},
+    {"agent": "A", "task_id": "q1", "trial": 1, "interactions": [
+        {"query": "Capital of France?", "answer": "Lyon", "expected_answer": "Paris",
+         "retrieved_contexts": ["d2"], "ground_truth_contexts": ["d2"], "usage": {"latency_s": 4.0}}]},
+]
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_score_metrics_writes_tidy_table(tmp_path, suffix):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / f"m{suffix}"
+    res = runner.invoke(app, ["score", str(data), "--metrics", "answer_similarity,retrieval_quality,latency",
+                              "--metrics-out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    if suffix == ".jsonl":
+        frame = pd.DataFrame([json.loads(line) for line in out.read_text().splitlines()])
+    elif suffix == ".csv":
+        frame = pd.read_csv(out)
+    else:
+        frame = pd.read_parquet(out)
+    assert list(frame.columns) == list(COLUMNS)
+    assert len(frame) == 2 * 8
+    rr = frame[frame["metric"] == "reciprocal_rank"]["value"].tolist()
+    assert rr == [0.5, 1.0]
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    lat = next(m for m in payload["metrics"] if m["metric"] == "latency")
+    # one task: its mean latency (2 + 4) / 2, with no spread across tasks
+    assert lat["mean"] == pytest.approx(3.0) and lat["share_passed"] is None and lat["n_applicable"] == 2
+    assert lat["n_tasks"] == 1
+    sim = next(m for m in payload["metrics"] if m["metric"] == "answer_similarity")
+    assert sim["share_passed"] == 0.5 and sim["share_ci_low"] is None  # one task: suite_pass_k gives no interval
+    # 0/1 similarity on one task: mean of the Dirichlet-process posterior with atoms at 0 and 1, (0.5 + 1) / (1 + 2)
+    assert sim["mean"] == pytest.approx(0.5, abs=0.02) and sim["ci_low"] < sim["mean"] < sim["ci_high"]
+
+
+def test_score_metrics_default_path_and_table(tmp_path, monkeypatch):
+    data = _write(tmp_path / "runs.jsonl", RECORDS)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["score", str(data), "--metrics", "answer_quality"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "runs.metrics.jsonl").exists()
+    assert "unsuccessful_requests" in res.output and "[95% CrI]" in res.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--metrics", "bleurt"], "unknown metric 'bleurt'"),
+    (["--metrics", "latency", "--metrics-level", "turn"], "--metrics-level must be one of"),
+    (["--metrics-level", "trial"], "--metrics-level needs --metrics"),
+    (["--metrics", "latency", "--metrics-out", "x.txt"], "use a .jsonl, .csv or .parquet"),
+])
+def test_score_metrics_usage_errors_exit_2(tmp_path, monkeypatch, args, message):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["score", str(data), *args])
+    assert res.exit_code == 2
+    assert message in " ".join(res.output.split())
+
+
+def test_score_metrics_bad_record_exits_2_and_keeps_the_table(tmp_path):
+    bad = [*RECORDS, {"agent": "A", "task_id": "q2", "trial": 0,
+                      "interactions": [{"answer": "x", "usage": {"latency_s": -3}}]}]
+    data = _write(tmp_path / "t.jsonl", bad)
+    out = tmp_path / "m.jsonl"
+    res = runner.invoke(app, ["score", str(data), "--metrics", "latency", "--metrics-out", str(out)])
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert "trial A/q2/0 interaction 0: metric latency: usage.latency_s" in text
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["value"] for r in rows] == [2.0, 4.0, None]
+
+
+def test_score_metrics_uses_the_openai_judge(tmp_path, monkeypatch):
+    from judge_server import Reply, ScriptedOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = _write(tmp_path / "t.jsonl", RECORDS[:1])
+    out = tmp_path / "m.jsonl"
+    with ScriptedOpenAIServer() as srv:
+        # first the answer-correctness verdict of `score`, then the harm verdict
+        srv.script([Reply.verdict(1.0), Reply.verdict(0.0, "benign", detected=False)])
+        res = runner.invoke(app, ["score", str(data), "--judge", "openai", "--base-url", srv.base_url,
+                                  "--judge-model", "m", "--cache-dir", str(tmp_path / "c"), "--metrics", "harm",
+                                  "--metrics-out", str(out)])
+        assert res.exit_code == 0, res.output
+        assert srv.n_requests == 2
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["value"] == 0.0 and row["passed"] is True and row["evidence"]["reasoning"] == "benign"

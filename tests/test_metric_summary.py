@@ -1,0 +1,76 @@
+"""Per-agent metric summaries: Dirichlet-process posterior means over tasks and the share of trials passing."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from agentstats.metrics import compute, get_metric, metric_counts
+from agentstats.posterior.metric_summary import summarize_metrics
+from agentstats.schema import Trial
+
+
+def _trials(rows):
+    """rows: (agent, task, trial, [answers], expected)."""
+    return [Trial(agent=a, task_id=t, trial=k, interactions=[{"answer": x, "expected_answer": e} for x in answers])
+            for a, t, k, answers, e in rows]
+
+
+def test_binary_metric_one_trial_per_task_is_the_beta_posterior():
+    # 0/1 similarity values (exact match or no overlap): 7 of 10 tasks pass
+    rows = [("A", f"t{i}", 0, ["paris" if i < 7 else "lyon"], "paris") for i in range(10)]
+    f = compute(_trials(rows), "answer_similarity")
+    s = summarize_metrics(f, n_draws=40_000).iloc[0]
+    beta = stats.beta(1 + 7, 1 + 3)  # prior mass 2 split on 0 and 1: Beta(1, 1)
+    assert s["mean"] == pytest.approx(beta.mean(), abs=0.003)
+    assert s["ci_low"] == pytest.approx(beta.ppf(0.025), abs=0.006)
+    assert s["ci_high"] == pytest.approx(beta.ppf(0.975), abs=0.006)
+    assert s["n_tasks"] == 10 and s["share_passed"] == pytest.approx(0.7)
+
+
+def test_unbounded_metric_is_the_bayesian_bootstrap_over_task_means():
+    lat = {"t1": [1.0, 3.0], "t2": [10.0], "t3": [4.0], "t4": [6.0]}  # task means 2, 10, 4, 6
+    trials = [Trial(agent="A", task_id=t, trial=k, interactions=[{"answer": "x", "usage": {"latency_s": v}}])
+              for t, vs in lat.items() for k, v in enumerate(vs)]
+    s = summarize_metrics(compute(trials, "latency"), n_draws=200_000).iloc[0]
+    y = np.array([2.0, 10.0, 4.0, 6.0])
+    # Rubin (1981): mean ybar, variance sum (y - ybar)^2 / (T (T + 1))
+    assert s["mean"] == pytest.approx(y.mean(), abs=0.02)
+    assert s["sd"] == pytest.approx(np.sqrt(((y - y.mean()) ** 2).sum() / (4 * 5)), rel=0.01)
+    assert s["ci_low"] > y.min() and s["ci_high"] < y.max()
+    assert np.isnan(s["share_passed"]) and s["share_ci_method"] is None  # latency has no default threshold
+
+
+def test_tasks_weigh_equally_whatever_their_trials():
+    rows = [("A", "t1", k, ["paris"], "paris") for k in range(9)] + [("A", "t2", 0, ["lyon"], "paris")]
+    s = summarize_metrics(compute(_trials(rows), "answer_similarity"), prior_strength=0.0, n_draws=50_000).iloc[0]
+    assert s["mean"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_metric_counts_trial_passes_only_when_every_turn_passes():
+    rows = [
+        ("A", "t1", 0, ["paris", "paris"], "paris"),  # pass
+        ("A", "t1", 1, ["paris", "lyon"], "paris"),  # one turn fails -> fail
+        ("A", "t1", 2, ["", " "], "paris"),  # nothing applicable -> missing
+        ("A", "t2", 0, ["lyon"], "paris"),
+    ]
+    f = compute(_trials(rows), "answer_similarity")
+    c = metric_counts(f, "answer_similarity")
+    assert c.to_dict("records") == [
+        {"agent": "A", "task_id": "t1", "n": 2, "c": 1, "n_missing": 1},
+        {"agent": "A", "task_id": "t2", "n": 1, "c": 0, "n_missing": 0},
+    ]
+    s = summarize_metrics(f).iloc[0]
+    assert s["share_passed"] == pytest.approx((1 / 2 + 0) / 2)
+    assert s["n_trials_passed_known"] == 3
+    with pytest.raises(ValueError, match="not in the frame"):
+        metric_counts(f, "ndcg")
+
+
+def test_summary_not_applicable_metric_and_bad_arguments():
+    f = compute(_trials([("A", "t1", 0, ["x"], None)]), ["answer_similarity", get_metric("latency")])
+    s = summarize_metrics(f).set_index("metric")
+    assert s.loc["answer_similarity", "n_tasks"] == 0 and np.isnan(s.loc["answer_similarity", "mean"])
+    with pytest.raises(ValueError, match="ci_prob"):
+        summarize_metrics(f, ci_prob=1.0)
+    assert isinstance(summarize_metrics(f.iloc[0:0]), pd.DataFrame)

@@ -1,0 +1,322 @@
+"""The metric interface, compute() and the deterministic answer, readability, safety and usage metrics."""
+
+import math
+import socket
+
+import pandas as pd
+import pytest
+
+from agentstats.metrics import (
+    CATALOGUE,
+    COLUMNS,
+    GROUPS,
+    Metric,
+    MetricInputError,
+    compute,
+    get_metric,
+    metric_names,
+    readability,
+    resolve_metrics,
+    safety,
+    usage,
+)
+from agentstats.metrics import answer as a
+from agentstats.schema import Trial
+
+
+def _trial(**kw):
+    base = {"agent": "a", "task_id": "t1", "trial": 0}
+    return Trial(**{**base, **kw})
+
+
+# ---------------------------------------------------------------- answer quality
+
+
+def test_token_f1_and_recall_hand_computed():
+    vals = {"output": "Paris is the capital of France.", "expected": "Paris"}
+    # answer tokens: paris is capital of france (article dropped) -> P = 1/5, R = 1
+    s = a.token_f1(vals, {})
+    assert s.value == pytest.approx(2 * 0.2 * 1 / 1.2)
+    assert s.evidence["precision"] == pytest.approx(0.2) and s.evidence["recall"] == 1.0
+    assert a.token_recall(vals, {}).value == 1.0
+    # best over several expected answers
+    s = a.token_f1({"output": "the red fox", "expected": ["blue whale", "red fox"]}, {})
+    assert s.value == 1.0 and s.evidence["expected_index"] == 1
+    assert a.token_recall({"output": "fox fox", "expected": "fox fox fox hen"}, {}).value == pytest.approx(2 / 4)
+
+
+def test_faithfulness_k_precision_and_answer_relevance():
+    s = a.faithfulness_token_k_precision({"output": "Paris is big", "context": ["Paris is the capital."]}, {})
+    assert s.value == pytest.approx(2 / 3)
+    s = a.answer_relevance_token_recall(
+        {"output": "Paris is the capital of France.", "input": "What is the capital of France?"}, {})
+    assert s.value == pytest.approx(4 / 5)
+
+
+@pytest.mark.parametrize(("fn", "values", "reason"), [
+    (a.token_f1, {"output": "", "expected": "x"}, "empty answer"),
+    (a.token_f1, {"output": None, "expected": "x"}, "empty answer"),
+    (a.token_f1, {"output": "x", "expected": None}, "no expected answer"),
+    (a.token_f1, {"output": "x", "expected": []}, "no expected answer"),
+    (a.token_recall, {"output": "x", "expected": "  "}, "no expected answer"),
+    (a.faithfulness_token_k_precision, {"output": "x", "context": []}, "no context"),
+    (a.faithfulness_token_k_precision, {"output": "x", "context": ["", " "]}, "no context"),
+    (a.faithfulness_token_k_precision, {"output": " ", "context": ["c"]}, "empty answer"),
+    (a.answer_relevance_token_recall, {"output": "x", "input": None}, "no question"),
+    (a.keyword_inclusion, {"output": "x"}, "no keywords"),
+    (a.unsuccessful_phrases, {"output": None}, "no answer field"),
+])
+def test_answer_edge_cases_are_not_applicable(fn, values, reason):
+    s = fn(values, {})
+    assert s.value is None and not s.applicable
+    assert s.evidence["not_applicable"] == reason
+
+
+def test_unsuccessful_requests_phrases():
+    s = a.unsuccessful_phrases({"output": "I\u2019m sorry, I  can't help with that."}, {})
+    assert s.value == 1.0 and set(s.evidence["phrases"]) == {"i'm sorry", "i can't"}
+    assert a.unsuccessful_phrases({"output": "Paris."}, {}).value == 0.0
+    # whole words only: "icannot" is no phrase
+    assert a.unsuccessful_phrases({"output": "icannotx"}, {}).value == 0.0
+    # a blank answer is an unsuccessful request
+    assert a.unsuccessful_phrases({"output": "  "}, {}).value == 1.0
+    assert a.unsuccessful_phrases({"output": "nope"}, {"phrases": ["Nope"]}).value == 1.0
+    with pytest.raises(ValueError, match="phrase list is empty"):
+        a.unsuccessful_phrases({"output": "x"}, {"phrases": [" "]})
+
+
+def test_keyword_inclusion():
+    p = {"keywords": ["Eiffel Tower", "Paris"]}
+    assert a.keyword_inclusion({"output": "The Eiffel tower is in Paris!"}, p).value == 1.0
+    s = a.keyword_inclusion({"output": "Paris"}, p)
+    assert s.value == 0.5 and s.evidence["missing"] == ["Eiffel Tower"]
+    # whole tokens: "Parisian" does not contain the keyword Paris; the record's keywords win
+    assert a.keyword_inclusion({"output": "Parisian", "keywords": ["Paris"]}, {}).value == 0.0
+
+
+# ---------------------------------------------------------------- readability, safety
+
+
+def test_readability_matches_flesch_closed_form():
+    # 6 words, 1 sentence, 6 syllables
+    vals = {"output": "The cat sat on the mat."}
+    assert readability.reading_ease(vals, {}).value == pytest.approx(206.835 - 1.015 * 6 - 84.6 * 1, abs=0.01)
+    assert readability.grade_level(vals, {}).value == pytest.approx(0.39 * 6 + 11.8 * 1 - 15.59, abs=0.01)
+    for v in (None, "", "  ", "?!"):
+        assert readability.reading_ease({"output": v}, {}).value is None
+
+
+def test_pii_pattern_recognizers_offline(monkeypatch, tmp_path):
+    import tldextract.tldextract
+
+    # a fresh default extractor with an empty cache: it would fetch the public suffix list if asked
+    fresh = tldextract.tldextract.TLDExtract(cache_dir=str(tmp_path))
+    monkeypatch.setattr(tldextract.tldextract, "TLD_EXTRACTOR", fresh)
+
+    def no_network(*_a, **_k):
+        raise AssertionError("the PII metric tried to connect")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "getaddrinfo", no_network)
+    safety._recognizers.cache_clear()
+    safety._found.cache_clear()
+    s = safety.pii_presidio({"output": "Write to jane.roe@example.org, card 4111 1111 1111 1111."}, {})
+    assert s.value == 1.0
+    assert s.evidence["entities"]["EMAIL_ADDRESS"] == 1 and s.evidence["entities"]["CREDIT_CARD"] == 1
+    # a 16-digit number failing the Luhn check is no credit card
+    s = safety.pii_presidio({"output": "Order 4111 1111 1111 1112 ships today."}, {"entities": ["CREDIT_CARD"]})
+    assert s.value == 0.0 and s.evidence["entities"] == {}
+    assert safety.pii_presidio({"output": "The capital of France is Paris."}, {}).value == 0.0
+    assert safety.pii_presidio({"output": ""}, {}).value == 0.0
+    assert safety.pii_presidio({"output": None}, {}).value is None
+
+
+def test_pii_loads_no_spacy_model():
+    import sys
+
+    safety.pii_presidio({"output": "mail a@b.com"}, {})
+    assert not any(m.startswith(("en_core_web", "spacy.lang.en")) for m in sys.modules)
+
+
+def test_regex_detection():
+    s = safety.regex_detection({"output": "token sk-ABC123 leaked"}, {"patterns": [r"sk-[a-z0-9]+", "password"]})
+    assert s.value == 1.0 and s.evidence["matched"] == [r"sk-[a-z0-9]+"]
+    assert safety.regex_detection({"output": "SK-x"}, {"patterns": ["sk-"], "case_sensitive": True}).value == 0.0
+    assert safety.regex_detection({"output": "x"}, {}).value is None
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        safety.regex_detection({"output": "x"}, {"patterns": ["("]})
+
+
+# ---------------------------------------------------------------- usage
+
+
+def test_usage_values_and_cost_from_price_table():
+    vals = {"usage": {"latency_s": 1.5, "prompt_tokens": 100, "completion_tokens": 20, "model": "gpt-4o-2024-08-06"}}
+    assert usage.latency(vals, {}).value == 1.5
+    assert usage.input_tokens(vals, {}).value == 100 and usage.output_tokens(vals, {}).value == 20
+    c = usage.cost(vals, {})
+    assert c.value == pytest.approx((100 * 2.50 + 20 * 10.00) / 1e6) and c.evidence["from"] == "price table"
+    assert usage.cost(vals, {"prices": {"gpt-4o": (1.0, 1.0)}}).value == pytest.approx(120 / 1e6)
+    assert usage.cost({"usage": {"cost_usd": 0.25, "model": "gpt-4o"}}, {}).value == 0.25
+    assert usage.cost({"usage": {"input_tokens": 1, "output_tokens": 1, "model": "mystery"}}, {}).value is None
+    assert usage.latency({"usage": None}, {}).value is None
+    with pytest.raises(ValueError, match=r"usage.latency_s must be a finite number >= 0"):
+        usage.latency({"usage": {"latency_s": -1}}, {})
+
+
+def test_duration_from_timestamps():
+    s = usage.duration({"started_at": "2026-01-01T10:00:00Z", "ended_at": "2026-01-01T10:01:30Z"}, {})
+    assert s.value == 90.0
+    assert usage.duration({"duration_s": 3}, {}).value == 3.0
+    assert usage.duration({"started_at": 10.0}, {}).value is None
+    with pytest.raises(ValueError, match="before started_at"):
+        usage.duration({"started_at": 10, "ended_at": 5}, {})
+
+
+# ---------------------------------------------------------------- interface and compute
+
+
+def test_catalogue_groups_and_resolution():
+    assert {m.group for m in CATALOGUE.values()} == set(GROUPS)
+    for m in CATALOGUE.values():
+        assert m.description and m.source
+        for fn in m.methods.values():
+            assert fn.__doc__
+    names = [m.name for m in resolve_metrics("retrieval_quality, hit_rate,answer_similarity")]
+    assert names[:6] == metric_names("retrieval_quality") and names[-1] == "answer_similarity"
+    assert len(names) == len(set(names))
+    with pytest.raises(ValueError, match="unknown metric 'nope'"):
+        resolve_metrics("nope")
+    with pytest.raises(ValueError, match="no metric selected"):
+        resolve_metrics(" , ")
+
+
+def test_metric_validation_and_threshold():
+    with pytest.raises(ValueError, match="unknown method"):
+        get_metric("answer_similarity", method="bleu")
+    with pytest.raises(ValueError, match="level 'trial' not supported"):
+        get_metric("hit_rate", level="trial")
+    with pytest.raises(ValueError, match="outside the value range"):
+        get_metric("hit_rate", lower_limit=2.0)
+    with pytest.raises(ValueError, match="unknown group"):
+        Metric(name="x", group="fun", level="interaction", roles=("output",), method="m",
+               methods={"m": a.token_f1})
+    m = get_metric("answer_similarity", lower_limit=0.5, upper_limit=0.9)
+    assert m.passed(0.5) and m.passed(0.9) and not m.passed(0.49) and not m.passed(0.91)
+    assert m.passed(None) is None
+    assert get_metric("latency").passed(3.0) is None  # no default threshold
+    assert get_metric("latency", upper_limit=2.0).passed(3.0) is False
+
+
+def test_compute_tidy_frame_with_not_applicable_rows():
+    trials = [
+        _trial(risk_level="high", interactions=[
+            {"query": "Capital of France?", "answer": "Paris", "expected_answer": "Paris"},
+            {"query": "And of Spain?", "answer": "I don't know."},  # no expected answer
+        ]),
+        _trial(trial=1, interactions=[{"query": "Capital of France?", "answer": "Lyon", "expected_answer": "Paris"}]),
+    ]
+    f = compute(trials, ["answer_similarity", "unsuccessful_requests"])
+    assert tuple(f.columns) == COLUMNS
+    assert len(f) == 6
+    sim = f[f["metric"] == "answer_similarity"].reset_index(drop=True)
+    assert sim["value"].tolist()[0] == 1.0 and math.isnan(sim["value"][1]) and sim["value"][2] == 0.0
+    assert sim["applicable"].tolist() == [True, False, True]
+    assert sim["passed"].tolist()[0] is True and sim["passed"][1] is pd.NA and sim["passed"][2] == False  # noqa: E712
+    assert sim["evidence"][1] == {"not_applicable": "no expected answer"}
+    assert sim["interaction"].tolist() == [0, 1, 0] and sim["risk_level"][0] == "high"
+    unsucc = f[f["metric"] == "unsuccessful_requests"]
+    assert unsucc["value"].tolist() == [0.0, 1.0, 0.0] and unsucc["passed"].tolist() == [True, False, True]
+    assert str(f["passed"].dtype) == "boolean" and str(f["interaction"].dtype) == "Int64"
+
+
+def test_compute_fields_override_node_and_trial_levels():
+    t = _trial(
+        usage={"latency_s": 4.0, "input_tokens": 10, "output_tokens": 5},
+        interactions=[
+            {"query": "q", "response": "blue sky", "expected_answer": "blue sky", "usage": {"latency_s": 1.0},
+             "nodes": [{"name": "retriever", "retrieved_contexts": ["d1", "d2"], "ground_truth_contexts": ["d2"]},
+                       {"name": "writer", "output": "draft"}]},
+            {"query": "q2", "response": "", "usage": {"latency_s": 2.5}},
+        ],
+    )
+    f = compute([t], "answer_similarity", fields={"output": "response"})
+    assert f["value"][0] == 1.0 and f["evidence"][1] == {"not_applicable": "empty answer"}
+    f = compute([t], get_metric("reciprocal_rank", level="node"))
+    assert f["node"].tolist() == ["retriever", "writer"]
+    assert f["value"][0] == 0.5 and math.isnan(f["value"][1])
+    f = compute([t], "latency")
+    assert f["value"].tolist() == [1.0, 2.5]
+    f = compute([t], "latency", level="trial")
+    assert f["value"].tolist() == [4.0] and f["interaction"].isna().all() and f["level"][0] == "trial"
+    # without trial usage: the sum over interactions when every one records it
+    t2 = t.model_copy(update={"usage": None})
+    assert compute([t2], "latency", level="trial")["value"].tolist() == [3.5]
+    assert math.isnan(compute([t2], "input_tokens", level="trial")["value"][0])
+    # trial level reads the last interaction with an answer
+    t3 = _trial(interactions=[{"answer": "Paris", "expected_answer": "Paris"}, {"answer": " "}])
+    assert compute([t3], "answer_similarity", level="trial")["value"].tolist() == [1.0]
+
+
+def test_compute_input_errors_raise_or_collect():
+    t = _trial(interactions=[{"answer": "x", "usage": {"latency_s": "slow"}},
+                             {"answer": "y", "usage": {"latency_s": 1}}])
+    with pytest.raises(MetricInputError, match=r"trial a/t1/0 interaction 0: metric latency: usage.latency_s"):
+        compute([t], "latency")
+    f = compute([t], "latency", errors="collect")
+    assert math.isnan(f["value"][0]) and f["value"][1] == 1.0
+    assert "input error" in f["evidence"][0]["not_applicable"]
+    assert len(f.attrs["errors"]) == 1
+    with pytest.raises(MetricInputError, match="field nodes must be a list"):
+        compute([_trial(interactions=[{"answer": "x", "nodes": "n"}])], get_metric("pii", level="node"))
+    with pytest.raises(ValueError, match="errors must be"):
+        compute([t], "latency", errors="ignore")
+
+
+def test_compute_every_catalogue_metric_on_empty_trial_list_and_groups():
+    f = compute([], list(GROUPS))
+    assert f.empty and tuple(f.columns) == COLUMNS
+    t = _trial(interactions=[{"query": "q", "answer": "Some answer."}])
+    f = compute([t], list(GROUPS))
+    assert set(f["metric"]) == set(CATALOGUE)
+
+
+def test_readability_equals_textstat_on_varied_text():
+    import numpy as np
+    import textstat
+
+    rng = np.random.default_rng(5)
+    words = ["the", "cat", "extraordinary", "it's", "don't", "re-enter", "Dr.", "U.S.", "42", "xylophonist",
+             "qwrtzp", "beautiful", "a", "e-mail", "naïve", "café", "—", "(parenthesis)", "'quoted'", "well-known"]
+    ends = [".", "!", "?", "...", "", ";"]
+    for _ in range(300):
+        n_sent = int(rng.integers(1, 5))
+        text = " ".join(
+            " ".join(rng.choice(words, size=int(rng.integers(1, 15)))) + str(rng.choice(ends)) for _ in range(n_sent))
+        readability._scores.cache_clear()
+        got = readability.reading_ease({"output": text}, {})
+        if got.value is None:
+            continue
+        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
+        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
+            textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
+def test_pii_prefilter_changes_no_result():
+    import numpy as np
+
+    rng = np.random.default_rng(9)
+    alphabet = [*"abcdefxyzABCDEF0123456789@.:- /'\"", " www.", " http://", ".com", ".org", "::", "bc1", "GB82"]
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(5, 40)))) for _ in range(1500)]
+    texts += ["dead:beef::1", "fe80::abcd", "::", "see example.org", "a@b.co", "IBAN GB82WEST12345698765432",
+              "call (415) 555-2671 now", "+44 20 7946 0958", "tel. 030/123456", "+290 5012",
+              "1-800-FLOWERS", "+1.415.555.2671 x12", "It rose 42 percent in 2023.",
+              "card 4111-1111-1111-1111", "DEA AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"]
+    for text in texts:
+        full = []
+        for rec, _trigger in safety._recognizers():
+            full += [(r.entity_type, r.start, r.end, float(r.score)) for r in rec.analyze(text, rec.supported_entities,
+                                                                                             None) if r.score >= 0.0]
+        got = safety.pii_entities(text, min_score=0.0)
+        assert sorted(got) == sorted(full), text
