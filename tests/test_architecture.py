@@ -24,6 +24,7 @@ LAYERS = {
     "store": 1,
     "scoring": 2,
     "metrics": 2,
+    "calibration": 2,
     "models": 3,
     "simulate": 3,
     "capture": 3,

@@ -1,4 +1,5 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare | import | runs``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare | import | runs |
+calibrate``.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
@@ -13,6 +14,7 @@ import sys
 
 import typer
 
+from agentstats.cli.calibrate import calibrate
 from agentstats.cli.common import EXIT_INTERRUPTED, command, console, parse_k
 from agentstats.cli.compare import compare
 from agentstats.cli.estimate import estimate
@@ -32,7 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-for _command in (simulate, estimate, fit, score, report, gate, loop, compare):
+for _command in (simulate, estimate, fit, score, report, gate, loop, compare, calibrate):
     app.command(name=_command.__name__)(command(_command))
 app.command(name="import")(command(import_))
 app.add_typer(runs_app, name="runs")

@@ -78,6 +78,15 @@ from agentstats.models.family import (
     map_rows,
     population_shift,
 )
+from agentstats.models.misclassification import (
+    SENSITIVITY,
+    SPECIFICITY,
+    channel_table,
+    draw_true_counts,
+    judge_error_variables,
+    judged_log_likelihood,
+    judged_probability,
+)
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization
 from agentstats.models.priors import Priors
 
@@ -168,6 +177,67 @@ def _make_logp(inflated: bool, dense: bool, k_max: int):
 
 
 _TINY = float(np.finfo(float).tiny)
+
+
+def _make_judged_logp(inflated: bool, n_obs: np.ndarray, c_obs: np.ndarray):
+    """CustomDist log-pmf of a judged count: the true count (Beta-Binomial, with inflation) through the judge's channel.
+
+    Params as :func:`_make_logp` plus ``se``, ``sp`` last (:mod:`agentstats.models.misclassification`). The true
+    count's log-pmf is evaluated for every ``s = 0..n_max`` per cell with rising factorials computed as cumulative
+    sums (no ``gammaln`` of a vanishing Beta parameter).
+    """
+    size = int(n_obs.max()) + 1 if n_obs.size else 1
+    table = channel_table(n_obs, c_obs)
+    s = np.arange(size)[None, :]
+    n_col = n_obs[:, None]
+    s_c = np.minimum(s, n_col)
+    rest = np.clip(n_col - s, 0, size - 1)
+    rows = np.arange(n_obs.size)[:, None]
+    log_comb = gammaln(n_col + 1.0) - gammaln(s_c + 1.0) - gammaln(n_col - s_c + 1.0)
+    steps = np.arange(max(size - 1, 1), dtype="float64")[None, :]
+    up, down, empty = (s == n_col), (s == 0), (n_col == 0)
+
+    def rising(x):
+        """``log Gamma(x + j) - log Gamma(x)`` for ``j = 0..size - 1``, shape (cell, size)."""
+        if size == 1:
+            return pt.zeros((x.shape[0], 1))
+        cum = pt.cumsum(pt.log(x[:, None] + steps), axis=1)
+        return pt.concatenate([pt.zeros((x.shape[0], 1)), cum], axis=1)
+
+    def log_true_bb(eta, phi, phi_term):
+        a = phi * pt.sigmoid(eta)
+        b = phi * pt.sigmoid(-eta)
+        return log_comb + rising(a)[:, :size][rows, s_c] + rising(b)[rows, rest] - phi_term[:, None]
+
+    def logp_bb(value, eta, phi, phi_term, n, se, sp):
+        return judged_log_likelihood(log_true_bb(eta, phi, phi_term), table, se, sp)
+
+    def logp_zoi(value, eta, phi, phi_term, det, n, se, sp):
+        log_bb = log_true_bb(eta, phi, phi_term)
+        e = eta[:, None]
+        log_det = pt.switch(empty, 0.0, pt.switch(up, -pt.softplus(-e), pt.switch(down, -pt.softplus(e), -1.0e30)))
+        d = det[:, None]
+        log_true = pt.logaddexp(pt.log(d) + log_det, pt.log1p(-d) + log_bb)
+        return judged_log_likelihood(log_true, table, se, sp)
+
+    return logp_zoi if inflated else logp_bb
+
+
+def _dist_bb_judged(eta, phi, phi_term, n, se, sp, size):
+    """Judged count: ``p ~ Beta(m phi, (1 - m) phi)``, ``c ~ Binomial(n, se p + (1 - sp)(1 - p))``."""
+    eta, phi, n = pt.broadcast_arrays(eta, phi, n)
+    m = pt.sigmoid(eta)
+    p = pm.Beta.dist(pt.maximum(m * phi, _TINY), pt.maximum((1.0 - m) * phi, _TINY), size=size)
+    return pm.Binomial.dist(n, judged_probability(p, se, sp), size=size)
+
+
+def _dist_zoi_judged(eta, phi, phi_term, det, n, se, sp, size):
+    """As :func:`_dist_zoi`, the trials then judged with sensitivity ``se`` and specificity ``sp``."""
+    eta, phi, det, n = pt.broadcast_arrays(eta, phi, det, n)
+    m = pt.sigmoid(eta)
+    p = pm.Beta.dist(pt.maximum(m * phi, _TINY), pt.maximum((1.0 - m) * phi, _TINY), size=size)
+    p = pt.switch(pm.Bernoulli.dist(det, size=size), pm.Bernoulli.dist(m, size=size), p)
+    return pm.Binomial.dist(n, judged_probability(p, se, sp), size=size)
 
 
 def _dist_bb(eta, phi, phi_term, n, size):
@@ -412,9 +482,17 @@ class BetaBinomialFamily(ModelFamily):
 
     # ------------------------------------------------------------------------------------------ building
     def build(
-        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+        self,
+        data: CountsData,
+        priors: Priors,
+        parameterization: dict[str, str] | None = None,
+        judge_error: Any = None,
     ) -> tuple[pm.Model, BuildInfo]:
-        """Build the PyMC model (module docstring); see :meth:`ModelFamily.build`."""
+        """Build the PyMC model (module docstring); see :meth:`ModelFamily.build`.
+
+        With ``judge_error`` the counts are judged counts, and the likelihood marginalises over the true count
+        (:mod:`agentstats.models.misclassification`).
+        """
         n_agents, n_tasks = data.shape
         single = n_agents == 1
         override = cast(dict[str, Param] | None, parameterization)
@@ -426,7 +504,11 @@ class BetaBinomialFamily(ModelFamily):
             eta = agent_task_predictor(priors, choice, single) + pt.zeros((n_agents, n_tasks))
             grid = _complete_grid(ai, ti, (n_agents, n_tasks))
             eta_obs = eta.reshape((-1,)) if grid is not None else eta[ai, ti]
-            if single:
+            judge = judge_error_variables(judge_error) if judge_error is not None else None
+            if single and judge is not None:
+                q = judged_probability(pm.math.sigmoid(eta_obs), *judge)
+                pm.Binomial("c", n=n_obs, p=q, observed=c_obs, dims="cell")
+            elif single:
                 pm.Binomial("c", n=n_obs, logit_p=eta_obs, observed=c_obs, dims="cell")
             else:
                 if self.dispersion == "agent":
@@ -449,11 +531,18 @@ class BetaBinomialFamily(ModelFamily):
                         det = pm.Beta("det_share", priors.det_a, priors.det_b)
                         params.append(pt.repeat(det[None], ai.size))
                 params.append(pt.as_tensor(n_obs.astype("float64")))
+                if judge is not None:
+                    params.extend(judge)
+                    logp = _make_judged_logp(self.inflated, n_obs, c_obs)
+                    dist = _dist_zoi_judged if self.inflated else _dist_bb_judged
+                else:
+                    logp = _make_logp(self.inflated, dense, k_max)
+                    dist = _dist_zoi if self.inflated else _dist_bb
                 pm.CustomDist(
                     "c",
                     *params,
-                    logp=_make_logp(self.inflated, dense, k_max),
-                    dist=_dist_zoi if self.inflated else _dist_bb,
+                    logp=logp,
+                    dist=dist,
                     dtype="int64",
                     observed=c_obs,
                     dims="cell",
@@ -502,6 +591,9 @@ class BetaBinomialFamily(ModelFamily):
                 out.append(expit(eta))
                 continue
             rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xBB, start // TASK_BLOCK]))
+            if SENSITIVITY in post:
+                out.append(_judged_conditional_p(post, eta, phi, det, n, c, rng))
+                continue
             out.append(
                 conditional_p(eta, phi[..., None], n, c, rng, None if det is None else det[..., None])
             )
@@ -610,6 +702,35 @@ class BetaBinomialFamily(ModelFamily):
         m1 = w_det * det_pk + (1.0 - w_det) * m1_bb
         m2 = w_det * det_pk + (1.0 - w_det) * m2_bb
         return CellTables(lik, m1, m2, det * q + (1 - det) * prior1, det * q + (1 - det) * prior2)
+
+
+def _judged_conditional_p(
+    post: xr.Dataset,
+    eta: np.ndarray,
+    phi: np.ndarray,
+    det: np.ndarray | None,
+    n: np.ndarray,
+    c: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """True ``p`` draws of a judged fit: the true count from ``P(s | c)``, then ``p`` given ``s`` (one agent at a time).
+
+    Shapes: ``eta`` (chain, draw, agent, tasks), ``phi`` / ``det`` (chain, draw, agent), ``n`` / ``c`` (agent, tasks).
+    """
+    se = draw_array(post, SENSITIVITY)
+    sp = draw_array(post, SPECIFICITY)
+    s = np.arange(int(n.max()) + 1 if n.size else 1)
+    out = np.empty(eta.shape)
+    for a in range(eta.shape[2]):
+        e = eta[:, :, a, :]
+        ph = phi[:, :, a, None]
+        dt = None if det is None else det[:, :, a, None]
+        log_true = beta_binomial_logpmf(
+            s, n[a][:, None], e[..., None], ph[..., None], None if dt is None else dt[..., None]
+        )
+        s_true = draw_true_counts(log_true, n[a], c[a], se, sp, rng)
+        out[:, :, a, :] = conditional_p(e, ph, n[a], s_true, rng, dt)
+    return out
 
 
 def _per_agent(value: Any, agent: str | None, name: str) -> float | None:

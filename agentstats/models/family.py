@@ -212,9 +212,17 @@ class ModelFamily(ABC):
     # ---------------------------------------------------------------------------------------------- building
     @abstractmethod
     def build(
-        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+        self,
+        data: CountsData,
+        priors: Priors,
+        parameterization: dict[str, str] | None = None,
+        judge_error: Any = None,
     ) -> tuple[pm.Model, BuildInfo]:
         """Build the PyMC model of ``data``.
+
+        ``judge_error`` (an :class:`agentstats.calibration.JudgeError`, optional) makes the counts judged counts,
+        noisy measurements of the true ones (:mod:`agentstats.models.misclassification`); the model then has
+        variables ``judge_sensitivity`` and ``judge_specificity``, and :meth:`cell_p` draws the *true* ``p``.
 
         Returns
         -------

@@ -30,6 +30,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from agentstats.calibration.judge_error import JudgeError
 from agentstats.models.data import CountsData, counts_dataset, prepare_counts
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
 from agentstats.models.family import ModelFamily
@@ -236,6 +237,19 @@ def _sample(
         pymc_logger.setLevel(level)
 
 
+def _judge_error(judge_calibration: Any) -> JudgeError | None:
+    """The :class:`JudgeError` of ``fit(..., judge_calibration=...)``: a JudgeError, or anything with ``.judge_error``."""
+    if judge_calibration is None or isinstance(judge_calibration, JudgeError):
+        return judge_calibration
+    inner = getattr(judge_calibration, "judge_error", None)
+    if isinstance(inner, JudgeError):
+        return inner
+    raise ValueError(
+        "judge_calibration must be a JudgeError or a metric of calibrate(...) (MetricCalibration), "
+        f"got {type(judge_calibration).__name__}"
+    )
+
+
 def fit(
     counts: pd.DataFrame | CountsData,
     model: str | ModelFamily = DEFAULT_MODEL,
@@ -248,6 +262,7 @@ def fit(
     log_likelihood: bool = False,
     store_p: bool = False,
     check_convergence: bool = True,
+    judge_calibration: Any = None,
     **sampler_options: Any,
 ) -> xr.DataTree:
     """Fit a model of per-cell success counts and return its posterior as an ``xarray.DataTree``.
@@ -280,6 +295,13 @@ def fit(
         bytes. Not needed by anything in agentstats.
     check_convergence : bool
         Run :func:`agentstats.models.diagnostics.diagnose` and warn with ``ConvergenceWarning`` on failure.
+    judge_calibration : JudgeError or MetricCalibration, optional
+        The counts' successes come from a judge whose sensitivity and specificity were measured on a calibration
+        set (:class:`agentstats.calibration.JudgeError`, or a metric of :func:`agentstats.calibration.calibrate`).
+        The judged counts are then modelled as noisy measurements of the true ones, with ``judge_sensitivity`` and
+        ``judge_specificity`` estimated jointly (Beta priors = their calibration posteriors;
+        :mod:`agentstats.models.misclassification`), and pass@k / pass^k from the fit are of the *true* outcome.
+        Not available for ``no_pooling``. None (default): the counts are taken as true.
     **sampler_options
         Fields of :class:`SamplerConfig`.
 
@@ -292,7 +314,8 @@ def fit(
         ``attrs``: ``agentstats_model``, ``dispersion``, ``p_draws``, ``sampler``, ``versions`` (JSON),
         ``parameterization`` (JSON), ``parameterization_ratios`` (JSON), ``priors`` (JSON), ``counts_hash``,
         ``random_seed``, ``draws``, ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``,
-        ``has_cell_effect`` (0/1).
+        ``has_cell_effect`` (0/1); with a judge calibration also ``judge_calibration`` (JSON of its Beta
+        parameters and counts).
 
     Raises
     ------
@@ -309,6 +332,7 @@ def fit(
         When R-hat > 1.01, ESS < 400 or any divergence (and ``check_convergence``).
     """
     family = get_family(model, dispersion=dispersion)
+    judge_error = _judge_error(judge_calibration)
     unknown = set(sampler_options) - {f.name for f in fields(SamplerConfig)}
     if unknown:
         known = [f.name for f in fields(SamplerConfig)]
@@ -325,12 +349,12 @@ def fit(
     draws = config.resolved_draws(data)
     if family.p_draws == "exact":
         sampler_used = "exact"
+        _, info = family.build(data, priors, parameterization, judge_error=judge_error)
         dt = exact_posterior(data, priors, draws, config.chains, random_seed)
-        _, info = family.build(data, priors, parameterization)
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
-        pm_model, info = family.build(data, priors, parameterization)
+        pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
         dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws)
         _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
@@ -359,9 +383,11 @@ def fit(
         has_agent_effect=int(info.has_agent_effect),
         has_cell_effect=int(info.has_cell_effect),
     )
+    if judge_error is not None:
+        dt.attrs["judge_calibration"] = judge_error.to_json()
     if log_likelihood:
         if pm_model is None:
-            pm_model, _ = family.build(data, priors, parameterization)
+            pm_model, _ = family.build(data, priors, parameterization, judge_error=judge_error)
         ll = pm.compute_log_likelihood(
             dt, model=pm_model, var_names=["c"], extend_inferencedata=False, progressbar=False
         )

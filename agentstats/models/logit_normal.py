@@ -29,6 +29,7 @@ import xarray as xr
 from scipy.special import expit, gammaln, log_expit
 
 from agentstats.models.data import CountsData
+from agentstats.models.misclassification import judge_error_variables, judged_probability
 from agentstats.models.family import (
     GH_NODES,
     BuildInfo,
@@ -119,9 +120,17 @@ class LogitNormalFamily(ModelFamily):
         return f"logit-normal per-cell term, scale {'per agent' if self.dispersion == 'agent' else 'shared'}"
 
     def build(
-        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+        self,
+        data: CountsData,
+        priors: Priors,
+        parameterization: dict[str, str] | None = None,
+        judge_error: Any = None,
     ) -> tuple[pm.Model, BuildInfo]:
-        """Build the PyMC model (module docstring); see :meth:`ModelFamily.build`."""
+        """Build the PyMC model (module docstring); see :meth:`ModelFamily.build`.
+
+        With ``judge_error`` the counts are judged counts: ``c ~ Binomial(n, se p + (1 - sp)(1 - p))``
+        (:mod:`agentstats.models.misclassification`).
+        """
         n_agents, n_tasks = data.shape
         single = n_agents == 1
         has_cell = self.cell_term and not single
@@ -143,7 +152,11 @@ class LogitNormalFamily(ModelFamily):
                 eta = eta + effect("gamma", scale, ("agent", "task"), choice["cell"], zero_sum=False)
             else:
                 eta = eta + pt.zeros((n_agents, n_tasks))
-            pm.Binomial("c", n=data.n[ai, ti], logit_p=eta[ai, ti], observed=data.c[ai, ti], dims="cell")
+            if judge_error is not None:
+                q = judged_probability(pm.math.sigmoid(eta[ai, ti]), *judge_error_variables(judge_error))
+                pm.Binomial("c", n=data.n[ai, ti], p=q, observed=data.c[ai, ti], dims="cell")
+            else:
+                pm.Binomial("c", n=data.n[ai, ti], logit_p=eta[ai, ti], observed=data.c[ai, ti], dims="cell")
         return model, BuildInfo(
             parameterization=dict(choice),
             parameterization_ratios=ratios,

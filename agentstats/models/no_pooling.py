@@ -8,7 +8,7 @@ can be sampled and compared like the others. It has no hyperparameters: no new-t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -33,9 +33,22 @@ class NoPoolingFamily(ModelFamily):
     p_draws: ClassVar[str] = "exact"
 
     def build(
-        self, data: CountsData, priors: Priors, parameterization: dict[str, str] | None = None
+        self,
+        data: CountsData,
+        priors: Priors,
+        parameterization: dict[str, str] | None = None,
+        judge_error: Any = None,
     ) -> tuple[pm.Model, BuildInfo]:
-        """Build the PyMC model: free ``p`` (agent, task), observed ``c`` (cell)."""
+        """Build the PyMC model: free ``p`` (agent, task), observed ``c`` (cell).
+
+        Raises
+        ------
+        ValueError
+            With ``judge_error``: the exact Beta posterior has no room for a judge's misclassification.
+        """
+        if judge_error is not None:
+            raise ValueError("model 'no_pooling' is drawn exactly and cannot take a judge calibration; use a "
+                             "hierarchical model (e.g. zoi_beta_binomial)")
         ai, ti = data.obs_index()
         coords = {"agent": data.agents, "task": data.tasks, "cell": np.arange(ai.size)}
         with pm.Model(coords=coords) as model:
