@@ -67,6 +67,12 @@ _API: dict[str, str] = {
     # experiments: runs compared on their shared tasks
     "compare_runs": "agentstats.compare",
     "resolve_run": "agentstats.compare",
+    # judge calibration
+    "calibrate": "agentstats.calibration",
+    "load_calibration": "agentstats.calibration",
+    "JudgeError": "agentstats.calibration",
+    "corrected_pass_k": "agentstats.calibration",
+    "rogan_gladen": "agentstats.calibration",
     # hierarchical model and posterior
     "fit": "agentstats.models",
     "diagnose": "agentstats.models",

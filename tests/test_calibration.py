@@ -193,3 +193,32 @@ def test_corrected_pass_k_suite_values_and_clipping():
         corrected_pass_k(counts, JudgeError(9, 1, 8, 2))
     with pytest.raises(ValueError, match="no correction exists"):
         corrected_pass_k(counts, JudgeError.from_counts(5, 5, 5, 5))
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def test_cli_calibrate_table_json_and_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+    from agentstats.cli.common import EXIT_USAGE
+
+    items = _binary_items(tp=9, fn=1, tn=8, fp=2, metric="relevance")
+    items += [{"item_id": f"o{i}", "metric": "helpful", "gold": g, "verdict": v}
+              for i, (g, v) in enumerate([(5, 5), (4, 3), (2, 2), (1, 2)])]
+    path = _write(tmp_path / "calib.jsonl", items)
+    runner = CliRunner()
+    res = runner.invoke(app, ["calibrate", str(path), "--json", "--threshold", "helpful=4"])
+    assert res.exit_code == 0, res.output
+    records = {r["metric"]: r for r in json.loads(res.stdout)}
+    assert records["relevance"]["tp"] == 9 and records["relevance"]["accuracy"] == pytest.approx(17 / 20)
+    assert records["relevance"]["sensitivity_mean"] == pytest.approx(10 / 12)
+    assert records["helpful"]["confusion"] == [[0, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 1, 0, 0],
+                                               [0, 0, 0, 0, 1]]
+    assert (records["helpful"]["tp"], records["helpful"]["fn"]) == (1, 1)
+    res = runner.invoke(app, ["calibrate", str(path)])
+    assert res.exit_code == 0 and "relevance" in res.stdout and "confusion" in res.stdout
+    bad = _write(tmp_path / "bad.jsonl", [{"item_id": "a", "metric": "m", "verdict": True}])
+    res = runner.invoke(app, ["calibrate", str(bad)])
+    assert res.exit_code == EXIT_USAGE and "line 1, field 'gold'" in res.output
+    res = runner.invoke(app, ["calibrate", str(path), "--threshold", "helpful"])
+    assert res.exit_code == EXIT_USAGE and "METRIC=INTEGER" in res.output

@@ -32,7 +32,7 @@ __all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "cohen_kappa",
 
 
 def confusion_matrix(gold: Any, verdict: Any, labels: Any = None) -> tuple[np.ndarray, list[Any]]:
-    """Counts of (gold, verdict) pairs.
+    """Count the (gold, verdict) pairs.
 
     Parameters
     ----------
@@ -226,7 +226,8 @@ class CalibrationReport:
 
     def table(self) -> pd.DataFrame:
         """One row per metric (:meth:`MetricCalibration.as_record` without the confusion matrix)."""
-        rows = [{k: v for k, v in m.as_record().items() if k not in ("labels", "confusion")} for m in self.metrics.values()]
+        skip = ("labels", "confusion")
+        rows = [{k: v for k, v in m.as_record().items() if k not in skip} for m in self.metrics.values()]
         return pd.DataFrame(rows)
 
 

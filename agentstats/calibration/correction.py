@@ -176,7 +176,7 @@ def corrected_pass_k(
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
     if int(n_boot) < 100:
         raise ValueError(f"n_boot must be >= 100, got {n_boot!r}")
-    ks = [int(k)] if np.isscalar(k) else [int(x) for x in k]  # type: ignore[union-attr]
+    ks = [int(k)] if isinstance(k, (int, np.integer)) else [int(x) for x in k]
     if not ks or min(ks) < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")
     df = validate_counts(counts, "corrected_pass_k")

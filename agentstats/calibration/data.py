@@ -86,7 +86,8 @@ def _check_records(records: list[tuple[int, Any]], log: ProblemLog) -> pd.DataFr
                     f"{int(group['line'].iloc[0])} is {first})")
         dup = group["item_id"].duplicated(keep="first")
         for _, row in group[dup].iterrows():
-            log.add(int(row["line"]), "item_id", f"item {row['item_id']!r} appears more than once for metric {metric!r}")
+            log.add(int(row["line"]), "item_id",
+                    f"item {row['item_id']!r} appears more than once for metric {metric!r}")
     bad_lines = {p.line for p in log.problems}
     return frame[~frame["line"].isin(bad_lines)].reset_index(drop=True)
 

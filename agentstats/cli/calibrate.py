@@ -36,8 +36,12 @@ def calibrate(
         typer.Option(help="Pass threshold of an ordinal metric, METRIC=SCORE (score >= SCORE passes); repeatable."),
     ] = None,
     ci_prob: Annotated[float, typer.Option(help="Credible interval probability, in (0, 1).")] = 0.95,
-    skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Skip invalid lines (listed) instead of failing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON record per metric instead of a table.")] = False,
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Skip invalid lines (listed) instead of failing.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON record per metric instead of a table.")
+    ] = False,
 ) -> None:
     """Judge agreement per metric: accuracy, Cohen's kappa, sensitivity and specificity (Beta posteriors), confusion.
 

@@ -56,6 +56,7 @@ and the model is ``logit p[0, t] = mu + beta[t]`` with a Binomial likelihood.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
@@ -531,6 +532,8 @@ class BetaBinomialFamily(ModelFamily):
                         det = pm.Beta("det_share", priors.det_a, priors.det_b)
                         params.append(pt.repeat(det[None], ai.size))
                 params.append(pt.as_tensor(n_obs.astype("float64")))
+                logp: Callable[..., Any]
+                dist: Callable[..., Any]
                 if judge is not None:
                     params.extend(judge)
                     logp = _make_judged_logp(self.inflated, n_obs, c_obs)
@@ -713,7 +716,7 @@ def _judged_conditional_p(
     c: np.ndarray,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """True ``p`` draws of a judged fit: the true count from ``P(s | c)``, then ``p`` given ``s`` (one agent at a time).
+    """Draw the true ``p`` of a judged fit: the true count from ``P(s | c)``, then ``p`` given it (agent by agent).
 
     Shapes: ``eta`` (chain, draw, agent, tasks), ``phi`` / ``det`` (chain, draw, agent), ``n`` / ``c`` (agent, tasks).
     """

@@ -238,7 +238,7 @@ def _sample(
 
 
 def _judge_error(judge_calibration: Any) -> JudgeError | None:
-    """The :class:`JudgeError` of ``fit(..., judge_calibration=...)``: a JudgeError, or anything with ``.judge_error``."""
+    """Return the :class:`JudgeError` of ``judge_calibration``: a JudgeError, or anything with ``.judge_error``."""
     if judge_calibration is None or isinstance(judge_calibration, JudgeError):
         return judge_calibration
     inner = getattr(judge_calibration, "judge_error", None)

@@ -29,7 +29,6 @@ import xarray as xr
 from scipy.special import expit, gammaln, log_expit
 
 from agentstats.models.data import CountsData
-from agentstats.models.misclassification import judge_error_variables, judged_probability
 from agentstats.models.family import (
     GH_NODES,
     BuildInfo,
@@ -41,6 +40,7 @@ from agentstats.models.family import (
     map_rows,
     population_shift,
 )
+from agentstats.models.misclassification import judge_error_variables, judged_probability
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization, effect
 from agentstats.models.priors import Priors
 
