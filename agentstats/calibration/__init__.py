@@ -7,7 +7,8 @@
 * :mod:`~agentstats.calibration.judge_error`: :class:`JudgeError`, the Beta distributions of sensitivity and
   specificity that ``agentstats.fit(..., judge_calibration=...)`` draws from;
 * :mod:`~agentstats.calibration.correction`: the frequentist side, Rogan-Gladen corrected pass@k / pass^k with
-  bootstrap intervals over tasks and calibration counts.
+  bootstrap intervals over tasks and calibration counts;
+* :mod:`~agentstats.calibration.pairwise`: :func:`pairwise_judge`, A-vs-B judging in both orders (position bias).
 
 Layer: with scoring (it reads judge verdicts), below the models that use its :class:`JudgeError`.
 """
@@ -27,6 +28,7 @@ from agentstats.calibration.correction import (
 )
 from agentstats.calibration.data import CALIBRATION_COLUMNS, calibration_frame, load_calibration
 from agentstats.calibration.judge_error import JudgeError
+from agentstats.calibration.pairwise import PairwiseResult, pairwise_judge
 
 __all__ = [
     "CALIBRATION_COLUMNS",
@@ -34,6 +36,7 @@ __all__ = [
     "CalibrationReport",
     "JudgeError",
     "MetricCalibration",
+    "PairwiseResult",
     "calibrate",
     "calibration_frame",
     "cohen_kappa",
@@ -41,5 +44,6 @@ __all__ = [
     "corrected_pass_k",
     "corrected_task_pass_k",
     "load_calibration",
+    "pairwise_judge",
     "rogan_gladen",
 ]

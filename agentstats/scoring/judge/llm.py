@@ -306,6 +306,26 @@ class OpenAIJudge(Judge):
             reqs.append(_Request(prompt.name, prompt, f, response_model, ctx, key))
         return run_coro(lambda: self._arun(reqs, progress))
 
+    def judge_pairs(self, items: Sequence[Mapping[str, Any]], progress: ProgressFn | None = None
+                    ) -> list[JudgeVerdict]:
+        """Pairwise preference verdicts in the order shown, one per item (prompt ``pairwise_preference``).
+
+        Each item maps ``query``, ``context`` (may be None), ``first`` and ``second`` (the two responses in the order
+        the judge sees them). Score 1: the first is better, 0: the second, 0.5: equal. For position-bias control
+        run both orders (:func:`agentstats.calibration.pairwise_judge`).
+        """
+        return run_coro(lambda: self.ajudge_pairs(items, progress))
+
+    async def ajudge_pairs(self, items: Sequence[Mapping[str, Any]], progress: ProgressFn | None = None
+                           ) -> list[JudgeVerdict]:
+        """Async form of :meth:`judge_pairs`."""
+        reqs: list[_Request | JudgeVerdict] = []
+        for it in items:
+            fields = {f: "(none)" if it.get(f) is None else str(it.get(f)) for f in ("query", "context", "first",
+                                                                                     "second")}
+            reqs.append(self._request("pairwise_preference", fields, None))
+        return await self._arun(reqs, progress)
+
     # -- machinery -----------------------------------------------------------------------------------------
     def _request(self, metric: str, fields: dict[str, str], context: dict[str, Any] | None) -> _Request:
         try:

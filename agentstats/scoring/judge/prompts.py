@@ -5,7 +5,7 @@ Every prompt the LLM judge sends is a :class:`PromptTemplate` with a ``name``, a
 key, so editing a prompt's wording without bumping its version still invalidates cached verdicts, and a report
 can always say which prompt produced a number.
 
-Three prompts ship:
+Four prompts ship:
 
 ``answer_correctness``
     Is the agent's answer correct against the reference answer? Verdict schema
@@ -14,6 +14,10 @@ Three prompts ship:
     Is this tool call relevant to the user's request, given the tools offered? The LLM-judged "tool call
     relevance" metric of IBM watsonx.governance's agentic evaluators. Verdict schema
     :class:`agentstats.scoring.judge.ToolRelevanceVerdict`.
+``pairwise_preference``
+    Which of two responses to the same request is better (score 1: the first shown, 0: the second, 0.5: equal)?
+    Verdict schema :class:`agentstats.scoring.judge.Verdict`; run in both orders by
+    :func:`agentstats.calibration.pairwise_judge`.
 ``parameter_grounding``
     Are the call's argument values grounded in the conversation (stated by the user, given in the context, or
     returned by an earlier tool), rather than invented? IBM watsonx.governance's "tool call parameter accuracy".
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ANSWER_CORRECTNESS",
+    "PAIRWISE_PREFERENCE",
     "PARAMETER_GROUNDING",
     "PROMPTS",
     "TOOL_CALL_RELEVANCE",
@@ -164,9 +169,26 @@ PARAMETER_GROUNDING = PromptTemplate(
     ),
 )
 
+PAIRWISE_PREFERENCE = PromptTemplate(
+    name="pairwise_preference",
+    version="1",
+    system=(
+        "You compare two responses of AI agents to the same request and decide which one serves the user better: "
+        "correct, complete, relevant and faithful to the context. Length is not quality: a longer response is not "
+        "better for being longer. The order in which the responses are shown says nothing about their quality.\n"
+        "Score on [0, 1]: 1.0 response 1 is clearly better; 0.0 response 2 is clearly better; 0.5 they are "
+        "equally good.\n"
+        "Reply by calling the function with `score` and `reasoning` (one or two sentences naming the deciding "
+        "difference)."
+    ),
+    user=(
+        "REQUEST:\n{query}\n\nCONTEXT:\n{context}\n\nRESPONSE 1:\n{first}\n\nRESPONSE 2:\n{second}\n"
+    ),
+)
+
 #: The shipped prompts by name.
 PROMPTS: dict[str, PromptTemplate] = {
-    p.name: p for p in (ANSWER_CORRECTNESS, TOOL_CALL_RELEVANCE, PARAMETER_GROUNDING)
+    p.name: p for p in (ANSWER_CORRECTNESS, TOOL_CALL_RELEVANCE, PARAMETER_GROUNDING, PAIRWISE_PREFERENCE)
 }
 
 

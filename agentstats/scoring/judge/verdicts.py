@@ -94,6 +94,7 @@ RESPONSE_MODELS: dict[str, type[Verdict]] = {
     "answer_correctness": Verdict,
     "tool_call_relevance": ToolRelevanceVerdict,
     "parameter_grounding": ParameterGroundingVerdict,
+    "pairwise_preference": Verdict,
 }
 
 
