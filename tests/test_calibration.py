@@ -222,3 +222,35 @@ def test_cli_calibrate_table_json_and_errors(tmp_path):
     assert res.exit_code == EXIT_USAGE and "line 1, field 'gold'" in res.output
     res = runner.invoke(app, ["calibrate", str(path), "--threshold", "helpful"])
     assert res.exit_code == EXIT_USAGE and "METRIC=INTEGER" in res.output
+
+
+def test_cli_fit_takes_a_judge_calibration(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import agentstats.models as models
+    from agentstats.cli import app
+    from agentstats.cli.common import EXIT_USAGE
+
+    counts = tmp_path / "counts.csv"
+    counts.write_text("agent,task_id,n,c\na,t1,4,3\na,t2,4,1\nb,t1,4,2\nb,t2,4,4\n", encoding="utf-8")
+    calib = _write(tmp_path / "calib.jsonl", _binary_items(9, 1, 8, 2, metric="m")
+                   + _binary_items(5, 5, 5, 5, metric="other"))
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_fit(counts, model, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(models, "fit", fake_fit)
+    runner = CliRunner()
+    res = runner.invoke(app, ["fit", str(counts), "--k", "1", "--judge-calibration", str(calib)])
+    assert res.exit_code == EXIT_USAGE and "--judge-metric" in res.output
+    res = runner.invoke(app, ["fit", str(counts), "--k", "1", "--judge-calibration", str(calib), "--judge-metric", "x"])
+    assert res.exit_code == EXIT_USAGE and "no calibration for metric 'x'" in res.output
+    res = runner.invoke(app, ["fit", str(counts), "--k", "1", "--judge-metric", "m"])
+    assert res.exit_code == EXIT_USAGE
+    runner.invoke(app, ["fit", str(counts), "--k", "1", "--judge-calibration", str(calib), "--judge-metric", "m"])
+    assert seen["judge_calibration"].judge_error == JudgeError.from_counts(9, 1, 8, 2)

@@ -70,6 +70,27 @@ def _table(title: str, summary: Any) -> Table:
     return t
 
 
+def _judge_calibration(path: Path | None, metric: str | None) -> Any:
+    """The chosen metric's calibration from ``--judge-calibration`` / ``--judge-metric`` (None without a file)."""
+    if path is None:
+        if metric is not None:
+            raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), 2)
+        return None
+    from agentstats.calibration import calibrate, load_calibration
+
+    try:
+        report = calibrate(load_calibration(path))
+        if metric is None:
+            if len(report.metrics) != 1:
+                raise ValueError(f"{path} calibrates {sorted(report.metrics)}: choose one with --judge-metric")
+            metric = next(iter(report.metrics))
+        chosen = report[metric]
+        _ = chosen.judge_error  # an ordinal metric without threshold, a set without passes or fails: say it now
+    except (ValueError, KeyError, OSError) as exc:
+        raise fail(ValueError(str(exc).strip('"')), 2) from exc
+    return chosen
+
+
 def fit(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
     format: FormatOpt = "auto",
@@ -119,6 +140,18 @@ def fit(
         bool, typer.Option("--strict", help="Exit with status 3 when diagnostics fail (R-hat, ESS, divergences).")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    judge_calibration: Annotated[
+        Path | None,
+        typer.Option(
+            help="Calibration set of the judge behind the outcomes (JSONL: item_id, metric, verdict, gold; "
+            "`agentstats calibrate`): the outcomes are then modelled as the judge's noisy verdicts and pass@k / "
+            "pass^k are of the true outcome (docs/judge.md).",
+        ),
+    ] = None,
+    judge_metric: Annotated[
+        str | None,
+        typer.Option(help="Metric of the calibration set to use (needed when it holds several)."),
+    ] = None,
     agent: AgentOpt = None,
     agent_col: AgentColOpt = None,
     task_col: TaskColOpt = None,
@@ -142,6 +175,7 @@ def fit(
     if not 0.0 < ci_prob < 1.0:
         raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), 2)
     ks = parse_k(k) or list(range(1, 9))
+    calibration = _judge_calibration(judge_calibration, judge_metric)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))
     check_k(ks, counts, "fit", str(input))
     kind: Literal["eti", "hdi"] = "hdi" if hdi else "eti"
@@ -152,7 +186,7 @@ def fit(
                 dt = fit_model(
                     counts, bayes_model, dispersion=None if bayes_model in ("additive", "no_pooling") else dispersion,
                     sampler=sampler, draws=draws, tune=tune, chains=chains, random_seed=seed,
-                    target_accept=target_accept,
+                    target_accept=target_accept, **({"judge_calibration": calibration} if calibration else {}),
                 )
         except (ValueError, ImportError) as exc:
             raise fail(exc, 2) from exc
@@ -180,6 +214,8 @@ def fit(
         payload: dict[str, Any] = {"summary": _records(summary), "diagnostics": diag_json}
         if cons is not None:
             payload["consistency"] = [{c: clean(v) for c, v in row.items()} for _, row in cons.iterrows()]
+        if calibration is not None:
+            payload["judge_calibration"] = calibration.as_record()
         if rerun_summary is not None:
             payload["rerun"] = {"n_future": rerun, "summary": _records(rerun_summary)}
         out.print_json(json.dumps(payload))
@@ -217,6 +253,14 @@ def fit(
             f"{dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "
             f"target_accept {dt.attrs.get('target_accept')}, divergences {diag.divergences}"
         )
+        if calibration is not None:
+            post = dt["posterior"]
+            out.print(
+                f"judge calibration ({calibration.metric}, {calibration.n_items} items): sensitivity "
+                f"{float(post['judge_sensitivity'].mean()):.3f}, specificity "
+                f"{float(post['judge_specificity'].mean()):.3f} (posterior means, estimated jointly); pass@k / "
+                "pass^k above are of the true outcome"
+            )
         out.print(str(diag))
     if not diag.ok:
         console.print("[bold yellow]warning:[/] diagnostics failed: " + "; ".join(diag.problems))
