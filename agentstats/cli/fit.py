@@ -71,7 +71,7 @@ def _table(title: str, summary: Any) -> Table:
 
 
 def _judge_calibration(path: Path | None, metric: str | None) -> Any:
-    """The chosen metric's calibration from ``--judge-calibration`` / ``--judge-metric`` (None without a file)."""
+    """Return the chosen metric's calibration (``--judge-calibration``, ``--judge-metric``); None without a file."""
     if path is None:
         if metric is not None:
             raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), 2)
