@@ -254,3 +254,46 @@ def test_cli_fit_takes_a_judge_calibration(tmp_path, monkeypatch):
     assert res.exit_code == EXIT_USAGE
     runner.invoke(app, ["fit", str(counts), "--k", "1", "--judge-calibration", str(calib), "--judge-metric", "m"])
     assert seen["judge_calibration"].judge_error == JudgeError.from_counts(9, 1, 8, 2)
+
+
+def test_cli_report_passes_the_judge_calibration(tmp_path, monkeypatch):
+    import papermill
+    from typer.testing import CliRunner
+
+    import agentstats.report as report_mod
+    from agentstats.cli import app
+    from agentstats.cli.common import EXIT_USAGE
+    from agentstats.report import default_notebook
+
+    example = report_mod.Path(__file__).resolve().parents[1] / "data" / "example_trials.jsonl"
+    calib = _write(tmp_path / "calib.jsonl", _binary_items(9, 1, 8, 2, metric="m"))
+    seen = {}
+
+    def fake_run_report(parameters, out_dir, name, kernel_name, show_code):
+        seen.update(parameters)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(example), "--out", str(tmp_path), "--judge-calibration", str(calib)])
+    assert res.exit_code == 0, res.output
+    assert seen["judge_calibration"] == str(calib.resolve()) and seen["judge_metric"] == "m"
+    assert {"judge_calibration", "judge_metric"} <= set(papermill.inspect_notebook(str(default_notebook())))
+    bad = _write(tmp_path / "bad.jsonl", ["{"])
+    res = runner.invoke(app, ["report", str(example), "--out", str(tmp_path), "--judge-calibration", str(bad)])
+    assert res.exit_code == EXIT_USAGE and "malformed JSON" in res.output
+
+
+@pytest.mark.slow
+def test_report_shows_corrected_next_to_uncorrected_pass_hat_k(tmp_path):
+    from report_helpers import IMG, live_markup
+
+    from agentstats.report import run_report
+
+    example = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "example_trials.jsonl"
+    calib = _write(tmp_path / "calib.jsonl", _binary_items(45, 5, 40, 10, metric=f"relevance {IMG}"))
+    paths = run_report({"input_path": str(example), "run_bayes": False, "judge_calibration": str(calib)},
+                       out_dir=tmp_path, name="r", progress_bar=False)
+    html = paths.html.read_text(encoding="utf-8")
+    assert "pass_hat_k_uncorrected" in html and "Judge calibration of" in html
+    assert live_markup(html) == []

@@ -79,6 +79,11 @@ def report(
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
     run: RunOpt = None,
+    judge_calibration: Annotated[
+        Path | None,
+        typer.Option(help="Calibration set of the judge behind the outcomes: adds pass^k corrected for its errors."),
+    ] = None,
+    judge_metric: Annotated[str | None, typer.Option(help="Metric of the calibration set to use.")] = None,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
@@ -116,6 +121,14 @@ def report(
         "tool_threshold": tool_threshold,
         "require_tools": require_tools,
     }
+    if judge_calibration is not None:  # checked here, so that a bad file exits 2 before the notebook starts
+        from agentstats.cli.fit import _judge_calibration
+
+        calibration = _judge_calibration(judge_calibration, judge_metric)
+        params["judge_calibration"] = str(judge_calibration.resolve())
+        params["judge_metric"] = calibration.metric
+    elif judge_metric is not None:
+        raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), EXIT_USAGE)
     if judge not in ("deterministic", "openai"):
         raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), EXIT_USAGE)
     if population not in ("observed", "new"):
