@@ -130,6 +130,8 @@ def test_judged_binomial_families_use_the_judged_probability(name):
 
 def test_judge_calibration_refused_where_it_cannot_apply():
     counts = _counts()
+    with pytest.raises(ValueError, match="channel table"):
+        channel_table(np.full(2000, 100), np.zeros(2000, int))
     with pytest.raises(ValueError, match="cannot take a judge calibration"):
         fit(counts, model="no_pooling", judge_calibration=JE, draws=10, chains=1)
     with pytest.raises(ValueError, match="JudgeError or a metric"):

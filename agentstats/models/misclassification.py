@@ -39,6 +39,7 @@ import pytensor.tensor as pt
 from scipy.special import gammaln
 
 __all__ = [
+    "MAX_CHANNEL_ENTRIES",
     "SENSITIVITY",
     "SPECIFICITY",
     "ChannelTable",
@@ -46,6 +47,7 @@ __all__ = [
     "channel_table",
     "draw_true_counts",
     "judge_error_variables",
+    "judged_log_likelihood",
     "judged_probability",
 ]
 
@@ -56,6 +58,8 @@ SPECIFICITY = "judge_specificity"
 _NEG = -1.0e30
 #: Error rates are kept this far from 0 and 1 inside logs.
 _EPS = 1.0e-12
+#: Largest channel table (cells x (n_max + 1)^2 entries; five float64 arrays of that size) a judged fit builds.
+MAX_CHANNEL_ENTRIES = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,20 @@ def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 def channel_table(n: np.ndarray, c: np.ndarray) -> ChannelTable:
-    """Build the :class:`ChannelTable` of cells with ``n`` trials and ``c`` judged passes (1-d int arrays)."""
+    """Build the :class:`ChannelTable` of cells with ``n`` trials and ``c`` judged passes (1-d int arrays).
+
+    Raises
+    ------
+    ValueError
+        When the table would exceed :data:`MAX_CHANNEL_ENTRIES` entries (too many trials per cell for a judged fit).
+    """
+    entries = int(np.size(n)) * (int(np.max(n)) + 1 if np.size(n) else 1) ** 2
+    if entries > MAX_CHANNEL_ENTRIES:
+        raise ValueError(
+            f"a judged fit of {np.size(n)} cells with up to {int(np.max(n))} trials each needs a channel table of "
+            f"{entries:,} entries (limit {MAX_CHANNEL_ENTRIES:,}); judged fits suit up to a few tens of trials per "
+            "cell: use the Rogan-Gladen correction (agentstats.calibration.corrected_pass_k) instead"
+        )
     n = np.asarray(n, np.int64)[:, None, None]
     c = np.asarray(c, np.int64)[:, None, None]
     size = int(n.max()) + 1 if n.size else 1
