@@ -31,12 +31,12 @@ def _brute_channel(c, n, s, se, sp):
     return pmf[c] if c < pmf.size else 0.0
 
 
-def _counts(seed=0, agents=("x", "y"), tasks=5, n_max=6):
+def _counts(seed=0, agents=("x", "y"), tasks=5, n_max=6, n_min=0):
     rng = np.random.default_rng(seed)
     rows = []
     for a in agents:
         for t in range(tasks):
-            n = int(rng.integers(0, n_max + 1))
+            n = int(rng.integers(n_min, n_max + 1))
             rows.append((a, f"t{t}", n, int(rng.integers(0, n + 1))))
     return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
 
@@ -70,9 +70,10 @@ def _cell_logp(model, point):
     return model.compile_logp(vars=[model["c"]], sum=False, jacobian=False, mode="FAST_COMPILE")(point)[0]
 
 
+@pytest.mark.parametrize("complete", [False, True], ids=["gaps", "complete_grid"])
 @pytest.mark.parametrize("name", ["zoi_beta_binomial", "beta_binomial"])
-def test_judged_beta_binomial_likelihood_marginalises_the_true_count(name):
-    data = prepare_counts(_counts())
+def test_judged_beta_binomial_likelihood_marginalises_the_true_count(name, complete):
+    data = prepare_counts(_counts(n_min=1 if complete else 0))
     family = get_family(name)
     model, _ = family.build(data, DEFAULT_PRIORS, judge_error=JE)
     point, v = _point_values(model, np.random.default_rng(1))
