@@ -1,5 +1,6 @@
-"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare | import | runs |
-calibrate``.
+"""Command line: ``agentstats simulate | estimate | fit | score | report | gate | loop | compare | calibrate``.
+
+``agentstats import`` and ``agentstats runs`` manage the run store.
 
 A thin layer: one module per command parses its options, calls library functions and formats their results; no
 statistics live here. Exit statuses are listed in :mod:`agentstats.cli.common` (0 ok, 1 failure, 2 usage or input
