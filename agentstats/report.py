@@ -46,6 +46,7 @@ __all__ = [
     "compare_notebook",
     "default_notebook",
     "export_html",
+    "packaged_template",
     "report_parameters",
     "run_report",
     "safe_report_name",
@@ -118,9 +119,20 @@ def default_notebook() -> Path:
     FileNotFoundError
         When the package data is missing (an install that left it out).
     """
-    path = Path(str(resources.files("agentstats") / "templates" / "report.ipynb"))
+    return packaged_template("report.ipynb", "report template", ", or pass the template path")
+
+
+def packaged_template(name: str, what: str, advice: str = "") -> Path:
+    """Path of a notebook template shipped as package data (``agentstats/templates/NAME``).
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package data is missing (an install that left it out); the message names ``what`` is missing.
+    """
+    path = Path(str(resources.files("agentstats") / "templates" / name))
     if not path.is_file():
-        raise FileNotFoundError(f"report template not found at {path}: reinstall agentstats, or pass the template path")
+        raise FileNotFoundError(f"{what} not found at {path}: reinstall agentstats{advice}")
     return path
 
 
@@ -135,10 +147,7 @@ def compare_notebook() -> Path:
     FileNotFoundError
         When the package data is missing.
     """
-    path = Path(str(resources.files("agentstats") / "templates" / "compare.ipynb"))
-    if not path.is_file():
-        raise FileNotFoundError(f"comparison template not found at {path}: reinstall agentstats")
-    return path
+    return packaged_template("compare.ipynb", "comparison template")
 
 
 def _html_template_dir() -> Path:

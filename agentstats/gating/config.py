@@ -330,6 +330,21 @@ def load_gate_config(path: str | Path) -> GateConfig:
         When the file cannot be read or parsed (with the line of a syntax error) or fails validation (every
         error with its field path and line).
     """
+    source, text, data = read_config_file(path, GateConfigError, empty_ok=True)
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as exc:
+        hint = "see docs/gate.md for the settings"
+        raise GateConfigError(source, validation_problems(exc, text, source, hint)) from None
+
+
+def read_config_file(
+    path: str | Path, error: type[GateConfigError], *, empty_ok: bool
+) -> tuple[str, str, dict[str, Any]]:
+    """Read a YAML or JSON config file as a mapping: ``(source, text, data)``; problems raise ``error``, located.
+
+    ``empty_ok``: an empty file reads as an empty mapping (else it is refused as not a mapping).
+    """
     import yaml
 
     path = Path(path)
@@ -337,7 +352,7 @@ def load_gate_config(path: str | Path) -> GateConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise GateConfigError(source, [f"{source}: cannot read the file: {exc}"]) from None
+        raise error(source, [f"{source}: cannot read the file: {exc}"]) from None
     suffix = path.suffix.lower()
     try:
         if suffix == ".json":
@@ -345,37 +360,35 @@ def load_gate_config(path: str | Path) -> GateConfig:
         elif suffix in (".yaml", ".yml"):
             data = yaml.safe_load(text)
         else:
-            raise GateConfigError(
-                source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"]
-            )
+            raise error(source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"])
     except json.JSONDecodeError as exc:
-        raise GateConfigError(source, [f"{source}, line {exc.lineno}: malformed JSON: {exc.msg}"]) from None
+        raise error(source, [f"{source}, line {exc.lineno}: malformed JSON: {exc.msg}"]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""
-        raise GateConfigError(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
-    if data is None:
+        raise error(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if data is None and empty_ok:
         data = {}
     if not isinstance(data, dict):
-        raise GateConfigError(
-            source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"]
-        )
-    try:
-        return GateConfig.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors(include_url=False):
-            loc = tuple(x for x in err.get("loc", ()) if not _is_union_tag(x))
-            line = _yaml_line(text, loc) if loc else None
-            where = source + (f", line {line}" if line is not None else "")
-            field = ".".join(str(x) for x in loc)
-            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-            if err.get("type") == "extra_forbidden":
-                msg = "unknown setting (see docs/gate.md for the settings)"
-            elif err.get("type") not in ("missing", "value_error") and "input" in err:
-                msg = f"{msg} (got {err['input']!r:.60})"
-            problems.append(f"{where}, field {field!r}: {msg}" if field else f"{where}: {msg}")
-        raise GateConfigError(source, problems) from None
+        raise error(source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"])
+    return source, text, data
+
+
+def validation_problems(exc: ValidationError, text: str, source: str, settings_hint: str) -> list[str]:
+    """One located ``"FILE, line L, field 'a.b': message"`` entry per pydantic error (line from the YAML text)."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(x for x in err.get("loc", ()) if not _is_union_tag(x))
+        line = _yaml_line(text, loc) if loc else None
+        where = source + (f", line {line}" if line is not None else "")
+        field = ".".join(str(x) for x in loc)
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            msg = f"unknown setting ({settings_hint})"
+        elif err.get("type") not in ("missing", "value_error") and "input" in err:
+            msg = f"{msg} (got {err['input']!r:.60})"
+        problems.append(f"{where}, field {field!r}: {msg}" if field else f"{where}: {msg}")
+    return problems
 
 
 def _is_union_tag(x: Any) -> bool:

@@ -58,8 +58,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from agentstats.io.errors import ProblemLog
 from agentstats.io.jsonl import build_trials
 from agentstats.schema import Status, Trial
@@ -430,18 +428,14 @@ def read_inspect(
     common = {k: spec[k] for k in ("task", "run_id", "task_id", "created") if spec.get(k) is not None}
     common = {("task_run_id" if k == "task_id" else k): v for k, v in common.items()}
 
-    def converted() -> Iterator[tuple[int, Trial]]:
+    def converted() -> Iterator[tuple[int, dict[str, Any]]]:
         for loc, sample in samples:
             d = _sample_to_trial(sample, loc, log, agent=agent, scorer=scorer, header=common,
                                  error_status=error_status)
-            if d is None:
-                continue
-            try:
-                yield loc, Trial.model_validate(d)
-            except ValidationError as exc:
-                log.add_pydantic(loc, exc, prefix="(converted trial) ", unit=_UNIT)
+            if d is not None:
+                yield loc, d
 
-    return build_trials(converted(), log, unit=_UNIT)
+    return build_trials(converted(), log, unit=_UNIT, prefix="(converted trial) ")
 
 
 def looks_like_inspect(path: Any, head: bytes) -> bool:

@@ -163,7 +163,7 @@ def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[
 
 
 def build_trials(
-    items: Iterable[tuple[int, Any]], log: ProblemLog, *, unit: str | None = None
+    items: Iterable[tuple[int, Any]], log: ProblemLog, *, unit: str | None = None, prefix: str = ""
 ) -> list[Trial]:
     """Validate records as :class:`Trial` and reject duplicate keys; problems go to ``log``.
 
@@ -174,6 +174,9 @@ def build_trials(
     log : ProblemLog
     unit : str, optional
         Unit of ``location`` (default: the log's unit).
+    prefix : str
+        Put before each validation problem: readers that convert another format say so (``"(converted trial) "``),
+        so a problem reads as one of the converted record, not of the input's own fields.
 
     Returns
     -------
@@ -194,7 +197,7 @@ def build_trials(
             try:
                 t = validate(rec)
             except ValidationError as exc:
-                log.add_pydantic(loc, exc, unit=unit)
+                log.add_pydantic(loc, exc, prefix=prefix, unit=unit)
                 continue
             except RecursionError:
                 log.add(loc, None, "record nested too deeply to validate", unit=unit)

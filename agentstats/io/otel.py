@@ -49,8 +49,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import ValidationError
-
 from agentstats.io.detect import open_text
 from agentstats.io.errors import ProblemLog
 from agentstats.io.jsonl import build_trials
@@ -385,7 +383,7 @@ def spans_to_trials(spans: Iterator[Span], log: ProblemLog, *, agent: str | None
         traces.setdefault(s["trace_id"], []).append(s)
     next_trial: dict[tuple[str, str], int] = {}
 
-    def converted() -> Iterator[tuple[int, Trial]]:
+    def converted() -> Iterator[tuple[int, dict[str, Any]]]:
         for tr in traces.values():
             d = _trial_from_trace(tr, agent, log)
             if d is None:
@@ -396,12 +394,9 @@ def spans_to_trials(spans: Iterator[Span], log: ProblemLog, *, agent: str | None
                 d["trial"] = next_trial.get(cell, 0)
             if isinstance(d["trial"], int):
                 next_trial[cell] = max(next_trial.get(cell, 0), d["trial"] + 1)
-            try:
-                yield line, Trial.model_validate(d)
-            except ValidationError as exc:
-                log.add_pydantic(line, exc, prefix="(trace's trial) ")
+            yield line, d
 
-    return build_trials(converted(), log, unit="line")
+    return build_trials(converted(), log, unit="line", prefix="(trace's trial) ")
 
 
 def read_otel(path: str | os.PathLike, log: ProblemLog, *, agent: str | None = None) -> list[Trial]:

@@ -56,8 +56,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import ValidationError
-
 from agentstats.io.detect import open_text
 from agentstats.io.errors import ProblemLog
 from agentstats.io.jsonl import build_trials
@@ -461,14 +459,8 @@ def read_tau2(
     """
     log.unit = _UNIT
 
-    def validated() -> Iterator[tuple[int, Trial]]:
-        for idx, d in iter_tau2(path, log, agent=agent, error_status=error_status):
-            try:
-                yield idx, Trial.model_validate(d)
-            except ValidationError as exc:
-                log.add_pydantic(idx, exc, prefix="(converted trial) ", unit=_UNIT)
-
-    return build_trials(validated(), log, unit=_UNIT)
+    records = iter_tau2(path, log, agent=agent, error_status=error_status)
+    return build_trials(records, log, unit=_UNIT, prefix="(converted trial) ")
 
 
 def looks_like_tau2(path: Any, head: bytes) -> bool:

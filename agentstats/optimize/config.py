@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentstats.gating.config import GateConfig, GateConfigError, _is_union_tag, _yaml_line
+from agentstats.gating.config import GateConfig, GateConfigError, _yaml_line, read_config_file, validation_problems
 
 __all__ = [
     "AgentSettings",
@@ -314,50 +314,13 @@ def load_loop_config(path: str | Path) -> LoopConfig:
         When the file cannot be read or parsed (with the line of a syntax error), fails validation (every error
         with its field path and line), or names an eval set, baseline or prompt file that does not exist.
     """
-    import yaml
-
     path = Path(path)
-    source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoopConfigError(source, [f"{source}: cannot read the file: {exc}"]) from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".json":
-            data = json.loads(text)
-        elif suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
-        else:
-            raise LoopConfigError(
-                source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"]
-            )
-    except json.JSONDecodeError as exc:
-        raise LoopConfigError(source, [f"{source}, line {exc.lineno}: malformed JSON: {exc.msg}"]) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f", line {mark.line + 1}" if mark is not None else ""
-        raise LoopConfigError(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
-    if not isinstance(data, dict):
-        raise LoopConfigError(
-            source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"]
-        )
+    source, text, data = read_config_file(path, LoopConfigError, empty_ok=False)
     try:
         cfg = LoopConfig.model_validate(_resolve(data, path.parent))
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors(include_url=False):
-            loc = tuple(x for x in err.get("loc", ()) if not _is_union_tag(x))
-            line = _yaml_line(text, loc) if loc else None
-            where = source + (f", line {line}" if line is not None else "")
-            field = ".".join(str(x) for x in loc)
-            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-            if err.get("type") == "extra_forbidden":
-                msg = "unknown setting (see the Loop section of docs/gate.md)"
-            elif err.get("type") not in ("missing", "value_error") and "input" in err:
-                msg = f"{msg} (got {err['input']!r:.60})"
-            problems.append(f"{where}, field {field!r}: {msg}" if field else f"{where}: {msg}")
-        raise LoopConfigError(source, problems) from None
+        hint = "see the Loop section of docs/gate.md"
+        raise LoopConfigError(source, validation_problems(exc, text, source, hint)) from None
     problems = []
     for field, p in (("eval_set", cfg.eval_set), ("baseline", cfg.baseline),
                      ("agent.prompt_file", cfg.agent.prompt_file if cfg.agent else None)):

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from agentstats.markup import md_text
-from agentstats.report import ReportPaths, run_report
+from agentstats.report import ReportPaths, packaged_template, run_report
 
 __all__ = [
     "RunView",
@@ -216,10 +215,7 @@ def default_gate_notebook() -> Path:
     FileNotFoundError
         When the package data is missing.
     """
-    path = Path(str(resources.files("agentstats") / "templates" / "gate.ipynb"))
-    if not path.is_file():
-        raise FileNotFoundError(f"gate report template not found at {path}: reinstall agentstats")
-    return path
+    return packaged_template("gate.ipynb", "gate report template")
 
 
 def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | None = None,
