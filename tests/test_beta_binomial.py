@@ -102,6 +102,44 @@ def test_zoi_conditional_p_component_probabilities():
     assert p[:, 0, 3].mean() == pytest.approx(m[3], abs=0.004)
 
 
+@pytest.mark.parametrize("n_big", [5, 90])  # 90 > RISING_K_MAX: the betaln branch
+def test_det_posterior_equals_bayes_rule_on_the_logpmf(n_big):
+    """The product form of P(deterministic | c) equals Bayes' rule on the two mixture terms of the reference log-pmf
+    (ragged n, n = 0 and n = 1 included)."""
+    from agentstats.models.beta_binomial import _det_posterior
+
+    n = np.array([[n_big, 2, 4, 0, 1, n_big], [1, 3, n_big, 2, 0, 4]])
+    c = np.array([[n_big, 0, 2, 0, 1, 0], [0, 3, n_big, 1, 0, 0]])
+    rng = np.random.default_rng(5)
+    eta = rng.normal(0.0, 1.5, (7, *n.shape))
+    phi = rng.uniform(0.3, 20.0, (7, 1, 1))
+    lam = rng.uniform(0.05, 0.9, (7, 1, 1))
+    got = _det_posterior(eta, phi * special.expit(eta), phi * special.expit(-eta), n, c, lam)
+    log_bb = beta_binomial_logpmf(c, n, eta, phi)
+    with np.errstate(divide="ignore"):
+        log_det = np.where(c == n, special.log_expit(eta), np.where(c == 0, special.log_expit(-eta), -np.inf))
+    log_det = np.where(n == 0, 0.0, log_det)
+    l_det, l_bb = np.log(lam) + log_det, np.log1p(-lam) + log_bb
+    want = np.exp(l_det - np.logaddexp(l_det, l_bb))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-14)
+    assert np.all(got[:, (c != n) & (c != 0)] == 0.0)
+
+
+def test_new_task_moments_product_and_betaln_paths_agree(monkeypatch):
+    """The running-product Beta moments (k <= RISING_K_MAX) equal the betaln form."""
+    from agentstats.models import beta_binomial as bb
+
+    rng = np.random.default_rng(11)
+    m, s = rng.normal(0, 1, (3, 5)), rng.uniform(0.2, 2.0, (3, 5))
+    phi, lam = rng.uniform(0.5, 30.0, (3, 5)), rng.uniform(0.0, 0.8, (3, 5))
+    ks = np.array([1, 2, 5, 8, 40, 5])
+    fast = new_task_moments_beta(m, s, phi, ks, det_share=lam)
+    monkeypatch.setattr(bb, "RISING_K_MAX", 0)
+    slow = new_task_moments_beta(m, s, phi, ks, det_share=lam)
+    for f, w in zip(fast, slow, strict=True):
+        np.testing.assert_allclose(f, w, rtol=1e-11, atol=1e-14)
+
+
 def test_numpy_logpmf_against_quadrature():
     n = np.array([[3, 2, 4], [1, 5, 2]])
     c = np.array([[0, 2, 3], [1, 0, 1]])

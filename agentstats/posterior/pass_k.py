@@ -88,16 +88,28 @@ def posterior_pass_k(
         for sl, p in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0))):
             w = weight[:, sl]
             p = np.clip(p, 0.0, 1.0)
-            with np.errstate(divide="ignore"):
-                log_p = np.log(p)
-                log_q = np.log1p(-p)
-            del p
-            buf = np.empty_like(log_p)  # one block-sized temporary per quantity and k: memory stays bounded
-            for j, kv in enumerate(ks):
-                np.exp(np.multiply(log_p, float(kv), out=buf), out=buf)
-                hat[..., j] += np.einsum("cdat,at->cda", buf, w)
-                np.exp(np.multiply(log_q, float(kv), out=buf), out=buf)
-                miss[..., j] += np.einsum("cdat,at->cda", buf, w)
+            q = 1.0 - p
+            # p^k and (1 - p)^k by running products over the sorted k (one multiply per step; a power for a gap):
+            # block-sized temporaries only, so memory stays bounded
+            pow_p = np.ones_like(p)
+            pow_q = np.ones_like(p)
+            prev = 0
+            for kv in np.unique(ks):
+                gap = int(kv) - prev
+                if gap == 1:
+                    pow_p *= p
+                    pow_q *= q
+                else:
+                    pow_p *= np.power(p, gap)
+                    pow_q *= np.power(q, gap)
+                prev = int(kv)
+                cols = np.flatnonzero(ks == kv)
+                h = np.einsum("cdat,at->cda", pow_p, w)
+                mm = np.einsum("cdat,at->cda", pow_q, w)
+                for j in cols:
+                    hat[..., j] += h
+                    miss[..., j] += mm
+            del p, q, pow_p, pow_q
         with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
             hat /= n_used[None, None, :, None]
             at = 1.0 - miss / n_used[None, None, :, None]
