@@ -11,7 +11,9 @@ seed 0), each in a fresh Python process (compilation included, as a user's first
    ``consistency`` per agent.
 
 Reported: wall time of 1 (``fit_s``) and of 1 + 2 (``total_s``, "to the diagnostics and the numbers"), the worst
-R-hat and ESS_bulk, divergences, and the peak resident memory of the process (``ru_maxrss``). For the sizes in
+R-hat and ESS_bulk, divergences, the peak resident memory of the process (``ru_maxrss``), its CPU time (user +
+system, ``cpu_s``; the sampler threads included) and the 1-minute load average at the end (``load_1min``: other work
+on the machine stretches wall time, not CPU time). For the sizes in
 ``--pymc-ratio`` the same model is also sampled with PyMC's own NUTS (``sampler="pymc"``) in the same run, and the
 ratio of the two wall times is reported. Goals: 10,000 cells <= 45 s and <= 1 GB; 100,000 cells <= 5 min and <= 4 GB;
 time and memory linear in cells.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -87,6 +90,8 @@ def run_one(size: str, sampler: str | None) -> dict:
         divergences=int(diag.divergences),
         target_accept=dt.attrs["target_accept"],
         peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        cpu_s=round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1),
+        load_1min=round(os.getloadavg()[0], 1),
     )
 
 
@@ -126,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.DataFrame(rows)
     from _docs import md_table, write_block
 
-    cpus = len(__import__("os").sched_getaffinity(0))
+    cpus = len(os.sched_getaffinity(0))
     body = f"""Command: `.venv/bin/python benchmarks/bench_scale.py` ({time.strftime('%Y-%m-%d')}, {cpus} CPUs, each
 size in a fresh process, compilation included; simulated counts with per-agent dispersion and 30 % deterministic
 cells). Goals: 10,000 cells <= 45 s and <= 1 GB, 100,000 cells <= 5 min and <= 4 GB.
