@@ -132,8 +132,12 @@ def log_to_mlflow(
     from mlflow.entities import Metric, Param, RunStatus
     from mlflow.tracking import MlflowClient
 
-    from agentstats import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        __version__ = version("agentstats")
+    except PackageNotFoundError:  # a source tree that was not installed
+        __version__ = "0+unknown"
     files = [Path(a) for a in artifacts]
     for f in files:
         if not f.is_file():
