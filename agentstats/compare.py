@@ -2,9 +2,9 @@
 
 A *run* is one agent's attempts at a set of tasks: a trials file in any format :func:`agentstats.io.load_trials`
 reads (the project's JSONL, tau-bench, tau2-bench, Inspect AI logs, OpenTelemetry traces, run tables ...), a
-counts table, a list of :class:`~agentstats.schema.Trial`, or a DataFrame. :func:`resolve_run` turns one
-reference into a :class:`Run`; it is the one place that knows what a run reference can be, so other sources (a
-run store) plug in there.
+counts table, a list of :class:`~agentstats.schema.Trial`, a DataFrame, or, with ``store=``, the name of a run in
+a run store (:mod:`agentstats.store`). :func:`resolve_run` turns one reference into a :class:`Run`; it is the one
+place that knows what a run reference can be.
 
 :func:`compare_runs` compares every run with the first one (the baseline) on the tasks *all* runs attempted, and
 says how many tasks each run had outside that intersection (left out, never silently averaged in):
@@ -90,7 +90,23 @@ def _single_agent(agents: Iterable[str], source: str) -> str | None:
     return names[0] if names else None
 
 
-def resolve_run(ref: Any, *, name: str | None = None, **load_options: Any) -> Run:
+def _store_run(store: str | os.PathLike, run: str, options: dict[str, Any]) -> tuple[list[Trial], str]:
+    """Read the run named ``run`` from the run store ``store``: its trials and a source label."""
+    fmt = options.pop("format", "auto")
+    if fmt not in ("auto", "duckdb"):
+        raise ValueError(f"run {run!r} comes from the run store {store}; format={fmt!r} does not apply to it")
+    allowed = {"agents", "on_error"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise ValueError(f"option(s) {unknown} do not apply to a run of the run store {store} (only {sorted(allowed)})")
+    if not os.path.isfile(store):
+        raise FileNotFoundError(f"no run store at {store}")
+    trials = list(load_trials(store, "duckdb", run=run, agents=options.get("agents")))
+    return trials, f"{store}:{run}"
+
+
+def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike | None = None,
+                **load_options: Any) -> Run:
     """Turn a run reference into a :class:`Run`.
 
     Parameters
@@ -98,11 +114,15 @@ def resolve_run(ref: Any, *, name: str | None = None, **load_options: Any) -> Ru
     ref : str, PathLike, pandas.DataFrame, Run, or iterable of Trial
         A file any loader reads (trials are loaded with :func:`agentstats.io.load_trials`, counts tables with
         :func:`agentstats.io.load_counts_any`), a counts or run-table DataFrame, trials, or a ``Run`` (returned
-        renamed when ``name`` is given).
+        renamed when ``name`` is given). With ``store``, a ``str`` is the name of a run in that store.
     name : str, optional
-        The run's name; default its agent's name.
+        The run's name; default its agent's name (a store run: the run's name).
+    store : str or PathLike, optional
+        A run store file (:class:`agentstats.store.RunStore`): string references name its runs
+        (``resolve_run("prompt-v2", store="agentstats.duckdb")``); a ``pathlib.Path`` is still a file.
     **load_options
-        Passed to the loader (``format``, ``agents``, ``on_error``, ``agent`` ...).
+        Passed to the loader (``format``, ``agents``, ``on_error``, ``agent`` ...); for a store run only
+        ``agents`` (and ``on_error``, which has nothing to skip there) apply.
 
     Returns
     -------
@@ -112,11 +132,21 @@ def resolve_run(ref: Any, *, name: str | None = None, **load_options: Any) -> Ru
     ------
     ValueError
         When the reference holds several agents (select one with ``agents=``), no scored trial, or trials
-        without an outcome (score them first); the loaders' :class:`~agentstats.io.TrialLoadError` for bad input.
+        without an outcome (score them first); the loaders' :class:`~agentstats.io.TrialLoadError` for bad input;
+        a store run that does not exist (:class:`agentstats.store.StoreError`, which lists the store's runs).
+    FileNotFoundError
+        When ``store`` is not a file.
     """
     if isinstance(ref, Run):
         return Run(name or ref.name, ref.counts.assign(agent=name or ref.name), ref.trials, ref.source)
     trials: list[Trial] | None = None
+    if store is not None and isinstance(ref, str):
+        trials, source = _store_run(store, ref, dict(load_options))
+        counts = to_counts(trials)
+        agent = _single_agent(counts["agent"].astype(str), source)
+        if agent is None:
+            raise ValueError(f"{source}: no scored trial to compare")
+        return Run(name=name or ref, counts=counts.assign(agent=name or ref), trials=trials, source=source)
     if isinstance(ref, (str, os.PathLike)):
         source = str(ref)
         fmt = load_options.pop("format", "auto")
@@ -325,6 +355,7 @@ def compare_runs(
     bayes: bool = False,
     fit_options: dict[str, Any] | None = None,
     run_options: Sequence[dict[str, Any] | None] | None = None,
+    store: str | os.PathLike | None = None,
     **load_options: Any,
 ) -> RunComparison:
     """Compare runs with the first one (the baseline) on the tasks they all attempted.
@@ -332,10 +363,10 @@ def compare_runs(
     Parameters
     ----------
     *runs : run references
-        Two or more: paths, DataFrames, trial lists or :class:`Run` (see :func:`resolve_run`). The first is the
-        baseline.
+        Two or more: paths, DataFrames, trial lists or :class:`Run` (see :func:`resolve_run`); with ``store``, run
+        names in that store (``compare_runs("v1", "v2", store="agentstats.duckdb")``). The first is the baseline.
     names : sequence of str, optional
-        Run names (default: each run's agent; the file stem where two runs have the same agent).
+        Run names (default: each run's agent, the file stem where two runs have the same agent; a store run's name).
     k : int or iterable of int, optional
         k values of pass@k / pass^k; default ``1 .. min n`` over each pair's shared tasks.
     n_boot : int
@@ -352,6 +383,9 @@ def compare_runs(
     run_options : sequence of dict, optional
         Loader options for each run, in order, on top of ``load_options`` (e.g. two agents of one file:
         ``run_options=[{"agents": "baseline"}, {"agents": "candidate"}]``).
+    store : str or PathLike, optional
+        A run store file: every ``str`` in ``runs`` is the name of one of its runs (a ``pathlib.Path`` is still
+        read as a file).
     **load_options
         Passed to :func:`resolve_run` for every run (``format``, ``agents``, ``on_error`` ...).
 
@@ -363,7 +397,9 @@ def compare_runs(
     ------
     ValueError
         Fewer than two runs, names that do not match the runs, no task shared by all runs, or a bad run
-        (:func:`resolve_run`).
+        (:func:`resolve_run`; an unknown store run is a :class:`agentstats.store.StoreError`, a ``ValueError``).
+    FileNotFoundError
+        A missing file or run store.
     """
     if len(runs) < 2:
         raise ValueError(f"compare_runs needs at least two runs, got {len(runs)}")
@@ -372,7 +408,7 @@ def compare_runs(
     if run_options is not None and len(run_options) != len(runs):
         raise ValueError(f"run_options has {len(run_options)} entries for {len(runs)} runs")
     per_run = [{**load_options, **(o or {})} for o in (run_options or [None] * len(runs))]
-    resolved = [resolve_run(r, **o) for r, o in zip(runs, per_run, strict=True)]
+    resolved = [resolve_run(r, store=store, **o) for r, o in zip(runs, per_run, strict=True)]
     final = list(names) if names is not None else _unique_names(resolved, runs)
     if len(set(final)) != len(final):
         raise ValueError(f"run names must differ, got {final}")

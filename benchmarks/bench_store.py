@@ -1,15 +1,21 @@
 """Run store at scale: import a million trials with conversations, then count them in SQL.
 
-Run:  taskset -c 1 python benchmarks/bench_store.py [--trials 1000000] [--workdir DIR]
+Run:  taskset -c 1 python benchmarks/bench_store.py [--trials 250000,500000,1000000] [--workdir DIR]
 
-Generates (seeded) ``trials_conv.jsonl``: 10 agents x (trials / 100) tasks x 10 trials of the project's JSONL, each
+Generates (seeded) ``trials_conv_N.jsonl``: 10 agents x (N / 100) tasks x 10 trials of the project's JSONL, each
 trial with one interaction (query, answer, expected answer) and one tool call, 2% infrastructure errors. Then, each in
-a fresh Python process: ``agentstats.store.importing.import_file`` into a new store (the JSONL streamed, every record
-validated, written in batches inside one transaction); ``RunStore.counts`` (SQL, then the one counts builder); and
-``agentstats.load_counts_any`` on the store (what ``agentstats estimate`` does). Reports wall time and the child's
-peak resident memory (``ru_maxrss`` from ``os.wait4``, interpreter and libraries included) and CPU time (user + system:
-on a shared machine the wall time also holds waiting for the core). Prints a Markdown table
-for docs/benchmarks.md, section "Run store". Goals: import <= 60 s, counts <= 1 s, memory bounded.
+a fresh Python process: ``agentstats.store.importing.import_file`` into a new store (the JSONL read line by line,
+every record validated, streamed to DuckDB as Arrow record batches through one ``INSERT`` inside one transaction);
+``RunStore.counts`` (SQL, then the one counts builder); and ``agentstats.load_counts_any`` on the store (what
+``agentstats estimate`` does). Reports wall time and the child's peak resident memory (``ru_maxrss`` from
+``os.wait4``, interpreter and libraries included) and CPU time (user + system: on a shared machine the wall time also
+holds waiting for the core). ``--memory-limit`` sets DuckDB's limit for the import (``RunStore(memory_limit=)``,
+default 512MB): DuckDB keeps written blocks cached up to it, so the peak RSS is the interpreter and libraries plus
+at most that limit, whatever the number of trials. Prints a Markdown table for docs/benchmarks.md, section "Run
+store", and the load average when it started and ended. Several sizes (``--trials 250000,500000,1000000``): the
+import is timed at each, the counts at the largest; memory bounded means the import's peak RSS does not grow with
+the number of trials.
+Goals: import <= 60 s, counts <= 1 s, memory bounded.
 """
 
 from __future__ import annotations
@@ -31,10 +37,10 @@ t0 = time.perf_counter()
 from agentstats.store import RunStore
 from agentstats.store.importing import import_file
 import agentstats
-case, src, store = sys.argv[1], sys.argv[2], sys.argv[3]
+case, src, store, limit = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 t1 = time.perf_counter()
 if case == "import":
-    with RunStore(store) as st:
+    with RunStore(store, memory_limit=limit) as st:
         r = import_file(st, src, run="big")
     out = r.trials
 elif case == "counts":
@@ -68,9 +74,9 @@ def write_trials(path: Path, n: int, seed: int = 20261201) -> None:
                     i += 1
 
 
-def run_child(case: str, src: Path, store: Path) -> dict:
+def run_child(case: str, src: Path, store: Path, limit: str = "512MB") -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, case, str(src), str(store)], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, case, str(src), str(store), limit], stdout=subprocess.PIPE,
                             text=True)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
@@ -86,27 +92,36 @@ def run_child(case: str, src: Path, store: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=1_000_000)
+    ap.add_argument("--trials", default="1000000", help="comma-separated sizes (trials per file)")
     ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--memory-limit", default="512MB", help="DuckDB memory limit of the import (RunStore default)")
     args = ap.parse_args()
+    sizes = sorted(int(x) for x in str(args.trials).split(","))
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_store_"))
     work.mkdir(parents=True, exist_ok=True)
-    src = work / "trials_conv.jsonl"
-    if not src.exists():
-        write_trials(src, args.trials)
-    store = work / "bench.duckdb"
-    for f in (store, store.with_name(store.name + ".wal")):
-        f.unlink(missing_ok=True)
-    mb = src.stat().st_size / 1e6
+    load_start = os.getloadavg()
     rows = []
-    imp = run_child("import", src, store)
-    rows.append((f"import {imp['result']:,} trials with a conversation and a tool call ({mb:.0f} MB JSONL)", imp))
-    cnt = run_child("counts", src, store)
-    rows.append((f"`RunStore.counts` of that run ({cnt['result']:,} scored trials)", cnt))
-    lca = run_child("load_counts_any", src, store)
-    rows.append(("`load_counts_any(store, run=...)` (what `agentstats estimate` reads)", lca))
-    size = store.stat().st_size / 1e6
-    print(f"\nstore file: {size:.0f} MB; {os.cpu_count()} CPUs visible; taskset: {os.sched_getaffinity(0)}\n")
+    for n in sizes:
+        src = work / f"trials_conv_{n}.jsonl"
+        if not src.exists():
+            write_trials(src, n)
+        store = work / f"bench_{n}.duckdb"
+        for f in (store, store.with_name(store.name + ".wal")):
+            f.unlink(missing_ok=True)
+        mb = src.stat().st_size / 1e6
+        imp = run_child("import", src, store, args.memory_limit)
+        rows.append((f"import {imp['result']:,} trials with a conversation and a tool call ({mb:.0f} MB JSONL), "
+                     f"DuckDB memory limit {args.memory_limit}", imp))
+        if n == sizes[-1]:
+            cnt = run_child("counts", src, store)
+            rows.append((f"`RunStore.counts` of that run ({cnt['result']:,} scored trials)", cnt))
+            lca = run_child("load_counts_any", src, store)
+            rows.append(("`load_counts_any(store, run=...)` (what `agentstats estimate` reads)", lca))
+            size = store.stat().st_size / 1e6
+    load_end = os.getloadavg()
+    print(f"\nstore file ({sizes[-1]:,} trials): {size:.0f} MB; {os.cpu_count()} CPUs visible; "
+          f"taskset: {os.sched_getaffinity(0)}; load average (1, 5, 15 min) at start "
+          f"{', '.join(f'{x:.1f}' for x in load_start)}, at end {', '.join(f'{x:.1f}' for x in load_end)}\n")
     print("| operation | wall time (s) | CPU time (s) | timed part (s) | peak RSS (MB) |")
     print("|---|---|---|---|---|")
     for label, r in rows:

@@ -36,6 +36,7 @@ LAYERS = {
     "report": 5,
     "optimize": 5,
     "compare": 5,
+    "tracking": 5,
     "cli": 6,
     "__main__": 7,
 }

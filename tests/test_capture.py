@@ -273,16 +273,17 @@ def test_a_taken_name_is_refused_unless_resumed_or_replaced(tmp_path):
 
 
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("langgraph"), reason="langgraph is not installed")
-def test_langgraph_graph_is_captured(tmp_path, server):  # pragma: no cover - needs langgraph
+def test_langgraph_graph_is_captured(tmp_path, server):
     from typing import TypedDict
 
-    from langgraph.graph import END, StateGraph
+    from langgraph.graph import END, START, StateGraph
 
     client = openai.OpenAI(base_url=server.base_url, api_key="test")
 
     class State(TypedDict, total=False):
         task_id: str
         query: str
+        expected_answer: str
         docs: list
         answer: str
 
@@ -290,15 +291,16 @@ def test_langgraph_graph_is_captured(tmp_path, server):  # pragma: no cover - ne
     def retrieve(state: State) -> State:
         return {"docs": [f"doc about {state['query']}"]}
 
-    @agentstats.node("answer")
+    @agentstats.node("answer", metrics=["exact_match"])
     def answer(state: State) -> State:
-        r = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": state["query"]}])
+        r = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": state["query"] + " " + state["docs"][0]}])
         return {"answer": r.choices[0].message.content}
 
     g = StateGraph(State)
     g.add_node("retriever", retrieve)
     g.add_node("answer", answer)
-    g.set_entry_point("retriever")
+    g.add_edge(START, "retriever")
     g.add_edge("retriever", "answer")
     g.add_edge("answer", END)
     graph = g.compile()
@@ -307,11 +309,33 @@ def test_langgraph_graph_is_captured(tmp_path, server):  # pragma: no cover - ne
     def app(state):
         return graph.invoke(state)
 
-    with agentstats.run("lg", store=tmp_path / "s.duckdb") as run:
-        app({"task_id": "fr", "query": "capital of France?"})
-    frame = run.to_frame()
-    assert set(frame["node"]) == {"graph", "retriever", "answer"}
-    assert frame.loc[frame["node"] == "answer", "input_tokens"].tolist() == [PROMPT]
+    store = tmp_path / "s.duckdb"
+    with agentstats.run("lg", store=store, metrics=["exact_match"]) as run:  # the outcome: the graph's answer
+        for _ in range(2):
+            out = app({"task_id": "fr", "query": "capital of France?", "expected_answer": "Paris"})
+            assert out["answer"] == "Paris" and out["docs"] == ["doc about capital of France?"]  # graph state kept
+            app({"task_id": "mars", "query": "capital of Mars?", "expected_answer": "Olympus"})
+    assert len(server.requests) == 4
+
+    frame = run.to_frame().sort_values("invocation_id")
+    assert list(frame["node"]) == ["graph", "retriever", "answer"] * 4
+    # the graph's nodes (run by LangGraph's executor) are children of the decorated call that invoked the graph
+    graph_ids = frame.loc[frame["node"] == "graph", "invocation_id"].tolist()
+    children = frame[frame["node"] != "graph"]
+    assert children["parent_id"].tolist() == [i for i in graph_ids for _ in range(2)]
+    assert list(frame.loc[frame["node"] == "graph", "task_id"]) == ["fr", "mars", "fr", "mars"]
+    llm = frame[frame["node"] == "answer"]
+    assert (llm["input_tokens"] == PROMPT).all() and (llm["output_tokens"] == COMPLETION).all()
+    expected_cost = (PROMPT * MINI_IN + COMPLETION * MINI_OUT) / 1e6
+    assert llm["cost_usd"].to_numpy() == pytest.approx([expected_cost] * 4, rel=1e-12)
+    assert list(llm["exact_match"]) == [1.0, 0.0, 1.0, 0.0]
+
+    trials = agentstats.load_trials(store, run="lg")
+    assert [(t.task_id, t.trial, t.outcome()) for t in trials] == [
+        ("fr", 0, "success"), ("mars", 0, "failure"), ("fr", 1, "success"), ("mars", 1, "failure")]
+    assert trials[0].interactions[0].answer == "Paris" and trials[0].usage.input_tokens == PROMPT
+    counts = agentstats.load_counts_any(store, run="lg").set_index("task_id")
+    assert counts.loc["fr", ["n", "c"]].tolist() == [2, 2] and counts.loc["mars", ["n", "c"]].tolist() == [2, 0]
 
 
 _CAPTURE_WORKER = """

@@ -225,3 +225,144 @@ def test_cli_strict_exits_3_when_diagnostics_fail(tmp_path):
                               "--n-boot", "50", "--bayes", "--draws", "20", "--strict"])
     assert res.exit_code == 3, res.output
     assert "diagnostics failed" in res.output
+
+
+# ---- runs of a run store, by name --------------------------------------------------------------------------------
+
+
+def _store_with_two_runs(tmp_path):
+    from agentstats.store import RunStore
+
+    store = tmp_path / "agentstats.duckdb"
+    with RunStore(store) as st:
+        st.import_trials(_run("base", BASE), "prompt-v1")
+        st.import_trials(_run("cand", CAND), "prompt-v2")
+    return store
+
+
+def _same_numbers(a, b):
+    pd.testing.assert_frame_equal(a.pass_k.drop(columns=["agent_a", "agent_b"]),
+                                  b.pass_k.drop(columns=["agent_a", "agent_b"]))
+    pd.testing.assert_frame_equal(a.metrics.drop(columns=["run", "baseline"]),
+                                  b.metrics.drop(columns=["run", "baseline"]))
+
+
+def test_store_runs_by_name_equal_the_same_trials_as_files(tmp_path):
+    store = _store_with_two_runs(tmp_path)
+    p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_trials(_run("base", BASE), p1)
+    save_trials(_run("cand", CAND), p2)
+    by_name = compare_runs("prompt-v1", "prompt-v2", store=store, k=[1, 2], n_boot=300)
+    from_files = compare_runs(p1, p2, k=[1, 2], n_boot=300)
+    assert by_name.runs == ["prompt-v1", "prompt-v2"] and by_name.baseline == "prompt-v1"
+    assert by_name.sources == {"prompt-v1": f"{store}:prompt-v1", "prompt-v2": f"{store}:prompt-v2"}
+    assert by_name.shared_tasks == SHARED == from_files.shared_tasks
+    assert by_name.left_out == {"prompt-v1": ["only_base"], "prompt-v2": ["only_c1", "only_c2"]}
+    _same_numbers(by_name, from_files)
+    # and the contrast itself, by hand (pass@1 on the shared tasks)
+    row = by_name.pass_k.set_index("k").loc[1]
+    hand = np.mean([sum(CAND[t]) / len(CAND[t]) - sum(BASE[t]) / len(BASE[t]) for t in SHARED])
+    assert row["pass_at_k_diff"] == pytest.approx(hand, abs=1e-12)
+    # a Path is still a file beside store run names
+    mixed = compare_runs("prompt-v1", p2, store=store, k=[1, 2], n_boot=300)
+    _same_numbers(mixed, from_files)
+
+
+def test_store_run_refusals(tmp_path):
+    from agentstats.store import StoreError
+
+    store = _store_with_two_runs(tmp_path)
+    with pytest.raises(StoreError, match=r"no run named 'nope'.*runs: prompt-v1, prompt-v2"):
+        compare_runs("prompt-v1", "nope", store=store)
+    with pytest.raises(FileNotFoundError, match="no run store"):
+        compare_runs("prompt-v1", "prompt-v2", store=tmp_path / "missing.duckdb")
+    with pytest.raises(ValueError, match="does not apply"):
+        compare_runs("prompt-v1", "prompt-v2", store=store, format="jsonl")
+
+
+def test_cli_compare_store_runs_json(tmp_path):
+    store = _store_with_two_runs(tmp_path)
+    p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_trials(_run("base", BASE), p1)
+    save_trials(_run("cand", CAND), p2)
+    res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--k", "1,2",
+                              "--n-boot", "100", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    files = json.loads(runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1,2", "--n-boot", "100",
+                                           "--json"]).stdout)
+    assert d["runs"] == ["prompt-v1", "prompt-v2"] and d["n_left_out"] == {"prompt-v1": 1, "prompt-v2": 2}
+    for key in ("pass_at_k_diff", "pass_hat_k_diff", "pass_at_k_diff_ci_low", "pass_hat_k_diff_ci_high"):
+        assert [r[key] for r in d["pass_k"]] == [r[key] for r in files["pass_k"]]
+    res = runner.invoke(app, ["compare", "prompt-v1", "nope", "--store", str(store)])
+    assert res.exit_code == 2 and "no run named 'nope'" in res.output
+    res = runner.invoke(app, ["compare", "a", "b", "--store", str(tmp_path / "missing.duckdb")])
+    assert res.exit_code == 2 and "no run store" in res.output
+
+
+# ---- --mlflow ----------------------------------------------------------------------------------------------------
+
+
+def test_comparison_metrics_names_and_values():
+    from agentstats.tracking import comparison_metrics
+
+    cmp = compare_runs(_run("base", BASE), _run("c and/d?", CAND), k=[1, 2], n_boot=100)
+    m = comparison_metrics(cmp)
+    row = cmp.pass_k.set_index("k").loc[2]
+    assert m["c and/d_/pass_hat_k/k2/diff"] == pytest.approx(row["pass_hat_k_diff"])
+    assert m["c and/d_/pass_at_k/k1/baseline"] == pytest.approx(np.mean([sum(BASE[t]) / 3 for t in SHARED]))
+    assert m["shared_tasks"] == 4 and m["c and/d_/tasks_left_out"] == 2 and m["base/tasks_left_out"] == 1
+    q = cmp.metrics.set_index("metric").loc["quality"]
+    assert m["c and/d_/metric/quality/diff"] == pytest.approx(q["diff"])
+    assert all(np.isfinite(v) for v in m.values())
+
+
+def test_mlflow_missing_names_the_extra(tmp_path, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_mlflow(name, *args, **kwargs):
+        if name == "mlflow" or name.startswith("mlflow."):
+            raise ImportError("No module named 'mlflow'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mlflow)
+    res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate",
+                              "--mlflow", f"file://{tmp_path}/mlruns"])
+    assert res.exit_code == 2, res.output
+    assert "pip install 'agentstats[mlflow]'" in res.output
+    assert not (tmp_path / "mlruns").exists()
+
+
+@pytest.mark.slow
+def test_cli_mlflow_logs_metrics_json_and_html_report(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
+    monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # MLflow 3.x: the file store is opt-in
+    from mlflow.tracking import MlflowClient
+
+    store = _store_with_two_runs(tmp_path)
+    uri = f"file://{tmp_path}/mlruns"
+    res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--k", "1,2",
+                              "--n-boot", "100", "--mlflow", uri, "--mlflow-experiment", "agents"])
+    assert res.exit_code == 0, res.output
+    assert "mlflow: run" in res.output
+    cmp = compare_runs("prompt-v1", "prompt-v2", store=store, k=[1, 2], n_boot=100)
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("agents")
+    (run,) = client.search_runs([exp.experiment_id])
+    assert run.info.status == "FINISHED" and run.info.run_name == "prompt-v2 vs prompt-v1"
+    m = run.data.metrics
+    for k in (1, 2):
+        row = cmp.pass_k.set_index("k").loc[k]
+        assert m[f"prompt-v2/pass_at_k/k{k}/diff"] == pytest.approx(row["pass_at_k_diff"], abs=1e-12)
+        assert m[f"prompt-v2/pass_hat_k/k{k}/diff_ci_low"] == pytest.approx(row["pass_hat_k_diff_ci_low"], abs=1e-12)
+    assert m["shared_tasks"] == 4
+    assert run.data.params["baseline"] == "prompt-v1" and run.data.params["n_boot"] == "100"
+    files = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert files == {"comparison.json", "compare.html"}
+    local = Path(client.download_artifacts(run.info.run_id, "comparison.json", str(tmp_path)))
+    assert json.loads(local.read_text())["runs"] == ["prompt-v1", "prompt-v2"]
+    html = Path(client.download_artifacts(run.info.run_id, "compare.html", str(tmp_path))).read_text()
+    assert "agentstats comparison" in html and "prompt-v2" in html

@@ -140,6 +140,40 @@ def test_bad_records_roll_the_whole_import_back_with_located_errors(tmp_path):
     assert "record 7 (0-based), field 'task_id'" in text and "field 'trial'" in text
 
 
+def test_streamed_batches_keep_column_types_when_a_batch_is_all_null(tmp_path):
+    # batches of 2: the first batch has no reward, usage or success at all, the later ones have them
+    trials = [Trial(agent="a", task_id=f"t{i}", trial=0, status="infra_error") for i in range(2)]
+    trials += [Trial(agent="a", task_id=f"t{i}", trial=0, success=i % 2 == 0, reward=i / 10,
+                     usage={"latency_s": 0.5 * i, "input_tokens": i, "output_tokens": 2 * i, "cost_usd": 1e-3 * i})
+               for i in range(2, 7)]
+    with RunStore(tmp_path / "s.duckdb") as st:
+        r = st.import_trials(trials, "r", batch_size=2)
+        assert (r.trials, r.interactions, r.tool_calls) == (7, 0, 0)
+        assert st.trials("r") == trials
+        rows = st.con.execute("SELECT seq, success, reward, outcome, input_tokens, cost_usd FROM trials "
+                              "ORDER BY seq").fetchall()
+    assert rows[0] == (0, None, None, "missing", None, None)
+    assert rows[3] == (3, False, pytest.approx(0.3), "failure", 3, pytest.approx(3e-3))
+    assert [x[0] for x in rows] == list(range(7))
+
+
+def test_ctrl_c_inside_the_trials_iterable_rolls_back_and_is_re_raised(tmp_path):
+    def reader():
+        yield from _trials()
+        raise KeyboardInterrupt
+
+    with RunStore(tmp_path / "s.duckdb") as st:
+        with pytest.raises(KeyboardInterrupt):
+            st.import_trials(reader(), "r", batch_size=2)
+        assert st.runs().empty and _count_rows_con(st, "trials") == 0 and _count_rows_con(st, "tool_calls") == 0
+        st.import_trials(_trials(), "r")  # the store is usable afterwards
+        assert _count_rows_con(st, "tool_calls") == 12  # one call and one expected call per trial
+
+
+def _count_rows_con(st: RunStore, table: str) -> int:
+    return st.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+
+
 def test_duplicate_keys_are_refused_and_nothing_is_written(tmp_path):
     store = tmp_path / "s.duckdb"
     trials = _trials()

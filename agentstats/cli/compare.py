@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Annotated, Any
@@ -40,9 +41,14 @@ def _split(text: str | None, n: int, flag: str) -> list[str] | None:
 
 def compare(
     runs: Annotated[
-        list[Path],
-        typer.Argument(help="Two or more runs (trials or counts files, any format); the first is the baseline."),
+        list[str],
+        typer.Argument(help="Two or more runs (trials or counts files, any format; with --store, run names in the "
+                       "store); the first is the baseline."),
     ],
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", "-s", help="A run store (DuckDB file, `agentstats import`): RUNS are its run names."),
+    ] = None,
     format: FormatOpt = "auto",
     k: EstimateKOpt = None,
     names: Annotated[str | None, typer.Option(help="Run names, comma-separated, one per run.")] = None,
@@ -68,6 +74,14 @@ def compare(
     ] = None,
     name: Annotated[str | None, typer.Option(help="--report: file stem (default 'compare').")] = None,
     kernel: Annotated[str, typer.Option(help="--report: Jupyter kernel name.")] = "python3",
+    mlflow_uri: Annotated[
+        str | None,
+        typer.Option("--mlflow", help="Also log the comparison's numbers, its JSON and the HTML report to this MLflow "
+                     "tracking URI (file:///path/mlruns, http://host:5000; needs agentstats[mlflow])."),
+    ] = None,
+    mlflow_experiment: Annotated[
+        str, typer.Option("--mlflow-experiment", help="--mlflow: experiment name (created when absent).")
+    ] = "agentstats",
     agent: AgentOpt = None,
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
@@ -75,17 +89,31 @@ def compare(
     """Compare RUNS with the first: paired pass@k / pass^k differences and every metric, on the shared tasks.
 
     Runs on different task sets are compared on the tasks all of them attempted; the output says how many tasks of
-    each run were left out. Exit 2 for unreadable input or runs without a shared task; 3 with --strict when the
-    Bayesian fit's diagnostics fail.
+    each run were left out. With --store, RUNS name runs of that store (agentstats import, live capture). Exit 2 for
+    unreadable input or runs without a shared task; 3 with --strict when the Bayesian fit's diagnostics fail.
     """
     from agentstats.compare import compare_runs
     from agentstats.io import TrialLoadWarning
 
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
-    for p in runs:
-        if not p.exists():
-            raise fail(FileNotFoundError(f"{p}: no such file"), EXIT_USAGE)
+    if mlflow_uri is not None:
+        from agentstats.tracking import mlflow_module
+
+        try:
+            mlflow_module()
+        except ImportError as exc:
+            raise fail(exc, EXIT_USAGE) from exc
+    refs: list[Any]
+    if store is not None:
+        if not store.is_file():
+            raise fail(FileNotFoundError(f"no run store at {store} (agentstats import creates one)"), EXIT_USAGE)
+        refs = list(runs)
+    else:
+        refs = [Path(p) for p in runs]
+        for p in refs:
+            if not p.exists():
+                raise fail(FileNotFoundError(f"{p}: no such file"), EXIT_USAGE)
     ks = parse_k(k)
     run_names = _split(names, len(runs), "--names")
     picked = _split(run_agents, len(runs), "--run-agents")
@@ -101,16 +129,24 @@ def compare(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TrialLoadWarning)
-                cmp = compare_runs(*runs, names=run_names, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed,
-                                   bayes=bayes, fit_options={"draws": draws}, run_options=run_options, **opts)
+                cmp = compare_runs(*refs, names=run_names, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed,
+                                   bayes=bayes, fit_options={"draws": draws}, run_options=run_options, store=store,
+                                   **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
     if as_json:
         out.print_json(cmp.to_json())
     else:
         _print(cmp)
-    if report_dir is not None:
-        _report(runs, run_names, picked, opts, ks, seed, n_boot, bayes, draws, report_dir, name, kernel)
+    html: Path | None = None
+    with tempfile.TemporaryDirectory(prefix="agentstats-compare-") as tmp:
+        if report_dir is not None or mlflow_uri is not None:
+            # --mlflow logs the HTML report too: written to a temporary folder when --report is not given
+            html = _report(refs, store, run_names, picked, opts, ks, seed, n_boot, bayes, draws,
+                           report_dir if report_dir is not None else Path(tmp), name, kernel,
+                           announce=report_dir is not None)
+        if mlflow_uri is not None:
+            _log_mlflow(cmp, mlflow_uri, mlflow_experiment, html, Path(tmp), store)
     if strict and cmp.bayes is not None and not cmp.diagnostics.get("ok", True):
         raise typer.Exit(EXIT_DIAGNOSTICS)
 
@@ -153,9 +189,27 @@ def _print(cmp: Any) -> None:
             console.print("[yellow]diagnostics failed:[/] " + escape("; ".join(cmp.diagnostics.get("problems", []))))
 
 
-def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None, opts: dict[str, Any],
-            ks: list[int] | None, seed: int, n_boot: int, bayes: bool, draws: int, out_dir: Path,
-            name: str | None, kernel: str) -> None:
+def _log_mlflow(cmp: Any, uri: str, experiment: str, html: Path | None, tmp: Path, store: Path | None) -> None:
+    from agentstats.tracking import comparison_metrics, log_to_mlflow
+
+    data = tmp / "comparison.json"
+    cmp.to_json(data)
+    params: dict[str, Any] = {"baseline": cmp.baseline, "runs": ",".join(cmp.runs),
+                              "shared_tasks": len(cmp.shared_tasks), **cmp.settings}
+    if store is not None:
+        params["store"] = str(store)
+    try:
+        rid = log_to_mlflow(uri, run_name=" vs ".join([*cmp.runs[1:], cmp.baseline]), metrics=comparison_metrics(cmp),
+                            params=params, artifacts=[data, *([html] if html is not None else [])],
+                            experiment=experiment, tags={"agentstats.command": "compare"})
+    except Exception as exc:  # an unreachable server, a refused URI: say so, with MLflow's words
+        raise fail(RuntimeError(f"--mlflow {uri}: {type(exc).__name__}: {exc}"), EXIT_FAILURE) from exc
+    console.print(f"mlflow: run {rid} in experiment {experiment!r} at {uri}", highlight=False, markup=False)
+
+
+def _report(runs: list[Any], store: Path | None, names: list[str] | None, picked: list[str] | None,
+            opts: dict[str, Any], ks: list[int] | None, seed: int, n_boot: int, bayes: bool, draws: int,
+            out_dir: Path, name: str | None, kernel: str, *, announce: bool = True) -> Path:
     from agentstats.report import (
         ReportError,
         ReportInputError,
@@ -168,7 +222,8 @@ def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None,
 
     loader = {k: v for k, v in opts.items() if k != "format"}
     params: dict[str, Any] = {
-        "run_paths": [str(p.resolve()) for p in runs], "run_names": names, "run_agents": picked,
+        "run_paths": [str(p) for p in runs] if store is not None else [str(Path(p).resolve()) for p in runs],
+        "store": str(store.resolve()) if store is not None else None, "run_names": names, "run_agents": picked,
         "input_format": opts["format"], "loader_options": loader, "k_values": ks, "seed": seed, "n_boot": n_boot,
         "run_bayes": bayes, "draws": draws,
     }
@@ -184,8 +239,10 @@ def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None,
         raise fail(exc, EXIT_USAGE) from None
     except ReportError as exc:
         raise fail(exc, EXIT_FAILURE) from None
-    console.print(f"report: {paths.html}")
-    console.print(f"notebook: {paths.notebook}")
+    if announce:
+        console.print(f"report: {paths.html}")
+        console.print(f"notebook: {paths.notebook}")
+    return Path(paths.html)
 
 
 __all__ = ["compare"]
