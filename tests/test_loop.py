@@ -252,7 +252,9 @@ def test_user_callables_are_cached_and_judge_missing_counted(tmp_path):
     assert calls == {"agent": 60, "optimizer": 2}  # the resume replayed everything from the log and the cache
     assert again.best_iteration == result.best_iteration == 2
     missing = result.iterations[0]["metrics"]
-    assert {m["metric"]: m["n_missing"] for m in missing} == {"groundedness": 2, "relevance": 2, "safety": 2}
+    # the refusal rate (on by default with a safety judge) comes from the phrase matcher: never missing
+    assert {m["metric"]: m["n_missing"] for m in missing} == {"groundedness": 2, "relevance": 2, "safety": 2,
+                                                              "refusal": 0}
     assert result.iterations[0]["metrics"][0]["n"] == 18  # scored examples: the missing verdicts are left out
     assert any(t.kind == "judge_missing" for t in result.triggers)  # 2 of 20 > 5 %
 
