@@ -3,9 +3,10 @@
 Exit status: 0 PASS, 1 FAIL, 75 RETRY (undecided: more data would decide it), 2 usage or input error, 130
 interrupted. ``--out`` writes the JSON decision record atomically; ``--store PATH`` (with ``--run NAME``) appends
 it as a row of the run store's ``gate_decisions`` table (rows are never updated: sign-offs stored for the same inputs
-are carried into the new row); ``--sign-off NAME`` appends a reviewer's sign-off to the record; ``--report DIR`` renders the gate report (``notebooks/gate.ipynb``) of the record. Sign-offs
-already in the record are kept when the record is written again for the same inputs (same config and data hashes);
-a signed record for other inputs is never overwritten.
+are carried into the new row); ``--sign-off NAME`` appends a reviewer's sign-off to the record; ``--report DIR``
+renders the gate report (``notebooks/gate.ipynb``) of the record. Sign-offs already in the record are kept when the
+record is written again for the same inputs (same config and data hashes); a signed record for other inputs is never
+overwritten.
 """
 
 from __future__ import annotations

@@ -400,7 +400,8 @@ def gate(
             probs = cfg.probabilities(level)
             tol = cfg.tolerance(metric, level)
             if not len(yc) and threshold is None:
-                if metric in shared and name == "all" and not review_only:  # every candidate verdict missing: nothing compares
+                # every candidate verdict missing: nothing compares
+                if metric in shared and name == "all" and not review_only:
                     checks.append(
                         Check("regression", metric, name, math.nan, -tol, "undecided", cfg.is_critical(metric), 0)
                     )

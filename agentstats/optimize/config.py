@@ -203,7 +203,7 @@ class ToolCallSettings(_Strict):
         return v
 
     def metrics(self) -> list[str]:
-        """The metrics these settings produce."""
+        """Return the metrics these settings produce."""
         out = ["tool_calls_correct"]
         if self.components:
             out += ["tool_selection", "tool_parameters"] + (["tool_sequence"] if self.sequence_matters else [])

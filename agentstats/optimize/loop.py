@@ -5,8 +5,11 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
 1. **Generate**: the agent answers every example with the current prompt (a user callable
    ``agent(example, prompt)``, or the built-in chat model: the prompt as the system message, the example's input
    (and context) as the user message).
-2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema) and
-   the judge metrics (groundedness, relevance, safety; versioned prompts, temperature 0, schema-bound verdicts).
+2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema,
+   ``tool_calls_correct`` and its components by the tool-call scorer against the example's
+   ``expected_tool_calls``, ``tool_calls_valid`` against the tool specs, the ``refusal`` rate by the metric
+   catalogue's phrase matcher for unsuccessful requests) and the judge metrics (groundedness, relevance, safety;
+   versioned prompts, temperature 0, schema-bound verdicts).
    A verdict that cannot be had after every retry is ``null`` (``judge_missing``: excluded from the metric, counted,
    and a review trigger above the configured share). The result is one score record per example in the gate's
    input format (``iter-NNN/scores.jsonl``).
@@ -21,7 +24,9 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
    (:data:`agentstats.optimize.prompts.REVISION`, a structured ``{revised_prompt, rationale}``). The revision is
    stored as a unified diff against the previous prompt, and checked for policy-sensitive phrases.
 
-Every completed step is one fsync'd line of ``loop.jsonl`` in the run folder (format in ``docs/gate.md``), and
+With a run store (``store:``), every decided iteration is also written there in one transaction
+(:mod:`agentstats.optimize.storing`). Every completed step is one fsync'd line of ``loop.jsonl`` in the run folder
+(format in ``docs/gate.md``), and
 every paid call is cached in the run folder the moment it completes: ``resume=True`` replays the logged steps
 and continues where the run stopped (a crash, a kill, Ctrl-C, a budget or wall-time stop) without repeating a
 call that completed.
@@ -714,7 +719,7 @@ def _format_valid(response: str, schema: Mapping[str, Any]) -> float:
 
 
 def _tool_calls(value: Any, ex_id: str) -> list[dict[str, Any]]:
-    """A user agent's ``tool_calls`` as plain-JSON calls (OpenAI or ``{name, arguments}`` form accepted)."""
+    """Return a user agent's ``tool_calls`` as plain-JSON calls (OpenAI or ``{name, arguments}`` form accepted)."""
     from pydantic import ValidationError
 
     from agentstats.schema import ToolCall

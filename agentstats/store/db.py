@@ -607,7 +607,7 @@ class RunStore:
         return stored
 
     def gate_decisions(self, run: str | None = None) -> list[dict[str, Any]]:
-        """The stored gate decision records, oldest first (of one run, or all), each with ``decided_at`` added."""
+        """Return the stored gate decision records, oldest first (one run's, or all), ``decided_at`` added to each."""
         if run is None:
             rows = self.con.execute("SELECT decided_at, record FROM gate_decisions ORDER BY decided_at").fetchall()
         else:
