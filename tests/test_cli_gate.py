@@ -148,8 +148,10 @@ def test_store_rows_append_and_carry_sign_offs(files):
     assert r.exit_code == EXIT_OK, r.output
     r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--sign-off", "A. One")
     assert r.exit_code == EXIT_OK, r.output
-    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--sign-off", "B. Two")
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--sign-off", "B. Two",
+             "--json")
     assert r.exit_code == EXIT_OK, r.output
+    assert [s["name"] for s in json.loads(r.stdout)["sign_off"]] == ["A. One", "B. Two"]  # as stored
     # other inputs: a row of its own, no sign-off carried over
     r = gate(files["fail"], files["base"], "--config", files["config"], "--store", store)
     assert r.exit_code == EXIT_FAILURE, r.output
@@ -171,6 +173,12 @@ def test_store_rows_append_and_carry_sign_offs(files):
     assert r.exit_code == EXIT_USAGE and "no run named 'nope'" in r.output
     r = gate(files["pass"], files["base"], "--config", files["config"], "--run", "candidate-run")
     assert r.exit_code == EXIT_USAGE and "--run needs --store" in r.output
+    # a record at --out signed for other inputs is refused before anything reaches the store
+    out = files["dir"] / "record.json"
+    assert gate(files["fail"], files["base"], "--config", files["config"], "--out", out, "--sign-off", "D").exit_code \
+        == EXIT_FAILURE
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--out", out, "--store", store)
+    assert r.exit_code == EXIT_USAGE and "not overwritten" in r.output
     with RunStore(store, read_only=True) as st:
         about = st.gate_decisions("candidate-run")
         assert len(about) == 1 and [s["name"] for s in about[0]["sign_off"]] == ["C. Three"]  # per run

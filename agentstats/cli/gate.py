@@ -82,10 +82,13 @@ def gate(
             "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "decision": record["decision"],
         }
+    kept = _existing_sign_offs(out_path, record) if out_path is not None else []  # refusals before any write
     if store is not None:
-        _store_decision(store, run, record, signature)
+        stored = _store_decision(store, run, record, signature)
+        if out_path is None:
+            record["sign_off"] = stored["sign_off"]
     if out_path is not None:
-        record["sign_off"] = _existing_sign_offs(out_path, record)
+        record["sign_off"] = kept
         if signature is not None:
             record["sign_off"].append(signature)
         from agentstats.io.atomic import atomic_write_text
@@ -117,13 +120,16 @@ def gate(
     raise typer.Exit(EXIT_OF[decision.decision])
 
 
-def _store_decision(path: Path, run: str | None, record: dict[str, Any], signature: dict[str, Any] | None) -> None:
+def _store_decision(
+    path: Path, run: str | None, record: dict[str, Any], signature: dict[str, Any] | None
+) -> dict[str, Any]:
     """Append the record (with the sign-offs stored for the same inputs, and ``signature``) to ``gate_decisions``."""
     from agentstats.store import RunStore, StoreError
 
     try:
         with RunStore(path) as st:
-            st.add_gate_decision({**record, "sign_off": [signature] if signature is not None else []}, run=run)
+            return st.add_gate_decision({**record, "sign_off": [signature] if signature is not None else []},
+                                        run=run)
     except StoreError as exc:
         raise fail(exc, EXIT_USAGE) from exc
     except (ImportError, OSError) as exc:
