@@ -241,7 +241,19 @@ def test_iterations_and_baseline_in_the_store(tmp_path):
     assert (row["pass_at_k_a"], row["pass_at_k_b"]) == (1.0, 0.5) and row["pass_at_k_diff"] == pytest.approx(0.5)
     m = cmp.metrics.set_index("metric")
     assert m.loc["refusal", "diff"] == pytest.approx(0.5) and m.loc["safety", "diff"] == pytest.approx(0.5)
-    # another loop run in the same folder name prefix is refused; a new prefix is fine
+    # on the command line: the store given once per run, --store-runs naming the run to read from each
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+
+    res = CliRunner().invoke(app, ["compare", str(store), str(store), "--store-runs", "r1/baseline,r1/iter-002",
+                                   "--k", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    pk = json.loads(res.stdout)["pass_k"][0]
+    assert (pk["agent_a"], pk["agent_b"]) == ("r1/iter-002", "r1/baseline") and pk["pass_at_k_diff"] == 0.5
+    res = CliRunner().invoke(app, ["compare", str(store), str(store), "--store-runs", "r1/baseline"])
+    assert res.exit_code == 2 and "one per run" in res.output
+    # another loop run in the same folder name prefix is refused
     with ScriptedOpenAIServer(responder=judge) as srv:
         cfg = world(tmp_path, srv, store=str(store))
         with pytest.raises(StoreError, match="holds runs named r1/"):

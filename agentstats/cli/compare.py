@@ -38,6 +38,17 @@ def _split(text: str | None, n: int, flag: str) -> list[str] | None:
     return parts
 
 
+def _split_runs(text: str | None, n: int) -> list[str] | None:
+    """``--store-runs``: one entry per run, empty where the run is not read from a store."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != n or not any(parts):
+        raise fail(typer.BadParameter(f"--store-runs: give {n} comma-separated run names, one per run (empty for a "
+                                      f"run that is not a store), got {text!r}"), EXIT_USAGE)
+    return parts
+
+
 def compare(
     runs: Annotated[
         list[Path],
@@ -50,6 +61,11 @@ def compare(
         str | None,
         typer.Option("--run-agents", help="Agent to take from each file, comma-separated, one per run (for files "
                      "holding several agents; the same file may be given twice)."),
+    ] = None,
+    store_runs: Annotated[
+        str | None,
+        typer.Option("--store-runs", help="Run to read from each run store (DuckDB file), comma-separated, one per "
+                     "run (left empty for a run that is not a store; the same store may be given twice)."),
     ] = None,
     n_boot: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of the paired intervals.")] = 2000,
     ci_prob: Annotated[float, typer.Option(help="Interval probability, in (0, 1).")] = 0.95,
@@ -96,7 +112,15 @@ def compare(
         opts["agent"] = agent
     if agents is not None:
         opts["agents"] = agents
-    run_options = [{"agents": a} for a in picked] if picked else None
+    stored = _split_runs(store_runs, len(runs))
+    run_options: list[dict[str, Any]] | None = None
+    if picked or stored:
+        run_options = [{} for _ in runs]
+        for o, a in zip(run_options, picked or [], strict=False):
+            o["agents"] = a
+        for o, r in zip(run_options, stored or [], strict=False):
+            if r:
+                o["run"] = r
     with console.status("comparing ..."):
         try:
             with warnings.catch_warnings():
@@ -110,7 +134,7 @@ def compare(
     else:
         _print(cmp)
     if report_dir is not None:
-        _report(runs, run_names, picked, opts, ks, seed, n_boot, bayes, draws, report_dir, name, kernel)
+        _report(runs, run_names, picked, stored, opts, ks, seed, n_boot, bayes, draws, report_dir, name, kernel)
     if strict and cmp.bayes is not None and not cmp.diagnostics.get("ok", True):
         raise typer.Exit(EXIT_DIAGNOSTICS)
 
@@ -153,7 +177,8 @@ def _print(cmp: Any) -> None:
             console.print("[yellow]diagnostics failed:[/] " + escape("; ".join(cmp.diagnostics.get("problems", []))))
 
 
-def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None, opts: dict[str, Any],
+def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None, stored: list[str] | None,
+            opts: dict[str, Any],
             ks: list[int] | None, seed: int, n_boot: int, bayes: bool, draws: int, out_dir: Path,
             name: str | None, kernel: str) -> None:
     from agentstats.report import (
@@ -168,7 +193,7 @@ def _report(runs: list[Path], names: list[str] | None, picked: list[str] | None,
 
     loader = {k: v for k, v in opts.items() if k != "format"}
     params: dict[str, Any] = {
-        "run_paths": [str(p.resolve()) for p in runs], "run_names": names, "run_agents": picked,
+        "run_paths": [str(p.resolve()) for p in runs], "run_names": names, "run_agents": picked, "store_runs": stored,
         "input_format": opts["format"], "loader_options": loader, "k_values": ks, "seed": seed, "n_boot": n_boot,
         "run_bayes": bayes, "draws": draws,
     }
