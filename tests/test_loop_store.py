@@ -304,3 +304,22 @@ def test_resume_writes_each_iteration_once(tmp_path, monkeypatch):
     assert count(store, "trials") == 4 * N and count(store, "interactions") == 3 * N
     assert count(store, "metric_results") == 3 * 2 * N and count(store, "gate_decisions") == 3
     assert count(store, "trials", "WHERE agent = 'loop/iter-003'") == N
+
+
+def test_store_settings_in_a_config_file(tmp_path):
+    from agentstats.optimize import LoopConfigError, load_loop_config
+
+    (tmp_path / "e.jsonl").write_text('{"id": 1, "input": "x"}\n')
+    (tmp_path / "b.jsonl").write_text('{"id": 1, "scores": {"safety": 1}}\n')
+    p = tmp_path / "loop.yaml"
+    p.write_text("eval_set: e.jsonl\nbaseline: b.jsonl\nstore: runs/agentstats.duckdb\nstore_run: v2\n"
+                 "evaluate:\n  tool_calls: {validate: true, components: true}\n")
+    cfg = load_loop_config(p)
+    assert cfg.store == tmp_path / "runs" / "agentstats.duckdb" and cfg.store_run == "v2"  # relative to the file
+    assert cfg.evaluate.tool_calls is not None and cfg.evaluate.tool_calls.validate_calls is True
+    assert "tool_calls_valid" in cfg.scored_metrics()
+    p.write_text("eval_set: e.jsonl\nbaseline: b.jsonl\nstore_run: '  '\nevaluate:\n  tool_calls: {threshold: 1}\n")
+    with pytest.raises(LoopConfigError) as err:
+        load_loop_config(p)
+    assert "line 3, field 'store_run'" in str(err.value) and "line 5, field 'evaluate.tool_calls.threshold'" in \
+        str(err.value)
