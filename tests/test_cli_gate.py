@@ -138,3 +138,49 @@ def test_table_output_names_efficiency_unpaired_ids_and_triggers(tmp_path):
     assert "tokens: candidate / baseline = 3.000" in r.output
     assert "1 ids only in the candidate" in r.output
     assert "human review required" in r.output and "sensitive_tags" in r.output
+
+
+def test_store_rows_append_and_carry_sign_offs(files):
+    from agentstats.store import RunStore
+
+    store = files["dir"] / "agentstats.duckdb"
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store)
+    assert r.exit_code == EXIT_OK, r.output
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--sign-off", "A. One")
+    assert r.exit_code == EXIT_OK, r.output
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--sign-off", "B. Two",
+             "--json")
+    assert r.exit_code == EXIT_OK, r.output
+    assert [s["name"] for s in json.loads(r.stdout)["sign_off"]] == ["A. One", "B. Two"]  # as stored
+    # other inputs: a row of its own, no sign-off carried over
+    r = gate(files["fail"], files["base"], "--config", files["config"], "--store", store)
+    assert r.exit_code == EXIT_FAILURE, r.output
+    with RunStore(store) as st:
+        rows = st.gate_decisions()
+        assert [r["decision"] for r in rows] == ["PASS", "PASS", "PASS", "FAIL"]
+        # rows are never updated: each keeps the sign-offs it was written with, the newest holds them all
+        assert [[s["name"] for s in r["sign_off"]] for r in rows] == [[], ["A. One"], ["A. One", "B. Two"], []]
+        assert rows[2]["sign_off"][0] == rows[1]["sign_off"][0]  # carried as it was, time included
+        assert rows[3]["candidate"]["sha256"] != rows[0]["candidate"]["sha256"]
+        n_null = st.con.execute("SELECT count(*) FROM gate_decisions WHERE run_id IS NULL").fetchone()[0]
+        assert n_null == 4
+        st.write_run("candidate-run", [{"agent": "a", "task_id": "t", "trial": 0, "success": True}])
+    # --run: the decision is about a stored run; an unknown run is an input error and writes nothing
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--run", "candidate-run",
+             "--sign-off", "C. Three")
+    assert r.exit_code == EXIT_OK, r.output
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--run", "nope")
+    assert r.exit_code == EXIT_USAGE and "no run named 'nope'" in r.output
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--run", "candidate-run")
+    assert r.exit_code == EXIT_USAGE and "--run needs --store" in r.output
+    # a record at --out signed for other inputs is refused before anything reaches the store
+    out = files["dir"] / "record.json"
+    assert gate(files["fail"], files["base"], "--config", files["config"], "--out", out, "--sign-off", "D").exit_code \
+        == EXIT_FAILURE
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--out", out, "--store", store)
+    assert r.exit_code == EXIT_USAGE and "not overwritten" in r.output
+    with RunStore(store, read_only=True) as st:
+        about = st.gate_decisions("candidate-run")
+        assert len(about) == 1 and [s["name"] for s in about[0]["sign_off"]] == ["C. Three"]  # per run
+        assert len(st.gate_decisions()) == 5
+        assert st.run_info("candidate-run")["records"]["gate_decisions"] == 1

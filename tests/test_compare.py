@@ -366,3 +366,20 @@ def test_cli_mlflow_logs_metrics_json_and_html_report(tmp_path, monkeypatch):
     assert json.loads(local.read_text())["runs"] == ["prompt-v1", "prompt-v2"]
     html = Path(client.download_artifacts(run.info.run_id, "compare.html", str(tmp_path))).read_text()
     assert "agentstats comparison" in html and "prompt-v2" in html
+
+
+@pytest.mark.slow
+def test_cli_report_reads_runs_of_a_store(tmp_path):
+    from agentstats.store import RunStore
+
+    store = tmp_path / "agentstats.duckdb"
+    with RunStore(store) as st:  # pass@1: 10 of 20 against 18 of 20
+        for name, good in (("loop/baseline", 10), ("loop/iter-002", 18)):
+            st.write_run(name, [{"agent": name, "task_id": f"q{i}", "trial": 0, "success": i < good}
+                                for i in range(20)])
+    res = runner.invoke(app, ["compare", "loop/baseline", "loop/iter-002", "--store", str(store),
+                              "--k", "1", "--n-boot", "100", "--report", str(tmp_path), "--name", "cmp"])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "cmp.html").read_text()
+    assert "loop/iter-002" in html and "0.400" in html  # pass@1 difference 18/20 - 10/20
+

@@ -178,13 +178,14 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     reply."""
     cfg_path = make_world(tmp_path)
     run_dir = tmp_path / "run"
+    store = tmp_path / "agentstats.duckdb"
     kill_at = 110  # iteration 1: 80 calls, its revision: 1, iteration 2: 20 agent calls, then 30 judge calls
     resp = Counting(slow_at=kill_at, slow_s=30.0)
     with ScriptedOpenAIServer(responder=resp) as srv:
         point_at(cfg_path, srv, agent={"concurrency": 1}, judge={"concurrency": 1})
         env = {**os.environ, "PYTHONWARNINGS": "ignore"}
         proc = subprocess.Popen([sys.executable, "-m", "agentstats", "loop", "--config", str(cfg_path),
-                                 "--run-dir", str(run_dir), "--json"], env=env,
+                                 "--run-dir", str(run_dir), "--json", "--store", str(store)], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             t0 = time.monotonic()
@@ -209,7 +210,8 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
         assert ("generation", 2) in steps_before and ("evaluation", 2) not in steps_before
         with pytest.raises(LoopError, match="resume it"):
             optimize(config=cfg_path, run_dir=run_dir)
-        result = optimize(config=cfg_path, run_dir=run_dir, resume=True)
+        assert _store_counts(store) == {"runs": 2, "trials": 40, "gate_decisions": 1}  # baseline, iteration 1
+        result = optimize(config=cfg_path, run_dir=run_dir, resume=True, store=store)
         second = list(srv.requests)
     assert not answered & {body_key(b) for b in second}, "a call that got its reply was sent again"
     assert body_key(first[kill_at - 1]) in {body_key(b) for b in second}  # the one killed in flight is redone
@@ -218,6 +220,18 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST, rel=1e-9)
     steps = [x["step"] for x in _log(run_dir)]
     assert steps.count("generation") == 3 and steps.count("resume") == 1
+    # the run store: the baseline and each of the 3 iterations once (iteration 1 replayed, not rewritten)
+    assert _store_counts(store) == {"runs": 4, "trials": 80, "gate_decisions": 3}
+
+
+def _store_counts(path: Path) -> dict[str, int]:
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "trials", "gate_decisions")}
+    finally:
+        con.close()
 
 
 def test_user_callables_are_cached_and_judge_missing_counted(tmp_path):
@@ -252,7 +266,9 @@ def test_user_callables_are_cached_and_judge_missing_counted(tmp_path):
     assert calls == {"agent": 60, "optimizer": 2}  # the resume replayed everything from the log and the cache
     assert again.best_iteration == result.best_iteration == 2
     missing = result.iterations[0]["metrics"]
-    assert {m["metric"]: m["n_missing"] for m in missing} == {"groundedness": 2, "relevance": 2, "safety": 2}
+    # the refusal rate (on by default with a safety judge) comes from the phrase matcher: never missing
+    assert {m["metric"]: m["n_missing"] for m in missing} == {"groundedness": 2, "relevance": 2, "safety": 2,
+                                                              "refusal": 0}
     assert result.iterations[0]["metrics"][0]["n"] == 18  # scored examples: the missing verdicts are left out
     assert any(t.kind == "judge_missing" for t in result.triggers)  # 2 of 20 > 5 %
 

@@ -1,10 +1,12 @@
 """``agentstats gate``: PASS / FAIL / RETRY for a candidate against a baseline, with a decision record.
 
 Exit status: 0 PASS, 1 FAIL, 75 RETRY (undecided: more data would decide it), 2 usage or input error, 130
-interrupted. ``--out`` writes the JSON decision record atomically; ``--sign-off NAME`` appends a reviewer's
-sign-off to it; ``--report DIR`` renders the gate report (``notebooks/gate.ipynb``) of the record. Sign-offs
-already in the record are kept when the record is written again for the same inputs (same config and data hashes);
-a signed record for other inputs is never overwritten.
+interrupted. ``--out`` writes the JSON decision record atomically; ``--store PATH`` (with ``--run NAME``) appends
+it as a row of the run store's ``gate_decisions`` table (rows are never updated: sign-offs stored for the same inputs
+are carried into the new row); ``--sign-off NAME`` appends a reviewer's sign-off to the record; ``--report DIR``
+renders the gate report (``notebooks/gate.ipynb``) of the record. Sign-offs already in the record are kept when the
+record is written again for the same inputs (same config and data hashes); a signed record for other inputs is never
+overwritten.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ def gate(
         Path | None,
         typer.Option("--report", help="Also render the gate report (notebooks/gate.ipynb) into this folder."),
     ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Also append the decision record to this run store's gate_decisions table."),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="With --store: the stored run the decision is about (its run_id is recorded)."),
+    ] = None,
 ) -> None:
     """Gate a candidate against a baseline on posterior probabilities: exit 0 PASS, 1 FAIL, 75 RETRY, 2 input error."""
     from agentstats.gating import GateConfigError, load_gate_config, load_scores
@@ -49,8 +59,11 @@ def gate(
 
     if sign_off is not None and not sign_off.strip():
         raise fail(typer.BadParameter("--sign-off: give the reviewer's name"), EXIT_USAGE)
-    if sign_off is not None and out_path is None:
-        raise fail(typer.BadParameter("--sign-off needs --out: the record the sign-off is appended to"), EXIT_USAGE)
+    if sign_off is not None and out_path is None and store is None:
+        raise fail(typer.BadParameter("--sign-off needs --out or --store: the record the sign-off is appended to"),
+                   EXIT_USAGE)
+    if run is not None and store is None:
+        raise fail(typer.BadParameter("--run needs --store: the run store holding the run"), EXIT_USAGE)
     try:
         cfg = load_gate_config(config)
     except GateConfigError as exc:
@@ -62,16 +75,22 @@ def gate(
     except (ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc
     record = decision.to_record()
+    signature = None
+    if sign_off is not None:
+        signature = {
+            "name": sign_off.strip(),
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "decision": record["decision"],
+        }
+    kept = _existing_sign_offs(out_path, record) if out_path is not None else []  # refusals before any write
+    if store is not None:
+        stored = _store_decision(store, run, record, signature)
+        if out_path is None:
+            record["sign_off"] = stored["sign_off"]
     if out_path is not None:
-        record["sign_off"] = _existing_sign_offs(out_path, record)
-        if sign_off is not None:
-            record["sign_off"].append(
-                {
-                    "name": sign_off.strip(),
-                    "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                    "decision": record["decision"],
-                }
-            )
+        record["sign_off"] = kept
+        if signature is not None:
+            record["sign_off"].append(signature)
         from agentstats.io.atomic import atomic_write_text
 
         try:
@@ -99,6 +118,22 @@ def gate(
         if report is not None:
             console.print(f"report: {escape(record['report'])}", highlight=False)
     raise typer.Exit(EXIT_OF[decision.decision])
+
+
+def _store_decision(
+    path: Path, run: str | None, record: dict[str, Any], signature: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Append the record (with the sign-offs stored for the same inputs, and ``signature``) to ``gate_decisions``."""
+    from agentstats.store import RunStore, StoreError
+
+    try:
+        with RunStore(path) as st:
+            return st.add_gate_decision({**record, "sign_off": [signature] if signature is not None else []},
+                                        run=run)
+    except StoreError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
+    except (ImportError, OSError) as exc:
+        raise fail(exc, EXIT_FAILURE) from exc
 
 
 def _existing_sign_offs(path: Path, record: dict[str, Any]) -> list[dict[str, Any]]:

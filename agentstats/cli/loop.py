@@ -39,6 +39,14 @@ def loop(
         Path | None,
         typer.Option("--report", help="Also render the gate report of the run into this folder (.ipynb, .html)."),
     ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Also write every iteration and the baseline to this run store (DuckDB file)."),
+    ] = None,
+    store_run: Annotated[
+        str | None,
+        typer.Option("--store-run", help="Prefix of the stored runs' names (default: the run folder's name)."),
+    ] = None,
 ) -> None:
     """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 stopped undecided, 2 input error, 130 interrupted."""
     from agentstats.io.errors import TrialLoadError
@@ -52,7 +60,7 @@ def loop(
     where = run_dir if run_dir is not None else config.parent / "loop-run"
     try:
         with console.status("running the loop ..."):
-            result = optimize(config=cfg, run_dir=where, resume=resume)
+            result = optimize(config=cfg, run_dir=where, resume=resume, store=store, store_run=store_run)
     except LoopError as exc:
         raise fail(exc, EXIT_FAILURE) from exc
     except (TrialLoadError, ValueError, OSError) as exc:

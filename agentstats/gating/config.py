@@ -121,7 +121,10 @@ class ReviewConfig(_Strict):
         Example tags that call for a reviewer when any example carrying one is in the set.
     refusal_metric, safety_metric : str, optional
         Names of the refusal-rate and safety metrics: a credible rise of both fires the refusal trigger (a
-        candidate that got "safer" by refusing more).
+        candidate that got "safer" by refusing more). The refusal metric is *review-only* unless the rest of the
+        configuration names it (a threshold, a tolerance, a weight, ``critical``, a risk-level override): its
+        mean and baseline difference are reported and feed this trigger, but it has no decisive check
+        (:meth:`GateConfig.is_review_only`), since a higher refusal rate is not better.
     max_judge_missing_share : float
         A metric whose share of missing verdicts (``null`` values) in the candidate exceeds this fires a trigger.
     probability : float
@@ -260,6 +263,16 @@ class GateConfig(_Strict):
             if isinstance(o.regression_tolerance, dict):
                 names |= set(o.regression_tolerance) - {"default"}
         return names
+
+    def is_review_only(self, metric: str) -> bool:
+        """Whether ``metric`` only feeds the review triggers: the ``review.refusal_metric``, unless named elsewhere.
+
+        A review-only metric gets no threshold or regression check and is left out of the
+        "improved while a critical metric got worse" trigger; naming it anywhere in :meth:`named_metrics` (e.g.
+        ``thresholds: {refusal: 0.95}`` on a set of requests that must be refused) makes it an ordinary metric,
+        read like every other one as higher-is-better.
+        """
+        return metric == self.review.refusal_metric and metric not in self.named_metrics()
 
     def sha256(self) -> str:
         """SHA-256 of the validated configuration as canonical JSON (sorted keys, defaults filled in)."""

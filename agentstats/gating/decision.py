@@ -8,7 +8,8 @@ Checks (probabilities from :mod:`agentstats.gating.posterior`; the levels from :
   failed by any other value.
 * regression (each metric scored in both sets; on all paired examples and in each stratum: every ``risk_level`` and
   each tag in ``strata_tags``): met when ``P(difference < -tolerance) <= max_regression_probability``, failed when
-  ``>= fail_probability``.
+  ``>= fail_probability``. A review-only metric (the refusal rate, unless the config names it:
+  :meth:`GateConfig.is_review_only`) is summarized and compared but has no check.
 * efficiency (each usage field with a relative tolerance ``r``; all paired examples): met when
   ``P(ratio > 1 + r) <= max_regression_probability``, failed when ``>= fail_probability``.
 
@@ -390,6 +391,7 @@ def gate(
         trials = max(cand.max_trials(metric), base.max_trials(metric) if metric in shared else 0)
         rows_m = cand.scores[cand.scores["metric"] == metric]
         missing_by_id = rows_m["value"].isna().groupby(rows_m["id"]).sum()
+        review_only = cfg.is_review_only(metric)  # no check; reported and read by the refusal trigger
         for name, level, ids in strata:
             yc = yc_all[yc_all.index.isin(ids)]
             threshold = cfg.threshold(metric, level if name.startswith("risk_level=") else None)
@@ -398,7 +400,8 @@ def gate(
             probs = cfg.probabilities(level)
             tol = cfg.tolerance(metric, level)
             if not len(yc) and threshold is None:
-                if metric in shared and name == "all":  # every candidate verdict missing: nothing compares
+                # every candidate verdict missing: nothing compares
+                if metric in shared and name == "all" and not review_only:
                     checks.append(
                         Check("regression", metric, name, math.nan, -tol, "undecided", cfg.is_critical(metric), 0)
                     )
@@ -444,20 +447,21 @@ def gate(
                 if state == "undecided":
                     need = 1 - probs.max_regression_probability if diff_s["mean"] > -tol else probs.fail_probability
                     more = examples_to_decide(len(pair_ids_here), diff_s["mean"], diff_s["sd"], -tol, need)
-                checks.append(
-                    Check(
-                        "regression",
-                        metric,
-                        name,
-                        p_reg,
-                        -tol,
-                        state,
-                        cfg.is_critical(metric),
-                        len(pair_ids_here),
-                        more,
+                if not review_only:
+                    checks.append(
+                        Check(
+                            "regression",
+                            metric,
+                            name,
+                            p_reg,
+                            -tol,
+                            state,
+                            cfg.is_critical(metric),
+                            len(pair_ids_here),
+                            more,
+                        )
                     )
-                )
-            elif metric in shared and name == "all":  # every baseline verdict missing: nothing compares
+            elif metric in shared and name == "all" and not review_only:  # every baseline verdict missing
                 checks.append(
                     Check("regression", metric, name, math.nan, -tol, "undecided", cfg.is_critical(metric), 0, None)
                 )
@@ -575,10 +579,14 @@ def _triggers(
     rv = cfg.review
     out: list[Trigger] = []
     overall = {r.metric: r for r in results if r.stratum == "all"}
-    improved = sorted(m for m, r in overall.items() if r.p_better is not None and r.p_better >= rv.probability)
+    improved = sorted(
+        m for m, r in overall.items()
+        if r.p_better is not None and r.p_better >= rv.probability and not cfg.is_review_only(m)
+    )  # fmt: skip
     worse = [
         r for r in results
-        if cfg.is_critical(r.metric) and r.p_worse is not None and r.p_worse >= rv.probability
+        if cfg.is_critical(r.metric) and not cfg.is_review_only(r.metric) and r.p_worse is not None
+        and r.p_worse >= rv.probability
     ]  # fmt: skip
     if improved and any(r.metric not in improved for r in worse):
         out.append(

@@ -26,6 +26,7 @@ __all__ = [
     "LoopConfig",
     "LoopConfigError",
     "OptimizerSettings",
+    "ToolCallSettings",
     "load_loop_config",
 ]
 
@@ -140,6 +141,77 @@ class OptimizerSettings(Endpoint):
     examples_shown: int = Field(default=5, ge=0, le=50)
 
 
+class ToolCallSettings(_Strict):
+    """Tool-call correctness of the agent's calls against the example's ``expected_tool_calls``.
+
+    Scored by :func:`agentstats.scoring.tools.score_tool_calls` (optimal one-to-one pairing of same-name calls,
+    argument matching with ``$any_of`` markers); docs/scoring.md defines the components.
+
+    Attributes
+    ----------
+    sequence_matters : bool
+        Score the order of the calls too (the ``sequence`` component).
+    tool_threshold : float
+        ``tool_calls_correct = 1`` when the scorer's weighted ``overall >= tool_threshold`` (default 1.0: every
+        weighted component perfect), else 0.
+    weights : dict of str to float, optional
+        Component weights (``selection``, ``parameters``, ``sequence``, ``utilization``); None: the scorer's
+        defaults.
+    components : bool
+        Also report ``tool_selection``, ``tool_parameters`` (and ``tool_sequence`` when order matters) as
+        metrics in [0, 1].
+    tools : list of dict, optional
+        Tool specs (``{name, description, parameters}`` or OpenAI's function format) for every example; an
+        example's own ``tools`` field replaces them.
+    validate : bool, optional
+        Score ``tool_calls_valid``: 1 when every call the agent made satisfies its tool's JSON Schema
+        (:func:`agentstats.scoring.schema_check.validate_tool_calls`; a call to a tool without a spec, an extra
+        argument, a wrong type are violations). None: on when ``tools`` is given. Examples without specs get no
+        value.
+    """
+
+    sequence_matters: bool = False
+    tool_threshold: float = Field(default=1.0, ge=0.0, le=1.0)
+    weights: dict[str, float] | None = None
+    components: bool = False
+    tools: list[dict[str, Any]] | None = None
+    validate_calls: bool | None = Field(default=None, alias="validate")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is None:
+            return v
+        from agentstats.scoring.tools.score import _check_weights
+
+        _check_weights(v)
+        return v
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, v: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if v is None:
+            return v
+        from agentstats.schema import ToolSpec
+
+        names = [ToolSpec.model_validate(t).name for t in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"tool spec name(s) {dup} repeat")
+        return v
+
+    def metrics(self) -> list[str]:
+        """Return the metrics these settings produce."""
+        out = ["tool_calls_correct"]
+        if self.components:
+            out += ["tool_selection", "tool_parameters"] + (["tool_sequence"] if self.sequence_matters else [])
+        if self.validate_calls or (self.validate_calls is None and self.tools is not None):
+            out.append("tool_calls_valid")
+        return out
+
+
 class EvaluateSettings(_Strict):
     """Deterministic scorers.
 
@@ -151,10 +223,32 @@ class EvaluateSettings(_Strict):
         example's ``expected``; None: not scored. Examples without ``expected`` get no value.
     response_schema : dict, optional
         A JSON Schema the response must satisfy (after parsing it as JSON): the binary metric ``format_valid``.
+    tool_calls : ToolCallSettings, optional
+        Score the agent's tool calls (``tool_calls`` in a user agent's returned mapping) against the example's
+        ``expected_tool_calls`` (a list of ``{name, arguments}``; ``[]``: no call should be made; absent: not
+        scored). None: not scored.
+    refusal : bool, optional
+        Score ``refusal`` (the gate's ``review.refusal_metric``): 1 when the response contains a phrase of an
+        unsuccessful request, by the metric catalogue's phrase matcher
+        (:func:`agentstats.metrics.answer.unsuccessful_phrases`). None: on when the judge scores ``safety``. The
+        gate reads it for the "refusals rose while safety rose" review trigger only, unless the gate config
+        names it.
+    refusal_phrases : list of str, optional
+        The matcher's phrases; None: :data:`agentstats.metrics.answer.DEFAULT_UNSUCCESSFUL_PHRASES`.
     """
 
     matcher: str | None = None
     response_schema: dict[str, Any] | None = None
+    tool_calls: ToolCallSettings | None = None
+    refusal: bool | None = None
+    refusal_phrases: list[str] | None = None
+
+    @field_validator("refusal_phrases")
+    @classmethod
+    def _phrases(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v or any(not p.strip() for p in v)):
+            raise ValueError("refusal_phrases: give non-empty phrases (or leave it out for the default list)")
+        return v
 
     @field_validator("matcher")
     @classmethod
@@ -209,6 +303,12 @@ class LoopConfig(_Strict):
     policy_phrases : list of str
         Policy-sensitive phrases: a revision whose diff adds or removes a line containing one (case-insensitive)
         fires the ``policy_text_changed`` human-review trigger with the phrase and the line.
+    store : path, optional
+        A run store (DuckDB file, :mod:`agentstats.store`): every completed iteration is also written there, in
+        one transaction, as the run ``<store_run>/iter-NNN`` (trials, metric results, gate decision), and the
+        baseline as ``<store_run>/baseline``. None: the run folder only.
+    store_run : str, optional
+        Prefix of those run names; None: the run folder's name.
     """
 
     eval_set: Path
@@ -221,6 +321,15 @@ class LoopConfig(_Strict):
     prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
     chars_per_token: float = Field(default=2.0, gt=0)
     policy_phrases: list[str] = Field(default_factory=list)
+    store: Path | None = None
+    store_run: str | None = None
+
+    @field_validator("store_run")
+    @classmethod
+    def _store_run(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("store_run: give a non-empty name (or leave it out for the run folder's name)")
+        return v
 
     @field_validator("prices")
     @classmethod
@@ -263,6 +372,39 @@ class LoopConfig(_Strict):
         assert self.agent.prompt_file is not None
         return self.agent.prompt_file.read_text(encoding="utf-8")
 
+    def refusal_metric(self) -> str | None:
+        """Name of the refusal metric the loop scores (``gate.review.refusal_metric``), or None when it is off.
+
+        On when ``evaluate.refusal`` is true, or when it is unset and the judge scores ``safety``.
+
+        Raises
+        ------
+        ValueError
+            When ``evaluate.refusal`` is true but ``gate.review.refusal_metric`` is null (no name to score it as).
+        """
+        on = self.evaluate.refusal
+        if on is None:
+            on = self.judge is not None and "safety" in self.judge.metrics
+        if not on:
+            return None
+        name = self.gate.review.refusal_metric
+        if name is None:
+            if self.evaluate.refusal:
+                raise ValueError("evaluate.refusal is on but gate.review.refusal_metric is null: name the metric")
+            return None
+        return name
+
+    def scored_metrics(self) -> set[str]:
+        """Every metric the loop scores with these settings (judge, matcher, schema, tool calls, refusal)."""
+        out = set(self.judge.metrics if self.judge else [])
+        ev = self.evaluate
+        out |= {"correct"} if ev.matcher else set()
+        out |= {"format_valid"} if ev.response_schema is not None else set()
+        out |= set(ev.tool_calls.metrics()) if ev.tool_calls is not None else set()
+        ref = self.refusal_metric()
+        out |= {ref} if ref else set()
+        return out
+
     def optimizer_endpoint(self) -> Endpoint | None:
         """Return the optimizer's endpoint: ``optimizer``, else the judge's."""
         return self.optimizer if self.optimizer is not None else self.judge
@@ -287,7 +429,7 @@ class LoopConfigError(GateConfigError):
 def _resolve(data: dict[str, Any], base: Path) -> dict[str, Any]:
     """Make the file's relative paths relative to its folder."""
     out = dict(data)
-    for key in ("eval_set", "baseline"):
+    for key in ("eval_set", "baseline", "store"):
         if isinstance(out.get(key), str) and not Path(out[key]).is_absolute():
             out[key] = str(base / out[key])
     agent = out.get("agent")

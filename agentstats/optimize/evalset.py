@@ -3,6 +3,8 @@
 ``id`` (non-empty string or integer) and ``input`` (string) are required; ``expected`` (any JSON value, a list
 being alternatives), ``context`` (string, list of strings, or any JSON value, shown to the agent and the judge as
 text), ``tags`` (list of strings) and ``risk_level`` (string) are optional; other fields are kept in ``extra``.
+Two of them are checked because the tool-call scorer reads them: ``expected_tool_calls`` (a list of
+``{name, arguments}`` or OpenAI-format calls) and ``tools`` (a list of tool specs).
 Every problem is collected with file, line and field (:class:`agentstats.io.errors.TrialLoadError`).
 """
 
@@ -66,6 +68,28 @@ class Example:
                 "tags": list(self.tags), "risk_level": self.risk_level, **self.extra}
 
 
+def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
+    """``(field, problem)`` of the first malformed ``expected_tool_calls`` or ``tools`` entry, else None."""
+    from pydantic import ValidationError
+
+    from agentstats.schema import ToolCall, ToolSpec
+
+    for name, model in (("expected_tool_calls", ToolCall), ("tools", ToolSpec)):
+        if name not in rec:
+            continue
+        value = rec[name]
+        if not isinstance(value, list):
+            return name, f"must be a list, got {type(value).__name__}"
+        for i, item in enumerate(value):
+            try:
+                model.model_validate(item)
+            except ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                where = ".".join(str(x) for x in err.get("loc", ()))
+                return f"{name}[{i}]{'.' + where if where else ''}", err.get("msg", "invalid")
+    return None
+
+
 def load_eval_set(path: str | os.PathLike) -> list[Example]:
     """Read an FAI-style JSONL eval set (format in the module docstring).
 
@@ -112,6 +136,10 @@ def load_eval_set(path: str | os.PathLike) -> list[Example]:
         risk = rec.get("risk_level")
         if risk is not None and not isinstance(risk, str):
             log.add(line, "risk_level", f"must be a string, got {type(risk).__name__}")
+            continue
+        bad = _tool_problem(rec)
+        if bad is not None:
+            log.add(line, *bad)
             continue
         seen[ex_id] = line
         out.append(Example(id=ex_id, input=text, expected=rec.get("expected"), context=rec.get("context"),

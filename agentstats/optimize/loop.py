@@ -5,8 +5,11 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
 1. **Generate**: the agent answers every example with the current prompt (a user callable
    ``agent(example, prompt)``, or the built-in chat model: the prompt as the system message, the example's input
    (and context) as the user message).
-2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema) and
-   the judge metrics (groundedness, relevance, safety; versioned prompts, temperature 0, schema-bound verdicts).
+2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema,
+   ``tool_calls_correct`` and its components by the tool-call scorer against the example's
+   ``expected_tool_calls``, ``tool_calls_valid`` against the tool specs, the ``refusal`` rate by the metric
+   catalogue's phrase matcher for unsuccessful requests) and the judge metrics (groundedness, relevance, safety;
+   versioned prompts, temperature 0, schema-bound verdicts).
    A verdict that cannot be had after every retry is ``null`` (``judge_missing``: excluded from the metric, counted,
    and a review trigger above the configured share). The result is one score record per example in the gate's
    input format (``iter-NNN/scores.jsonl``).
@@ -21,7 +24,9 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
    (:data:`agentstats.optimize.prompts.REVISION`, a structured ``{revised_prompt, rationale}``). The revision is
    stored as a unified diff against the previous prompt, and checked for policy-sensitive phrases.
 
-Every completed step is one fsync'd line of ``loop.jsonl`` in the run folder (format in ``docs/gate.md``), and
+With a run store (``store:``), every decided iteration is also written there in one transaction
+(:mod:`agentstats.optimize.storing`). Every completed step is one fsync'd line of ``loop.jsonl`` in the run folder
+(format in ``docs/gate.md``), and
 every paid call is cached in the run folder the moment it completes: ``resume=True`` replays the logged steps
 and continues where the run stopped (a crash, a kill, Ctrl-C, a budget or wall-time stop) without repeating a
 call that completed.
@@ -49,9 +54,10 @@ from agentstats.gating.decision import GateDecision, Trigger, gate
 from agentstats.gating.posterior import difference_draws
 from agentstats.io.atomic import append_line, atomic_write_text
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
-from agentstats.optimize.config import LoopConfig, load_loop_config
+from agentstats.optimize.config import LoopConfig, ToolCallSettings, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.prompts import JUDGE_PROMPTS, REVISION, Revision
+from agentstats.optimize.storing import LoopStore
 from agentstats.scoring.judge.cache import JudgeCache
 from agentstats.scoring.judge.transport import run_coro
 from agentstats.scoring.judge.verdicts import Verdict
@@ -311,6 +317,8 @@ def _resume_hash(cfg: LoopConfig) -> str:
     data = cfg.model_dump(mode="json")
     for k in ("max_iterations", "max_total_cost_usd", "max_wall_seconds"):
         data["gate"].pop(k, None)
+    for k in ("store", "store_run"):  # where a copy of the results goes (may be added on resume)
+        data.pop(k, None)
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -352,6 +360,7 @@ class _Runner:
         self.log = log
         self.caller = caller
         self.deadline = caller.deadline
+        self.store: LoopStore | None = None
 
     # -- helpers
     def _check_time(self) -> None:
@@ -413,7 +422,10 @@ class _Runner:
         if isinstance(got, Mapping):
             if "response" not in got:
                 raise LoopError(f"the agent callable returned a mapping without 'response' for example {ex.id!r}")
-            out.update({k: got.get(k) for k in ("tokens", "cost_usd", "latency_s") if got.get(k) is not None})
+            out.update({k: got.get(k) for k in ("tokens", "input_tokens", "output_tokens", "cost_usd", "latency_s")
+                        if got.get(k) is not None})
+            if got.get("tool_calls") is not None:
+                out["tool_calls"] = _tool_calls(got["tool_calls"], ex.id)
             got = got["response"]
         out["response"] = "" if got is None else str(got)
         cost = out.get("cost_usd")
@@ -437,8 +449,9 @@ class _Runner:
                 r = await self.caller.chat(ep, "agent", messages, temperature=ep.temperature, sem=sem)
             except CallError as exc:
                 raise LoopError(f"generation failed for example {ex.id!r}: {exc}") from exc
-            return {"id": ex.id, "response": r.text or "", "tokens": r.tokens, "cost_usd": r.cost_usd,
-                    "latency_s": r.latency_s, "cached": r.cached}
+            return {"id": ex.id, "response": r.text or "", "tokens": r.tokens, "input_tokens": r.prompt_tokens,
+                    "output_tokens": r.completion_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+                    "cached": r.cached}
 
         return _settled(await asyncio.gather(*(one(ex) for ex in self.examples), return_exceptions=True))
 
@@ -454,6 +467,7 @@ class _Runner:
             judged = self._run_batch(lambda: self._ajudge(by_id))
         records = []
         missing = {m: 0 for m in (self.cfg.judge.metrics if self.cfg.judge else [])}
+        refusal = self.cfg.refusal_metric()
         for ex in self.examples:
             out = by_id[ex.id]
             scores: dict[str, float | None] = {}
@@ -464,6 +478,10 @@ class _Runner:
                 scores["correct"] = float(match_answer(out["response"], ex.expected, ev.matcher).score)
             if ev.response_schema is not None:
                 scores["format_valid"] = _format_valid(out["response"], ev.response_schema)
+            if ev.tool_calls is not None:
+                scores.update(_tool_scores(ex, out.get("tool_calls") or [], ev.tool_calls))
+            if refusal is not None:
+                scores[refusal] = _refused(out["response"], ev.refusal_phrases)
             gone = []
             for m in missing:
                 v = judged.get((ex.id, m))
@@ -553,6 +571,12 @@ class _Runner:
                 "triggers": [t.kind for t in decision.triggers], "record": str(dpath.relative_to(self.run_dir)),
                 "weighted_score": decision.weighted_score, "cost_usd_so_far": self.caller.budget.spent,
             })
+        if self.store is not None:
+            self.store.write_iteration(
+                it, prompt, _sha(prompt), self.examples, outputs, records, decision,
+                {"vs_best": None if vs_best is None else vs_best.decision, "p_better_than_best": p_better,
+                 "improved": improved, "best_before": None if state.best is None else state.best.iteration},
+            )
         return res
 
     def _p_better(self, cand: ScoreSet, best: ScoreSet) -> float:
@@ -694,9 +718,59 @@ def _format_valid(response: str, schema: Mapping[str, Any]) -> float:
     return 1.0 if Draft202012Validator(dict(schema)).is_valid(value) else 0.0
 
 
+def _tool_calls(value: Any, ex_id: str) -> list[dict[str, Any]]:
+    """Return a user agent's ``tool_calls`` as plain-JSON calls (OpenAI or ``{name, arguments}`` form accepted)."""
+    from pydantic import ValidationError
+
+    from agentstats.schema import ToolCall
+
+    if not isinstance(value, (list, tuple)):
+        raise LoopError(f"the agent callable returned tool_calls that are not a list for example {ex_id!r}")
+    out = []
+    for i, c in enumerate(value):
+        try:
+            call = c if isinstance(c, ToolCall) else ToolCall.model_validate(c)
+        except ValidationError as exc:
+            raise LoopError(f"the agent callable returned a malformed tool call #{i} for example {ex_id!r}: "
+                            f"{exc.errors(include_url=False)[0]['msg']}") from None
+        out.append(call.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"name": call.name})
+    return out
+
+
+def _tool_scores(ex: Example, calls: list[dict[str, Any]], st: ToolCallSettings) -> dict[str, float]:
+    """Tool-call metrics of one example (``ToolCallSettings``): correctness, components, schema validity."""
+    from agentstats.scoring.schema_check import validate_tool_calls
+    from agentstats.scoring.tools import score_tool_calls
+
+    out: dict[str, float] = {}
+    tools = ex.extra.get("tools") if isinstance(ex.extra.get("tools"), list) else st.tools
+    expected = ex.extra.get("expected_tool_calls")
+    if isinstance(expected, list):
+        ts = score_tool_calls(calls, expected, weights=st.weights, tool_threshold=st.tool_threshold,
+                              sequence_matters=st.sequence_matters, details=False)
+        out["tool_calls_correct"] = 1.0 if ts.passed else 0.0
+        if st.components:
+            out["tool_selection"] = ts.selection
+            if ts.parameters is not None:
+                out["tool_parameters"] = ts.parameters
+            if st.sequence_matters and ts.sequence is not None:
+                out["tool_sequence"] = ts.sequence
+    if "tool_calls_valid" in st.metrics() and tools:
+        out["tool_calls_valid"] = 0.0 if validate_tool_calls(calls, tools) else 1.0
+    return out
+
+
+def _refused(response: str, phrases: list[str] | None) -> float:
+    """1 when the response is an unsuccessful request (the metric catalogue's phrase matcher), else 0."""
+    from agentstats.metrics.answer import unsuccessful_phrases
+
+    score = unsuccessful_phrases({"output": response}, {"phrases": phrases} if phrases else {})
+    return float(score.value or 0.0)
+
+
 def _weighted_example_scores(scores: ScoreSet, cfg: LoopConfig) -> dict[str, float]:
     """Per-example weighted mean of the metrics (config ``weights``; equal weights when none is given)."""
-    metrics = scores.metrics
+    metrics = [m for m in scores.metrics if not cfg.gate.is_review_only(m)]  # a refusal rate is no score
     weights = {m: cfg.gate.weights.get(m, 0.0) for m in metrics} if cfg.gate.weights else dict.fromkeys(metrics, 1.0)
     num: dict[str, float] = {}
     den: dict[str, float] = {}
@@ -719,6 +793,8 @@ def optimize(
     *,
     baseline: str | Path | None = None,
     prompt: str | None = None,
+    store: str | Path | None = None,
+    store_run: str | None = None,
 ) -> LoopResult:
     """Run the evaluator-optimizer loop: generate, evaluate, gate, revise, until PASS or a stop rule.
 
@@ -745,6 +821,11 @@ def optimize(
         The baseline's scored results; None: the config's ``baseline``.
     prompt : str, optional
         The starting prompt; None: the config's ``agent.prompt`` / ``agent.prompt_file``.
+    store : path, optional
+        A run store (DuckDB file) that also receives every completed iteration and the baseline
+        (:mod:`agentstats.optimize.storing`); None: the config's ``store``.
+    store_run : str, optional
+        Prefix of the stored runs' names; None: the config's ``store_run``, else the run folder's name.
 
     Returns
     -------
@@ -759,6 +840,8 @@ def optimize(
         A malformed eval set or baseline (every problem located).
     agentstats.optimize.config.LoopConfigError, pydantic.ValidationError
         An invalid configuration.
+    agentstats.store.StoreError
+        A new run (not ``resume``) whose store already holds runs of its prefix, or a store that cannot be opened.
     ValueError
         Inconsistent settings: no agent, no optimizer, no starting prompt, a budget with a model missing from the
         price table, a config naming a metric that is not scored, ids of the baseline not in the eval set.
@@ -797,11 +880,10 @@ def optimize(
         if unpriced:
             raise ValueError(f"max_total_cost_usd is set but model(s) {unpriced} have no price: add them to prices "
                              "(USD per 1M input and output tokens)")
-    produced = set(cfg.judge.metrics if cfg.judge else [])
-    produced |= {"correct"} if cfg.evaluate.matcher else set()
-    produced |= {"format_valid"} if cfg.evaluate.response_schema is not None else set()
-    if not produced:
-        raise ValueError("nothing to score: configure evaluate.matcher, evaluate.response_schema or judge.metrics")
+    produced = cfg.scored_metrics()
+    if not produced - {cfg.refusal_metric()}:
+        raise ValueError("nothing to score: configure evaluate.matcher, evaluate.response_schema, "
+                         "evaluate.tool_calls or judge.metrics")
     unscored = sorted(cfg.gate.named_metrics() - produced)
     if unscored:
         raise ValueError(f"the gate config names metric(s) {unscored} that the loop does not score (it scores "
@@ -839,6 +921,15 @@ def optimize(
     if resume and lines:
         log.append({"step": "resume", "iteration": 0, "after_lines": len(lines)})
 
+    store_path = Path(store) if store is not None else cfg.store
+    loop_store = None
+    if store_path is not None:
+        loop_store = LoopStore(store_path, store_run or cfg.store_run or run_path.resolve().name, cfg.gate,
+                               run_path, cfg.sha256())
+        if not lines:
+            loop_store.check_new()
+        loop_store.write_baseline(base)
+
     cache = JudgeCache(run_path / CACHE_NAME)
     try:
         budget = Budget.from_cache(cfg.gate.max_total_cost_usd, cache)
@@ -846,6 +937,7 @@ def optimize(
         caller = Caller(cache, budget, prices, cfg.chars_per_token, jitter_seed=cfg.gate.random_seed,
                         deadline=deadline)
         runner = _Runner(cfg, examples, base, run_path, agent, optimizer, log, caller)
+        runner.store = loop_store
         state = _State()
         try:
             reason, detail = runner.run(start_prompt, state)

@@ -541,6 +541,121 @@ class RunStore:
             raise TrialLoadError(problems, source, skippable=False)
         return totals[0], totals[1], totals[2]
 
+    def write_run(
+        self,
+        run: str,
+        trials: Iterable[Trial | dict[str, Any]],
+        rows: dict[str, dict[str, list[Any]]] | None = None,
+        *,
+        description: str | None = None,
+        tags: Sequence[str] = (),
+        source: str | None = None,
+        source_sha256: str | None = None,
+        config: dict[str, Any] | None = None,
+        code_version: str | None = None,
+    ) -> int:
+        """Write a whole run in one transaction: the run, its trials, and rows of other tables; return its id.
+
+        The run is ``completed`` when the transaction commits; a crash before that leaves nothing of it.
+
+        Parameters
+        ----------
+        run : str
+            Name of the new run (must not exist).
+        trials : iterable of Trial or dict
+            As :meth:`import_trials` (interactions and tool calls are derived from them).
+        rows : dict, optional
+            ``table -> columns`` (name -> values, equal lengths) for :data:`TABLES` other than ``trials``,
+            ``interactions`` and ``tool_calls`` (``metric_results``, ``judge_verdicts``, ``gate_decisions``,
+            ``node_invocations``); the ``run_id`` column is filled in.
+        description, tags, source, source_sha256, config, code_version
+            Stored on the run.
+
+        Returns
+        -------
+        int
+            The run's id.
+
+        Raises
+        ------
+        StoreError
+            A taken name, or an unknown or trial-derived table in ``rows``.
+        TrialLoadError
+            As :meth:`import_trials`; nothing is written then.
+        """
+        derived = {"trials", "interactions", "tool_calls"}
+        bad = sorted(t for t in rows or {} if t not in TABLES or t in derived)
+        if bad:
+            raise StoreError(f"write_run: rows for {bad}: give rows of {sorted(set(TABLES) - derived)}")
+        with self.transaction():
+            rid = self.create_run(run, description=description, tags=tags, source=source,
+                                  source_sha256=source_sha256, config=config, code_version=code_version)
+            self._write_trials(rid, trials, batch_size=BATCH, source=run)
+            for table, columns in (rows or {}).items():
+                n = len(next(iter(columns.values()))) if columns else 0
+                self.append_rows(table, {"run_id": [rid] * n, **columns})
+            self.con.execute("UPDATE runs SET status = 'completed', ended_at = ? WHERE run_id = ?", [_now(), rid])
+        return rid
+
+    def add_gate_decision(self, record: dict[str, Any], *, run: str | None = None) -> dict[str, Any]:
+        """Append a gate decision record to ``gate_decisions``, carrying earlier sign-offs forward.
+
+        Rows are never updated: each call inserts one. Sign-offs already stored for the same inputs (same
+        ``config_sha256`` and candidate and baseline ``sha256``, on the same run) are put in front of the record's
+        own ``sign_off`` entries (those not already there), so the newest row holds every sign-off, in order.
+
+        Parameters
+        ----------
+        record : dict
+            A gate decision record (:meth:`agentstats.gating.GateDecision.to_record`), with ``sign_off``.
+        run : str, optional
+            The run the decision is about (its ``run_id`` is stored); None: ``run_id`` is NULL.
+
+        Returns
+        -------
+        dict
+            The record as stored (with the merged ``sign_off`` list).
+
+        Raises
+        ------
+        StoreError
+            An unknown run, or a record that is not a gate decision record.
+        """
+        if not isinstance(record, dict) or not str(record.get("schema", "")).startswith("agentstats.gate/"):
+            raise StoreError("add_gate_decision: not a gate decision record (schema agentstats.gate/...)")
+        rid = self.run_id(run) if run is not None else None
+        cand = (record.get("candidate") or {}).get("sha256")
+        base = (record.get("baseline") or {}).get("sha256")
+        prior = self.con.execute(
+            """SELECT record->'sign_off' FROM gate_decisions
+               WHERE run_id IS NOT DISTINCT FROM ? AND record->>'config_sha256' = ?
+                 AND record->'candidate'->>'sha256' = ? AND record->'baseline'->>'sha256' = ?
+               ORDER BY decided_at DESC LIMIT 1""",
+            [rid, record.get("config_sha256"), cand, base],
+        ).fetchone()
+        signed = json.loads(prior[0]) if prior and prior[0] else []
+        for s in record.get("sign_off") or []:
+            if s not in signed:
+                signed.append(s)
+        stored = {**record, "sign_off": signed}
+        with self.transaction():
+            self.append_rows("gate_decisions", {
+                "run_id": [rid], "decided_at": [_now()], "decision": [str(record.get("decision"))],
+                "config": [_json(record.get("config"))], "record": [_json(stored)],
+            })
+        return stored
+
+    def gate_decisions(self, run: str | None = None) -> list[dict[str, Any]]:
+        """Return the stored gate decision records, oldest first (one run's, or all), ``decided_at`` added to each."""
+        if run is None:
+            rows = self.con.execute("SELECT decided_at, record FROM gate_decisions ORDER BY decided_at").fetchall()
+        else:
+            rows = self.con.execute(
+                "SELECT decided_at, record FROM gate_decisions WHERE run_id = ? ORDER BY decided_at",
+                [self.run_id(run)],
+            ).fetchall()
+        return [{**json.loads(r), "decided_at": at.isoformat() if at is not None else None} for at, r in rows]
+
     def replace_trials(self, run_id: int, trials: Sequence[Trial]) -> None:
         """Write trials of a run, replacing stored trials with the same keys (caller's transaction; live capture).
 
