@@ -289,7 +289,7 @@ def test_readability_equals_textstat_on_varied_text():
     rng = np.random.default_rng(5)
     words = ["the", "cat", "extraordinary", "it's", "don't", "re-enter", "Dr.", "U.S.", "42", "xylophonist",
              "qwrtzp", "beautiful", "a", "e-mail", "naïve", "café", "—", "(parenthesis)", "'quoted'", "well-known",
-             "l’été", "rock'n'roll", "'", "--", "\t", "\n", "…", "x.y", "?!", "İstanbul", "ǅemal", "ﬁne"]
+             "l\u2019été", "rock'n'roll", "'", "--", "\t", "\n", "…", "x.y", "?!", "İstanbul", "ǅemal", "ﬁne"]
     ends = [".", "!", "?", "...", "", ";"]
     for _ in range(300):
         n_sent = int(rng.integers(1, 5))
@@ -342,3 +342,19 @@ def test_pii_fast_path_equals_every_recognizer_at_every_score_floor():
     # the default floor leaves out the recognizers that cannot reach it (phone numbers score 0.4)
     kept = {rec.supported_entities[0] for rec, *_ in safety._plan(safety.DEFAULT_PII_ENTITIES, 0.5)}
     assert "PHONE_NUMBER" not in kept and "EMAIL_ADDRESS" in kept and "CREDIT_CARD" in kept
+
+
+def test_token_fast_path_equals_squad_normalisation():
+    """The ASCII tokenizer (bytes deletion, article filter) gives SQuAD's tokens exactly, articles included."""
+    import numpy as np
+
+    from agentstats.metrics import answer
+    from agentstats.scoring.answers import normalize_text
+
+    rng = np.random.default_rng(13)
+    pieces = ["a", "an", "the", "The", "A.", "an,", "cat", "Paris", "(x)", "it's", "e-mail", "U.S.", "42%", "--",
+              "\t", "\n", "theater", "and", "ANother", '"the"', "naïve", "l\u2019été"]
+    texts = [" ".join(rng.choice(pieces, size=int(rng.integers(0, 20)))) for _ in range(2000)]
+    answer._tokens_cached.cache_clear()
+    for text in texts:
+        assert answer.tokens(text) == tuple(normalize_text(text).split()), text

@@ -89,7 +89,7 @@ _TRIGGERS = {
 
 
 def _max_score(rec: Any) -> float:
-    """The highest score ``rec.analyze`` can give (no NLP artifacts, so no context enhancement).
+    """Return the highest score ``rec.analyze`` can give (no NLP artifacts, so no context enhancement).
 
     A pattern recognizer scores a match with its pattern's score, raised to 1.0 only by a ``validate_result`` of its
     own (``invalidate_result`` only lowers it); Presidio's phone recognizer gives every match its class ``SCORE``
@@ -109,7 +109,7 @@ def _max_score(rec: Any) -> float:
 
 @lru_cache(maxsize=64)
 def _plan(entities: tuple[str, ...], min_score: float) -> tuple[tuple[Any, list[str], re.Pattern[str], Any], ...]:
-    """The recognizers worth running for these entities and this score floor, each with its pre-checks.
+    """Return the recognizers worth running for these entities and this score floor, with their pre-checks.
 
     A recognizer whose highest possible score (:func:`_max_score`) is below ``min_score`` cannot contribute a hit
     and is left out. Each kept recognizer comes with its trigger (a character every match contains) and, for a
