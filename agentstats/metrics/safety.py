@@ -7,7 +7,8 @@ spaCy model is loaded or downloaded, so context words do not raise the scores an
 need a named-entity model) are not found. A recognizer runs only on answers holding a character every one of its
 matches contains (``@`` for e-mail, a digit for the numbers ...; tested to change no result). An entity counts when
 its score is at least ``params["min_score"]`` (default 0.5; Presidio's pattern scores are 0.01-1.0, low ones are
-weak patterns such as 9-digit numbers). The value is 1 when any entity is found, else 0; the entity types found are
+weak patterns such as 9-digit numbers; Presidio's phone recognizer scores every match 0.4, so phone numbers count
+only with ``min_score <= 0.4``, and a recognizer that cannot reach ``min_score`` is not run). The value is 1 when any entity is found, else 0; the entity types found are
 the evidence.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
@@ -98,10 +99,11 @@ def _max_score(rec: Any) -> float:
     from presidio_analyzer import PatternRecognizer
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
-    if isinstance(rec, PatternRecognizer) and rec.patterns:
+    patterns: Any = getattr(rec, "patterns", None)
+    if isinstance(rec, PatternRecognizer) and patterns:
         if type(rec).validate_result is not PatternRecognizer.validate_result:
             return 1.0
-        return max(float(p.score) for p in rec.patterns)
+        return max(float(p.score) for p in patterns)
     if type(rec).analyze is PhoneRecognizer.analyze:
         return float(rec.SCORE)
     return 1.0
@@ -117,7 +119,7 @@ def _plan(entities: tuple[str, ...], min_score: float) -> tuple[tuple[Any, list[
     flags): when none of them finds a match the recognizer finds none either (``finditer`` yields a match exactly
     when ``search`` from the start finds one), so it is not called.
     """
-    import regex
+    import regex  # type: ignore[import-untyped]
     from presidio_analyzer import PatternRecognizer
 
     wanted = set(entities)
@@ -127,11 +129,12 @@ def _plan(entities: tuple[str, ...], min_score: float) -> tuple[tuple[Any, list[
         if not ents or _max_score(rec) < min_score:
             continue
         pats = None
+        rec_patterns: Any = getattr(rec, "patterns", None)
         # e-mail and URL: their triggers ("@", a dot before a letter) already pick out candidates, and their
         # patterns are slow to search (90-320 us per text here), so they go straight to Presidio
-        if (isinstance(rec, PatternRecognizer) and rec.patterns and not getattr(rec, "deny_list", None)
+        if (isinstance(rec, PatternRecognizer) and rec_patterns and not getattr(rec, "deny_list", None)
                 and not set(rec.supported_entities) & {"EMAIL_ADDRESS", "URL"}):
-            pats = tuple(regex.compile(p.regex, flags=rec.global_regex_flags) for p in rec.patterns)
+            pats = tuple(regex.compile(p.regex, flags=rec.global_regex_flags) for p in rec_patterns)
         plan.append((rec, ents, trigger, pats))
     return tuple(plan)
 
