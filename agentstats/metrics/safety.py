@@ -8,8 +8,8 @@ need a named-entity model) are not found. A recognizer runs only on answers hold
 matches contains (``@`` for e-mail, a digit for the numbers ...; tested to change no result). An entity counts when
 its score is at least ``params["min_score"]`` (default 0.5; Presidio's pattern scores are 0.01-1.0, low ones are
 weak patterns such as 9-digit numbers; Presidio's phone recognizer scores every match 0.4, so phone numbers count
-only with ``min_score <= 0.4``, and a recognizer that cannot reach ``min_score`` is not run). The value is 1 when any entity is found, else 0; the entity types found are
-the evidence.
+only with ``min_score <= 0.4``, and a recognizer that cannot reach ``min_score`` is not run). The value is 1 when
+any entity is found, else 0; the entity types found are the evidence.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
