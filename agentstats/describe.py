@@ -17,6 +17,7 @@ __all__ = [
     "format_consistency_pass_hat_k",
     "format_contrast_table",
     "format_counts_table",
+    "format_metric_summary",
     "format_schema_errors",
     "format_suite_table",
     "format_tool_errors",
@@ -975,3 +976,84 @@ def run_details(
             versions.append(f"{pkg} {v}")
     rows.append(("versions", ", ".join(versions)))
     return "\n".join(f"- **{item}**: {md_text(value)}" for item, value in rows)
+
+
+def _float(x: object) -> float:
+    """``x`` as a float; None and pandas' missing values are NaN."""
+    return float("nan") if x is None or x is pd.NA else float(x)  # type: ignore[arg-type]
+
+
+def _metric_interval(mean: object, lo: object, hi: object) -> str:
+    """``mean [lo, hi]`` with one number format for all three, chosen by the largest magnitude among them.
+
+    3 decimals for values up to 10 (rates, scores, seconds), 1 decimal up to 1,000, none (with thousands separators)
+    beyond; below 0.1, three significant digits of the largest (costs in dollars).
+    """
+    vals = [_float(v) for v in (mean, lo, hi)]
+    if not np.isfinite(vals[0]):
+        return "not applicable"
+    m = max(abs(v) for v in vals if np.isfinite(v))
+    if m >= 1000:
+        return "{:,.0f} [{:,.0f}, {:,.0f}]".format(*vals)
+    digits = 1 if m >= 10 else 3 if m >= 0.1 or m == 0 else 2 - int(np.floor(np.log10(m)))
+    return f"{_num(vals[0], digits)} {_interval(vals[1], vals[2], digits)}"
+
+
+def _limit_text(x: float) -> str:
+    return f"{x:g}"
+
+
+def format_metric_summary(summary: pd.DataFrame, metrics: dict | None = None) -> pd.DataFrame:
+    """Compact display of the metric summary: per agent (and risk level) and metric, mean and share passing.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Output of :func:`agentstats.posterior.metric_summary.summarize_metrics` or of
+        :func:`~agentstats.posterior.metric_summary.summarize_metrics_by_risk` (then with ``risk_level``).
+    metrics : dict, optional
+        ``frame.attrs["metrics"]`` of the :func:`agentstats.metrics.compute` frame: each metric's ``lower_limit`` /
+        ``upper_limit`` for the threshold column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``agent``, ``risk level`` (only when the summary has levels other than ``"all"``) and ``metric``;
+        string columns ``method``, ``tasks`` (tasks with a value), ``mean [CI]`` (posterior mean over tasks and
+        equal-tailed credible interval, on the metric's own scale), ``threshold`` (``>= lower_limit`` / ``<=
+        upper_limit``, a dash without one), ``share passing [CI]`` (share of trials meeting the threshold, suite
+        pass@1, with its confidence interval; a dash without a threshold) and ``trials`` (trials with a verdict).
+        Names from the data are left as they are: pandas escapes every cell and label when it renders the table.
+    """
+    metrics = metrics or {}
+    if "risk_level" in summary.columns:  # each agent's rows together: all trials first, then each risk level
+        order = summary["risk_level"].map(lambda v: (v != "all", str(v)))
+        summary = summary.assign(_order=order).sort_values(["agent", "_order", "metric"], kind="stable")
+    by_risk = "risk_level" in summary.columns and bool((summary["risk_level"] != "all").any())
+    rows = []
+    for _, r in summary.iterrows():
+        m = metrics.get(r["metric"], {})
+        lo, hi = m.get("lower_limit"), m.get("upper_limit")
+        limits = [f"{sign} {_limit_text(v)}" for sign, v in (("≥", lo), ("≤", hi)) if v is not None]
+        thr = ", ".join(limits) or "—"
+        has_share = bool(np.isfinite(_float(r["share_passed"])))
+        row = {"agent": r["agent"]}
+        if by_risk:
+            row["risk level"] = r["risk_level"]
+        row.update({
+            "metric": r["metric"],
+            "method": r["method"],
+            "tasks": int(r["n_tasks"]),
+            "mean [CI]": _metric_interval(r["mean"], r["ci_low"], r["ci_high"]),
+            "threshold": thr,
+            "share passing [CI]": (f"{_num(_float(r['share_passed']))} "
+                                   f"{_interval(_float(r['share_ci_low']), _float(r['share_ci_high']))}"
+                                   if has_share else "—"),
+            "trials": int(r["n_trials_passed_known"]) if has_share else "—",
+        })
+        rows.append(row)
+    index = ["agent", "risk level", "metric"] if by_risk else ["agent", "metric"]
+    if not rows:
+        return pd.DataFrame(columns=[*index, "method", "tasks", "mean [CI]", "threshold", "share passing [CI]",
+                                     "trials"]).set_index(index)
+    return pd.DataFrame(rows).set_index(index)

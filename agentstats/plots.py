@@ -21,6 +21,7 @@ __all__ = [
     "agent_colors",
     "plot_contrast_matrix",
     "plot_forest",
+    "plot_metric_summary",
     "plot_pass_k_curves",
     "plot_posterior_pass_k_curves",
     "plot_ppc",
@@ -367,4 +368,68 @@ def plot_ppc(
         if is_count:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize="x-small")
+    return fig
+
+
+def plot_metric_summary(summary: pd.DataFrame, metrics: dict | None = None, *, columns: int = 3) -> Figure:
+    """Small multiples of the metric summary: one panel per metric, agents' posterior means with credible intervals.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Output of :func:`agentstats.posterior.metric_summary.summarize_metrics` (or ``..._by_risk``: only its
+        ``"all"`` rows are drawn). Metrics without an applicable value are left out.
+    metrics : dict, optional
+        ``frame.attrs["metrics"]``: each metric's ``value_range`` (the x-axis when finite) and ``lower_limit`` /
+        ``upper_limit`` (a dashed line).
+    columns : int
+        Panels per row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    metrics = metrics or {}
+    if "risk_level" in summary.columns:
+        summary = summary[summary["risk_level"] == "all"]
+    summary = summary[np.isfinite(summary["mean"].to_numpy(dtype=float))]
+    names = list(dict.fromkeys(summary["metric"]))
+    agents = list(dict.fromkeys(summary["agent"]))
+    colors = _colors(agents)
+    if not names:
+        fig, ax = plt.subplots(figsize=(6, 1), layout="constrained")
+        ax.axis("off")
+        ax.text(0.5, 0.5, "no metric has an applicable value", ha="center", va="center")
+        return fig
+    ncol = max(1, min(columns, len(names)))
+    nrow = -(-len(names) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, (0.55 + 0.28 * len(agents)) * nrow + 0.3),
+                             layout="constrained", squeeze=False)
+    for ax, name in zip(axes.flat, names, strict=False):
+        rows = summary[summary["metric"] == name]
+        ys = np.arange(len(agents))
+        for y, a in zip(ys, agents, strict=True):
+            r = rows[rows["agent"] == a]
+            if r.empty:
+                continue
+            r = r.iloc[0]
+            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5)
+            ax.plot(r["mean"], y, "o", color=colors[a], ms=5)
+        m = metrics.get(name, {})
+        lo, hi = m.get("value_range", (-np.inf, np.inf))
+        if np.isfinite(lo) and np.isfinite(hi):
+            pad = 0.03 * (hi - lo)
+            ax.set_xlim(lo - pad, hi + pad)
+        for lim in (m.get("lower_limit"), m.get("upper_limit")):
+            if lim is not None:
+                ax.axvline(lim, color="0.4", ls="--", lw=1)
+        first_column = list(axes.flat).index(ax) % ncol == 0
+        ax.set_yticks(ys, [plot_text(_shorten(str(a), 22)) for a in agents] if first_column else [], fontsize=8)
+        ax.set_ylim(len(agents) - 0.5, -0.5)
+        ax.set_title(plot_text(_shorten(str(name), 34)), fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.suptitle("Metrics: posterior mean over tasks and 95% credible interval (dashed: threshold)", fontsize=9)
     return fig

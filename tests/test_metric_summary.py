@@ -74,3 +74,61 @@ def test_summary_not_applicable_metric_and_bad_arguments():
     with pytest.raises(ValueError, match="ci_prob"):
         summarize_metrics(f, ci_prob=1.0)
     assert isinstance(summarize_metrics(f.iloc[0:0]), pd.DataFrame)
+
+
+def test_report_metric_section_per_risk_level_against_beta_posteriors_and_counts():
+    """The report's metric table: per agent and risk level, the conjugate Beta mean and the share passing."""
+    from agentstats.describe import format_metric_summary
+    from agentstats.plots import plot_metric_summary
+    from agentstats.posterior.metric_summary import summarize_metrics_by_risk
+
+    # 0/1 similarity values, one trial per task: high risk 2 of 5 tasks pass, low risk 6 of 8
+    trials = [Trial(agent="A <b>", task_id=f"h{i}", trial=0, risk_level="high",
+                    interactions=[{"answer": "paris" if i < 2 else "lyon", "expected_answer": "paris"}])
+              for i in range(5)]
+    trials += [Trial(agent="A <b>", task_id=f"l{i}", trial=0, risk_level="low",
+                     interactions=[{"answer": "paris" if i < 6 else "lyon", "expected_answer": "paris"}])
+               for i in range(8)]
+    frame = compute(trials, "answer_similarity")
+    s = summarize_metrics_by_risk(frame, n_draws=40_000)
+    assert list(s["risk_level"]) == ["all", "high", "low"]
+    for level, c, n in (("all", 8, 13), ("high", 2, 5), ("low", 6, 8)):
+        row = s[s["risk_level"] == level].iloc[0]
+        beta = stats.beta(1 + c, 1 + n - c)
+        assert row["mean"] == pytest.approx(beta.mean(), abs=0.004)
+        assert row["ci_low"] == pytest.approx(beta.ppf(0.025), abs=0.008)
+        assert row["ci_high"] == pytest.approx(beta.ppf(0.975), abs=0.008)
+        assert row["share_passed"] == pytest.approx(c / n)  # threshold 0.5: the exact matches pass
+        assert row["n_tasks"] == n
+    table = format_metric_summary(s, frame.attrs["metrics"])
+    assert table.index.names == ["agent", "risk level", "metric"]
+    high = table.loc[("A <b>", "high", "answer_similarity")]
+    beta = stats.beta(3, 4)
+    lo, hi = s.loc[s["risk_level"] == "high", ["ci_low", "ci_high"]].iloc[0]
+    assert high["mean [CI]"] == f"{s.loc[1, 'mean']:.3f} [{lo:.3f}, {hi:.3f}]"
+    assert abs(float(high["mean [CI]"].split()[0]) - beta.mean()) < 0.005
+    assert high["threshold"] == "≥ 0.5" and high["share passing [CI]"].startswith("0.400 [")
+    assert high["trials"] == 5 and high["tasks"] == 5
+    fig = plot_metric_summary(s, frame.attrs["metrics"])
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["answer_similarity"]
+
+
+def test_report_metric_table_formats_each_scale_and_keeps_metrics_without_values():
+    from agentstats.describe import format_metric_summary
+    from agentstats.posterior.metric_summary import summarize_metrics
+
+    trials = [Trial(agent="B", task_id=f"t{i}", trial=0,
+                    interactions=[{"answer": "x",
+                                   "usage": {"latency_s": 1000.0 + 500 * i, "cost_usd": 0.0004 * (i + 1)}}])
+              for i in range(4)]
+    frame = compute(trials, "latency,cost,answer_similarity")
+    s = summarize_metrics(frame)
+    t = format_metric_summary(s, frame.attrs["metrics"])
+    assert t.index.names == ["agent", "metric"]  # no risk levels in the data
+    lat = s[s["metric"] == "latency"].iloc[0]
+    assert t.loc[("B", "latency"), "mean [CI]"] == "{:,.0f} [{:,.0f}, {:,.0f}]".format(
+        lat["mean"], lat["ci_low"], lat["ci_high"])
+    cost = s[s["metric"] == "cost"].iloc[0]
+    assert t.loc[("B", "cost"), "mean [CI]"] == f"{cost['mean']:.5f} [{cost['ci_low']:.5f}, {cost['ci_high']:.5f}]"
+    assert t.loc[("B", "answer_similarity"), "mean [CI]"] == "not applicable"  # no expected answer
+    assert t.loc[("B", "latency"), "threshold"] == "—" and t.loc[("B", "latency"), "share passing [CI]"] == "—"

@@ -288,7 +288,8 @@ def test_readability_equals_textstat_on_varied_text():
 
     rng = np.random.default_rng(5)
     words = ["the", "cat", "extraordinary", "it's", "don't", "re-enter", "Dr.", "U.S.", "42", "xylophonist",
-             "qwrtzp", "beautiful", "a", "e-mail", "naïve", "café", "—", "(parenthesis)", "'quoted'", "well-known"]
+             "qwrtzp", "beautiful", "a", "e-mail", "naïve", "café", "—", "(parenthesis)", "'quoted'", "well-known",
+             "l\u2019été", "rock'n'roll", "'", "--", "\t", "\n", "…", "x.y", "?!", "İstanbul", "ǅemal", "ﬁne"]
     ends = [".", "!", "?", "...", "", ";"]
     for _ in range(300):
         n_sent = int(rng.integers(1, 5))
@@ -320,3 +321,40 @@ def test_pii_prefilter_changes_no_result():
                                                                                              None) if r.score >= 0.0]
         got = safety.pii_entities(text, min_score=0.0)
         assert sorted(got) == sorted(full), text
+
+
+def test_pii_fast_path_equals_every_recognizer_at_every_score_floor():
+    """Skipped recognizers (highest score below the floor) and regex pre-checks change no entity found."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    pii = ["user7@example.com", "+1 415 555 2671", "(415) 555-2671", "078-05-1120", "912-70-1234", "4111111111111111",
+           "GB82 WEST 1234 5698 7654 32", "192.168.0.1", "2001:db8::ff00:42:8329", "https://example.org/a?b=1",
+           "www.example.co.uk", "943 476 5919", "AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "A1234567",
+           "123456789", "F12345678", "12345678901", "rose 42 percent in 2023", "café naïve", "\u0663\u0664\u0665"]
+    words = ["the", "call", "mail", "card", "ssn", "passport", "licence", "account", "is", "at", "."]
+    texts = [" ".join(rng.choice(words + pii, size=int(rng.integers(1, 12)))) for _ in range(600)] + pii
+    for floor in (0.0, 0.05, 0.3, 0.4, 0.5, 0.6, 1.0):
+        safety._found.cache_clear()
+        for text in texts:
+            assert safety._found(text, safety.DEFAULT_PII_ENTITIES, floor) == safety._found_plain(
+                text, safety.DEFAULT_PII_ENTITIES, floor), (floor, text)
+    # the default floor leaves out the recognizers that cannot reach it (phone numbers score 0.4)
+    kept = {rec.supported_entities[0] for rec, *_ in safety._plan(safety.DEFAULT_PII_ENTITIES, 0.5)}
+    assert "PHONE_NUMBER" not in kept and "EMAIL_ADDRESS" in kept and "CREDIT_CARD" in kept
+
+
+def test_token_fast_path_equals_squad_normalisation():
+    """The ASCII tokenizer (bytes deletion, article filter) gives SQuAD's tokens exactly, articles included."""
+    import numpy as np
+
+    from agentstats.metrics import answer
+    from agentstats.scoring.answers import normalize_text
+
+    rng = np.random.default_rng(13)
+    pieces = ["a", "an", "the", "The", "A.", "an,", "cat", "Paris", "(x)", "it's", "e-mail", "U.S.", "42%", "--",
+              "\t", "\n", "theater", "and", "ANother", '"the"', "naïve", "l\u2019été"]
+    texts = [" ".join(rng.choice(pieces, size=int(rng.integers(0, 20)))) for _ in range(2000)]
+    answer._tokens_cached.cache_clear()
+    for text in texts:
+        assert answer.tokens(text) == tuple(normalize_text(text).split()), text

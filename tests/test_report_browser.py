@@ -91,7 +91,8 @@ def _check(seen: dict) -> None:
 
 def test_markup_in_the_data_stays_text_in_the_browser(browser, tmp_path):
     src = write_evil_input(tmp_path)
-    paths = run_report({"input_path": str(src), "loader_options": {"on_error": "skip"}, **SMALL, "k_max_bayes": 2},
+    paths = run_report({"input_path": str(src), "loader_options": {"on_error": "skip"}, **SMALL, "k_max_bayes": 2,
+                        "metrics": "answer_quality,readability,pii"},
                        out_dir=tmp_path / "out", name="evil", progress_bar=False)
     seen = open_report(browser, paths.html, "evil")
     _check(seen)

@@ -440,3 +440,21 @@ def test_counts_with_grid_gaps_match_to_counts(tmp_path):
     pd.testing.assert_frame_equal(got, want)
     assert got.attrs["gaps"].n_absent == want.attrs["gaps"].n_absent == 2 + 3 * 3 + 2
     pd.testing.assert_frame_equal(got.attrs["gaps"].frame, want.attrs["gaps"].frame)
+
+
+def test_gate_sign_offs_carry_only_to_the_same_inputs_calibration_set_included(tmp_path):
+    def record(calib, signer):
+        return {"schema": "agentstats.gate/1", "decision": "PASS", "config_sha256": "c0",
+                "candidate": {"sha256": "x1"}, "baseline": {"sha256": "y1"},
+                "judge_calibration": None if calib is None else {"sha256": calib},
+                "sign_off": [{"name": signer, "at": "2026-12-01T00:00:00Z", "decision": "PASS"}]}
+
+    with RunStore(tmp_path / "s.duckdb") as st:
+        st.add_gate_decision(record(None, "A"))
+        assert [s["name"] for s in st.add_gate_decision(record(None, "B"))["sign_off"]] == ["A", "B"]
+        # a corrected (calibrated) decision is other inputs: nothing carried over, and back again per hash
+        assert [s["name"] for s in st.add_gate_decision(record("k1", "C"))["sign_off"]] == ["C"]
+        assert [s["name"] for s in st.add_gate_decision(record("k2", "D"))["sign_off"]] == ["D"]
+        assert [s["name"] for s in st.add_gate_decision(record("k1", "E"))["sign_off"]] == ["C", "E"]
+        assert [s["name"] for s in st.add_gate_decision(record(None, "F"))["sign_off"]] == ["A", "B", "F"]
+        assert len(st.gate_decisions()) == 6

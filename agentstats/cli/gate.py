@@ -153,6 +153,7 @@ def _existing_sign_offs(path: Path, record: dict[str, Any]) -> list[dict[str, An
         old.get("config_sha256") == record["config_sha256"]
         and (old.get("candidate") or {}).get("sha256") == record["candidate"]["sha256"]
         and (old.get("baseline") or {}).get("sha256") == record["baseline"]["sha256"]
+        and (old.get("judge_calibration") or {}).get("sha256") == (record.get("judge_calibration") or {}).get("sha256")
     )
     if same:
         return list(signed)

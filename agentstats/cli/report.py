@@ -84,6 +84,15 @@ def report(
         typer.Option(help="Calibration set of the judge behind the outcomes: adds pass^k corrected for its errors."),
     ] = None,
     judge_metric: Annotated[str | None, typer.Option(help="Metric of the calibration set to use.")] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            help="Add a metric section: these metrics (comma-separated names or groups: answer_quality, "
+            "retrieval_quality, content_safety, readability, usage; see docs/metrics.md) computed on the trials, "
+            "per agent and risk level.",
+        ),
+    ] = None,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
@@ -129,6 +138,11 @@ def report(
         params["judge_metric"] = calibration.metric
     elif judge_metric is not None:
         raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), EXIT_USAGE)
+    if metrics is not None:  # unknown names exit 2 here, before the notebook starts
+        from agentstats.cli.score import _resolve_metric_options
+
+        _resolve_metric_options(metrics, None)
+        params["metrics"] = metrics
     if judge not in ("deterministic", "openai"):
         raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), EXIT_USAGE)
     if population not in ("observed", "new"):

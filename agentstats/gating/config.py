@@ -21,6 +21,7 @@ __all__ = [
     "DecisionProbabilities",
     "GateConfig",
     "GateConfigError",
+    "JudgeCalibrationConfig",
     "ReviewConfig",
     "RiskOverride",
     "load_gate_config",
@@ -151,6 +152,27 @@ class ReviewConfig(_Strict):
         return v
 
 
+class JudgeCalibrationConfig(_Strict):
+    """The judge's calibration set, whose error rates the gate carries into its judged metrics.
+
+    Attributes
+    ----------
+    path : str
+        A calibration set (JSONL of ``item_id, metric, verdict, gold``; ``docs/judge.md``). A relative path in a
+        config file is read relative to that file's folder.
+    metrics : list of str, optional
+        The gate metrics to correct (each must be calibrated in the file). Default: every metric both calibrated
+        and scored by the candidate.
+    thresholds : dict of str to int
+        Pass thresholds of ordinal calibrated metrics (``score >= threshold`` passes), as ``agentstats calibrate
+        --threshold``.
+    """
+
+    path: str = Field(min_length=1)
+    metrics: list[str] | None = None
+    thresholds: dict[str, int] = Field(default_factory=dict)
+
+
 class GateConfig(_Strict):
     """Configuration of the release gate (and of the loop that runs it; the loop-only fields are marked).
 
@@ -176,6 +198,9 @@ class GateConfig(_Strict):
     strata_tags : list of str
         Tags that also form strata (checked like risk levels).
     review : ReviewConfig
+    judge_calibration : JudgeCalibrationConfig, optional
+        A calibration set of the judge (a path, or ``{path, metrics, thresholds}``): the means and differences of
+        the judged binary metrics it calibrates are computed on the corrected scale (``docs/gate.md``).
     prior_strength : float
         Total prior mass of the Dirichlet-process posterior (``docs/gate.md``); 2 gives the uniform Beta(1, 1)
         prior for a binary metric's mean.
@@ -207,6 +232,7 @@ class GateConfig(_Strict):
     risk_levels: dict[str, RiskOverride] = Field(default_factory=dict)
     strata_tags: list[str] = Field(default_factory=list)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    judge_calibration: JudgeCalibrationConfig | None = None
     prior_strength: float = Field(default=2.0, gt=0)
     ci_prob: Probability = 0.95
     n_draws: int = Field(default=4000, ge=500, le=200_000)
@@ -216,6 +242,11 @@ class GateConfig(_Strict):
     @classmethod
     def _tolerance(cls, v: float | dict[str, float]) -> float | dict[str, float]:
         return _check_tolerance(v)
+
+    @field_validator("judge_calibration", mode="before")
+    @classmethod
+    def _calibration_path(cls, v: Any) -> Any:
+        return {"path": v} if isinstance(v, str) else v
 
     @field_validator("improvement_probability", "ci_prob")
     @classmethod
@@ -256,6 +287,8 @@ class GateConfig(_Strict):
     def named_metrics(self) -> set[str]:
         """Every metric the configuration names (thresholds, weights, tolerances, critical, overrides, review)."""
         names = set(self.thresholds) | set(self.weights) | set(self.critical)
+        if self.judge_calibration is not None and self.judge_calibration.metrics is not None:
+            names |= set(self.judge_calibration.metrics)
         if isinstance(self.regression_tolerance, dict):
             names |= set(self.regression_tolerance) - {"default"}
         for o in self.risk_levels.values():
@@ -345,10 +378,15 @@ def load_gate_config(path: str | Path) -> GateConfig:
     """
     source, text, data = read_config_file(path, GateConfigError, empty_ok=True)
     try:
-        return GateConfig.model_validate(data)
+        cfg = GateConfig.model_validate(data)
     except ValidationError as exc:
         hint = "see docs/gate.md for the settings"
         raise GateConfigError(source, validation_problems(exc, text, source, hint)) from None
+    calib = cfg.judge_calibration
+    if calib is not None and not Path(calib.path).is_absolute():  # relative to the config file, not the cwd
+        resolved = calib.model_copy(update={"path": str(Path(path).resolve().parent / calib.path)})
+        cfg = cfg.model_copy(update={"judge_calibration": resolved})
+    return cfg
 
 
 def read_config_file(

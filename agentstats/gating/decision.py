@@ -21,10 +21,11 @@ change the decision; they set ``review_required`` with their evidence.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 import platform
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,8 +36,10 @@ import pandas as pd
 from agentstats.gating.config import EFFICIENCY_FIELDS, GateConfig, load_gate_config
 from agentstats.gating.data import ScoreSet, load_scores, pair_ids
 from agentstats.gating.posterior import (
+    corrected_draws,
     difference_draws,
     examples_to_decide,
+    mean_draws,
     mean_posterior,
     ratio_draws,
     summarize,
@@ -135,6 +138,9 @@ class MetricResult:
         ``P(difference < -tolerance)``.
     p_better, p_worse : float or None
         ``P(difference > 0)``, ``P(difference < 0)``.
+    judge_corrected : bool
+        Whether the means and the difference are on the corrected scale of a calibrated judge (true rates, not
+        verdict rates; ``GateConfig.judge_calibration``).
     """
 
     metric: str
@@ -154,6 +160,7 @@ class MetricResult:
     p_regression: float | None
     p_better: float | None
     p_worse: float | None
+    judge_corrected: bool = False
 
 
 @dataclass(frozen=True)
@@ -191,6 +198,9 @@ class GateDecision:
         UTC time, ISO 8601.
     sign_off : list of dict
         Reviewer sign-offs (``name``, ``at``, ``decision``), appended by ``agentstats gate --sign-off``.
+    judge_calibration : dict or None
+        With ``GateConfig.judge_calibration``: ``source``, ``sha256`` of the calibration set and, per corrected
+        metric, the calibration counts and the Beta parameters of sensitivity and specificity.
     """
 
     decision: Decision
@@ -207,6 +217,7 @@ class GateDecision:
     versions: dict[str, str]
     created_at: str
     sign_off: list[dict[str, Any]] = field(default_factory=list)
+    judge_calibration: dict[str, Any] | None = None
 
     @property
     def review_required(self) -> bool:
@@ -249,6 +260,7 @@ class GateDecision:
             "triggers": [_clean(asdict(t)) for t in self.triggers],
             "versions": dict(self.versions),
             "sign_off": list(self.sign_off),
+            "judge_calibration": _clean(self.judge_calibration),
         }
 
 
@@ -379,6 +391,7 @@ def gate(
             "a candidate is gated on every metric its baseline has"
         )
     shared = sorted(cand_metrics & set(base.metrics))
+    judges, calib_record = _judge_errors(cfg, cand, base)
     strata = _strata(cand, base, cfg)
     paired_set = set(paired)
 
@@ -410,9 +423,16 @@ def gate(
                 yc.to_numpy(), cfg.prior_strength, cfg.ci_prob, cfg.n_draws, _rng(cfg.random_seed, "mean", metric, name)
             )
             binary = dist is not None
+            judge = judges.get(metric)
+            if judge is not None and len(yc):
+                observed = _observed_sampler(yc.to_numpy(), dist, cfg.prior_strength,
+                                             _rng(cfg.random_seed, "mean", metric, name))
+                judge_rng = _rng(cfg.random_seed, "judge", metric, name)
+                draws = corrected_draws(observed, judge, cfg.n_draws, judge_rng)[:, 0]
+                summ, dist = summarize(draws, cfg.ci_prob), None
             p_thr = None
             if threshold is not None:
-                if threshold >= 1.0:
+                if threshold >= 1.0:  # "no failure" reads the verdicts as given, corrected or not
                     p_thr = 1.0 if len(yc) and bool((yc == 1.0).all()) else 0.0
                 elif dist is not None:
                     p_thr = float(dist.sf(threshold))
@@ -431,13 +451,20 @@ def gate(
             p_reg = p_better = p_worse = None
             pair_ids_here = sorted(paired_set & ids & set(yc.index) & set(yb_all.index))
             if metric in shared and pair_ids_here:
-                my, mx, d = difference_draws(
-                    yc.loc[pair_ids_here].to_numpy(),
-                    yb_all.loc[pair_ids_here].to_numpy(),
-                    cfg.prior_strength,
-                    cfg.n_draws,
-                    _rng(cfg.random_seed, "diff", metric, name),
-                )
+                yp, xp = yc.loc[pair_ids_here].to_numpy(), yb_all.loc[pair_ids_here].to_numpy()
+                diff_rng = _rng(cfg.random_seed, "diff", metric, name)
+                if judge is None:
+                    my, mx, d = difference_draws(yp, xp, cfg.prior_strength, cfg.n_draws, diff_rng)
+                else:
+                    def observed_pair(k: int, yp: np.ndarray = yp, xp: np.ndarray = xp,
+                                      r: np.random.Generator = diff_rng) -> np.ndarray:
+                        oy, ox, _ = difference_draws(yp, xp, cfg.prior_strength, k, r)
+                        return np.column_stack([oy, ox])
+
+                    true = corrected_draws(observed_pair, judge, cfg.n_draws,
+                                           _rng(cfg.random_seed, "judge-diff", metric, name))
+                    my, mx = true[:, 0], true[:, 1]
+                    d = my - mx
                 base_s, cand_p, diff_s = (summarize(v, cfg.ci_prob).as_dict() for v in (mx, my, d))
                 diffs[(metric, name)] = d
                 p_reg = float((d < -tol).mean())
@@ -486,6 +513,7 @@ def gate(
                     p_regression=p_reg,
                     p_better=p_better,
                     p_worse=p_worse,
+                    judge_corrected=judge is not None and len(yc) > 0,
                 )
             )
 
@@ -556,7 +584,63 @@ def gate(
         baseline={"source": base.source, "sha256": base.sha256, "n_examples": len(base.examples)},
         versions=_versions(),
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        judge_calibration=calib_record,
     )
+
+
+def _observed_sampler(
+    y: np.ndarray, dist: Any, prior_strength: float, rng: np.random.Generator
+) -> Callable[[int], np.ndarray]:
+    """``k -> (k, 1)`` draws of the observed mean's posterior (the exact Beta when there is one)."""
+    if dist is not None:
+        return lambda k: dist.rvs(size=k, random_state=rng)[:, None]
+    return lambda k: mean_draws(y, prior_strength, k, rng)[:, None]
+
+
+def _judge_errors(cfg: GateConfig, cand: ScoreSet, base: ScoreSet) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Per corrected metric, the judge's :class:`~agentstats.calibration.JudgeError`, and the record of them.
+
+    Raises
+    ------
+    ValueError
+        When the calibration set cannot be read, a metric listed in ``judge_calibration.metrics`` is not
+        calibrated, an ordinal metric has no threshold, or a corrected metric has values other than 0 and 1
+        (the correction is for pass/fail verdicts).
+    """
+    jc = cfg.judge_calibration
+    if jc is None:
+        return {}, None
+    from agentstats.calibration import calibrate, load_calibration
+    from agentstats.io.errors import TrialLoadError
+
+    path = Path(jc.path)
+    try:
+        report = calibrate(load_calibration(path), thresholds=jc.thresholds or None)
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, TrialLoadError) as exc:
+        raise ValueError(f"judge_calibration: cannot read the calibration set {path}: {exc}") from exc
+    names = jc.metrics if jc.metrics is not None else sorted(set(report.metrics) & set(cand.metrics))
+    out: dict[str, Any] = {}
+    per_metric: dict[str, Any] = {}
+    for metric in names:
+        if metric not in report.metrics:
+            raise ValueError(f"judge_calibration: {path} does not calibrate metric {metric!r} "
+                             f"(it calibrates {sorted(report.metrics)})")
+        try:
+            je = report[metric].judge_error
+        except ValueError as exc:
+            raise ValueError(f"judge_calibration: {path}: {exc}") from exc
+        for ss in (cand, base):
+            v = ss.scores.loc[ss.scores["metric"] == metric, "value"].dropna()
+            if not bool(v.isin([0.0, 1.0]).all()):
+                raise ValueError(
+                    f"judge_calibration: metric {metric!r} of {ss.source} has values other than 0 and 1; the "
+                    "correction is for pass/fail verdicts (give a threshold for an ordinal judge score)")
+        out[metric] = je
+        per_metric[metric] = {"tp": je.tp, "fn": je.fn, "tn": je.tn, "fp": je.fp,
+                              "sensitivity_beta": [je.se_alpha, je.se_beta],
+                              "specificity_beta": [je.sp_alpha, je.sp_beta]}
+    return out, {"source": str(path), "sha256": sha, "metrics": per_metric}
 
 
 def _weighted(results: list[MetricResult], weights: dict[str, float]) -> dict[str, float | None]:

@@ -28,6 +28,22 @@ for both systems, so the differences vary far less than either mean.
 Identical values (or pairs) share one Dirichlet component with their count as parameter (a sum of independent
 Gamma(1) variables is Gamma(count)), so binary data cost a few components however many examples there are.
 
+Judged metrics with a calibrated judge (:func:`corrected_draws`). A judge with sensitivity ``se`` and
+specificity ``sp`` says "pass" with probability ``q = se p + (1 - sp)(1 - p)`` on an example whose true pass
+probability is ``p`` (non-differential misclassification, the same judge for candidate and baseline), so the
+population mean of the verdicts is ``q`` of the true mean ``p``, and ``p = (q + sp - 1) / (se + sp - 1)`` (Rogan &
+Gladen 1978, American Journal of Epidemiology 107:71-76). The observed means' posterior above is read as the
+likelihood of ``q`` (under a flat prior on ``q``); ``se`` and ``sp`` are drawn from their calibration posteriors
+(:class:`agentstats.calibration.JudgeError`), and a uniform prior on the true mean ``p`` in [0, 1] completes the
+misclassification model. Its posterior is sampled exactly by drawing ``(q, se, sp)`` jointly, keeping the draws
+with ``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can
+produce), mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p``
+for ``m`` means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen
+correction: with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches
+``(q + sp - 1) / (se + sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and
+``sp``. Observed rates outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws
+and raise an error.
+
 Efficiency (tokens, cost, latency): the ratio of the candidate's to the baseline's mean per example, by the
 Bayesian bootstrap over paired examples (no prior atoms: usage is unbounded).
 
@@ -40,13 +56,19 @@ posterior mean from the decision boundary) and sd ``s`` on ``n`` examples, the c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
+if TYPE_CHECKING:
+    from agentstats.calibration import JudgeError
+
 __all__ = [
     "Summary",
+    "corrected_draws",
     "difference_draws",
     "examples_to_decide",
     "mean_draws",
@@ -178,6 +200,71 @@ def ratio_draws(y: np.ndarray, x: np.ndarray, n_draws: int, rng: np.random.Gener
         raise ValueError("ratio_draws: needs paired examples with a positive baseline value")
     g = _gamma_draws(np.ones(y.size), n_draws, rng)
     return (g @ y) / (g @ x)
+
+
+def corrected_draws(
+    observed: Callable[[int], np.ndarray], judge: JudgeError, n_draws: int, rng: np.random.Generator,
+    *, max_tries: int = 100,
+) -> np.ndarray:
+    """Posterior draws of true means from draws of judged (observed) means and the judge's calibration.
+
+    The misclassification model of the module docstring: joint draws of the observed means ``q``, the
+    sensitivity ``se ~ Beta(se_alpha, se_beta)`` and the specificity ``sp ~ Beta(sp_alpha, sp_beta)`` (one pair
+    per draw, shared by every column: the same judge scores them all); a draw is kept when ``se + sp > 1`` and
+    every ``q`` lies in ``[1 - sp, se]``, mapped to ``p = (q + sp - 1) / (se + sp - 1)`` and resampled with
+    weight ``(se + sp - 1)^-m``.
+
+    Parameters
+    ----------
+    observed : callable
+        ``observed(k)`` returns ``k`` posterior draws of the observed means, shape ``(k, m)``; the columns are the
+        means drawn jointly (``m = 1`` for one mean, 2 for a candidate-baseline pair).
+    judge : agentstats.calibration.JudgeError
+        Beta posteriors of the judge's sensitivity and specificity.
+    n_draws : int
+        Draws returned.
+    rng : numpy.random.Generator
+        Draws ``se``, ``sp`` and the resampling (``observed`` brings its own).
+    max_tries : int
+        Batches of ``n_draws`` proposals tried before giving up.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_draws, m)
+        Draws of the true means, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        When fewer than ``n_draws`` proposals are kept after ``max_tries`` batches: the observed rates lie where
+        the calibrated judge cannot put them (below ``1 - sp`` or above ``se``), so the calibration does not fit
+        the data.
+    """
+    kept_p: list[np.ndarray] = []
+    kept_w: list[np.ndarray] = []
+    n_kept = tries = 0
+    while n_kept < n_draws:
+        if tries >= max_tries:
+            raise ValueError(
+                f"judge correction: only {n_kept} of {tries * n_draws} posterior draws of the observed rate lie "
+                f"within [1 - specificity, sensitivity] (sensitivity ~ {judge.sensitivity_mean:.3f}, specificity ~ "
+                f"{judge.specificity_mean:.3f}): the calibration set does not fit these verdicts"
+            )
+        tries += 1
+        q = np.asarray(observed(n_draws), dtype=float).reshape(n_draws, -1)
+        se = rng.beta(judge.se_alpha, judge.se_beta, size=n_draws)
+        sp = rng.beta(judge.sp_alpha, judge.sp_beta, size=n_draws)
+        j = se + sp - 1.0
+        ok = (j > 0) & np.all((q >= (1.0 - sp)[:, None]) & (q <= se[:, None]), axis=1)
+        if not ok.any():
+            continue
+        p = (q[ok] + sp[ok, None] - 1.0) / j[ok, None]
+        kept_p.append(np.clip(p, 0.0, 1.0))  # float rounding only: q in [1 - sp, se] maps into [0, 1]
+        kept_w.append(j[ok] ** -float(q.shape[1]))
+        n_kept += int(ok.sum())
+    p_all, w_all = np.concatenate(kept_p), np.concatenate(kept_w)
+    idx = rng.choice(p_all.shape[0], size=n_draws, replace=True, p=w_all / w_all.sum())
+    return p_all[idx]
 
 
 def summarize(draws: np.ndarray, ci_prob: float) -> Summary:

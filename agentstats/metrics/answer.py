@@ -91,6 +91,7 @@ def _text(v: Any) -> str:
 
 _ARTICLES = frozenset(("a", "an", "the"))
 _PUNCT = str.maketrans("", "", string.punctuation)
+_PUNCT_BYTES = string.punctuation.encode("ascii")
 
 
 @lru_cache(maxsize=65536)
@@ -98,7 +99,11 @@ def _tokens_cached(text: str) -> tuple[str, ...]:
     if text.isascii():
         # the same tokens as normalize_text(text).split(), faster: in ASCII text without punctuation the article
         # pattern's word boundaries are the whitespace split points
-        return tuple(t for t in text.lower().translate(_PUNCT).split() if t not in _ARTICLES)
+        # bytes.translate deletes through a 256-entry table, several times faster than str.translate's dict
+        words = text.encode("ascii").translate(None, _PUNCT_BYTES).decode("ascii").lower().split()
+        if "a" in words or "an" in words or "the" in words:
+            return tuple(t for t in words if t not in _ARTICLES)
+        return tuple(words)
     return tuple(normalize_text(text).split())
 
 

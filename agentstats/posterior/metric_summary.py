@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ from agentstats.estimators import suite_pass_k
 from agentstats.gating.posterior import mean_draws, summarize
 from agentstats.metrics.output import metric_counts
 
-__all__ = ["summarize_metrics"]
+__all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
 
 _COLUMNS = ["agent", "metric", "group", "method", "level", "n_tasks", "n_values", "mean", "sd", "ci_low", "ci_high",
             "ci_prob", "n_trials_passed_known", "share_passed", "share_ci_low", "share_ci_high", "share_ci_method"]
@@ -100,3 +101,30 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = 0.95, prior_stren
             row.update(share_passed=math.nan, share_ci_low=math.nan, share_ci_high=math.nan, share_ci_method=None)
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)
+
+
+def summarize_metrics_by_risk(frame: pd.DataFrame, **options: Any) -> pd.DataFrame:
+    """:func:`summarize_metrics` over all trials and again within each risk level, one table.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`agentstats.metrics.compute` frame; its ``risk_level`` column (the trials' ``risk_level``) forms the
+        strata. Trials without a risk level count in ``"all"`` only.
+    **options
+        Passed to :func:`summarize_metrics` (``ci_prob``, ``prior_strength``, ``n_draws``, ``random_seed``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`summarize_metrics` with ``risk_level`` first: ``"all"`` rows for every agent and
+        metric, then one block per risk level present (sorted), each summarised on that level's trials alone.
+    """
+    parts = [summarize_metrics(frame, **options).assign(risk_level="all")]
+    levels = sorted({str(r) for r in frame["risk_level"] if r is not None and r == r}) if len(frame) else []
+    for level in levels:
+        sub = frame[frame["risk_level"] == level]
+        sub.attrs = frame.attrs
+        parts.append(summarize_metrics(sub, **options).assign(risk_level=level))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["risk_level", *_COLUMNS]]

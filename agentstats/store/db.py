@@ -601,7 +601,7 @@ class RunStore:
         """Append a gate decision record to ``gate_decisions``, carrying earlier sign-offs forward.
 
         Rows are never updated: each call inserts one. Sign-offs already stored for the same inputs (same
-        ``config_sha256`` and candidate and baseline ``sha256``, on the same run) are put in front of the record's
+        ``config_sha256``, candidate and baseline ``sha256`` and calibration-set ``sha256``, on the same run) are put in front of the record's
         own ``sign_off`` entries (those not already there), so the newest row holds every sign-off, in order.
 
         Parameters
@@ -626,12 +626,14 @@ class RunStore:
         rid = self.run_id(run) if run is not None else None
         cand = (record.get("candidate") or {}).get("sha256")
         base = (record.get("baseline") or {}).get("sha256")
+        calib = (record.get("judge_calibration") or {}).get("sha256")
         prior = self.con.execute(
             """SELECT record->'sign_off' FROM gate_decisions
                WHERE run_id IS NOT DISTINCT FROM ? AND record->>'config_sha256' = ?
                  AND record->'candidate'->>'sha256' = ? AND record->'baseline'->>'sha256' = ?
+                 AND (record->'judge_calibration'->>'sha256') IS NOT DISTINCT FROM ?
                ORDER BY decided_at DESC LIMIT 1""",
-            [rid, record.get("config_sha256"), cand, base],
+            [rid, record.get("config_sha256"), cand, base, calib],
         ).fetchone()
         signed = json.loads(prior[0]) if prior and prior[0] else []
         for s in record.get("sign_off") or []:
