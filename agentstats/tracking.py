@@ -129,10 +129,10 @@ def log_to_mlflow(
         An artifact that does not exist (checked before anything is logged).
     """
     mlflow_module()
+    from importlib.metadata import PackageNotFoundError, version
+
     from mlflow.entities import Metric, Param, RunStatus
     from mlflow.tracking import MlflowClient
-
-    from importlib.metadata import PackageNotFoundError, version
 
     try:
         __version__ = version("agentstats")

@@ -601,8 +601,9 @@ class RunStore:
         """Append a gate decision record to ``gate_decisions``, carrying earlier sign-offs forward.
 
         Rows are never updated: each call inserts one. Sign-offs already stored for the same inputs (same
-        ``config_sha256``, candidate and baseline ``sha256`` and calibration-set ``sha256``, on the same run) are put in front of the record's
-        own ``sign_off`` entries (those not already there), so the newest row holds every sign-off, in order.
+        ``config_sha256``, candidate and baseline ``sha256`` and calibration-set ``sha256``, on the same run) are
+        put in front of the record's own ``sign_off`` entries (those not already there), so the newest row holds
+        every sign-off, in order.
 
         Parameters
         ----------
