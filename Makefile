@@ -5,6 +5,10 @@ INPUT ?= data/example_trials.jsonl
 K ?= 1,2,3,4,5
 PYTEST = .venv/bin/python -m pytest --nbval-lax -p no:cacheprovider
 
+# Python may write bytecode (and pytest its rewritten test modules) even where the environment says not to: without
+# it every worker, kernel and CLI subprocess of the suite compiles the package and the tests again (about 15 s each).
+unexport PYTHONDONTWRITEBYTECODE
+
 setup:
 	@bash scripts/bootstrap.sh
 

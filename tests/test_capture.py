@@ -366,6 +366,7 @@ print("done")
 """
 
 
+@pytest.mark.slow  # starts and kills Python subprocesses that import the package: about 12 s
 def test_kill_9_during_a_captured_run_then_resume(tmp_path):
     store, marker = tmp_path / "s.duckdb", tmp_path / "marker"
     script = tmp_path / "worker.py"
@@ -402,6 +403,7 @@ def test_kill_9_during_a_captured_run_then_resume(tmp_path):
     assert status == [("completed",)]
 
 
+@pytest.mark.slow  # runs the README example in a fresh interpreter: about 10 s
 def test_readme_live_capture_example_runs(tmp_path, server):
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
     done = subprocess.run([sys.executable, str(REPO / "scripts" / "demo_capture.py"), "--store",

@@ -508,6 +508,7 @@ def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
     assert caller.budget.spent == pytest.approx(PER_REQUEST)  # paid once
 
 
+@pytest.mark.slow  # two fresh interpreters import the loop: about 15 s
 def test_agentstats_optimize_is_callable_however_it_was_imported(tmp_path):
     script = (
         "import agentstats.optimize, agentstats\n"

@@ -166,6 +166,9 @@ def test_run_report_passes_full_sizes_and_the_template_keeps_test_sizes(fake_pap
     declared = papermill.inspect_notebook(str(default_notebook()))
     for key, full in REPORT_DEFAULTS.items():
         assert passed[key] == full
+        if key == "sampler":  # a report samples with the fastest installed; nbval with PyMC (cached compile)
+            assert full is None and declared[key]["default"] == '"pymc"'
+            continue
         # nbval runs the template at its own (small) sizes; draws None is fit's own default (at least 1000)
         assert int(declared[key]["default"]) < (1000 if full is None else full)
 

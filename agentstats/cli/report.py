@@ -61,6 +61,9 @@ def report(
     target_accept: Annotated[
         float | None, typer.Option(help="NUTS target acceptance rate of the Bayesian fit (default per model).")
     ] = None,
+    sampler: Annotated[
+        str | None, typer.Option(help="NUTS implementation: nutpie, numpyro or pymc (default: fastest installed).")
+    ] = None,
     kernel: Annotated[str, typer.Option(help="Jupyter kernel name.")] = "python3",
     show_code: Annotated[
         bool, typer.Option("--show-code", help="Keep the code in the HTML (default: results and narrative only).")
@@ -122,6 +125,7 @@ def report(
         "bayes_model": bayes_model,
         "population": population,
         "target_accept": target_accept,
+        "sampler": sampler,
         "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run),
         "judge": judge,
         "judge_model": model,
