@@ -20,9 +20,10 @@ report: setup
 test: setup
 	$(PYTEST) -m "not slow" -n 2 --dist loadfile
 
-# Real PyMC fits and end-to-end reports (marked `slow`); CI runs them too (.ci/run).
+# Real PyMC fits and end-to-end reports (marked `slow`); CI runs them too (.ci/run). Two workers as well: most of
+# their time is single-threaded compilation (numba, C), so the second core halves the wall time.
 test-slow: setup
-	$(PYTEST) -m slow --durations=10
+	$(PYTEST) -m slow -n 2 --dist loadfile --durations=15
 
 test-all: setup
 	$(PYTEST)
