@@ -189,14 +189,14 @@ def test_openai_tools_reads_both_spec_forms():
         openai_tools([WEATHER, WEATHER_WIRE])
 
 
-def test_duplicate_specs_of_an_example_stop_before_any_call(tmp_path):
-    from agentstats.optimize import LoopError
+def test_repeated_tool_names_of_an_example_are_an_eval_set_error(tmp_path):
+    from agentstats.io.errors import TrialLoadError
 
     with ScriptedOpenAIServer(responder=responder) as srv:
         cfg = world(tmp_path, srv)
         rows = [json.loads(x) for x in (tmp_path / "eval.jsonl").read_text().splitlines()]
-        rows[1]["tools"] = [WEATHER, WEATHER]
+        rows[1]["tools"] = [WEATHER, WEATHER_WIRE]
         (tmp_path / "eval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
-        with pytest.raises(LoopError, match="example 't1'.*duplicate"):
+        with pytest.raises(TrialLoadError, match=r"line 2.*tools\[1\]\.name.*'get_weather' repeats tools\[0\]"):
             optimize(config=cfg, optimizer=revise, run_dir=tmp_path / "run")
         assert srv.n_requests == 0
