@@ -62,6 +62,9 @@ CASES: list[tuple[Any, Any, Reply, dict[str, float]]] = [
 
 
 def responder(body: dict[str, Any]) -> Reply:
+    tools = body.get("tools") or []
+    if tools and tools[0]["function"]["name"] == "Revision":  # the built-in optimizer
+        return Reply.tool_call({"revised_prompt": PROMPT + "\nBe precise.", "rationale": "scripted"})
     i = int(re.search(r"Task (\d+)\.", user_text(body)).group(1))
     return CASES[i][2]
 
@@ -121,6 +124,20 @@ def test_builtin_agent_sends_tools_and_its_calls_are_scored(tmp_path):
     assert outs["t4"]["response"] == "Booking Monday."
     means = {m["metric"]: m for m in result.iterations[0]["metrics"]}
     assert means["tool_calls_correct"]["n"] == len(CASES)
+
+
+def test_the_builtin_optimizer_sees_the_calls_made(tmp_path):
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        cfg = world(tmp_path, srv)
+        cfg["gate"]["max_iterations"] = 2
+        cfg["optimizer"] = {"model": MODEL, "base_url": srv.base_url, "examples_shown": len(CASES)}
+        optimize(config=cfg, run_dir=tmp_path / "run")
+        (revision,) = [b for b in srv.requests if (b.get("tools") or [{}])[0].get("function", {}).get("name")
+                       == "Revision"]
+    text = user_text(revision)
+    assert 'TOOL CALLS: get_weather({"city": "Rome"})' in text
+    assert 'TOOL CALLS: get_weather({"city": "Par)' in text  # the malformed string as the model sent it
+    assert "TOOL CALLS: none" in text  # text only
 
 
 def test_resume_replays_the_tool_calls_from_the_cache(tmp_path):

@@ -137,7 +137,8 @@ class OptimizerSettings(Endpoint):
     max_retries : int
         instructor re-asks after output that does not validate.
     examples_shown : int
-        Worst-scoring examples (input, answer, scores) shown to the optimizer model.
+        Worst-scoring examples (input, answer, the tool calls made when there are any, scores) shown to the
+        optimizer model.
     """
 
     max_retries: int = Field(default=2, ge=0, le=10)
