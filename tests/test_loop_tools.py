@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
-from agentstats.optimize import Budget, Caller, optimize
+from agentstats.optimize import Budget, Caller, LoopError, optimize
 from agentstats.optimize.config import AgentSettings
 from agentstats.scoring.judge.cache import JudgeCache, cache_key
 from agentstats.scoring.schema_check import openai_tools
@@ -155,6 +155,10 @@ def test_resume_replays_the_tool_calls_from_the_cache(tmp_path):
         assert srv.n_requests == n_before  # every generation answered from the cache, tool calls included
     assert again.n_requests == 0 and again.n_cached == len(CASES)
     assert scores_of(run) == first
+    # other specs are other settings: the run cannot be resumed with them
+    other = {**cfg, "evaluate": {"tool_calls": {"components": True, "tools": [WEATHER]}}}
+    with pytest.raises(LoopError, match="other settings"):
+        optimize(config=other, optimizer=revise, run_dir=run, resume=True)
 
 
 def test_tools_are_part_of_the_cache_key(tmp_path):

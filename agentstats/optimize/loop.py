@@ -856,8 +856,9 @@ def optimize(
         The loop configuration (a YAML/JSON path is read with :func:`load_loop_config`).
     agent : callable, optional
         ``agent(example: dict, prompt: str) -> str`` (or a mapping with ``response`` and optional ``tokens``,
-        ``cost_usd``, ``latency_s``); None: the built-in chat agent of ``config.agent``. Its results are cached
-        in the run folder like the built-in agent's calls.
+        ``cost_usd``, ``latency_s``, ``tool_calls``); None: the built-in chat agent of ``config.agent`` (one turn,
+        offered the example's tool specs when it has any). Its results are cached in the run folder like the
+        built-in agent's calls.
     optimizer : callable, optional
         ``optimizer(prompt: str, result: IterationResult) -> str``; None: the built-in revision prompt.
     run_dir : path
