@@ -41,7 +41,7 @@ class Reply:
     Attributes
     ----------
     kind : str
-        ``"tool_call"``, ``"content"``, ``"status"``, ``"truncated"``, ``"no_tool_call"``.
+        ``"tool_call"``, ``"tool_calls"``, ``"content"``, ``"status"``, ``"truncated"``, ``"no_tool_call"``.
     arguments : dict or str
         Tool-call arguments (a dict is JSON-encoded; a string is sent verbatim, so it may be malformed).
     content : str
@@ -64,6 +64,8 @@ class Reply:
     delay_s: float = 0.0
     usage: tuple[int, int] = (120, 30)
     tool_name: str | None = None
+    #: ``(name, arguments)`` per call of a ``tool_calls`` reply (arguments: dict → JSON; str → sent as is).
+    calls: list[tuple[str, Any]] = field(default_factory=list)
 
     @classmethod
     def verdict(cls, score: float = 1.0, reasoning: str = "matches the reference", delay_s: float = 0.0,
@@ -76,6 +78,11 @@ class Reply:
     def tool_call(cls, arguments: Any, delay_s: float = 0.0, tool_name: str | None = None) -> Reply:
         """A tool call with the given arguments (dict → JSON; str → sent as is)."""
         return cls("tool_call", arguments=arguments, delay_s=delay_s, tool_name=tool_name)
+
+    @classmethod
+    def tool_calls(cls, calls: list[tuple[str, Any]], content: str | None = None) -> Reply:
+        """An agent's reply calling tools: one call per ``(name, arguments)``, with optional text beside them."""
+        return cls("tool_calls", calls=list(calls), content=content)
 
     @classmethod
     def malformed(cls, text: str = '{"score": 0.9, "reasoning": "unterminated') -> Reply:
@@ -266,6 +273,14 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             {"id": "call_0", "type": "function", "function": {"name": name, "arguments": args}}
         ]
         finish = "length" if reply.kind == "truncated" else "tool_calls"
+    elif reply.kind == "tool_calls":
+        message["content"] = reply.content
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)}}
+            for i, (n, a) in enumerate(reply.calls)
+        ]
+        finish = "tool_calls" if reply.calls else "stop"
     else:
         message["content"] = reply.content or ""
     pt, ct = reply.usage

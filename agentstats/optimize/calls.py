@@ -2,12 +2,14 @@
 
 Every call goes through :meth:`Caller.chat`:
 
-1. Its cache key (model, call kind and prompt id, messages, temperature, token cap, response schema) is looked up in
+1. Its cache key (model, call kind and prompt id, messages, temperature, token cap, response schema, and the tool
+   specs offered, when any) is looked up in
    the run's on-disk cache (:class:`agentstats.scoring.judge.cache.JudgeCache`, one SQLite file in the run
    folder): a cached call is answered from disk and costs nothing, so a resumed run never pays twice for a call
    that completed. An identical call already in flight in the same batch is waited for, not sent again.
 2. Otherwise a conservative cost estimate is *reserved* against the budget before the request is sent
-   (:class:`Budget`): prompt tokens = characters / ``chars_per_token`` (plus the response schema's text), completion
+   (:class:`Budget`): prompt tokens = characters / ``chars_per_token`` (plus the response schema's and the tool specs'
+   text), completion
    tokens = the endpoint's ``max_tokens`` cap, each instructor re-ask counted. A call whose estimate does not fit
    under what is left is not sent (:class:`BudgetExhausted`), so the budget is never exceeded as long as the
    estimate bounds the real usage (the completion cap makes the completion part a hard bound).
@@ -143,6 +145,9 @@ class CallResult:
         HTTP requests sent (0 for a cached call).
     cached : bool
     key : str
+    tool_calls : list of dict or None
+        The tool calls of a plain call sent with ``tools``, as the model returned them: ``{id, name, arguments}``
+        with ``arguments`` the undecoded JSON string (it may not parse); None for a call sent without tools.
     """
 
     text: str | None
@@ -154,6 +159,7 @@ class CallResult:
     n_requests: int
     cached: bool
     key: str
+    tool_calls: list[dict[str, Any]] | None = None
 
     @property
     def tokens(self) -> int | None:
@@ -230,7 +236,7 @@ class Caller:
         for client, _ in clients.values():
             await client.close()
 
-    def estimate(self, ep: Endpoint, messages: Sequence[Mapping[str, str]], schema_text: str = "",
+    def estimate(self, ep: Endpoint, messages: Sequence[Mapping[str, Any]], schema_text: str = "",
                  asks: int = 1) -> float:
         """Conservative cost estimate of one call in dollars (module docstring); ``inf`` for an unpriced model."""
         chars = sum(len(m.get("content") or "") for m in messages) + len(schema_text)
@@ -240,16 +246,23 @@ class Caller:
             return 0.0 if self.budget.limit is None else math.inf
         return cost * asks
 
-    def key(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, str]], temperature: float,
-            response_model: type[BaseModel] | None) -> str:
-        """Cache key of a call (the endpoint's URL is not part of it: the same model answers the same)."""
-        schema = None if response_model is None else json.dumps(response_model.model_json_schema(), sort_keys=True)
-        return cache_key(ep.model, kind, {"messages": [dict(m) for m in messages]}, temperature=temperature,
-                         max_tokens=ep.max_tokens, schema=schema)
+    def key(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, Any]], temperature: float,
+            response_model: type[BaseModel] | None, tools: Sequence[Mapping[str, Any]] | None = None) -> str:
+        """Cache key of a call (the endpoint's URL is not part of it: the same model answers the same).
 
-    async def chat(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, str]], *, temperature: float,
+        The tool specs sent (``tools``) are part of it when given, so a call with other specs is not answered from
+        the cache; a call without tools has the key it had before tools could be sent.
+        """
+        schema = None if response_model is None else json.dumps(response_model.model_json_schema(), sort_keys=True)
+        inputs: dict[str, Any] = {"messages": [dict(m) for m in messages]}
+        if tools:
+            inputs["tools"] = [dict(t) for t in tools]
+        return cache_key(ep.model, kind, inputs, temperature=temperature, max_tokens=ep.max_tokens, schema=schema)
+
+    async def chat(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, Any]], *, temperature: float,
                    sem: asyncio.Semaphore, response_model: type[BaseModel] | None = None, max_retries: int = 0,
-                   context: dict[str, Any] | None = None) -> CallResult:
+                   context: dict[str, Any] | None = None,
+                   tools: Sequence[Mapping[str, Any]] | None = None) -> CallResult:
         """Make one call (cached, budgeted, retried); see the module docstring.
 
         Parameters
@@ -268,6 +281,10 @@ class Caller:
             instructor re-asks after output that does not validate.
         context : dict, optional
             instructor validation context.
+        tools : list of dict, optional
+            Tool specs in OpenAI's form (:func:`agentstats.scoring.schema_check.openai_tools`) sent with a plain
+            call (``tools=``, the model chooses: ``tool_choice`` is not sent); the reply's tool calls are returned
+            in :attr:`CallResult.tool_calls`. Part of the cache key. Not with ``response_model``.
 
         Returns
         -------
@@ -282,7 +299,10 @@ class Caller:
         CallError
             Every attempt failed, or the endpoint refused the key (not retried).
         """
-        key = self.key(ep, kind, messages, temperature, response_model)
+        if tools and response_model is not None:
+            raise ValueError("Caller.chat: tools are for plain calls (a response_model is sent as instructor's tool)")
+        specs = [dict(t) for t in tools] if tools else None
+        key = self.key(ep, kind, messages, temperature, response_model, specs)
         self.n_calls += 1
         hit = self.cache.get(key)
         if hit is not None:
@@ -295,11 +315,13 @@ class Caller:
                 self.n_cached += 1
                 return dataclasses.replace(got, cached=True, n_requests=0)
         schema_text = "" if response_model is None else json.dumps(response_model.model_json_schema())
+        if specs:
+            schema_text = json.dumps(specs)
         mine: asyncio.Future[CallResult | None] = asyncio.get_running_loop().create_future()
         self._inflight.setdefault(key, mine)
         try:
             result = await self._chat_once(ep, kind, messages, temperature, sem, response_model, max_retries,
-                                           context, key, schema_text)
+                                           context, key, schema_text, specs)
         except BaseException:
             if not mine.done():
                 mine.set_result(None)  # a waiting twin sends the call itself
@@ -311,9 +333,10 @@ class Caller:
             mine.set_result(result)
         return result
 
-    async def _chat_once(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, str]], temperature: float,
+    async def _chat_once(self, ep: Endpoint, kind: str, messages: Sequence[Mapping[str, Any]], temperature: float,
                          sem: asyncio.Semaphore, response_model: type[BaseModel] | None, max_retries: int,
-                         context: dict[str, Any] | None, key: str, schema_text: str) -> CallResult:
+                         context: dict[str, Any] | None, key: str, schema_text: str,
+                         tools: list[dict[str, Any]] | None = None) -> CallResult:
         async with sem:
             hit = self.cache.get(key)  # an identical call of this batch may have finished meanwhile
             if hit is not None:
@@ -325,7 +348,8 @@ class Caller:
             self.budget.reserve(estimate)
             actual: float | None = None
             try:
-                result = await self._send(ep, messages, temperature, response_model, max_retries, context, key)
+                result = await self._send(ep, messages, temperature, response_model, max_retries, context, key,
+                                          tools)
                 actual = result.cost_usd
             except CallError as exc:
                 actual = exc.cost_usd or 0.0
@@ -343,9 +367,9 @@ class Caller:
                 return min(ra, ep.backoff_max_s)
         return self._rng.uniform(0.0, min(ep.backoff_max_s, ep.backoff_base_s * 2 ** (attempt - 1)))
 
-    async def _send(self, ep: Endpoint, messages: Sequence[Mapping[str, str]], temperature: float,
+    async def _send(self, ep: Endpoint, messages: Sequence[Mapping[str, Any]], temperature: float,
                     response_model: type[BaseModel] | None, max_retries: int, context: dict[str, Any] | None,
-                    key: str) -> CallResult:
+                    key: str, tools: list[dict[str, Any]] | None = None) -> CallResult:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         counter = {"requests": 0, "prompt": 0, "completion": 0, "usage_missing": False}
@@ -361,18 +385,23 @@ class Caller:
         client, ic = self._client(ep, structured=response_model is not None)
         text: str | None = None
         data: dict[str, Any] | None = None
+        calls: list[dict[str, Any]] | None = None
         t0 = time.perf_counter()
         try:
             if response_model is None:
 
                 async def attempt_once() -> None:
-                    nonlocal text
+                    nonlocal text, calls
                     counter["requests"] += 1
+                    extra: dict[str, Any] = {"tools": tools} if tools else {}
                     resp = await client.chat.completions.create(
                         model=ep.model, messages=list(messages), temperature=temperature,
-                        max_tokens=ep.max_tokens)
+                        max_tokens=ep.max_tokens, **extra)
                     count_usage(resp)
-                    text = resp.choices[0].message.content or ""
+                    message = resp.choices[0].message
+                    text = message.content or ""
+                    if tools:
+                        calls = _reply_tool_calls(message)
             else:
                 from instructor.core.hooks import Hooks
 
@@ -420,4 +449,22 @@ class Caller:
         ct = None if pt is None else int(counter["completion"])
         return CallResult(text=text, data=data, prompt_tokens=pt, completion_tokens=ct,
                           cost_usd=cost_usd(ep.model, pt, ct, self.prices), latency_s=time.perf_counter() - t0,
-                          n_requests=int(counter["requests"]), cached=False, key=key)
+                          n_requests=int(counter["requests"]), cached=False, key=key, tool_calls=calls)
+
+
+def _reply_tool_calls(message: Any) -> list[dict[str, Any]]:
+    """Return the tool calls of a chat reply's message as ``{id, name, arguments}`` (arguments: the raw JSON string).
+
+    Nothing is decoded here: the caller records what the model sent, and an argument string that is not JSON is
+    scored as a malformed call (:class:`agentstats.schema.ToolCall`), not refused.
+    """
+    out = []
+    for tc in getattr(message, "tool_calls", None) or []:
+        fn = getattr(tc, "function", None) or getattr(tc, "custom", None)
+        name = getattr(fn, "name", None) or ""
+        args = getattr(fn, "arguments", None)
+        if args is None:
+            args = getattr(fn, "input", None)
+        out.append({"id": getattr(tc, "id", None), "name": str(name),
+                    "arguments": args if isinstance(args, str) else "" if args is None else json.dumps(args)})
+    return out

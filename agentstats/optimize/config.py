@@ -77,6 +77,9 @@ class Endpoint(_Strict):
 class AgentSettings(Endpoint):
     """The built-in agent: the current prompt as the system message, the example's ``input`` as the user message.
 
+    The example's tool specs (its ``tools`` field, else ``evaluate.tool_calls.tools``) are sent as OpenAI ``tools``
+    when there are any; the reply's tool calls are recorded and scored. One model turn: no tool is executed.
+
     Attributes
     ----------
     prompt : str, optional
@@ -134,7 +137,8 @@ class OptimizerSettings(Endpoint):
     max_retries : int
         instructor re-asks after output that does not validate.
     examples_shown : int
-        Worst-scoring examples (input, answer, scores) shown to the optimizer model.
+        Worst-scoring examples (input, answer, the tool calls made when there are any, scores) shown to the
+        optimizer model.
     """
 
     max_retries: int = Field(default=2, ge=0, le=10)
@@ -161,8 +165,9 @@ class ToolCallSettings(_Strict):
         Also report ``tool_selection``, ``tool_parameters`` (and ``tool_sequence`` when order matters) as
         metrics in [0, 1].
     tools : list of dict, optional
-        Tool specs (``{name, description, parameters}`` or OpenAI's function format) for every example; an
-        example's own ``tools`` field replaces them.
+        Tool specs (``{name, description, parameters}`` or OpenAI's function format) for every example, offered
+        to the built-in agent (as OpenAI ``tools``) and checked by ``tool_calls_valid``; an example's own ``tools``
+        field replaces them.
     validate : bool, optional
         Score ``tool_calls_valid``: 1 when every call the agent made satisfies its tool's JSON Schema
         (:func:`agentstats.scoring.schema_check.validate_tool_calls`; a call to a tool without a spec, an extra
@@ -224,7 +229,8 @@ class EvaluateSettings(_Strict):
     response_schema : dict, optional
         A JSON Schema the response must satisfy (after parsing it as JSON): the binary metric ``format_valid``.
     tool_calls : ToolCallSettings, optional
-        Score the agent's tool calls (``tool_calls`` in a user agent's returned mapping) against the example's
+        Score the agent's tool calls (``tool_calls`` in a user agent's returned mapping, or the built-in agent's
+        reply) against the example's
         ``expected_tool_calls`` (a list of ``{name, arguments}``; ``[]``: no call should be made; absent: not
         scored). None: not scored.
     refusal : bool, optional

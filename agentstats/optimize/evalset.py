@@ -3,8 +3,8 @@
 ``id`` (non-empty string or integer) and ``input`` (string) are required; ``expected`` (any JSON value, a list
 being alternatives), ``context`` (string, list of strings, or any JSON value, shown to the agent and the judge as
 text), ``tags`` (list of strings) and ``risk_level`` (string) are optional; other fields are kept in ``extra``.
-Two of them are checked because the tool-call scorer reads them: ``expected_tool_calls`` (a list of
-``{name, arguments}`` or OpenAI-format calls) and ``tools`` (a list of tool specs).
+Two of them are checked because the tool-call scorer and the built-in agent read them: ``expected_tool_calls`` (a
+list of ``{name, arguments}`` or OpenAI-format calls) and ``tools`` (a list of tool specs with distinct names).
 Every problem is collected with file, line and field (:class:`agentstats.io.errors.TrialLoadError`).
 """
 
@@ -69,7 +69,10 @@ class Example:
 
 
 def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
-    """``(field, problem)`` of the first malformed ``expected_tool_calls`` or ``tools`` entry, else None."""
+    """``(field, problem)`` of the first malformed ``expected_tool_calls`` or ``tools`` entry, else None.
+
+    A tool name that two specs of ``tools`` share is a problem too (the agent could not be offered both).
+    """
     from pydantic import ValidationError
 
     from agentstats.schema import ToolCall, ToolSpec
@@ -80,13 +83,18 @@ def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
         value = rec[name]
         if not isinstance(value, list):
             return name, f"must be a list, got {type(value).__name__}"
+        names: dict[str, int] = {}
         for i, item in enumerate(value):
             try:
-                model.model_validate(item)
+                got = model.model_validate(item)
             except ValidationError as exc:
                 err = exc.errors(include_url=False)[0]
                 where = ".".join(str(x) for x in err.get("loc", ()))
                 return f"{name}[{i}]{'.' + where if where else ''}", err.get("msg", "invalid")
+            if isinstance(got, ToolSpec):
+                if got.name in names:
+                    return f"tools[{i}].name", f"tool {got.name!r} repeats tools[{names[got.name]}]"
+                names[got.name] = i
     return None
 
 

@@ -4,7 +4,8 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
 
 1. **Generate**: the agent answers every example with the current prompt (a user callable
    ``agent(example, prompt)``, or the built-in chat model: the prompt as the system message, the example's input
-   (and context) as the user message).
+   (and context) as the user message, and the example's tool specs, when it has any, as OpenAI ``tools``; one
+   model turn, its tool calls recorded, none executed).
 2. **Evaluate**: deterministic scorers (``correct`` by an answer matcher, ``format_valid`` by a JSON Schema,
    ``tool_calls_correct`` and its components by the tool-call scorer against the example's
    ``expected_tool_calls``, ``tool_calls_valid`` against the tool specs, the ``refusal`` rate by the metric
@@ -93,7 +94,8 @@ class IterationResult:
         1-based.
     prompt : str
     outputs : list of dict
-        Per example: ``id, response, tokens, cost_usd, latency_s, cached``.
+        Per example: ``id, response, tokens, cost_usd, latency_s, cached``, and ``tool_calls`` when the agent
+        reported calls (a user agent) or was offered tools (the built-in agent).
     scores : ScoreSet
         The per-example metric values (the gate's input).
     records : list of dict
@@ -438,6 +440,7 @@ class _Runner:
         ep = self.cfg.agent
         assert ep is not None
         sem = asyncio.Semaphore(ep.concurrency)
+        offered = {ex.id: self._offered_tools(ex) for ex in self.examples}  # spec problems before any call
 
         async def one(ex: Example) -> dict[str, Any]:
             user = ex.input
@@ -445,15 +448,32 @@ class _Runner:
             if ep.include_context and ctx:
                 user = f"{user}\n\nCONTEXT:\n{ctx}"
             messages = [{"role": "system", "content": prompt}, {"role": "user", "content": user}]
+            tools = offered[ex.id]
             try:
-                r = await self.caller.chat(ep, "agent", messages, temperature=ep.temperature, sem=sem)
+                r = await self.caller.chat(ep, "agent", messages, temperature=ep.temperature, sem=sem, tools=tools)
             except CallError as exc:
                 raise LoopError(f"generation failed for example {ex.id!r}: {exc}") from exc
-            return {"id": ex.id, "response": r.text or "", "tokens": r.tokens, "input_tokens": r.prompt_tokens,
-                    "output_tokens": r.completion_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
-                    "cached": r.cached}
+            out: dict[str, Any] = {
+                "id": ex.id, "response": r.text or "", "tokens": r.tokens, "input_tokens": r.prompt_tokens,
+                "output_tokens": r.completion_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
+                "cached": r.cached}
+            if tools:
+                out["tool_calls"] = _tool_calls(r.tool_calls or [], ex.id)
+            return out
 
         return _settled(await asyncio.gather(*(one(ex) for ex in self.examples), return_exceptions=True))
+
+    def _offered_tools(self, ex: Example) -> list[dict[str, Any]] | None:
+        """Return the tool specs the built-in agent sends with ``ex`` (OpenAI form), or None when it has none."""
+        from agentstats.scoring.schema_check import openai_tools
+
+        specs = _example_tools(ex, self.cfg.evaluate.tool_calls)
+        if not specs:
+            return None
+        try:
+            return openai_tools(specs)
+        except ValueError as exc:
+            raise LoopError(f"the tool specs of example {ex.id!r} cannot be sent: {exc}") from None
 
     # -- 2. evaluate
     def evaluate(self, it: int, outputs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -647,7 +667,9 @@ class _Runner:
         for i in worst:
             scores = ", ".join(f"{k}={'missing' if v is None else f'{v:.2f}'}"
                                for k, v in rec_by_id[i]["scores"].items())
-            shown.append(f"[{i}] INPUT: {ex_by_id[i].input[:500]}\nANSWER: {by_id[i]['response'][:800]}\n"
+            calls = by_id[i].get("tool_calls")
+            made = f"\nTOOL CALLS: {_calls_text(calls)[:800]}" if calls is not None else ""
+            shown.append(f"[{i}] INPUT: {ex_by_id[i].input[:500]}\nANSWER: {by_id[i]['response'][:800]}{made}\n"
                          f"SCORES: {scores}")
         messages = REVISION.render(prompt=res.prompt, evaluation="\n".join(lines),
                                    examples="\n\n".join(shown) or "(none)")
@@ -718,8 +740,33 @@ def _format_valid(response: str, schema: Mapping[str, Any]) -> float:
     return 1.0 if Draft202012Validator(dict(schema)).is_valid(value) else 0.0
 
 
+def _example_tools(ex: Example, st: ToolCallSettings | None) -> list[Any] | None:
+    """Return the tool specs of an example: its own ``tools`` field, else ``evaluate.tool_calls.tools`` (None: none).
+
+    The same specs are offered to the built-in agent and used by the ``tool_calls_valid`` check.
+    """
+    own = ex.extra.get("tools")
+    if isinstance(own, list):
+        return own
+    return None if st is None else st.tools
+
+
+def _calls_text(calls: list[dict[str, Any]]) -> str:
+    """Return the calls an agent made as ``name(arguments)``, for the optimizer's prompt (``none``: none)."""
+    parts = []
+    for c in calls:
+        args = c.get("arguments_raw") if c.get("parse_error") else json.dumps(c.get("arguments", {}),
+                                                                            ensure_ascii=False, sort_keys=True)
+        parts.append(f"{c.get('name')}({args})")
+    return "; ".join(parts) or "none"
+
+
 def _tool_calls(value: Any, ex_id: str) -> list[dict[str, Any]]:
-    """Return a user agent's ``tool_calls`` as plain-JSON calls (OpenAI or ``{name, arguments}`` form accepted)."""
+    """Return an agent's ``tool_calls`` as plain-JSON calls (OpenAI or ``{name, arguments}`` form accepted).
+
+    Arguments given as a JSON string are decoded; a string that does not decode is kept (``arguments_raw``,
+    ``parse_error``), so the call is scored as malformed.
+    """
     from pydantic import ValidationError
 
     from agentstats.schema import ToolCall
@@ -743,7 +790,7 @@ def _tool_scores(ex: Example, calls: list[dict[str, Any]], st: ToolCallSettings)
     from agentstats.scoring.tools import score_tool_calls
 
     out: dict[str, float] = {}
-    tools = ex.extra.get("tools") if isinstance(ex.extra.get("tools"), list) else st.tools
+    tools = _example_tools(ex, st)
     expected = ex.extra.get("expected_tool_calls")
     if isinstance(expected, list):
         ts = score_tool_calls(calls, expected, weights=st.weights, tool_threshold=st.tool_threshold,
@@ -809,8 +856,9 @@ def optimize(
         The loop configuration (a YAML/JSON path is read with :func:`load_loop_config`).
     agent : callable, optional
         ``agent(example: dict, prompt: str) -> str`` (or a mapping with ``response`` and optional ``tokens``,
-        ``cost_usd``, ``latency_s``); None: the built-in chat agent of ``config.agent``. Its results are cached
-        in the run folder like the built-in agent's calls.
+        ``cost_usd``, ``latency_s``, ``tool_calls``); None: the built-in chat agent of ``config.agent`` (one turn,
+        offered the example's tool specs when it has any). Its results are cached in the run folder like the
+        built-in agent's calls.
     optimizer : callable, optional
         ``optimizer(prompt: str, result: IterationResult) -> str``; None: the built-in revision prompt.
     run_dir : path

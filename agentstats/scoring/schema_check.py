@@ -26,7 +26,7 @@ from jsonschema.validators import extend
 
 from agentstats.schema import ToolCall, ToolSpec
 
-__all__ = ["SchemaError", "SchemaErrorKind", "normalize_schema", "validate_tool_calls"]
+__all__ = ["SchemaError", "SchemaErrorKind", "normalize_schema", "openai_tools", "validate_tool_calls"]
 
 SchemaErrorKind = Literal[
     "unknown_tool",
@@ -178,6 +178,50 @@ def _json_path(parts: Sequence[Any]) -> str:
 
 def _spec(t: ToolSpec | Mapping[str, Any]) -> ToolSpec:
     return t if isinstance(t, ToolSpec) else ToolSpec.model_validate(t)
+
+
+def openai_tools(tools: Sequence[ToolSpec | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return tool specs in the form OpenAI's chat API takes (``tools=[{"type": "function", "function": ...}]``).
+
+    Parameters
+    ----------
+    tools : sequence of ToolSpec (or dicts, plain ``{name, description, parameters}`` or OpenAI function format)
+        The specs, read as :func:`validate_tool_calls` reads them.
+
+    Returns
+    -------
+    list of dict
+        ``{"type": "function", "function": {"name", "description", "parameters"}}`` per spec, in order:
+        ``description`` only when non-empty, ``parameters`` through :func:`normalize_schema` (non-standard type
+        names mapped, nothing added about extra arguments; an empty schema becomes ``{"type": "object",
+        "properties": {}}``), and ``strict`` passed on when the spec sets it.
+
+    Raises
+    ------
+    ValueError
+        When two specs share a name.
+    pydantic.ValidationError
+        When a spec has no name.
+    """
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for t in tools:
+        spec = _spec(t)
+        if spec.name in seen:
+            raise ValueError(f"duplicate tool spec name {spec.name!r}")
+        seen.add(spec.name)
+        params = normalize_schema(spec.parameters, forbid_extra=False) if spec.parameters else {}
+        if not params:
+            params = {"type": "object", "properties": {}}
+        fn: dict[str, Any] = {"name": spec.name}
+        if spec.description:
+            fn["description"] = spec.description
+        fn["parameters"] = params
+        strict = (spec.model_extra or {}).get("strict")
+        if isinstance(strict, bool):
+            fn["strict"] = strict
+        out.append({"type": "function", "function": fn})
+    return out
 
 
 def validate_tool_calls(
