@@ -1,6 +1,6 @@
 """Speed of the deterministic metrics: interactions per second through ``agentstats.metrics.compute``.
 
-Run:  taskset -c 1 python benchmarks/bench_metrics.py [--interactions 20000] [--repeats 3]
+Run:  taskset -c 1 python benchmarks/bench_metrics.py [--interactions 20000] [--repeats 3] [--metrics pii ...]
 
 Every interaction has a distinct answer (one to three random sentences over 5,000 English words of the CMU
 Pronouncing Dictionary; one in ten holds an e-mail address, one in ten a phone number, one in five other numbers), a
@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--interactions", type=int, default=20_000)
     parser.add_argument("--per-trial", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--metrics", nargs="+", metavar="NAME", choices=sorted(CATALOGUE),
+                        help="time only these metrics (default: every deterministic metric)")
     args = parser.parse_args()
     trials = make_trials(args.interactions, args.per_trial)
     n = sum(len(t.interactions) for t in trials)
@@ -89,6 +91,8 @@ def main() -> None:
     print("| metric | method | interactions/s | CPU µs per interaction | goal (>= 20,000/s) |")
     print("|---|---|---|---|---|")
     for name, metric in CATALOGUE.items():
+        if args.metrics and name not in args.metrics:
+            continue
         if getattr(metric.methods[metric.method], "batch", False):
             continue  # judge-based: timed by benchmarks/bench_judge.py (the judge's throughput)
         m = get_metric(name, params=params.get(name, {}))
