@@ -304,6 +304,32 @@ def test_readability_equals_textstat_on_varied_text():
             textstat.flesch_kincaid_grade(text), abs=1e-9), text
 
 
+def test_readability_ascii_fast_path_equals_textstat():
+    """ASCII text without apostrophes (bytes deletion, three-letter-word sentence check) gives textstat's values."""
+    import numpy as np
+    import textstat
+    from textstat.backend.transformations import remove_punctuation
+
+    every_ascii = "".join(map(chr, range(128))).replace("'", "")
+    assert readability._strip(every_ascii, readability._backend()[1]) == remove_punctuation(every_ascii,
+                                                                                            rm_apostrophe=False)
+    rng = np.random.default_rng(23)
+    words = ["the", "cat", "Extraordinary", "re-enter", "Dr.", "U.S.", "42", "x_y", "a", "e-mail", "--", "(aside)",
+             "\t", "\n", "x.y", "?!", "#", "\x00", "\x1f", "\x7f", "...", "well-known", "I", "beautiful", "qwrtzp"]
+    punct = list("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~")
+    ends = [".", "!", "?", "...", "", ";"]
+    for _ in range(300):
+        text = " ".join(" ".join(rng.choice(words + punct, size=int(rng.integers(1, 12)))) + str(rng.choice(ends))
+                        for _ in range(int(rng.integers(1, 5))))
+        readability._scores.cache_clear()
+        got = readability.reading_ease({"output": text}, {})
+        if got.value is None:
+            continue
+        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
+        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
+            textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
 def test_pii_prefilter_changes_no_result():
     import numpy as np
 
