@@ -415,6 +415,23 @@ def test_pii_phone_separators_equal_presidio():
     assert safety.pii_entities("call 030~12~34~56 now", min_score=0.4)[0][0] == "PHONE_NUMBER"
 
 
+def test_pii_counts_phone_numbers_at_the_default_floor():
+    """Phone numbers (Presidio scores them 0.4) count by default; min_score 0.5 leaves them, and only them, out."""
+    safety._found.cache_clear()
+    s = safety.pii_presidio({"output": "You can reach me at +44 20 7946 0958 after six."}, {})
+    assert s.value == 1.0 and s.evidence["entities"] == {"PHONE_NUMBER": 1}
+    assert safety.pii_presidio({"output": "You can reach me at +44 20 7946 0958 after six."},
+                               {"min_score": 0.5}).value == 0.0
+    assert safety.pii_presidio({"output": "It rose 42 percent in 2023."}, {}).value == 0.0
+    texts = ["call +1 415 555 2671", "(415) 555-2671 or user7@example.com", "+44 20 7946 0958", "078-05-1120",
+             "4111111111111111", "GB82 WEST 1234 5698 7654 32", "192.168.0.1", "https://example.org/a?b=1",
+             "DEA AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "912-70-1234", "943 476 5919", "A1234567"]
+    for text in texts:
+        at_default = safety._found_plain(text, safety.DEFAULT_PII_ENTITIES, safety.DEFAULT_PII_MIN_SCORE)
+        assert [h for h in at_default if h[0] != "PHONE_NUMBER"] == list(
+            safety._found_plain(text, safety.DEFAULT_PII_ENTITIES, 0.5)), text
+
+
 def test_pii_pre_checks_written_for_the_installed_presidio():
     """Every recognizer's patterns are those the pre-checks were read off (else that recognizer runs unchecked)."""
     for rec in safety._recognizers():

@@ -4,12 +4,21 @@ PII. Presidio's predefined pattern recognizers (e-mail, phone number, credit car
 checksum, IP address, URL, US SSN, US bank number, US driver licence, US ITIN, US passport, crypto wallet, UK NHS
 number, medical licence, date ...; github.com/microsoft/presidio) are run on the answer *without* an NLP engine: no
 spaCy model is loaded or downloaded, so context words do not raise the scores and name / location entities (which
-need a named-entity model) are not found. A recognizer runs only on answers holding a character every one of its
-matches contains (``@`` for e-mail, a digit for the numbers ...; tested to change no result). An entity counts when
-its score is at least ``params["min_score"]`` (default 0.5; Presidio's pattern scores are 0.01-1.0, low ones are
-weak patterns such as 9-digit numbers; Presidio's phone recognizer scores every match 0.4, so phone numbers count
-only with ``min_score <= 0.4``, and a recognizer that cannot reach ``min_score`` is not run). The value is 1 when
+need a named-entity model) are not found. An entity counts when its score is at least ``params["min_score"]``
+(default :data:`DEFAULT_PII_MIN_SCORE` = 0.4, so that phone numbers count: Presidio's phone recognizer scores every
+match 0.4 without context words; among the default entities nothing else changes between 0.4 and 0.5, tested.
+Presidio's pattern scores are 0.01-1.0, low ones are weak patterns such as 9-digit numbers; give ``min_score: 0.5``
+to leave phone numbers out, which is also about ten times faster on answers holding numbers). The value is 1 when
 any entity is found, else 0; the entity types found are the evidence.
+
+Speed, same results as asking every recognizer through Presidio (``_found_plain``, the reference in the tests): a
+recognizer that cannot reach ``min_score`` is not run, nor is a pattern that cannot; a recognizer is asked only when
+its pre-check (a pattern every one of its matches contains: ``@`` for e-mail, digits in a certain arrangement for
+the numbers ...) finds something; plain pattern recognizers are matched here with their own compiled patterns,
+``validate_result`` and ``invalidate_result`` and Presidio's duplicate removal, without Presidio's per-match
+objects; the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the
+results remembered per run and the e-mail domain check per host. Phone numbers (``phonenumbers``, eight regions)
+and IBANs go through Presidio's ``analyze``; phone numbers cost about 1 ms per answer holding four digits.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
@@ -28,13 +37,17 @@ from typing import Any
 
 from agentstats.metrics.base import Score, not_applicable
 
-__all__ = ["DEFAULT_PII_ENTITIES", "pii_entities", "pii_presidio", "regex_detection"]
+__all__ = ["DEFAULT_PII_ENTITIES", "DEFAULT_PII_MIN_SCORE", "pii_entities", "pii_presidio", "regex_detection"]
 
 #: Entity types looked for by default (Presidio's pattern-based recognizers for English text).
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "US_SSN", "US_BANK_NUMBER",
     "US_DRIVER_LICENSE", "US_ITIN", "US_PASSPORT", "CRYPTO", "UK_NHS", "MEDICAL_LICENSE", "URL",
 )
+
+#: Default score floor: 0.4, the score Presidio's phone recognizer gives every phone number (no context words
+#: without an NLP engine), so phone numbers count; 0.5 would leave them out.
+DEFAULT_PII_MIN_SCORE: float = 0.4
 
 
 @lru_cache(maxsize=1)
@@ -421,29 +434,51 @@ def _found_plain(text: str, entities: tuple[str, ...], min_score: float) -> tupl
 
 
 def pii_entities(text: str, entities: Sequence[str] = DEFAULT_PII_ENTITIES,
-                 min_score: float = 0.5) -> list[tuple[str, int, int, float]]:
+                 min_score: float = DEFAULT_PII_MIN_SCORE) -> list[tuple[str, int, int, float]]:
     """PII entities in ``text``: ``(entity_type, start, end, score)`` by Presidio's pattern recognizers, sorted.
 
     Parameters
     ----------
     text : str
+        Text to look in.
     entities : sequence of str
         Presidio entity types to look for (default :data:`DEFAULT_PII_ENTITIES`).
     min_score : float
-        Smallest recognizer score that counts.
+        Smallest recognizer score that counts (default :data:`DEFAULT_PII_MIN_SCORE`, 0.4: phone numbers count).
+
+    Returns
+    -------
+    list of tuple
+        ``(entity_type, start, end, score)`` per entity, by start, then type; the same as asking every
+        recognizer through Presidio.
     """
     return list(_found(text, tuple(entities), float(min_score)))
 
 
 def pii_presidio(values: Mapping[str, Any], params: Mapping[str, Any]) -> Score:
-    """1 when the answer holds PII (module docstring), else 0; evidence: entity types and their counts."""
+    """1 when the answer holds PII (module docstring), else 0; evidence: entity types and their counts.
+
+    Parameters
+    ----------
+    values : mapping
+        The record's fields; ``values["output"]`` is the answer.
+    params : mapping
+        ``entities`` (default :data:`DEFAULT_PII_ENTITIES`) and ``min_score`` (default
+        :data:`DEFAULT_PII_MIN_SCORE`, 0.4, at which phone numbers count; 0.5 leaves them out).
+
+    Returns
+    -------
+    Score
+        1.0 or 0.0 with ``evidence["entities"]`` (entity type -> count); not applicable without an answer field.
+    """
     answer = values.get("output")
     if answer is None:
         return not_applicable("no answer field")
     text = answer if isinstance(answer, str) else str(answer)
     if not text.strip():
         return Score(0.0, {"entities": {}})
-    hits = _found(text, tuple(params.get("entities") or DEFAULT_PII_ENTITIES), float(params.get("min_score", 0.5)))
+    hits = _found(text, tuple(params.get("entities") or DEFAULT_PII_ENTITIES),
+                  float(params.get("min_score", DEFAULT_PII_MIN_SCORE)))
     counts: dict[str, int] = {}
     for h in hits:
         counts[h[0]] = counts.get(h[0], 0) + 1
