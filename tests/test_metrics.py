@@ -448,6 +448,23 @@ def test_pii_fast_path_equals_every_recognizer_at_every_score_floor():
     _pii_fast_path_equals_plain_path(600, (0.0, 0.05, 0.3, 0.4, 0.5, 0.6, 1.0))
 
 
+@pytest.mark.slow  # 500 random texts, 30 of them past 1,000 characters, through Presidio's plain path: about 20 s
+def test_pii_fast_path_equals_presidio_on_unicode_and_long_texts():
+    """Non-ASCII look-alikes (Kelvin sign, long s, Arabic and full-width digits), fragments and long texts."""
+    import numpy as np
+
+    rng = np.random.default_rng(31)
+    alphabet = [*"abcxyzKSk0123456789@.:-_/ '\"()[]~+%#",
+        "\u212a", "\u017f", "\u0663", "\uff14", "\u00e9", "\u200b", "\u2212", " www.", " http://", "https://",
+        ".com", ".co.uk", ".org", "::", "bc1", "GB82", "user@", "@example.com", "mailto:", "fe80::1%eth0",
+        " 415 555 2671", "4111 1111 1111 1111", "078-05-1120", "192.168.0.1", ":8080", "\n"]
+    for k in range(500):
+        text = "".join(rng.choice(alphabet, size=int(rng.integers(3, 60) if k < 470 else rng.integers(300, 600))))
+        for floor in (0.4, 0.5):
+            assert safety._found.__wrapped__(text, safety.DEFAULT_PII_ENTITIES, floor) == safety._found_plain(
+                text, safety.DEFAULT_PII_ENTITIES, floor), (floor, text)
+
+
 def test_token_fast_path_equals_squad_normalisation():
     """The ASCII tokenizer (bytes deletion, article filter) gives SQuAD's tokens exactly, articles included."""
     import numpy as np
