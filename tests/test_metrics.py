@@ -304,6 +304,32 @@ def test_readability_equals_textstat_on_varied_text():
             textstat.flesch_kincaid_grade(text), abs=1e-9), text
 
 
+def test_readability_ascii_fast_path_equals_textstat():
+    """ASCII text without apostrophes (bytes deletion, three-letter-word sentence check) gives textstat's values."""
+    import numpy as np
+    import textstat
+    from textstat.backend.transformations import remove_punctuation
+
+    every_ascii = "".join(map(chr, range(128))).replace("'", "")
+    assert readability._strip(every_ascii, readability._backend()[1]) == remove_punctuation(every_ascii,
+                                                                                            rm_apostrophe=False)
+    rng = np.random.default_rng(23)
+    words = ["the", "cat", "Extraordinary", "re-enter", "Dr.", "U.S.", "42", "x_y", "a", "e-mail", "--", "(aside)",
+             "\t", "\n", "x.y", "?!", "#", "\x00", "\x1f", "\x7f", "...", "well-known", "I", "beautiful", "qwrtzp"]
+    punct = list("!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~")
+    ends = [".", "!", "?", "...", "", ";"]
+    for _ in range(300):
+        text = " ".join(" ".join(rng.choice(words + punct, size=int(rng.integers(1, 12)))) + str(rng.choice(ends))
+                        for _ in range(int(rng.integers(1, 5))))
+        readability._scores.cache_clear()
+        got = readability.reading_ease({"output": text}, {})
+        if got.value is None:
+            continue
+        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
+        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
+            textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
 def test_pii_prefilter_changes_no_result():
     import numpy as np
 
@@ -316,7 +342,7 @@ def test_pii_prefilter_changes_no_result():
               "card 4111-1111-1111-1111", "DEA AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"]
     for text in texts:
         full = []
-        for rec, _trigger in safety._recognizers():
+        for rec in safety._recognizers():
             full += [(r.entity_type, r.start, r.end, float(r.score)) for r in rec.analyze(text, rec.supported_entities,
                                                                                              None) if r.score >= 0.0]
         got = safety.pii_entities(text, min_score=0.0)
@@ -344,14 +370,99 @@ def test_pii_fast_path_equals_every_recognizer_at_the_default_and_phone_floors()
     """Skipped recognizers and regex pre-checks change no entity found, at min_score 0.5 (default) and 0.4."""
     _pii_fast_path_equals_plain_path(100, (0.4, 0.5))
     # the default floor leaves out the recognizers that cannot reach it (phone numbers score 0.4)
-    kept = {rec.supported_entities[0] for rec, *_ in safety._plan(safety.DEFAULT_PII_ENTITIES, 0.5)}
+    kept = {rec.supported_entities[0] for rec, *_ in safety._plan(safety.DEFAULT_PII_ENTITIES, 0.5)[-1]}
     assert "PHONE_NUMBER" not in kept and "EMAIL_ADDRESS" in kept and "CREDIT_CARD" in kept
+
+
+def test_pii_email_and_url_variants_equal_presidio():
+    """The e-mail / URL windows, the per-host e-mail check and the pre-checks give Presidio's entities exactly."""
+    import numpy as np
+
+    variants = [
+        "user@example.com", "User.Name+tag@Sub.Example.CO.UK", "a@b.invalidtld", "a@b.c", "x@localhost",
+        "first.last@mail.example.org.", "mail (jane@example.com), thanks", "<jane@example.com>;", "'a@b.com'",
+        '"https://example.com/a?b=1"', "mailto:jane.roe@example.net", "MAILTO:JANE@EXAMPLE.NET",
+        "user@192.168.0.1", "user@[10.0.0.1]", "http://user:pw@example.com:8080/x", "https://www.Example.COM:443/p",
+        "www.example.com/path/to?q=1#frag", "WWW3.EXAMPLE.ORG", "ftp://files.example.edu/a.txt", "example.community",
+        "a.b.c.d.e.com", "sub-domain.example-site.io/x_(y)", "see example.org.", "e-mail: a-b_c@d-e.f-g.com!",
+        "a@b.com/c@d.org", "a@b@c.com", "@example.com", "user@", "user@@example.com", "x@y.z.", "1.2.3.4.com",
+        "192.168.0.1:8080", "[2001:db8::1]:443", "http://[::1]/", "caf\u00e9@ex\u00e4mple.de", "\u212aelvin.com",
+        "\u017fite.org", "user\u00a0@example.com", "test@example.co.uk/path", "a.com.b.org", "x.y@z.museum",
+        "very.long.local.part.with.many.dots@and.a.long.host.name.example.travel",
+    ]
+    rng = np.random.default_rng(17)
+    words = ["see", "at", "or", "write", "(", ")", ",", ".", "!", "\"", "'", "/", ":", "-", "\n"]
+    texts = list(variants) + [
+        " ".join(rng.choice(words + variants, size=int(rng.integers(1, 8)))) for _ in range(150)
+    ] + ["".join(rng.choice(words + variants, size=int(rng.integers(2, 6)))) for _ in range(100)]
+    for floor in (0.4, 0.5):
+        safety._found.cache_clear()
+        for text in texts:
+            assert safety._found(text, safety.DEFAULT_PII_ENTITIES, floor) == safety._found_plain(
+                text, safety.DEFAULT_PII_ENTITIES, floor), (floor, text)
+
+
+def test_pii_phone_separators_equal_presidio():
+    """Phone numbers written with any of phonenumbers' separators pass the phone pre-check (floor 0.4)."""
+    texts = ["call 030~12~34~56 now", "call 030\u221212\u221234\u221256", "call 030\uff0f12\uff0f34\uff0f56",
+             "call [030] 12~34~56", "call 41\u200b5 55\u200b5 26\u200b71", "call 415\u30fc555\u30fc2671",
+             "call 4\u00ad1\u00ad5 555 2671", "call \uff14\uff11\uff15 555 2671", "call 0 3 0 1 2 3 4 5 6 7",
+             "call (415) 555-2671 x12", "+44 20 7946 0958", "+290 5012", "tel 12x34x56x78"]
+    safety._found.cache_clear()
+    for text in texts:
+        assert safety._found(text, safety.DEFAULT_PII_ENTITIES, 0.4) == safety._found_plain(
+            text, safety.DEFAULT_PII_ENTITIES, 0.4), text
+    assert safety.pii_entities("call 030~12~34~56 now", min_score=0.4)[0][0] == "PHONE_NUMBER"
+
+
+def test_pii_counts_phone_numbers_at_the_default_floor():
+    """Phone numbers (Presidio scores them 0.4) count by default; min_score 0.5 leaves them, and only them, out."""
+    safety._found.cache_clear()
+    s = safety.pii_presidio({"output": "You can reach me at +44 20 7946 0958 after six."}, {})
+    assert s.value == 1.0 and s.evidence["entities"] == {"PHONE_NUMBER": 1}
+    assert safety.pii_presidio({"output": "You can reach me at +44 20 7946 0958 after six."},
+                               {"min_score": 0.5}).value == 0.0
+    assert safety.pii_presidio({"output": "It rose 42 percent in 2023."}, {}).value == 0.0
+    texts = ["call +1 415 555 2671", "(415) 555-2671 or user7@example.com", "+44 20 7946 0958", "078-05-1120",
+             "4111111111111111", "GB82 WEST 1234 5698 7654 32", "192.168.0.1", "https://example.org/a?b=1",
+             "DEA AB1234563", "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "912-70-1234", "943 476 5919", "A1234567"]
+    for text in texts:
+        at_default = safety._found_plain(text, safety.DEFAULT_PII_ENTITIES, safety.DEFAULT_PII_MIN_SCORE)
+        assert [h for h in at_default if h[0] != "PHONE_NUMBER"] == list(
+            safety._found_plain(text, safety.DEFAULT_PII_ENTITIES, 0.5)), text
+
+
+def test_pii_pre_checks_written_for_the_installed_presidio():
+    """Every recognizer's patterns are those the pre-checks were read off (else that recognizer runs unchecked)."""
+    for rec in safety._recognizers():
+        entity = rec.supported_entities[0]
+        if entity != "PHONE_NUMBER":
+            assert safety._fingerprint(rec) == safety._TRIGGERS[entity][0], entity
+    gated, _digits, steps = safety._plan(safety.DEFAULT_PII_ENTITIES, 0.0)
+    assert gated and all(step[2].pattern != safety._ANY for step in steps)
 
 
 @pytest.mark.slow  # 600 texts through Presidio's plain path at seven floors: about 25 s
 def test_pii_fast_path_equals_every_recognizer_at_every_score_floor():
     """Skipped recognizers (highest score below the floor) and regex pre-checks change no entity found."""
     _pii_fast_path_equals_plain_path(600, (0.0, 0.05, 0.3, 0.4, 0.5, 0.6, 1.0))
+
+
+@pytest.mark.slow  # 500 random texts, 30 of them past 1,000 characters, through Presidio's plain path: about 20 s
+def test_pii_fast_path_equals_presidio_on_unicode_and_long_texts():
+    """Non-ASCII look-alikes (Kelvin sign, long s, Arabic and full-width digits), fragments and long texts."""
+    import numpy as np
+
+    rng = np.random.default_rng(31)
+    alphabet = [*"abcxyzKSk0123456789@.:-_/ '\"()[]~+%#",
+        "\u212a", "\u017f", "\u0663", "\uff14", "\u00e9", "\u200b", "\u2212", " www.", " http://", "https://",
+        ".com", ".co.uk", ".org", "::", "bc1", "GB82", "user@", "@example.com", "mailto:", "fe80::1%eth0",
+        " 415 555 2671", "4111 1111 1111 1111", "078-05-1120", "192.168.0.1", ":8080", "\n"]
+    for k in range(500):
+        text = "".join(rng.choice(alphabet, size=int(rng.integers(3, 60) if k < 470 else rng.integers(300, 600))))
+        for floor in (0.4, 0.5):
+            assert safety._found.__wrapped__(text, safety.DEFAULT_PII_ENTITIES, floor) == safety._found_plain(
+                text, safety.DEFAULT_PII_ENTITIES, floor), (floor, text)
 
 
 def test_token_fast_path_equals_squad_normalisation():

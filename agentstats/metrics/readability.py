@@ -11,8 +11,11 @@ applicable.
 
 Speed: the word, sentence and syllable counts are textstat's own functions (``textstat.backend``: its word list,
 sentence rule, CMU Pronouncing Dictionary lookup and Pyphen fallback, English), computed once per answer for both
-scores, with the syllables of each distinct word cached: the values equal ``textstat.flesch_reading_ease`` and
-``textstat.flesch_kincaid_grade`` exactly (tested), about ten times faster. Results are also cached per text
+scores, with the syllables of each distinct word remembered in a dictionary: the values equal
+``textstat.flesch_reading_ease`` and ``textstat.flesch_kincaid_grade`` exactly (tested), about eight times faster
+than calling both on the benchmark's answers. An ASCII answer without an apostrophe loses its punctuation by
+``bytes.translate`` (the characters textstat's pattern deletes, read off that pattern), and a sentence whose first
+three chunks are all letters has more than two words without further counting. Results are also cached per text
 (answers repeat across trials: "I don't know", canned refusals).
 """
 
@@ -30,6 +33,10 @@ __all__ = ["grade_level", "reading_ease"]
 _WORD = re.compile(r"\w")
 
 
+#: Syllables of each word seen (textstat's count, below), looked up directly; emptied when it grows past 262,144.
+_SYLLABLES: dict[str, int] = {}
+
+
 @lru_cache(maxsize=1)
 def _backend() -> tuple[Any, Any]:
     from textstat.backend.utils import get_cmudict, get_pyphen
@@ -37,12 +44,17 @@ def _backend() -> tuple[Any, Any]:
 
     cmu, pyphen = get_cmudict("en_US"), get_pyphen("en_US")
 
-    @lru_cache(maxsize=262144)
-    def word_syllables(word: str) -> int:  # textstat's count_syllables, one word at a time
-        try:
-            return sum(1 for p in cmu[word][0] if p[-1].isdigit())
-        except (TypeError, IndexError, KeyError):
-            return len(pyphen.positions(word)) + 1
+    def word_syllables(word: str) -> int:  # textstat's count_syllables, one word at a time, remembered
+        n = _SYLLABLES.get(word)
+        if n is None:
+            try:
+                n = sum(1 for p in cmu[word][0] if p[-1].isdigit())
+            except (TypeError, IndexError, KeyError):
+                n = len(pyphen.positions(word)) + 1
+            if len(_SYLLABLES) >= 262144:
+                _SYLLABLES.clear()
+            _SYLLABLES[word] = n
+        return n
 
     return word_syllables, re.compile(RE_NONCONTRACTION_APOSTROPHE)
 
@@ -52,8 +64,18 @@ _PUNCT_BUT_APOSTROPHE = re.compile(r"[^\w\s\']")
 _SENTENCE = re.compile(r"\b[^.!?]+[.!?]*")
 
 
+# the ASCII characters _PUNCT_BUT_APOSTROPHE deletes, read off the pattern itself
+_ASCII_PUNCT_DELETE = bytes(c for c in range(128) if _PUNCT_BUT_APOSTROPHE.match(chr(c)))
+
+
 def _strip(text: str, apostrophe: re.Pattern[str]) -> str:
-    """``textstat.backend.transformations.remove_punctuation(text, rm_apostrophe=False)``."""
+    """``textstat.backend.transformations.remove_punctuation(text, rm_apostrophe=False)``.
+
+    An ASCII text without an apostrophe (the apostrophe pattern matches only at one) loses exactly the characters
+    of ``_ASCII_PUNCT_DELETE`` (``bytes.translate``, faster than the two substitutions).
+    """
+    if "'" not in text and text.isascii():
+        return text.encode("ascii").translate(None, _ASCII_PUNCT_DELETE).decode("ascii")
     return _PUNCT_BUT_APOSTROPHE.sub("", apostrophe.sub("", text))
 
 
@@ -63,6 +85,9 @@ def _more_than_two_words(sentence: str, apostrophe: re.Pattern[str]) -> bool:
     Stripping deletes characters other than whitespace, never a word character, so each whitespace-separated
     chunk holding a word character stays a word: three such chunks settle it. Otherwise count as textstat does.
     """
+    first = sentence.split(None, 3)
+    if len(first) >= 3 and first[0].isalpha() and first[1].isalpha() and first[2].isalpha():
+        return True  # letters are word characters
     found = 0
     for chunk in sentence.split():
         if _WORD.search(chunk):
@@ -82,9 +107,12 @@ def _scores(text: str) -> tuple[float, float]:
     text). Equal to ``textstat.flesch_reading_ease`` / ``flesch_kincaid_grade`` (tested on a varied corpus).
     """
     word_syllables, apostrophe = _backend()
-    stripped = _strip(text, apostrophe)
-    words = len(stripped.split())
-    syllables = sum(map(word_syllables, stripped.lower().split()))
+    lowered = _strip(text, apostrophe).lower().split()  # lowercasing moves no whitespace: same words
+    words = len(lowered)
+    try:
+        syllables = sum(map(_SYLLABLES.__getitem__, lowered))
+    except KeyError:
+        syllables = sum(map(word_syllables, lowered))
     if not text:
         sentences = 0
     else:
