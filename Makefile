@@ -3,7 +3,7 @@
 
 INPUT ?= data/example_trials.jsonl
 K ?= 1,2,3,4,5
-PYTEST = .venv/bin/python -m pytest --nbval-lax -p no:cacheprovider
+PYTEST = PYTHONPATH=tests .venv/bin/python -m pytest -p pytest_startup --nbval-lax -p no:cacheprovider
 
 # Python may write bytecode (and pytest its rewritten test modules) even where the environment says not to: without
 # it every worker, kernel and CLI subprocess of the suite compiles the package and the tests again (about 15 s each).
@@ -15,7 +15,7 @@ setup:
 report: setup
 	.venv/bin/agentstats report $(INPUT) --k $(K) --out reports/
 
-# The everyday suite (unit tests and the report notebook under nbval), about a minute and a half on 2 idle cores:
+# The everyday suite (unit tests and the report notebook under nbval), about two minutes on 2 idle cores:
 # two workers, each file on one worker (nbval runs the notebook's cells in order in one kernel).
 test: setup
 	$(PYTEST) -m "not slow" -n 2 --dist loadfile

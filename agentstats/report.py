@@ -56,7 +56,9 @@ __all__ = [
 #: (nbval executes the template as it is), so :func:`run_report` always passes these.
 #: The template's test-size sampler is PyMC's (its compiled C is cached across runs, nutpie's numba code is not: about
 #: 10 s against 25 s on the embedded example); a report runs with ``sampler=None``, the fastest installed (nutpie).
-REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": None, "tune": 1000, "chains": 4, "sampler": None}
+#: Its test-size ``cores`` is 1 (no chain processes to start); a report uses ``min(chains, CPUs)``.
+REPORT_DEFAULTS: dict[str, Any] = {"n_boot": 2000, "draws": None, "tune": 1000, "chains": 4, "sampler": None,
+                                   "cores": None}
 
 #: A run that did not complete writes its notebook as ``NAME + FAILED_SUFFIX + ".ipynb"``.
 FAILED_SUFFIX = ".failed"

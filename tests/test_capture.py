@@ -272,6 +272,7 @@ def test_a_taken_name_is_refused_unless_resumed_or_replaced(tmp_path):
     assert keys == [("r", "a", 0), ("r", "a", 1)]
 
 
+@pytest.mark.slow  # imports LangGraph (and LangChain core): about 3 s
 @pytest.mark.skipif(not __import__("importlib").util.find_spec("langgraph"), reason="langgraph is not installed")
 def test_langgraph_graph_is_captured(tmp_path, server):
     from typing import TypedDict

@@ -464,3 +464,27 @@ def test_two_judges_on_one_cache_pay_once(tmp_path):
         assert srv.n_requests == 30  # without claims: up to 60
         assert all(v.ok for out in outs.values() for v in out) and len(outs[0]) == len(outs[1]) == 30
         assert sum(not v.cached for out in outs.values() for v in out) == 30
+
+
+def test_judges_opening_a_new_cache_at_once_all_succeed(tmp_path):
+    """Opening a fresh cache from several threads at once never fails with "database is locked" (it did, 1 in ~30)."""
+    import threading
+
+    for rep in range(25):
+        path = tmp_path / f"c{rep}"
+        errors: list[BaseException] = []
+        opened: list[JudgeCache] = []
+
+        def open_one(path=path, errors=errors, opened=opened):
+            try:
+                opened.append(JudgeCache(path))
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [] and len(opened) == 4
+        assert opened[0]._con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

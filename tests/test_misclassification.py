@@ -70,8 +70,14 @@ def _cell_logp(model, point):
     return model.compile_logp(vars=[model["c"]], sum=False, jacobian=False, mode="FAST_COMPILE")(point)[0]
 
 
-@pytest.mark.parametrize("complete", [False, True], ids=["gaps", "complete_grid"])
-@pytest.mark.parametrize("name", ["zoi_beta_binomial", "beta_binomial"])
+# Each case compiles its own model (2-3 s): two run in the everyday suite, the other two with the slow tests.
+@pytest.mark.parametrize(("name", "complete"), [
+    ("zoi_beta_binomial", True),
+    ("beta_binomial", False),
+    pytest.param("zoi_beta_binomial", False, marks=pytest.mark.slow),
+    pytest.param("beta_binomial", True, marks=pytest.mark.slow),
+], ids=["zoi_beta_binomial-complete_grid", "beta_binomial-gaps", "zoi_beta_binomial-gaps",
+        "beta_binomial-complete_grid"])
 def test_judged_beta_binomial_likelihood_marginalises_the_true_count(name, complete):
     data = prepare_counts(_counts(n_min=1 if complete else 0))
     family = get_family(name)

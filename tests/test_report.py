@@ -169,6 +169,9 @@ def test_run_report_passes_full_sizes_and_the_template_keeps_test_sizes(fake_pap
         if key == "sampler":  # a report samples with the fastest installed; nbval with PyMC (cached compile)
             assert full is None and declared[key]["default"] == '"pymc"'
             continue
+        if key == "cores":  # a report runs its chains in parallel; nbval one after the other
+            assert full is None and declared[key]["default"] == "1"
+            continue
         # nbval runs the template at its own (small) sizes; draws None is fit's own default (at least 1000)
         assert int(declared[key]["default"]) < (1000 if full is None else full)
 

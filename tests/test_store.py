@@ -403,6 +403,7 @@ def _wait_for(path: Path, proc: subprocess.Popen, log: Path, timeout: float = 60
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # kills and restarts an importing Python subprocess: about 5 s
 def test_kill_9_during_an_import_then_rerun_loses_and_duplicates_nothing(tmp_path):
     store, marker = tmp_path / "s.duckdb", tmp_path / "marker"
     script = tmp_path / "worker.py"

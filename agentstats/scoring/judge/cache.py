@@ -111,6 +111,20 @@ def cache_key(model: str, prompt_id: str, inputs: Mapping[str, Any], **extra: An
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _retry_locked(con: sqlite3.Connection, statement: str, deadline: float) -> None:
+    """Execute ``statement``, retrying while SQLite says the database is locked, until ``deadline`` (monotonic)."""
+    delay = 0.005
+    while True:
+        try:
+            con.execute(statement)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+
 class JudgeCache:
     """Verdict cache in one SQLite file, safe across threads and processes.
 
@@ -144,11 +158,13 @@ class JudgeCache:
         self.path = p
         self._lock = threading.Lock()
         self._con = sqlite3.connect(p, timeout=timeout_s, isolation_level=None, check_same_thread=False)
-        self._con.execute("PRAGMA journal_mode=WAL")
-        self._con.execute("PRAGMA synchronous=NORMAL")
         self._con.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        for ddl in _SCHEMA:
-            self._con.execute(ddl)
+        # Two judges opening a new cache at the same moment (threads or processes): switching to WAL and creating
+        # the tables take locks that SQLite may refuse at once ("database is locked") instead of waiting in its
+        # busy handler, so these set-up statements are retried until ``timeout_s``.
+        deadline = time.monotonic() + timeout_s
+        for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *_SCHEMA):
+            _retry_locked(self._con, statement, deadline)
         self.lease_s = float(lease_s)
         self.host = socket.gethostname()
         self.pid = os.getpid()
