@@ -1,5 +1,5 @@
 # Two entry points for users (report, test); each does its own setup (scripts/bootstrap.sh creates .venv on first use).
-.PHONY: setup report test test-slow test-all lint lab clean demo-capture
+.PHONY: setup report test test-slow test-all lint lab clean demo-capture demo-loop
 
 INPUT ?= data/example_trials.jsonl
 K ?= 1,2,3,4,5
@@ -35,6 +35,11 @@ lint: setup
 # The README's live-capture example against a local OpenAI-compatible stand-in (no network, no key).
 demo-capture: setup
 	.venv/bin/python scripts/demo_capture.py --loopback
+
+# The evaluator-optimizer loop on data/example_loop against a local stand-in (agent, judge, optimizer; no key).
+# Ends undecided (exit 75), as the example is built to; the report and store land in reports/demo-loop/.
+demo-loop: setup
+	.venv/bin/python scripts/demo_loop.py --loopback || [ $$? -eq 75 ]
 
 lab: setup
 	.venv/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root )

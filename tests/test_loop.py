@@ -542,3 +542,14 @@ def test_gate_cli_report_renders_the_decision_record(tmp_path):
     html = Path(record["report"]).read_text()
     assert "Decision: " in html and "PASS" in html
     assert json.loads((tmp_path / "rep" / "gate-record.json").read_text())["decision"] == "PASS"
+
+
+def test_loop_cli_exits_69_when_the_endpoint_is_down(tmp_path):
+    """A model endpoint that cannot be reached is not a FAIL decision: exit 69 (EX_UNAVAILABLE), named, resumable."""
+    cfg_path = make_world(tmp_path, n=4)
+    srv = ScriptedOpenAIServer(responder=responder).start()
+    point_at(cfg_path, srv, agent={"retry_attempts": 1}, judge={"retry_attempts": 1})
+    srv.stop()  # a closed port from here on
+    res = CliRunner().invoke(app, ["loop", "--config", str(cfg_path), "--run-dir", str(tmp_path / "run")])
+    assert res.exit_code == 69, res.output
+    assert "generation failed for example" in res.output

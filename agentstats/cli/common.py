@@ -29,6 +29,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_RETRY",
+    "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
     "FIT_K_FACTOR",
     "K_LIMIT",
@@ -53,6 +54,8 @@ EXIT_USAGE = 2
 EXIT_DIAGNOSTICS = 3
 #: EX_TEMPFAIL (sysexits.h): undecided, try again with more data.
 EXIT_RETRY = 75
+#: EX_UNAVAILABLE (sysexits.h): a service the command needs (a model endpoint) failed after its retries.
+EXIT_UNAVAILABLE = 69
 #: 128 + SIGINT, the shell's convention for a command stopped by Ctrl-C.
 EXIT_INTERRUPTED = 130
 

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail, out
+from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, console, fail, out
 
 
 def loop(
@@ -48,9 +48,13 @@ def loop(
         typer.Option("--store-run", help="Prefix of the stored runs' names (default: the run folder's name)."),
     ] = None,
 ) -> None:
-    """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 stopped undecided, 2 input error, 130 interrupted."""
+    """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 undecided, 69 endpoint down, 2 input error.
+
+    69 (EX_UNAVAILABLE): a model endpoint failed after its retries or refused the key; resume later with --resume.
+    130: interrupted (Ctrl-C); the run resumes too.
+    """
     from agentstats.io.errors import TrialLoadError
-    from agentstats.optimize import LoopConfigError, LoopError, load_loop_config, optimize
+    from agentstats.optimize import EndpointError, LoopConfigError, LoopError, load_loop_config, optimize
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
     try:
@@ -61,6 +65,8 @@ def loop(
     try:
         with console.status("running the loop ..."):
             result = optimize(config=cfg, run_dir=where, resume=resume, store=store, store_run=store_run)
+    except EndpointError as exc:
+        raise fail(exc, EXIT_UNAVAILABLE) from exc
     except LoopError as exc:
         raise fail(exc, EXIT_FAILURE) from exc
     except (TrialLoadError, ValueError, OSError) as exc:

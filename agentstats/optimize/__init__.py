@@ -17,7 +17,15 @@ from typing import Any
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, CallResult, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
-from agentstats.optimize.loop import IterationResult, LoopError, LoopResult, optimize, policy_triggers, prompt_diff
+from agentstats.optimize.loop import (
+    EndpointError,
+    IterationResult,
+    LoopError,
+    LoopResult,
+    optimize,
+    policy_triggers,
+    prompt_diff,
+)
 
 __all__ = [
     "Budget",
@@ -25,6 +33,7 @@ __all__ = [
     "CallError",
     "CallResult",
     "Caller",
+    "EndpointError",
     "Example",
     "IterationResult",
     "LoopConfig",

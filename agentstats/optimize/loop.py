@@ -84,6 +84,13 @@ class LoopError(RuntimeError):
     """
 
 
+class EndpointError(LoopError):
+    """A model endpoint (agent, judge or optimizer) failed after every retry or refused the key.
+
+    The CLI exits 69 (EX_UNAVAILABLE) for it, so CI can tell an endpoint that is down from a FAIL decision (1).
+    """
+
+
 @dataclass
 class IterationResult:
     """What one iteration produced (handed to a user ``optimizer``).
@@ -452,7 +459,7 @@ class _Runner:
             try:
                 r = await self.caller.chat(ep, "agent", messages, temperature=ep.temperature, sem=sem, tools=tools)
             except CallError as exc:
-                raise LoopError(f"generation failed for example {ex.id!r}: {exc}") from exc
+                raise EndpointError(f"generation failed for example {ex.id!r}: {exc}") from exc
             out: dict[str, Any] = {
                 "id": ex.id, "response": r.text or "", "tokens": r.tokens, "input_tokens": r.prompt_tokens,
                 "output_tokens": r.completion_tokens, "cost_usd": r.cost_usd, "latency_s": r.latency_s,
@@ -544,7 +551,7 @@ class _Runner:
                                            max_retries=jc.max_retries)
             except CallError as exc:
                 if exc.auth:
-                    raise LoopError(f"the judge endpoint refused the key: {exc}") from exc
+                    raise EndpointError(f"the judge endpoint refused the key: {exc}") from exc
                 return (ex.id, metric), None
             assert r.data is not None
             return (ex.id, metric), float(r.data["score"])
@@ -678,7 +685,7 @@ class _Runner:
             r = await self.caller.chat(ep, REVISION.id, messages, temperature=0.0, sem=sem, response_model=Revision,
                                        max_retries=max_retries)
         except CallError as exc:
-            raise LoopError(f"the optimizer call failed: {exc}") from exc
+            raise EndpointError(f"the optimizer call failed: {exc}") from exc
         assert r.data is not None
         return str(r.data["revised_prompt"]), str(r.data["rationale"])
 
