@@ -413,6 +413,9 @@ def test_readme_live_capture_example_runs(tmp_path, server):
     assert "exact_match" in done.stdout
     with RunStore(tmp_path / "demo.duckdb", read_only=True) as st:
         assert st.run_info("prompt-v2")["records"]["node_invocations"] > 0
+        # the application metric gives the trial its outcome, so `agentstats estimate` reads the run
+        counts = st.counts("prompt-v2")
+    assert counts[["n", "c"]].to_numpy().tolist() == [[1, 1]]
 
 
 def test_run_status_after_an_exception_or_ctrl_c_keeps_the_records(tmp_path):
