@@ -182,6 +182,14 @@ class Interaction(BaseModel):
     expected_tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_sequence_matters: bool = False
 
+    @field_validator("context", mode="before")
+    @classmethod
+    def _one_passage(cls, v: Any) -> Any:
+        # a context given as one text is one passage (docs/data-format.md); None is no context
+        if isinstance(v, str):
+            return [v]
+        return [] if v is None else v
+
 
 class Trial(BaseModel):
     """One attempt of one task by one agent.
