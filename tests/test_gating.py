@@ -378,3 +378,11 @@ def test_tag_strata_and_metric_frame(tmp_path):
     assert list(frame["stratum"]) == ["all", "tag=billing"]
     assert frame.loc[0, "n_candidate"] == n
     assert frame.loc[1, "candidate_mean"] == pytest.approx(1 / 12, abs=1e-12)  # Beta(1, 11)
+
+
+def test_a_loop_config_given_to_the_gate_points_to_its_gate_section():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "data" / "example_loop" / "loop.json"
+    with pytest.raises(GateConfigError, match=r"this is a loop config.*`gate:` section"):
+        load_gate_config(example)

@@ -377,6 +377,10 @@ def load_gate_config(path: str | Path) -> GateConfig:
         error with its field path and line).
     """
     source, text, data = read_config_file(path, GateConfigError, empty_ok=True)
+    if isinstance(data.get("gate"), dict) and {"eval_set", "agent", "baseline"} & set(data):
+        raise GateConfigError(source, [
+            f"{source}: this is a loop config (`agentstats loop --config {source}`); for `agentstats gate`, give "
+            "its `gate:` section as a file of its own (the same settings, at the top level)"])
     try:
         cfg = GateConfig.model_validate(data)
     except ValidationError as exc:
