@@ -21,9 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.validators import extend
-
 from agentstats.schema import ToolCall, ToolSpec
 
 __all__ = ["SchemaError", "SchemaErrorKind", "normalize_schema", "openai_tools", "validate_tool_calls"]
@@ -154,14 +151,22 @@ def _normalize(node: Any, forbid_extra: bool) -> None:
                 _normalize(v, forbid_extra)
 
 
-def _strict_int_validator() -> type:
+@functools.cache
+def _validator_class(strict_integers: bool) -> Any:
+    """Draft 2020-12 validator class; with ``strict_integers`` a bool is not an integer.
+
+    ``jsonschema`` is imported here, on first use, not with the module: importing it costs about 3 s where
+    ``rfc3987-syntax`` is installed (it builds a grammar), and every CLI command imports this module.
+    """
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    if not strict_integers:
+        return Draft202012Validator
     checker = Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _checker, inst: isinstance(inst, int) and not isinstance(inst, bool)
     )
     return extend(Draft202012Validator, type_checker=checker)
-
-
-_STRICT_INT = _strict_int_validator()
 
 
 def _json_path(parts: Sequence[Any]) -> str:
@@ -293,7 +298,7 @@ def _schema_key(parameters: Mapping[str, Any] | None) -> str:
 @functools.lru_cache(maxsize=4096)
 def _compiled(schema_json: str, forbid_extra: bool, strict_integers: bool) -> tuple[Any, str | None]:
     """Compile a validator for one tool's ``parameters`` (cached: data sets repeat specs), or give the error."""
-    cls: Any = _STRICT_INT if strict_integers else Draft202012Validator
+    cls: Any = _validator_class(strict_integers)
     schema = normalize_schema(json.loads(schema_json), forbid_extra=forbid_extra)
     try:
         cls.check_schema(schema)
