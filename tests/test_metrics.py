@@ -330,12 +330,13 @@ def test_readability_ascii_fast_path_equals_textstat():
             textstat.flesch_kincaid_grade(text), abs=1e-9), text
 
 
-def test_pii_prefilter_changes_no_result():
+@pytest.mark.parametrize("n_texts", [400, pytest.param(1500, marks=pytest.mark.slow)])
+def test_pii_prefilter_changes_no_result(n_texts):
     import numpy as np
 
     rng = np.random.default_rng(9)
     alphabet = [*"abcdefxyzABCDEF0123456789@.:- /'\"", " www.", " http://", ".com", ".org", "::", "bc1", "GB82"]
-    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(5, 40)))) for _ in range(1500)]
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(5, 40)))) for _ in range(n_texts)]
     texts += ["dead:beef::1", "fe80::abcd", "::", "see example.org", "a@b.co", "IBAN GB82WEST12345698765432",
               "call (415) 555-2671 now", "+44 20 7946 0958", "tel. 030/123456", "+290 5012",
               "1-800-FLOWERS", "+1.415.555.2671 x12", "It rose 42 percent in 2023.",
