@@ -97,6 +97,19 @@ def test_keyword_inclusion():
 # ---------------------------------------------------------------- readability, safety
 
 
+def _assert_readability_equals_textstat(text):
+    """Both readability metrics of ``text`` equal textstat's own functions (the reference)."""
+    import textstat
+
+    readability._scores.cache_clear()
+    got = readability.reading_ease({"output": text}, {})
+    if got.value is None:
+        return
+    assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
+    assert readability.grade_level({"output": text}, {}).value == pytest.approx(
+        textstat.flesch_kincaid_grade(text), abs=1e-9), text
+
+
 def test_readability_matches_flesch_closed_form():
     # 6 words, 1 sentence, 6 syllables
     vals = {"output": "The cat sat on the mat."}
@@ -284,7 +297,6 @@ def test_compute_every_catalogue_metric_on_empty_trial_list_and_groups():
 
 def test_readability_equals_textstat_on_varied_text():
     import numpy as np
-    import textstat
 
     rng = np.random.default_rng(5)
     words = ["the", "cat", "extraordinary", "it's", "don't", "re-enter", "Dr.", "U.S.", "42", "xylophonist",
@@ -295,19 +307,12 @@ def test_readability_equals_textstat_on_varied_text():
         n_sent = int(rng.integers(1, 5))
         text = " ".join(
             " ".join(rng.choice(words, size=int(rng.integers(1, 15)))) + str(rng.choice(ends)) for _ in range(n_sent))
-        readability._scores.cache_clear()
-        got = readability.reading_ease({"output": text}, {})
-        if got.value is None:
-            continue
-        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
-        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
-            textstat.flesch_kincaid_grade(text), abs=1e-9), text
+        _assert_readability_equals_textstat(text)
 
 
 def test_readability_ascii_fast_path_equals_textstat():
     """ASCII text without apostrophes (bytes deletion, three-letter-word sentence check) gives textstat's values."""
     import numpy as np
-    import textstat
     from textstat.backend.transformations import remove_punctuation
 
     every_ascii = "".join(map(chr, range(128))).replace("'", "")
@@ -321,13 +326,7 @@ def test_readability_ascii_fast_path_equals_textstat():
     for _ in range(300):
         text = " ".join(" ".join(rng.choice(words + punct, size=int(rng.integers(1, 12)))) + str(rng.choice(ends))
                         for _ in range(int(rng.integers(1, 5))))
-        readability._scores.cache_clear()
-        got = readability.reading_ease({"output": text}, {})
-        if got.value is None:
-            continue
-        assert got.value == pytest.approx(textstat.flesch_reading_ease(text), abs=1e-9), text
-        assert readability.grade_level({"output": text}, {}).value == pytest.approx(
-            textstat.flesch_kincaid_grade(text), abs=1e-9), text
+        _assert_readability_equals_textstat(text)
 
 
 @pytest.mark.parametrize("n_texts", [400, pytest.param(1500, marks=pytest.mark.slow)])
