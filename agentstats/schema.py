@@ -42,6 +42,7 @@ __all__ = [
     "Trial",
     "Usage",
     "outcome_field_hints",
+    "outcome_of",
 ]
 
 #: A reward counts as success when ``abs(reward - 1) <= REWARD_TOL`` (tau-bench's rule).
@@ -263,17 +264,23 @@ class Trial(BaseModel):
 
     def outcome(self) -> Outcome | None:
         """Outcome of this trial: ``"success"``, ``"failure"``, ``"missing"``, or ``None`` when unscored."""
-        if self.status == Status.infra_error:
-            return "missing"
-        if self.status == Status.agent_error:
-            return "failure"
-        if self.judge_missing:
-            return "missing"
-        if self.success is not None:
-            return "success" if self.success else "failure"
-        if self.reward is not None:
-            return "success" if abs(self.reward - 1.0) <= REWARD_TOL else "failure"
-        return None
+        return outcome_of(self.status, self.success, self.reward, self.judge_missing)
+
+
+def outcome_of(status: Status, success: bool | None, reward: float | None, judge_missing: bool = False
+               ) -> Outcome | None:
+    """The outcome rule of :meth:`Trial.outcome`, on the fields themselves (for writers that skip validation)."""
+    if status == Status.infra_error:
+        return "missing"
+    if status == Status.agent_error:
+        return "failure"
+    if judge_missing:
+        return "missing"
+    if success is not None:
+        return "success" if success else "failure"
+    if reward is not None:
+        return "success" if abs(reward - 1.0) <= REWARD_TOL else "failure"
+    return None
 
 
 def outcome_field_hints(fields: Iterable[str]) -> list[tuple[str, str]]:

@@ -446,3 +446,64 @@ def test_missing_duckdb_says_how_to_install_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "duckdb", None)
     with pytest.raises(ImportError, match=r"pip install 'agentstats\[store\]'"):
         RunStore(tmp_path / "s.duckdb")
+
+
+def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_path, monkeypatch):
+    """Capture writes trials without a pydantic round trip: every row must be what the validated Trial gives."""
+    import datetime as dt
+
+    from agentstats.capture import core
+    from agentstats.store.db import trial_row
+
+    checked = []
+    original = core._TrialRec.row
+
+    def row_checked(self):
+        fast = original(self)
+        reference = trial_row(self.to_trial())
+        assert fast == reference
+        checked.append(fast)
+        return fast
+
+    monkeypatch.setattr(core._TrialRec, "row", row_checked)
+
+    @agentstats.node("lookup", kind="tool")
+    def lookup(city, unit=None):
+        return {"city": city, "t": 21.5, "tags": ["a"]}
+
+    @agentstats.node("app")
+    def app(state):
+        if state.get("tool"):
+            lookup(state["query"], unit="C")
+        if state.get("fail"):
+            raise KeyError("boom")
+        if "ok" in state:
+            current_run().set_outcome(success=state["ok"])
+        if "reward" in state:
+            current_run().set_outcome(reward=state["reward"])
+        return {"answer": state.get("reply", "Paris")}
+
+    before = time.time()
+    with agentstats.run("rows", store=tmp_path / "s.duckdb", flush_interval=0) as run:
+        app({"task_id": "plain", "query": "q1", "expected_answer": "Paris"})
+        app({"task_id": "tool", "query": "Paris", "tool": True, "ok": 1})
+        with pytest.raises(KeyError, match="boom"):
+            app({"task_id": "fails", "query": "q", "fail": True, "expected_answer": {"any": [1, 2.5, None]}})
+        app({"task_id": "reward", "query": {"structured": ["query"]}, "reward": 1, "reply": None})
+        app({"task_id": 7, "trial": 3, "query": "é ✓ \u2028", "ok": False,
+             "expected_tool_calls": [{"name": "lookup", "arguments": '{"city": "Paris"}'}]})
+        app({"task_id": "  ", "conversation_id": "c9", "message_id": "m1", "query": "hi"})
+        app({"conversation_id": "c9", "message_id": "m2", "query": "again", "tool": True})
+        with pytest.raises(ValueError, match="success must be true or false"):
+            app({"task_id": "bad", "ok": "yes"})
+        with pytest.raises(ValueError, match="finite"):
+            app({"task_id": "bad2", "reward": float("nan")})
+    assert len(checked) >= 9
+    trials = {t.task_id: t for t in agentstats.load_trials(tmp_path / "s.duckdb")}
+    assert trials["tool"].success is True and trials["reward"].reward == 1.0
+    assert trials["7"].trial == 3 and trials["7"].expected_tool_calls[0].arguments == {"city": "Paris"}
+    assert [i.id for i in trials["c9"].interactions] == ["m1", "m2"]  # a blank task id is no task id
+    assert trials["c9"].interactions[1].tool_calls[0].arguments == {"city": "again", "unit": "C"}
+    starts = run.to_frame()["started_at"]
+    assert all(before - 1 <= s.timestamp() <= time.time() + 1 for s in starts)
+    assert all(s.tzinfo is not None and s.utcoffset() == dt.timedelta(0) for s in starts)

@@ -33,8 +33,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import datetime as dt
 import functools
+import gc
 import inspect
 import json
 import os
@@ -44,13 +44,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from agentstats.capture.metrics import JUDGE_METRIC, TOOL_METRIC, Metric, as_metric
-from agentstats.schema import Interaction, Status, ToolCall, Trial, Usage
+from agentstats.schema import Interaction, Status, ToolCall, Trial, Usage, outcome_of
 from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
-from agentstats.store.db import DEFAULT_STORE, RunStore
+from agentstats.store.db import DEFAULT_STORE, RunStore, TrialRow
 
 __all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
 
@@ -99,6 +101,45 @@ def _field(state: Any, name: str) -> Any:
     return getattr(state, name, None)
 
 
+class _MsgRec:
+    """A message being captured: the fields of :class:`~agentstats.schema.Interaction` that capture sets.
+
+    A plain record, not a pydantic model: an outermost call makes one, and validating it would cost more than the
+    rest of the capture. :meth:`as_dict` gives what ``Interaction.model_dump(exclude_defaults=True)`` gives.
+    """
+
+    __slots__ = ("answer", "expected_answer", "id", "query", "tool_calls")
+
+    def __init__(self, id: str, query: str | None, expected_answer: Any):
+        self.id, self.query, self.expected_answer = id, query, expected_answer
+        self.answer: str | None = None
+        # a shared empty tuple until the first call: every container kept per message counts towards the cyclic
+        # GC's full collections (see benchmarks/bench_capture.py), and most messages make no tool call
+        self.tool_calls: list[ToolCall] | tuple[()] = ()
+
+    def calls(self) -> list[ToolCall]:
+        """The message's tool calls, as a list that can be appended to."""
+        if not isinstance(self.tool_calls, list):
+            self.tool_calls = []
+        return self.tool_calls
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id}
+        if self.query is not None:
+            d["query"] = self.query
+        if self.answer is not None:
+            d["answer"] = self.answer
+        if self.expected_answer is not None:
+            d["expected_answer"] = self.expected_answer
+        if self.tool_calls:
+            d["tool_calls"] = [c.model_dump(mode="json", exclude_defaults=True) for c in self.tool_calls]
+        return d
+
+    def to_interaction(self) -> Interaction:
+        return Interaction(id=self.id, query=self.query, answer=self.answer, expected_answer=self.expected_answer,
+                           tool_calls=list(self.tool_calls))
+
+
 class _TrialRec:
     """A trial being captured (one conversation, or one outermost call without a conversation id)."""
 
@@ -121,8 +162,8 @@ class _TrialRec:
 
     def __init__(self, agent: str, task_id: str, trial: int, conversation_id: str | None):
         self.agent, self.task_id, self.trial, self.conversation_id = agent, task_id, trial, conversation_id
-        self.interactions: list[Interaction] = []
-        self.expected_tool_calls: list[ToolCall] = []
+        self.interactions: list[_MsgRec] = []
+        self.expected_tool_calls: list[ToolCall] | tuple[()] = ()
         self.status = Status.completed
         self.error_type: str | None = None
         self.success: bool | None = None
@@ -132,19 +173,51 @@ class _TrialRec:
         self.output_tokens = 0
         self.cost_usd: float | None = 0.0
 
-    def to_trial(self) -> Trial:
+    def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"capture": True}
         if self.conversation_id is not None:
             meta["conversation_id"] = self.conversation_id
         if self.error_type is not None:
             meta["error_type"] = self.error_type
+        return meta
+
+    def to_trial(self) -> Trial:
+        """The validated trial (the reference :meth:`row` is tested against)."""
         return Trial(
             agent=self.agent, task_id=self.task_id, trial=self.trial, status=self.status, success=self.success,
-            reward=self.reward, interactions=list(self.interactions), expected_tool_calls=self.expected_tool_calls,
+            reward=self.reward, interactions=[m.to_interaction() for m in self.interactions],
+            expected_tool_calls=list(self.expected_tool_calls),
             usage=Usage(latency_s=self.latency_s, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
                         cost_usd=self.cost_usd),
-            meta=meta,
+            meta=self._meta(),
         )
+
+    def row(self) -> TrialRow:
+        """The stored row, as ``trial_row(self.to_trial())`` gives it, without validating a model per call.
+
+        Every field was checked where it was set (ids in ``Run._trial_for``, the outcome in ``set_outcome``).
+        """
+        rec: dict[str, Any] = {"agent": self.agent, "task_id": self.task_id, "trial": self.trial}
+        if self.status is not Status.completed:
+            rec["status"] = self.status.value
+        if self.success is not None:
+            rec["success"] = self.success
+        if self.reward is not None:
+            rec["reward"] = self.reward
+        if self.interactions:
+            rec["interactions"] = [m.as_dict() for m in self.interactions]
+        if self.expected_tool_calls:
+            rec["expected_tool_calls"] = [c.model_dump(mode="json", exclude_defaults=True)
+                                          for c in self.expected_tool_calls]
+        usage: dict[str, Any] = {"latency_s": self.latency_s, "input_tokens": self.input_tokens,
+                                 "output_tokens": self.output_tokens}
+        if self.cost_usd is not None:
+            usage["cost_usd"] = self.cost_usd
+        rec["usage"] = usage
+        rec["meta"] = self._meta()
+        return (self.agent, self.task_id, self.trial, self.status.value, self.success, self.reward,
+                outcome_of(self.status, self.success, self.reward), self.latency_s, self.input_tokens,
+                self.output_tokens, self.cost_usd, to_json(rec, fallback=_fallback, inf_nan_mode="null").decode())
 
 
 class _Frame:
@@ -162,7 +235,7 @@ class _Frame:
         self.cost: float | None = None
         self.inputs: Any = None
         self.trial: _TrialRec
-        self.interaction: Interaction
+        self.interaction: _MsgRec
         self.message_id: str | None = None
         self.started = time.time()
         self.t0 = time.perf_counter()  # wall latency: perf_counter at entry and exit
@@ -301,7 +374,8 @@ class Run:
             if cid is not None and cid in self._open:
                 return self._open[cid]
             task = _field(state, f["task"])
-            task_id = str(task) if task is not None else (cid if cid is not None else f"call-{self._invocation}")
+            task = None if task is None or not str(task).strip() else task  # a blank id is no id (schema rule)
+            task_id = str(task) if task is not None else (cid if cid and cid.strip() else f"call-{self._invocation}")
             k = _field(state, f["trial"])
             if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
                 trial = k
@@ -341,11 +415,8 @@ class Run:
         mid = _field(state, self.fields["message"])
         query = _field(state, self.fields["query"])
         expected = _field(state, self.fields["expected"])
-        interaction = Interaction(
-            id=str(mid) if mid is not None else str(len(trial.interactions)),
-            query=query if isinstance(query, str) or query is None else _dumps(query),
-            expected_answer=expected,
-        )
+        interaction = _MsgRec(str(mid) if mid is not None else str(len(trial.interactions)),
+                              query if isinstance(query, str) or query is None else _dumps(query), expected)
         with self._lock:
             trial.interactions.append(interaction)
         frame.trial, frame.interaction, frame.message_id = trial, interaction, interaction.id
@@ -384,7 +455,7 @@ class Run:
             self.flush()
 
     def _tool_result(self, frame: _Frame, output: Any, error_type: str | None) -> None:
-        calls = frame.interaction.tool_calls
+        calls = frame.interaction.calls()
         result = output if error_type is None else {"error": error_type}
         for call in calls:
             if call.name == frame.name and call.result is None:
@@ -412,7 +483,7 @@ class Run:
         with contextlib.suppress(Exception):
             message = response.choices[0].message
             for call in message.tool_calls or ():
-                frame.interaction.tool_calls.append(
+                frame.interaction.calls().append(
                     ToolCall(name=call.function.name, arguments=call.function.arguments, id=call.id)
                 )
 
@@ -423,10 +494,18 @@ class Run:
         ------
         RuntimeError
             Outside a decorated node of this run.
+        ValueError
+            ``success`` is not true/false (or 1/0), or ``reward`` is not a finite number (the trial schema's rules).
         """
         frame = _FRAME.get()
         if frame is None or frame.run is not self:
             raise RuntimeError("set_outcome() is called inside a decorated node of the run")
+        try:  # the schema's own rules, checked here: the trial is written later without validation
+            checked = Trial.model_validate({"agent": "a", "task_id": "t", "trial": 0, "success": success,
+                                            "reward": reward})
+        except ValidationError as exc:
+            raise ValueError(f"set_outcome: {'; '.join(e['msg'] for e in exc.errors())}") from None
+        success, reward = checked.success, checked.reward
         with self._lock:
             frame.trial.success = success
             frame.trial.reward = reward
@@ -439,21 +518,37 @@ class Run:
 
     def flush(self) -> None:
         """Write the buffered node invocations and changed trials in one transaction."""
+        # The cyclic GC is paused while the batch is converted (every container made here is freed by reference
+        # counting): at 20,000 trials per flush it spent a third of the flush re-scanning the young objects.
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            self._flush()
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def _flush(self) -> None:
         with self._lock:
             rows, self._nodes = self._nodes, []
             dirty = list(self._dirty.values())
             self._dirty.clear()
-            trials = [t.to_trial() for t in dirty]
+            trials = [t.row() for t in dirty]
+            calls = any(t.expected_tool_calls or any(m.tool_calls for m in t.interactions) for t in dirty)
             self._last_flush = time.monotonic()
             if not trials and not rows:
                 return
-            columns: dict[str, list[Any]] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True),
+            columns: dict[str, Any] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True),
                                                                          strict=True)} if rows else {}
             if columns:
-                columns["started_at"] = [dt.datetime.fromtimestamp(x, dt.UTC) for x in columns["started_at"]]
+                import pyarrow as pa  # the store's own dependency, loaded by now
+
+                # epoch seconds -> microseconds, rounded as datetime.fromtimestamp rounds them (half to even)
+                micros = np.rint(np.asarray(columns["started_at"], dtype=np.float64) * 1e6).astype(np.int64)
+                columns["started_at"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
             with self.store.transaction():
                 self.store.append_rows("node_invocations", columns)
-                self.store.replace_trials(self.run_id, trials)
+                self.store.replace_trials(self.run_id, trials, calls=calls)
 
     # ------------------------------------------------------------------ end, metrics, results
 

@@ -659,18 +659,31 @@ class RunStore:
             ).fetchall()
         return [{**json.loads(r), "decided_at": at.isoformat() if at is not None else None} for at, r in rows]
 
-    def replace_trials(self, run_id: int, trials: Sequence[Trial]) -> None:
+    def replace_trials(self, run_id: int, trials: Sequence[Trial] | Sequence[TrialRow], *, calls: bool = True
+                       ) -> None:
         """Write trials of a run, replacing stored trials with the same keys (caller's transaction; live capture).
 
         A conversation captured over several calls is rewritten as it grows; ``seq`` of a replaced trial is kept.
         A handful of statements whatever the number of trials (the keys travel as one Arrow table).
+
+        Parameters
+        ----------
+        run_id : int
+            The run written to.
+        trials : sequence of Trial or of TrialRow
+            Validated trials, or rows already in the stored form (:data:`TrialRow`, as :func:`trial_row` makes
+            them; live capture builds them without a pydantic round trip and is tested to write the same record).
+        calls : bool
+            False when the caller knows that no trial holds a tool call or an expected tool call: the statement
+            that derives ``tool_calls`` (a second parse of every record) is then skipped.
         """
         import pyarrow as pa
 
         if not trials:
             return
-        keys = pa.table({"agent": [t.agent for t in trials], "task_id": [t.task_id for t in trials],
-                         "trial": pa.array([t.trial for t in trials], pa.int32())})
+        rows: list[TrialRow] = [t if isinstance(t, tuple) else trial_row(t) for t in trials]
+        keys = pa.table({"agent": [r[0] for r in rows], "task_id": [r[1] for r in rows],
+                         "trial": pa.array([r[2] for r in rows], pa.int32())})
         self._settle()
         self.con.register("_agentstats_keys", keys)
         try:
@@ -691,22 +704,23 @@ class RunStore:
             "SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [run_id]).fetchall()[0][0])
         next_seq = max([next_seq, *(v + 1 for v in stored.values())])
         batch = _Batch()
-        for t in trials:
-            seq = stored.get(t.key)
+        for r in rows:
+            seq = stored.get((r[0], r[1], r[2]))
             if seq is None:
                 seq, next_seq = next_seq, next_seq + 1
-            batch.add(run_id, seq, t)
+            batch.rows.append((run_id, seq, *r))
         self._flush(batch, [0, 0, 0], derive=False)
         seqs = pa.table({"seq": pa.array([r[1] for r in batch.rows], pa.int64())})
         self._settle()
         self.con.register("_agentstats_seqs", seqs)
         try:
-            self._derive(f"run_id = {int(run_id)} AND seq IN (SELECT seq FROM _agentstats_seqs)")
+            self._derive(f"run_id = {int(run_id)} AND seq IN (SELECT seq FROM _agentstats_seqs)", calls=calls)
         finally:
             self.con.unregister("_agentstats_seqs")
 
-    def append_rows(self, table: str, columns: dict[str, list[Any]]) -> int:
-        """Insert rows given as columns (name -> values, equal lengths) into ``table``; return the row count."""
+    def append_rows(self, table: str, columns: dict[str, Any]) -> int:
+        """Insert rows given as columns (name -> values or an Arrow array, equal lengths) into ``table``; return the
+        row count."""
         import pyarrow as pa
 
         if table not in TABLES:
@@ -741,10 +755,11 @@ class RunStore:
             totals[1] += n_int
             totals[2] += n_calls
 
-    def _derive(self, where: str) -> tuple[int, int]:
-        """Fill ``interactions`` and ``tool_calls`` from the records of the trials ``where`` selects; return rows."""
+    def _derive(self, where: str, *, calls: bool = True) -> tuple[int, int]:
+        """Fill ``interactions`` and (``calls``) ``tool_calls`` from the records of the trials ``where`` selects;
+        return the rows written."""
         n_int = self.con.execute(_DERIVE_INTERACTIONS.format(where=where)).fetchall()[0][0]
-        n_calls = self.con.execute(_DERIVE_CALLS.format(where=where)).fetchall()[0][0]
+        n_calls = self.con.execute(_DERIVE_CALLS.format(where=where)).fetchall()[0][0] if calls else 0
         return int(n_int), int(n_calls)
 
     # ------------------------------------------------------------------ reading
@@ -887,6 +902,11 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
+#: A trial as stored, less ``run_id`` and ``seq``: agent, task_id, trial, status, success, reward, outcome,
+#: latency_s, input_tokens, output_tokens, cost_usd, record (the trial's JSON, ``exclude_defaults``).
+TrialRow = tuple[str, str, int, str, bool | None, float | None, str | None, float | None, int | None, int | None,
+                 float | None, str]
+
 _TRIAL_COLUMNS = ("run_id", "seq", "agent", "task_id", "trial", "status", "success", "reward", "outcome",
                   "latency_s", "input_tokens", "output_tokens", "cost_usd", "record")
 
@@ -935,6 +955,14 @@ FROM x
 """
 
 
+def trial_row(t: Trial) -> TrialRow:
+    """The stored row of a trial, without ``run_id`` and ``seq`` (see :data:`TrialRow`)."""
+    u = t.usage
+    return (t.agent, t.task_id, t.trial, t.status.value, t.success, t.reward, t.outcome(),
+            u.latency_s if u else None, u.input_tokens if u else None, u.output_tokens if u else None,
+            u.cost_usd if u else None, t.model_dump_json(exclude_defaults=True))
+
+
 class _Batch:
     """Rows of one batch of trials (then one Arrow table)."""
 
@@ -946,12 +974,7 @@ class _Batch:
         return len(self.rows)
 
     def add(self, rid: int, seq: int, t: Trial) -> None:
-        u = t.usage
-        self.rows.append((
-            rid, seq, t.agent, t.task_id, t.trial, t.status.value, t.success, t.reward, t.outcome(),
-            u.latency_s if u else None, u.input_tokens if u else None, u.output_tokens if u else None,
-            u.cost_usd if u else None, t.model_dump_json(exclude_defaults=True),
-        ))
+        self.rows.append((rid, seq, *trial_row(t)))
 
     def columns(self) -> dict[str, list[Any]]:
         return {name: list(col) for name, col in zip(_TRIAL_COLUMNS, zip(*self.rows, strict=True), strict=True)}
