@@ -479,3 +479,53 @@ def test_token_fast_path_equals_squad_normalisation():
     answer._tokens_cached.cache_clear()
     for text in texts:
         assert answer.tokens(text) == tuple(normalize_text(text).split()), text
+
+
+def _phone_recognizer():
+    return next(r for r in safety._recognizers() if r.supported_entities[0] == "PHONE_NUMBER")
+
+
+def test_pii_phone_pre_check_skips_years_and_keeps_every_number_presidio_finds():
+    """Four-digit numbers skip the phone matcher, except the German 164x/168x/169x that it does find."""
+    import re
+
+    import numpy as np
+
+    trigger = re.compile(safety._phone_trigger(_phone_recognizer()))
+    assert not trigger.search("It rose 42 percent in 2023.") and not trigger.search("from 1650 to 1999, 4,500")
+    for text in ("1640", "call 1 6 9 9", "\u0661\u0666\u0668\u0660", "\uff11\uff16\uff14\uff10", "12345", "+290 5012"):
+        assert trigger.search(text), text
+    rng = np.random.default_rng(5)
+    fours = [f"{x:04d}" for x in rng.choice(10_000, size=60, replace=False)] + ["1640", "1689", "1699", "1650"]
+    texts = [f"in {a} and {b}" for a, b in zip(fours, fours[::-1], strict=True)] + [f"tel {x}" for x in fours]
+    texts += [f"tel {x[:2]} {x[2:]}" for x in fours[:20]] + ["\u0661\u0666\u0664\u0665", "+49 1640", "0 1640"]
+    safety._found.cache_clear()
+    for text in texts:
+        assert safety._found(text, safety.DEFAULT_PII_ENTITIES, 0.4) == safety._found_plain(
+            text, safety.DEFAULT_PII_ENTITIES, 0.4), text
+    assert safety.pii_entities("tel 1640", min_score=0.4)[0][0] == "PHONE_NUMBER"  # a number the check must keep
+
+
+@pytest.mark.slow  # 80,000 matcher runs: about 10 s
+def test_pii_shortest_phone_numbers():
+    """The proof behind the phone pre-check, repeated: what phonenumbers finds with four digits or fewer."""
+    import itertools
+
+    import phonenumbers
+    from phonenumbers import PhoneNumberMatcher
+
+    rec = _phone_recognizer()
+    proof = safety._PHONE_PROOF
+    if phonenumbers.__version__ != proof["phonenumbers"]:  # another release: the plain four-digit check is used
+        assert safety._phone_trigger(rec) == safety._phone_trigger(None)
+        return
+    assert tuple(rec.supported_regions) == proof["regions"] and rec.leniency == proof["leniency"]
+    found = set()
+    for n_digits in range(1, 5):
+        for digits in itertools.product("0123456789", repeat=n_digits):
+            s = "".join(digits)
+            for text in (s, "+" + s):
+                for region in proof["regions"]:
+                    if any(True for _ in PhoneNumberMatcher(text, region, leniency=proof["leniency"])):
+                        found.add(text)
+    assert found == {p + d for p in proof["four_digits"] for d in "0123456789"}
