@@ -29,7 +29,7 @@ from agentstats.cli.common import (
     out,
     parse_k,
 )
-from agentstats.models.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
 
 
 def _records(summary: Any) -> list[dict[str, Any]]:

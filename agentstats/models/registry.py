@@ -18,14 +18,10 @@ from agentstats.models.data import prepare_counts
 from agentstats.models.family import DISPERSIONS, ModelFamily
 from agentstats.models.logit_normal import LogitNormalFamily
 from agentstats.models.no_pooling import NoPoolingFamily
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = ["DEFAULT_DISPERSION", "DEFAULT_MODEL", "MODEL_NAMES", "build_model", "family_of", "get_family"]
-
-#: The model :func:`agentstats.models.fit.fit` uses unless told otherwise (evidence: docs/models.md).
-DEFAULT_MODEL = "zoi_beta_binomial"
-#: Within-cell dispersion per agent unless told otherwise (evidence: docs/models.md, "Per-agent dispersion").
-DEFAULT_DISPERSION = "agent"
 
 _FACTORIES: dict[str, Callable[..., ModelFamily]] = {
     "zoi_beta_binomial": lambda dispersion, **kw: BetaBinomialFamily(inflated=True, dispersion=dispersion, **kw),
@@ -34,8 +30,8 @@ _FACTORIES: dict[str, Callable[..., ModelFamily]] = {
     "additive": lambda dispersion, **kw: LogitNormalFamily(cell_term=False, dispersion=None, **kw),
     "no_pooling": lambda dispersion, **kw: NoPoolingFamily(**kw),
 }
-#: Every model name, the default first.
-MODEL_NAMES = tuple(_FACTORIES)
+if tuple(_FACTORIES) != MODEL_NAMES:  # pragma: no cover - a model added here and not in names.py, or the reverse
+    raise ImportError(f"agentstats.model_names.MODEL_NAMES {MODEL_NAMES} differs from the registry {tuple(_FACTORIES)}")
 
 
 def get_family(
