@@ -17,6 +17,7 @@ __all__ = [
     "format_consistency_pass_hat_k",
     "format_contrast_table",
     "format_counts_table",
+    "format_diagnostics",
     "format_metric_summary",
     "format_schema_errors",
     "format_suite_table",
@@ -454,6 +455,36 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("agent")
+
+
+def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
+    """The convergence table of :func:`agentstats.diagnose` for reading: one row per variable, rounded, named.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`agentstats.models.Diagnostics.table`: ``variable, size, r_hat, ess_bulk, ess_tail, ok`` (worst
+        element of each variable).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``variable``; columns ``elements``, ``R-hat`` (3 decimals; ``n/a (constant draws)`` for a NaN
+        R-hat), ``ESS bulk`` and ``ESS tail`` (whole numbers with thousands separators), ``meets thresholds``
+        (``yes`` / ``NO``). Values are strings.
+    """
+
+    def ess(x: float) -> str:
+        return "n/a" if pd.isna(x) else f"{round(float(x)):,}"
+
+    out = pd.DataFrame({
+        "elements": [f"{int(n):,}" for n in table["size"]],
+        "R-hat": ["n/a (constant draws)" if pd.isna(r) else f"{float(r):.3f}" for r in table["r_hat"]],
+        "ESS bulk": [ess(x) for x in table["ess_bulk"]],
+        "ESS tail": [ess(x) for x in table["ess_tail"]],
+        "meets thresholds": ["yes" if ok else "NO" for ok in table["ok"]],
+    }, index=pd.Index([str(v) for v in table["variable"]], name="variable"))
+    return out
 
 
 def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:

@@ -41,15 +41,18 @@ __all__ = [
     "ReportInterrupted",
     "ReportParameterError",
     "ReportPaths",
+    "SKIPPED_KEY",
     "check_input",
     "check_parameters",
     "compare_notebook",
     "default_notebook",
     "export_html",
     "packaged_template",
+    "register_table_display",
     "report_parameters",
     "run_report",
     "safe_report_name",
+    "section_skipped",
 ]
 
 #: Full-size settings a report runs with unless the caller says otherwise. The template's own defaults are test-sized
@@ -68,6 +71,79 @@ _UNSAFE_NAME = re.compile(r"[^\w.\-]+")
 _MAX_NAME = 120
 _HEADING = re.compile(r"<h([23]) id=\"([^\"]+)\"[^>]*>(.*?)</h\1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+
+
+#: Output metadata key of a section's "nothing to show here" note (:func:`section_skipped`); its value is the reason.
+SKIPPED_KEY = "agentstats_section_skipped"
+
+
+def section_skipped(reason: str) -> None:
+    """Show, inside a report section, why the section has nothing to show (e.g. no calibration set was given).
+
+    In the notebook this is one italic line. The HTML export (:func:`export_html`, code hidden) leaves a section
+    whose only output is such a note out of the page and names it, with ``reason``, under the table of contents,
+    so that readers do not scroll past empty sections.
+
+    Parameters
+    ----------
+    reason : str
+        Markdown written by the report itself (never data: it is rendered as Markdown).
+    """
+    from IPython.display import Markdown, display
+
+    display(Markdown(f"*{reason}*"), metadata={SKIPPED_KEY: reason})
+
+
+def register_table_display() -> None:
+    """Render pandas tables in this IPython session without a meaningless 0, 1, 2 ... index column.
+
+    A DataFrame whose index is a plain ``RangeIndex`` is shown by ``to_html(index=False)`` (the display options
+    for floats, rows and columns still apply); any other index is meaningful and is shown as pandas shows it.
+    Does nothing outside IPython.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the notebook stack
+        return
+    ip = get_ipython()
+    if ip is None:
+        return
+    import pandas as pd
+
+    def frame_html(df: pd.DataFrame) -> str | None:
+        if not isinstance(df.index, pd.RangeIndex):
+            return df._repr_html_()
+        return df.to_html(
+            index=False, notebook=True, float_format=pd.get_option("display.float_format"),
+            max_rows=pd.get_option("display.max_rows"), max_cols=pd.get_option("display.max_columns"),
+            show_dimensions=False,
+        )
+
+    ip.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame_html)
+
+
+def _fold_skipped(cells: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
+    """Drop the ``## `` sections whose every output is a :func:`section_skipped` note; return them (title, reason)."""
+    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
+    drop: set[int] = set()
+    skipped = []
+    for s, e in zip(starts, [*starts[1:], len(cells)][: len(starts)], strict=True):
+        outputs = [o for c in cells[s:e] if c.cell_type == "code" for o in c.get("outputs", [])]
+        notes = [o for o in outputs if SKIPPED_KEY in (o.get("metadata") or {})]
+        if notes and len(notes) == len(outputs):
+            title = cells[s].source.lstrip()[3:].splitlines()[0].strip()
+            skipped.append((title, str(notes[0]["metadata"][SKIPPED_KEY])))
+            drop.update(range(s, e))
+    return [c for i, c in enumerate(cells) if i not in drop], skipped
+
+
+_MD_CODE = re.compile(r"`([^`]+)`")
+
+
+def _plain_reason(markdown: str) -> str:
+    """The reason of a skipped section as HTML: escaped, ``code`` kept as code, emphasis marks dropped."""
+    parts = _MD_CODE.split(markdown)
+    return "".join(f"<code>{_escape(p)}</code>" if i % 2 else _escape(p.replace("*", "")) for i, p in enumerate(parts))
 
 
 class ReportInputError(ValueError):
@@ -335,8 +411,11 @@ def _kernel_manager_class(log: Any) -> type:
     return _ReportKernelManager
 
 
-def _toc(body: str) -> str:
-    """Insert a table of contents (the report's h2/h3 headings) before its first section heading."""
+def _toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
+    """Insert a table of contents (the report's h2/h3 headings) before its first section heading.
+
+    ``skipped``: sections left out of the page (:func:`_fold_skipped`), listed under the contents with their reason.
+    """
     items = []
     for level, anchor, inner in _HEADING.findall(body):
         text = _TAG.sub("", inner).replace("¶", "").strip()
@@ -348,7 +427,12 @@ def _toc(body: str) -> str:
     for level, anchor, text in items:
         style = ' style="margin-left:1.2em"' if level == 3 else ""
         lines.append(f'<li{style}><a href="#{_escape(anchor)}">{text}</a></li>')
-    lines.append("</ol></nav>")
+    lines.append("</ol>")
+    if skipped:
+        lines.append('<p class="agentstats-toc-skipped">Not in this report</p><ul class="agentstats-toc-skipped">')
+        lines += [f"<li>{_escape(title)}: {_plain_reason(reason)}</li>" for title, reason in skipped]
+        lines.append("</ul>")
+    lines.append("</nav>")
     first = _HEADING.search(body)
     assert first is not None
     return body[: first.start()] + "".join(lines) + body[first.start() :]
@@ -406,8 +490,17 @@ def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bo
                 return nb, resources
 
         exporter.register_preprocessor(_DropSilentCells(), True)
-    body, _ = exporter.from_notebook_node(nb, resources={"agentstats_version": _version()})
-    body = _toc(body)
+
+        class _FoldSkippedSections(Preprocessor):
+            """Sections with nothing to show leave the page; they are named under the contents (``_toc``)."""
+
+            def preprocess(self, nb, resources):
+                nb.cells, resources["agentstats_skipped"] = _fold_skipped(nb.cells)
+                return nb, resources
+
+        exporter.register_preprocessor(_FoldSkippedSections(), True)
+    body, res = exporter.from_notebook_node(nb, resources={"agentstats_version": _version()})
+    body = _toc(body, res.get("agentstats_skipped"))
     if html is None:
         return body
     atomic_write_text(html, body)

@@ -382,3 +382,51 @@ def test_ctrl_c_during_a_real_report_prints_one_line_and_exits_130(tmp_path):
     assert len(tail) == 1 and "interrupted" in tail[0], stderr
     assert sorted(os.listdir(out)) == ["r.failed.ipynb"]
     assert json.loads((out / "r.failed.ipynb").read_text())["metadata"]["agentstats"]["status"] == "interrupted"
+
+
+def test_diagnostics_table_for_reading():
+    import numpy as np
+
+    import pandas as pd
+
+    from agentstats.describe import format_diagnostics
+
+    table = pd.DataFrame({"variable": ["mu", "beta", "stuck"], "size": [1, 1500, 1], "r_hat": [1.00049, 1.0123, np.nan],
+                          "ess_bulk": [12953.656, 390.4, np.nan], "ess_tail": [6882.3, 1200.5, np.nan],
+                          "ok": [True, False, False]})
+    out = format_diagnostics(table)
+    assert list(out.index) == ["mu", "beta", "stuck"] and out.index.name == "variable"
+    assert out.loc["mu"].tolist() == ["1", "1.000", "12,954", "6,882", "yes"]
+    assert out.loc["beta"].tolist() == ["1,500", "1.012", "390", "1,200", "NO"]
+    assert out.loc["stuck", "R-hat"] == "n/a (constant draws)" and out.loc["stuck", "ESS bulk"] == "n/a"
+
+
+def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_contents():
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    from agentstats.report import SKIPPED_KEY, export_html
+
+    def note(text):
+        return new_output("display_data", data={"text/markdown": f"*{text}*", "text/plain": "<Markdown>"},
+                          metadata={SKIPPED_KEY: text})
+
+    nb = new_notebook(cells=[
+        new_markdown_cell("# Report"),
+        new_markdown_cell("## Shown\n\nIntro."),
+        new_code_cell("x", outputs=[new_output("display_data", data={"text/plain": "value 42"})]),
+        new_markdown_cell("## Calibration <b>bold</b>\n\nExplained."),
+        new_code_cell("y", outputs=[note("No set given (`agentstats report --judge-calibration c.jsonl`) <x>")]),
+        new_code_cell("z", outputs=[]),
+        new_markdown_cell("## Also shown"),
+        new_code_cell("w", outputs=[note("part of a section that has more"),
+                                    new_output("display_data", data={"text/plain": "more 7"})]),
+    ])
+    body = export_html(nbformat.from_dict(nb))
+    assert "value 42" in body and "more 7" in body and "Explained." not in body
+    toc = body[body.index('<nav class="agentstats-toc"'):body.index("</nav>")]
+    assert "Shown" in toc and "Also shown" in toc and "Not in this report" in toc
+    assert "Calibration &lt;b&gt;bold&lt;/b&gt;: No set given (<code>agentstats report --judge-calibration c.jsonl</code>)" \
+        " &lt;x&gt;" in toc
+    shown = export_html(nbformat.from_dict(nb), show_code=True)
+    assert "Explained." in shown and "Not in this report" not in shown
