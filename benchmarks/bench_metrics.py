@@ -101,7 +101,9 @@ def main() -> None:
             continue
         if getattr(metric.methods[metric.method], "batch", False):
             continue  # judge-based: timed by benchmarks/bench_judge.py (the judge's throughput)
-        m = get_metric(name, params=params.get(name, {}))
+        # every metric per interaction, so that "interactions/s" means the same for all (usage is per trial by
+        # default: fewer, larger records)
+        m = get_metric(name, params=params.get(name, {}), level="interaction")
         best = cpu = float("inf")
         for _ in range(args.repeats):
             clear_caches()

@@ -88,7 +88,7 @@ def test_score_metrics_bad_record_exits_2_and_keeps_the_table(tmp_path):
     res = runner.invoke(app, ["score", str(data), "--metrics", "latency", "--metrics-out", str(out)])
     assert res.exit_code == 2
     text = " ".join(res.output.split())
-    assert "trial A/q2/0 interaction 0: metric latency: usage.latency_s" in text
+    assert "trial A/q2/0: metric latency: interaction 0: usage.latency_s must be a finite number >= 0, got -3" in text
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["value"] for r in rows] == [2.0, 4.0, None]
 

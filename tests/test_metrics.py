@@ -259,9 +259,9 @@ def test_compute_fields_override_node_and_trial_levels():
     f = compute([t], get_metric("reciprocal_rank", level="node"))
     assert f["node"].tolist() == ["retriever", "writer"]
     assert f["value"][0] == 0.5 and math.isnan(f["value"][1])
-    f = compute([t], "latency")
+    f = compute([t], "latency", level="interaction")
     assert f["value"].tolist() == [1.0, 2.5]
-    f = compute([t], "latency", level="trial")
+    f = compute([t], "latency")  # usage metrics are per trial by default: where the trial schema records usage
     assert f["value"].tolist() == [4.0] and f["interaction"].isna().all() and f["level"][0] == "trial"
     # without trial usage: the sum over interactions when every one records it
     t2 = t.model_copy(update={"usage": None})
@@ -276,8 +276,17 @@ def test_compute_input_errors_raise_or_collect():
     t = _trial(interactions=[{"answer": "x", "usage": {"latency_s": "slow"}},
                              {"answer": "y", "usage": {"latency_s": 1}}])
     with pytest.raises(MetricInputError, match=r"trial a/t1/0 interaction 0: metric latency: usage.latency_s"):
+        compute([t], "latency", level="interaction")
+    # per trial (the default), summed over the interactions: the bad one is named, and only metrics reading it fail
+    with pytest.raises(MetricInputError, match=r"trial a/t1/0: metric latency: interaction 0: usage.latency_s must"):
         compute([t], "latency")
-    f = compute([t], "latency", errors="collect")
+    ok = _trial(interactions=[{"answer": "x", "usage": {"latency_s": "slow", "output_tokens": 2}},
+                              {"answer": "y", "usage": {"latency_s": 1, "output_tokens": 5}}])
+    assert compute([ok], "output_tokens")["value"].tolist() == [7.0]  # the bad latency does not touch tokens
+    neg = _trial(interactions=[{"answer": "x", "usage": {"input_tokens": 3}}, {"answer": "y", "input_tokens": -1}])
+    with pytest.raises(MetricInputError, match=r"interaction 1: input_tokens must be a finite number >= 0, got -1"):
+        compute([neg], "input_tokens")
+    f = compute([t], "latency", level="interaction", errors="collect")
     assert math.isnan(f["value"][0]) and f["value"][1] == 1.0
     assert "input error" in f["evidence"][0]["not_applicable"]
     assert len(f.attrs["errors"]) == 1

@@ -14,6 +14,7 @@ import pandas as pd
 
 from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
+from agentstats.metrics.usage import BadValue, _number
 from agentstats.schema import Interaction, Trial
 
 __all__ = ["COLUMNS", "MetricInputError", "compute", "records", "trial_view"]
@@ -34,16 +35,23 @@ def _summed_usage(interactions: Sequence[Interaction]) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {}
     for key in _USAGE_KEYS:
-        total = 0.0
-        for it in interactions:
+        total: float | BadValue | None = 0.0
+        for i, it in enumerate(interactions):
             u = field_value(it, "usage")
             v = (field_value(u, key) if u is not None else None)
+            where = f"interaction {i}: usage.{key}"
             if v is None:
                 v = field_value(it, key)
+                where = f"interaction {i}: {key}"
             if v is None:
-                total = None  # type: ignore[assignment]
+                total = None
                 break
-            total += float(v)
+            try:
+                x = _number(v, where)
+            except ValueError as exc:  # reported by the metrics that read this key, with the trial's key
+                total = BadValue(str(exc))
+                break
+            total += x  # type: ignore[operator]
         if total is not None:
             out[key] = total
     return out or None

@@ -24,9 +24,10 @@ _USAGE_ROLES = ("usage", "latency_s", "duration_s", "started_at", "ended_at", "i
 
 def _m(name: str, group: str, roles: tuple[str, ...], methods: Mapping[str, Any], *, method: str | None = None,
        value_range: tuple[float, float] = (0.0, 1.0), lower: float | None = None, upper: float | None = None,
-       levels: tuple[Any, ...] = ("interaction", "node", "trial"), description: str, source: str) -> Metric:
+       levels: tuple[Any, ...] = ("interaction", "node", "trial"), level: str = "interaction", description: str,
+       source: str) -> Metric:
     return Metric(
-        name=name, group=group, level="interaction", roles=roles, method=method or next(iter(methods)),
+        name=name, group=group, level=level, roles=roles, method=method or next(iter(methods)),
         methods=dict(methods), value_range=value_range, lower_limit=lower, upper_limit=upper, levels=levels,
         description=description, source=source,
     )
@@ -94,16 +95,17 @@ _ENTRIES = [
          description=f"{r.replace('_', ' ')}: {judged.RISKS[r][0]}",
          source="LLM judge, versioned rubric (Granite Guardian risk taxonomy, arXiv 2412.07724)")
       for r, fn in judged.RISK_JUDGES.items() if r != "pii"],
-    # usage
-    _m("latency", "usage", _USAGE_ROLES, {"recorded": usage.latency}, value_range=(0.0, _INF),
+    # usage: per trial by default, where the trial schema records it (a trial without it: the sum over its
+    # interactions when each has the value); level="interaction" or "node" reads the finer records
+    _m("latency", "usage", _USAGE_ROLES, {"recorded": usage.latency}, level="trial", value_range=(0.0, _INF),
        description="seconds to answer", source="trial records"),
-    _m("duration", "usage", _USAGE_ROLES, {"recorded": usage.duration}, value_range=(0.0, _INF),
+    _m("duration", "usage", _USAGE_ROLES, {"recorded": usage.duration}, level="trial", value_range=(0.0, _INF),
        description="wall-clock seconds", source="trial records"),
-    _m("input_tokens", "usage", _USAGE_ROLES, {"recorded": usage.input_tokens}, value_range=(0.0, _INF),
+    _m("input_tokens", "usage", _USAGE_ROLES, {"recorded": usage.input_tokens}, level="trial", value_range=(0.0, _INF),
        description="input (prompt) tokens", source="trial records"),
-    _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, value_range=(0.0, _INF),
+    _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, level="trial", value_range=(0.0, _INF),
        description="output (completion) tokens", source="trial records"),
-    _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost}, value_range=(0.0, _INF),
+    _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost}, level="trial", value_range=(0.0, _INF),
        description="US dollars", source="trial records; price table"),
 ]
 

@@ -30,14 +30,29 @@ from typing import Any
 from agentstats.metrics.base import Score, field_value, not_applicable
 from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 
-__all__ = ["cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
+__all__ = ["BadValue", "cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
 
 _ALIASES = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens")}
+
+
+class BadValue:
+    """A value that failed its check where it was gathered (e.g. summed over a trial's interactions).
+
+    Reading it through a usage method raises ``ValueError(message)``, so the error is reported with the trial and
+    metric like any other input error, and only by the metrics that read it.
+    """
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str):
+        self.message = message
 
 
 def _number(v: Any, name: str) -> float | None:
     if v is None:
         return None
+    if isinstance(v, BadValue):
+        raise ValueError(v.message)
     if isinstance(v, bool) or not isinstance(v, int | float):
         try:
             v = float(v)
