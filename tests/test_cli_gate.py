@@ -184,3 +184,15 @@ def test_store_rows_append_and_carry_sign_offs(files):
         assert len(about) == 1 and [s["name"] for s in about[0]["sign_off"]] == ["C. Three"]  # per run
         assert len(st.gate_decisions()) == 5
         assert st.run_info("candidate-run")["records"]["gate_decisions"] == 1
+
+
+def test_committed_gate_example_reproduces_the_loops_decisions():
+    """docs/gate.md's example: the committed config gives each loop iteration the decision the loop recorded."""
+    root = Path(__file__).resolve().parents[1] / "data" / "example_loop"
+    codes = {"PASS": EXIT_OK, "FAIL": EXIT_FAILURE, "RETRY": EXIT_RETRY}
+    for it in sorted((root / "run").glob("iter-*")):
+        recorded = json.loads((it / "decision.json").read_text())["vs_baseline"]["decision"]
+        res = runner.invoke(app, ["gate", str(it / "scores.jsonl"), str(root / "baseline.jsonl"),
+                                  "--config", str(root / "gate.yaml"), "--json"])
+        assert res.exit_code == codes[recorded], (it.name, res.output)
+        assert json.loads(res.output)["decision"] == recorded

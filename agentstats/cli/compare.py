@@ -156,7 +156,7 @@ def _fmt(x: Any) -> str:
 
 
 def _print(cmp: Any) -> None:
-    head = f"baseline {escape(cmp.baseline)}: {len(cmp.shared_tasks)} shared tasks"
+    head = f"baseline (first run): {escape(cmp.baseline)}; {len(cmp.shared_tasks)} shared tasks"
     left = "; ".join(f"{escape(r)} {len(v)} of {cmp.n_tasks[r]}" for r, v in cmp.left_out.items())
     console.print(f"{head}; tasks left out: {left}", highlight=False, soft_wrap=True)
     t = Table(title="run - baseline on the shared tasks (paired)")
