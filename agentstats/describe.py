@@ -458,7 +458,7 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
-    """The convergence table of :func:`agentstats.diagnose` for reading: one row per variable, rounded, named.
+    """Format the convergence table of :func:`agentstats.diagnose` for reading: rounded, named, one row each.
 
     Parameters
     ----------

@@ -36,12 +36,12 @@ from agentstats.markup import one_line
 __all__ = [
     "FAILED_SUFFIX",
     "REPORT_DEFAULTS",
+    "SKIPPED_KEY",
     "ReportError",
     "ReportInputError",
     "ReportInterrupted",
     "ReportParameterError",
     "ReportPaths",
-    "SKIPPED_KEY",
     "check_input",
     "check_parameters",
     "compare_notebook",
@@ -141,7 +141,7 @@ _MD_CODE = re.compile(r"`([^`]+)`")
 
 
 def _plain_reason(markdown: str) -> str:
-    """The reason of a skipped section as HTML: escaped, ``code`` kept as code, emphasis marks dropped."""
+    """Render a skipped section's reason as HTML: escaped, ``code`` kept as code, emphasis marks dropped."""
     parts = _MD_CODE.split(markdown)
     return "".join(f"<code>{_escape(p)}</code>" if i % 2 else _escape(p.replace("*", "")) for i, p in enumerate(parts))
 

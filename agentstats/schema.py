@@ -269,7 +269,7 @@ class Trial(BaseModel):
 
 def outcome_of(status: Status, success: bool | None, reward: float | None, judge_missing: bool = False
                ) -> Outcome | None:
-    """The outcome rule of :meth:`Trial.outcome`, on the fields themselves (for writers that skip validation)."""
+    """Apply the outcome rule of :meth:`Trial.outcome` to the fields themselves (for writers that skip validation)."""
     if status == Status.infra_error:
         return "missing"
     if status == Status.agent_error:

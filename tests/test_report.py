@@ -386,7 +386,6 @@ def test_ctrl_c_during_a_real_report_prints_one_line_and_exits_130(tmp_path):
 
 def test_diagnostics_table_for_reading():
     import numpy as np
-
     import pandas as pd
 
     from agentstats.describe import format_diagnostics
@@ -426,7 +425,7 @@ def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_co
     assert "value 42" in body and "more 7" in body and "Explained." not in body
     toc = body[body.index('<nav class="agentstats-toc"'):body.index("</nav>")]
     assert "Shown" in toc and "Also shown" in toc and "Not in this report" in toc
-    assert "Calibration &lt;b&gt;bold&lt;/b&gt;: No set given (<code>agentstats report --judge-calibration c.jsonl</code>)" \
-        " &lt;x&gt;" in toc
+    assert ("Calibration &lt;b&gt;bold&lt;/b&gt;: No set given (<code>agentstats report --judge-calibration "
+            "c.jsonl</code>) &lt;x&gt;") in toc
     shown = export_html(nbformat.from_dict(nb), show_code=True)
     assert "Explained." in shown and "Not in this report" not in shown

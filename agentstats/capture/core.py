@@ -118,7 +118,7 @@ class _MsgRec:
         self.tool_calls: list[ToolCall] | tuple[()] = ()
 
     def calls(self) -> list[ToolCall]:
-        """The message's tool calls, as a list that can be appended to."""
+        """Return the message's tool calls as a list that can be appended to."""
         if not isinstance(self.tool_calls, list):
             self.tool_calls = []
         return self.tool_calls
@@ -182,7 +182,7 @@ class _TrialRec:
         return meta
 
     def to_trial(self) -> Trial:
-        """The validated trial (the reference :meth:`row` is tested against)."""
+        """Return the validated trial (the reference :meth:`row` is tested against)."""
         return Trial(
             agent=self.agent, task_id=self.task_id, trial=self.trial, status=self.status, success=self.success,
             reward=self.reward, interactions=[m.to_interaction() for m in self.interactions],
@@ -193,7 +193,7 @@ class _TrialRec:
         )
 
     def row(self) -> TrialRow:
-        """The stored row, as ``trial_row(self.to_trial())`` gives it, without validating a model per call.
+        """Return the stored row, as ``trial_row(self.to_trial())`` gives it, without validating a model per call.
 
         Every field was checked where it was set (ids in ``Run._trial_for``, the outcome in ``set_outcome``).
         """

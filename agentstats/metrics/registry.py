@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentstats.metrics import answer, embedding, guardian, judged, readability, retrieval, safety, usage
-from agentstats.metrics.base import GROUPS, Metric
+from agentstats.metrics.base import GROUPS, Level, Metric
 
 __all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
 
@@ -24,7 +24,7 @@ _USAGE_ROLES = ("usage", "latency_s", "duration_s", "started_at", "ended_at", "i
 
 def _m(name: str, group: str, roles: tuple[str, ...], methods: Mapping[str, Any], *, method: str | None = None,
        value_range: tuple[float, float] = (0.0, 1.0), lower: float | None = None, upper: float | None = None,
-       levels: tuple[Any, ...] = ("interaction", "node", "trial"), level: str = "interaction", description: str,
+       levels: tuple[Any, ...] = ("interaction", "node", "trial"), level: Level = "interaction", description: str,
        source: str) -> Metric:
     return Metric(
         name=name, group=group, level=level, roles=roles, method=method or next(iter(methods)),
@@ -101,9 +101,11 @@ _ENTRIES = [
        description="seconds to answer", source="trial records"),
     _m("duration", "usage", _USAGE_ROLES, {"recorded": usage.duration}, level="trial", value_range=(0.0, _INF),
        description="wall-clock seconds", source="trial records"),
-    _m("input_tokens", "usage", _USAGE_ROLES, {"recorded": usage.input_tokens}, level="trial", value_range=(0.0, _INF),
+    _m("input_tokens", "usage", _USAGE_ROLES, {"recorded": usage.input_tokens}, level="trial",
+       value_range=(0.0, _INF),
        description="input (prompt) tokens", source="trial records"),
-    _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, level="trial", value_range=(0.0, _INF),
+    _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, level="trial",
+       value_range=(0.0, _INF),
        description="output (completion) tokens", source="trial records"),
     _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost}, level="trial", value_range=(0.0, _INF),
        description="US dollars", source="trial records; price table"),

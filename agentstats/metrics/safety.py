@@ -135,13 +135,13 @@ _TRIGGERS: dict[str, tuple[str, str, tuple[int, int] | None, int | None]] = {
 #: ``169x``; nothing shorter is found, with or without a leading "+". Found by trying every string of one to four
 #: digits, bare and after "+", in every region (the digits of a number decide it: punctuation between them is
 #: dropped by the parser, and the text around a candidate can only reject it).
-_PHONE_PROOF = {"phonenumbers": "9.0.43", "regions": ("US", "UK", "DE", "FE", "IL", "IN", "CA", "BR"), "leniency": 1,
-                "four_digits": ("164", "168", "169")}
+_PHONE_PROOF: dict[str, Any] = {"phonenumbers": "9.0.43", "regions": ("US", "UK", "DE", "FE", "IL", "IN", "CA", "BR"),
+                                "leniency": 1, "four_digits": ("164", "168", "169")}
 
 
 @lru_cache(maxsize=1)
 def _digit_classes() -> dict[int, str]:
-    """Regex character classes of the characters ``\\d`` matches, by their digit value (0-9)."""
+    r"""Regex character classes of the characters ``\d`` matches, by their digit value (0-9)."""
     import unicodedata
 
     every = "".join(map(chr, range(0x110000)))

@@ -13,12 +13,12 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
 from agentstats.models.beta_binomial import BetaBinomialFamily
 from agentstats.models.data import prepare_counts
 from agentstats.models.family import DISPERSIONS, ModelFamily
 from agentstats.models.logit_normal import LogitNormalFamily
 from agentstats.models.no_pooling import NoPoolingFamily
-from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
 from agentstats.models.priors import DEFAULT_PRIORS, Priors
 
 __all__ = ["DEFAULT_DISPERSION", "DEFAULT_MODEL", "MODEL_NAMES", "build_model", "family_of", "get_family"]

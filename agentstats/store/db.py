@@ -719,8 +719,7 @@ class RunStore:
             self.con.unregister("_agentstats_seqs")
 
     def append_rows(self, table: str, columns: dict[str, Any]) -> int:
-        """Insert rows given as columns (name -> values or an Arrow array, equal lengths) into ``table``; return the
-        row count."""
+        """Insert rows given as columns (name -> values or an Arrow array, equal lengths); return the row count."""
         import pyarrow as pa
 
         if table not in TABLES:
@@ -756,8 +755,7 @@ class RunStore:
             totals[2] += n_calls
 
     def _derive(self, where: str, *, calls: bool = True) -> tuple[int, int]:
-        """Fill ``interactions`` and (``calls``) ``tool_calls`` from the records of the trials ``where`` selects;
-        return the rows written."""
+        """Fill ``interactions`` and (``calls``) ``tool_calls`` from the trials ``where`` selects; return rows."""
         n_int = self.con.execute(_DERIVE_INTERACTIONS.format(where=where)).fetchall()[0][0]
         n_calls = self.con.execute(_DERIVE_CALLS.format(where=where)).fetchall()[0][0] if calls else 0
         return int(n_int), int(n_calls)
@@ -956,7 +954,7 @@ FROM x
 
 
 def trial_row(t: Trial) -> TrialRow:
-    """The stored row of a trial, without ``run_id`` and ``seq`` (see :data:`TrialRow`)."""
+    """Return the stored row of a trial, without ``run_id`` and ``seq`` (see :data:`TrialRow`)."""
     u = t.usage
     return (t.agent, t.task_id, t.trial, t.status.value, t.success, t.reward, t.outcome(),
             u.latency_s if u else None, u.input_tokens if u else None, u.output_tokens if u else None,
