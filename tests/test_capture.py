@@ -507,3 +507,30 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
     starts = run.to_frame()["started_at"]
     assert all(before - 1 <= s.timestamp() <= time.time() + 1 for s in starts)
     assert all(s.tzinfo is not None and s.utcoffset() == dt.timedelta(0) for s in starts)
+
+
+def test_a_failed_write_never_changes_the_call_and_loses_nothing(tmp_path, monkeypatch):
+    """The store refuses a write: the call still returns its result (a warning says so); the next flush writes all."""
+    from agentstats.store import StoreError
+    from agentstats.store.db import RunStore as Store
+
+    original = Store.append_rows
+    failures = iter([True])
+
+    def flaky(self, table, columns):
+        if next(failures, False):
+            raise StoreError("disk full (simulated)")
+        return original(self, table, columns)
+
+    monkeypatch.setattr(Store, "append_rows", flaky)
+
+    @agentstats.node("app")
+    def app(state):
+        return f"answer {state['task_id']}"
+
+    with agentstats.run("flaky", store=tmp_path / "s.duckdb", flush_interval=0) as run:
+        with pytest.warns(RuntimeWarning, match=r"could not write .*disk full \(simulated\).*kept in memory"):
+            assert app({"task_id": "t1", "query": "q"}) == "answer t1"
+        assert app({"task_id": "t2", "query": "q"}) == "answer t2"
+    assert sorted(t.task_id for t in agentstats.load_trials(tmp_path / "s.duckdb")) == ["t1", "t2"]
+    assert len(run.to_frame()) == 2

@@ -41,6 +41,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -318,6 +319,7 @@ class Run:
         self._open: dict[str, _TrialRec] = {}
         self._keys: dict[tuple[str, int], _TrialRec] = {}
         self._last_flush = time.monotonic()
+        self._flush_error: str | None = None
         self.status = "running"
         self._frames: dict[str, pd.DataFrame] = {}
         try:
@@ -452,7 +454,18 @@ class Run:
                 self._done.add((trial.task_id, trial.trial))
                 due = time.monotonic() - self._last_flush >= self.flush_interval
         if frame.parent is None and due:
-            self.flush()
+            try:
+                self.flush()
+            except Exception as exc:  # the application's call is never changed: warn, retry at the next flush
+                self._flush_failed(exc)
+
+    def _flush_failed(self, exc: Exception) -> None:
+        message = f"{type(exc).__name__}: {exc}"
+        if message != self._flush_error:
+            self._flush_error = message
+            warnings.warn(f"agentstats run {self.name!r}: could not write to {self.path} ({message}); the records "
+                          "are kept in memory and written at the next flush or at the end of the run",
+                          RuntimeWarning, stacklevel=4)
 
     def _tool_result(self, frame: _Frame, output: Any, error_type: str | None) -> None:
         calls = frame.interaction.calls()
@@ -531,24 +544,32 @@ class Run:
     def _flush(self) -> None:
         with self._lock:
             rows, self._nodes = self._nodes, []
-            dirty = list(self._dirty.values())
-            self._dirty.clear()
-            trials = [t.row() for t in dirty]
-            calls = any(t.expected_tool_calls or any(m.tool_calls for m in t.interactions) for t in dirty)
-            self._last_flush = time.monotonic()
-            if not trials and not rows:
-                return
-            columns: dict[str, Any] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True),
-                                                                         strict=True)} if rows else {}
-            if columns:
-                import pyarrow as pa  # the store's own dependency, loaded by now
+            pending, self._dirty = self._dirty, {}
+            try:
+                self._write(rows, list(pending.values()))
+            except BaseException:
+                # the transaction rolled back: keep everything for the next flush (the end of the run at the latest)
+                self._nodes[:0] = rows
+                self._dirty = {**pending, **self._dirty}
+                raise
 
-                # epoch seconds -> microseconds, rounded as datetime.fromtimestamp rounds them (half to even)
-                micros = np.rint(np.asarray(columns["started_at"], dtype=np.float64) * 1e6).astype(np.int64)
-                columns["started_at"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
-            with self.store.transaction():
-                self.store.append_rows("node_invocations", columns)
-                self.store.replace_trials(self.run_id, trials, calls=calls)
+    def _write(self, rows: list[tuple[Any, ...]], dirty: list[_TrialRec]) -> None:
+        trials = [t.row() for t in dirty]
+        calls = any(t.expected_tool_calls or any(m.tool_calls for m in t.interactions) for t in dirty)
+        self._last_flush = time.monotonic()
+        if not trials and not rows:
+            return
+        columns: dict[str, Any] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True), strict=True)
+                                   } if rows else {}
+        if columns:
+            import pyarrow as pa  # the store's own dependency, loaded by now
+
+            # epoch seconds -> microseconds, rounded as datetime.fromtimestamp rounds them (half to even)
+            micros = np.rint(np.asarray(columns["started_at"], dtype=np.float64) * 1e6).astype(np.int64)
+            columns["started_at"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
+        with self.store.transaction():
+            self.store.append_rows("node_invocations", columns)
+            self.store.replace_trials(self.run_id, trials, calls=calls)
 
     # ------------------------------------------------------------------ end, metrics, results
 
