@@ -532,7 +532,7 @@ class Run:
     def flush(self) -> None:
         """Write the buffered node invocations and changed trials in one transaction."""
         # The cyclic GC is paused while the batch is converted (every container made here is freed by reference
-        # counting): at 20,000 trials per flush it spent a third of the flush re-scanning the young objects.
+        # counting): at 20,000 trials per flush it spent a quarter to a third of the flush re-scanning young objects.
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
