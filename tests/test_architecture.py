@@ -19,6 +19,7 @@ LAYERS = {
     "counts": 0,
     "markup": 0,
     "palette": 0,
+    "model_names": 0,
     "estimators": 1,
     "io": 1,
     "store": 1,
