@@ -84,8 +84,9 @@ def _single_agent(agents: Iterable[str], source: str) -> str | None:
     if len(names) > 1:
         shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
         raise ValueError(
-            f"{source} holds {len(names)} agents ({shown}); a run is one agent: select it with agents='NAME' "
-            "(--agents on the command line), or compare the agents of one file with paired_pass_k_table"
+            f"{source} holds {len(names)} agents ({shown}); a run is one agent: pick one per run with --run-agents "
+            "A,B on the command line (run_options=[{'agents': 'A'}, {'agents': 'B'}] in Python), e.g. "
+            f"agentstats compare FILE FILE --run-agents {','.join(names[:2])}"
         )
     return names[0] if names else None
 

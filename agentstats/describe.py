@@ -311,7 +311,7 @@ def read_suite(
         text += (
             " Near 0 or 1 (every task with the same value, or fewer than 5 tasks' worth of successes or failures) "
             "resampling the tasks cannot show what the sample lacks, and the interval is the Clopper-Pearson "
-            "interval on the task-level success mass instead (its `ci_method`)."
+            "interval on the task-level success mass instead (marked \"boundary interval\" in the table's `note`)."
         )
     lines.append(text)
     return "\n".join(lines)
@@ -857,7 +857,8 @@ def report_summary(
             none += f"{prob_label}): these data do not separate them"
         elif paired is not None and len(paired) and (paired["k"] == 1).any():
             cut = 0.5
-            how = f"paired {_ci_label(paired)} intervals of the difference in pass^1 above 0"
+            how = (f"paired {_ci_label(paired)} intervals of the difference in pass^1; one agent is ahead of "
+                   "another when the interval of their difference lies wholly above 0")
             none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
             names = list(at1["agent"])
             evidence = pd.DataFrame(np.nan, index=names, columns=names)

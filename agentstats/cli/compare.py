@@ -169,6 +169,9 @@ def _print(cmp: Any) -> None:
                   f"[{_fmt(r['pass_hat_k_diff_ci_low'])}, {_fmt(r['pass_hat_k_diff_ci_high'])}]",
                   _fmt(r["mcnemar_p"]))
     out.print(t)
+    if cmp.pass_k["mcnemar_p"].isna().any():
+        console.print("McNemar p: exact test of k = 1 with one trial per task; n/a where a task has more trials.",
+                      highlight=False, soft_wrap=True)
     if len(cmp.metrics):
         m = Table(title="metrics: run - baseline (per-task means, paired)")
         for c in ("run", "metric", "tasks", "baseline", "run value", "diff", "interval"):

@@ -183,13 +183,14 @@ def _print(decision: Any, record: dict[str, Any]) -> None:
     cfg = decision.config
     pct = f"{cfg.ci_prob:.0%}"
     t = Table(title=f"gate: candidate vs baseline ({pct} credible intervals)")
-    for col in ("metric", "stratum", "n", "candidate mean", "P(>= thr)", "difference", "P(regression)"):
+    for col in ("metric", "stratum", "n", "candidate mean", "baseline", "P(>= thr)", "difference", "P(regression)"):
         t.add_column(col, justify="left" if col in ("metric", "stratum") else "right")
     for m in decision.metrics:
         cand = f"{m.candidate['mean']:.3f} [{m.candidate['ci_low']:.3f}, {m.candidate['ci_high']:.3f}]"
         thr = "" if m.threshold is None else f"{_fmt(m.p_meets_threshold)} (>= {m.threshold:g})"
         reg = "" if m.p_regression is None else f"{_fmt(m.p_regression)} (< -{m.tolerance:g})"
-        t.add_row(escape(m.metric), escape(m.stratum), str(m.n_candidate), cand, thr, _ci(m.difference), reg)
+        base = "" if not m.baseline else f"{m.baseline['mean']:.3f}"
+        t.add_row(escape(m.metric), escape(m.stratum), str(m.n_candidate), cand, base, thr, _ci(m.difference), reg)
     out.print(t)
     for e in decision.efficiency:
         r = e["ratio"]

@@ -103,7 +103,8 @@ class Check:
         text = f"{what}{where} on {self.n} examples: {self.state}"
         if self.state == "undecided":
             text += (
-                f"; about {self.more_examples} more examples would decide it at the current effect size"
+                f"; about {self.more_examples} more example{'' if self.more_examples == 1 else 's'} would decide it "
+                "at the current effect size"
                 if self.more_examples is not None
                 else "; the estimate sits on the boundary: no sample size decides it at this effect size"
             )
