@@ -110,7 +110,7 @@ def register_table_display() -> None:
         return
     import pandas as pd
 
-    def frame_html(df: pd.DataFrame) -> str | None:
+    def frame_html(df: pd.DataFrame) -> str:
         if not isinstance(df.index, pd.RangeIndex):
             return df._repr_html_()
         return df.to_html(
@@ -127,7 +127,7 @@ def _fold_skipped(cells: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
     starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
     drop: set[int] = set()
     skipped = []
-    for s, e in zip(starts, [*starts[1:], len(cells)][: len(starts)], strict=True):
+    for s, e in zip(starts, [*starts[1:], len(cells)], strict=False):  # each section ends where the next begins
         outputs = [o for c in cells[s:e] if c.cell_type == "code" for o in c.get("outputs", [])]
         notes = [o for o in outputs if SKIPPED_KEY in (o.get("metadata") or {})]
         if notes and len(notes) == len(outputs):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
-from agentstats.metrics.usage import BadValue, _number
+from agentstats.metrics.usage import BadValue, checked_number
 from agentstats.schema import Interaction, Trial
 
 __all__ = ["COLUMNS", "MetricInputError", "compute", "records", "trial_view"]
@@ -47,7 +47,7 @@ def _summed_usage(interactions: Sequence[Interaction]) -> dict[str, Any] | None:
                 total = None
                 break
             try:
-                x = _number(v, where)
+                x = checked_number(v, where)
             except ValueError as exc:  # reported by the metrics that read this key, with the trial's key
                 total = BadValue(str(exc))
                 break

@@ -30,7 +30,7 @@ from typing import Any
 from agentstats.metrics.base import Score, field_value, not_applicable
 from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 
-__all__ = ["BadValue", "cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
+__all__ = ["BadValue", "checked_number", "cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
 
 _ALIASES = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens")}
 
@@ -48,7 +48,14 @@ class BadValue:
         self.message = message
 
 
-def _number(v: Any, name: str) -> float | None:
+def checked_number(v: Any, name: str) -> float | None:
+    """Return ``v`` as a float (None stays None).
+
+    Raises
+    ------
+    ValueError
+        For a value that is not a finite number >= 0 (the message names ``name``), or a :class:`BadValue`.
+    """
     if v is None:
         return None
     if isinstance(v, BadValue):
@@ -77,10 +84,10 @@ def usage_number(values: Mapping[str, Any], key: str) -> float | None:
         if usage is not None:
             v = field_value(usage, k)
             if v is not None:
-                return _number(v, f"usage.{k}")
+                return checked_number(v, f"usage.{k}")
         v = values.get(k)
         if v is not None:
-            return _number(v, k)
+            return checked_number(v, k)
     return None
 
 

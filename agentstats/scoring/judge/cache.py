@@ -111,18 +111,20 @@ def cache_key(model: str, prompt_id: str, inputs: Mapping[str, Any], **extra: An
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _retry_locked(con: sqlite3.Connection, statement: str, deadline: float) -> None:
-    """Execute ``statement``, retrying while SQLite says the database is locked, until ``deadline`` (monotonic)."""
-    delay = 0.005
-    while True:
-        try:
+def _retry_locked(con: sqlite3.Connection, statement: str, timeout_s: float) -> None:
+    """Execute ``statement``, retrying while SQLite says the database is locked, for at most ``timeout_s`` seconds.
+
+    tenacity, exponential wait from 5 ms to 0.25 s; any other error, or the last "locked" one, is raised.
+    """
+    from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+    def locked(exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+    for attempt in Retrying(retry=retry_if_exception(locked), stop=stop_after_delay(timeout_s),
+                            wait=wait_exponential(multiplier=0.005, max=0.25), reraise=True):
+        with attempt:
             con.execute(statement)
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.25)
 
 
 class JudgeCache:
@@ -162,9 +164,8 @@ class JudgeCache:
         # Two judges opening a new cache at the same moment (threads or processes): switching to WAL and creating
         # the tables take locks that SQLite may refuse at once ("database is locked") instead of waiting in its
         # busy handler, so these set-up statements are retried until ``timeout_s``.
-        deadline = time.monotonic() + timeout_s
         for statement in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *_SCHEMA):
-            _retry_locked(self._con, statement, deadline)
+            _retry_locked(self._con, statement, timeout_s)
         self.lease_s = float(lease_s)
         self.host = socket.gethostname()
         self.pid = os.getpid()
