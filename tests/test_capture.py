@@ -509,6 +509,71 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
     assert all(s.tzinfo is not None and s.utcoffset() == dt.timedelta(0) for s in starts)
 
 
+@pytest.mark.parametrize("flush_interval", [0, 3600])
+def test_a_closed_trial_continues_under_its_explicit_key(tmp_path, flush_interval):
+    """A trial without a conversation is kept only as its row once its call returns; a later call with the same
+    explicit task and trial reads it back (pending, or from the store) and continues it, as one trial."""
+    import gc
+
+    @agentstats.node("lookup", kind="tool")
+    def lookup(city):
+        return {"city": city}
+
+    @agentstats.node("app")
+    def app(state):
+        if state.get("tool"):
+            lookup(state["query"])
+        if "ok" in state:
+            current_run().set_outcome(success=state["ok"])
+        return state["query"].upper()
+
+    store = tmp_path / "s.duckdb"
+    with agentstats.run("r", store=store, flush_interval=flush_interval) as run:
+        app({"task_id": "a", "trial": 0, "query": "paris", "tool": True,
+             "expected_tool_calls": [{"name": "lookup", "arguments": {"city": "paris"}}]})
+        app({"task_id": "b", "query": "x"})
+        gc.collect()
+        # nothing per closed trial is left for the cyclic GC: rows of strings and numbers only
+        assert not run._keys and all(isinstance(r, tuple) and not gc.is_tracked(r) for r in run._dirty.values())
+        app({"task_id": "a", "trial": 0, "query": "rome", "ok": True})
+        app({"task_id": "a", "query": "next"})  # no explicit trial: the next free number, a new trial
+    trials = {t.key: t for t in agentstats.load_trials(store)}
+    assert sorted(trials) == [("r", "a", 0), ("r", "a", 1), ("r", "b", 0)]
+    t = trials[("r", "a", 0)]
+    assert [(i.id, i.query, i.answer) for i in t.interactions] == [("0", "paris", "PARIS"), ("1", "rome", "ROME")]
+    assert t.interactions[0].tool_calls[0].result == {"city": "paris"} and not t.interactions[1].tool_calls
+    assert t.expected_tool_calls[0].arguments == {"city": "paris"} and t.success is True
+    calls = agentstats.RunStore(store, read_only=True)
+    try:
+        stored = calls.con.execute("SELECT interaction_idx, kind, name FROM tool_calls WHERE task_id = 'a' "
+                                   "ORDER BY kind").fetchall()
+        interactions = calls.con.execute("SELECT count(*) FROM interactions WHERE task_id = 'a' AND trial = 0"
+                                         ).fetchone()[0]
+    finally:
+        calls.close()
+    assert stored == [(0, "call", "lookup"), (None, "expected", "lookup")] and interactions == 2
+
+
+def test_results_of_an_ended_run_are_read_when_asked(tmp_path):
+    """An ended run reads its tables on first use, also while this process writes another run to the same file."""
+
+    @agentstats.node("app")
+    def app(state):
+        return "ok"
+
+    store = tmp_path / "s.duckdb"
+    with agentstats.run("first", store=store, metrics=["exact_match"]) as first:
+        app({"task_id": "t", "query": "q", "expected_answer": "ok"})
+    with agentstats.run("second", store=store):  # the file is open for writing in this process
+        app({"task_id": "u", "query": "q"})
+        summary = first.result()
+        assert set(summary.loc[summary["metric"] == "exact_match", "mean"]) == {1.0}
+        assert summary.loc[summary["metric"] == "trials", "n"].tolist() == [1]
+        assert first.to_frame()["node"].tolist() == ["app"]
+    assert set(first.metric_result("exact_match")["value"]) == {1.0}
+    assert "metric_results" in first._frames  # read once, kept
+
+
 def test_a_failed_write_never_changes_the_call_and_loses_nothing(tmp_path, monkeypatch):
     """The store refuses a write: the call still returns its result (a warning says so); the next flush writes all."""
     from agentstats.store import StoreError

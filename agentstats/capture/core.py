@@ -96,10 +96,11 @@ def _dumps(v: Any) -> str:
     return text
 
 
-def _field(state: Any, name: str) -> Any:
+def _reader(state: Any) -> Callable[[str], Any]:
+    """Return ``name -> value`` of a state's fields (a mapping's keys or an object's attributes; None when absent)."""
     if type(state) is dict or isinstance(state, Mapping):
-        return state.get(name)
-    return getattr(state, name, None)
+        return state.get
+    return lambda name: getattr(state, name, None)
 
 
 class _MsgRec:
@@ -111,7 +112,7 @@ class _MsgRec:
 
     __slots__ = ("answer", "expected_answer", "id", "query", "tool_calls")
 
-    def __init__(self, id: str, query: str | None, expected_answer: Any):
+    def __init__(self, id: str | None, query: str | None, expected_answer: Any):
         self.id, self.query, self.expected_answer = id, query, expected_answer
         self.answer: str | None = None
         # a shared empty tuple until the first call: every container kept per message counts towards the cyclic
@@ -124,8 +125,17 @@ class _MsgRec:
             self.tool_calls = []
         return self.tool_calls
 
+    @classmethod
+    def from_interaction(cls, it: Interaction) -> _MsgRec:
+        """Return the record of a message read back from its stored trial (to continue the trial)."""
+        m = cls(it.id, it.query, it.expected_answer)
+        m.answer = it.answer
+        if it.tool_calls:
+            m.tool_calls = list(it.tool_calls)
+        return m
+
     def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id}
+        d: dict[str, Any] = {"id": self.id} if self.id is not None else {}
         if self.query is not None:
             d["query"] = self.query
         if self.answer is not None:
@@ -173,6 +183,26 @@ class _TrialRec:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_usd: float | None = 0.0
+
+    @classmethod
+    def from_trial(cls, t: Trial) -> _TrialRec:
+        """Return the record of a trial read back from its stored row (to continue the trial)."""
+        rec = cls(t.agent, t.task_id, t.trial, t.meta.get("conversation_id"))
+        rec.interactions = [_MsgRec.from_interaction(i) for i in t.interactions]
+        if t.expected_tool_calls:
+            rec.expected_tool_calls = list(t.expected_tool_calls)
+        rec.status, rec.error_type = t.status, t.meta.get("error_type")
+        rec.success, rec.reward = t.success, t.reward
+        if t.usage is not None:
+            rec.latency_s = t.usage.latency_s or 0.0
+            rec.input_tokens = t.usage.input_tokens or 0
+            rec.output_tokens = t.usage.output_tokens or 0
+            rec.cost_usd = t.usage.cost_usd
+        return rec
+
+    def has_calls(self) -> bool:
+        """Tell whether the trial holds a tool call or an expected tool call (the store then derives them)."""
+        return bool(self.expected_tool_calls) or any(m.tool_calls for m in self.interactions)
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"capture": True}
@@ -315,9 +345,14 @@ class Run:
         self.path = self.store.path
         self._lock = threading.RLock()
         self._nodes: list[tuple[Any, ...]] = []
-        self._dirty: dict[int, _TrialRec] = {}
+        # Trials to write, by key: a record still open (a conversation), or the stored row of a closed one. A trial
+        # without a conversation id closes when its outermost call returns and is kept only as its row (a tuple of
+        # strings and numbers, which the cyclic GC stops tracking), so that a long run keeps no per-trial objects
+        # for the GC's full collections to scan again and again (see benchmarks/bench_capture.py).
+        self._dirty: dict[tuple[str, int], _TrialRec | TrialRow] = {}
+        self._calls_pending = False  # a closed trial in _dirty holds tool calls
         self._open: dict[str, _TrialRec] = {}
-        self._keys: dict[tuple[str, int], _TrialRec] = {}
+        self._keys: dict[tuple[str, int], _TrialRec] = {}  # open trials by key
         self._last_flush = time.monotonic()
         self._flush_error: str | None = None
         self.status = "running"
@@ -342,7 +377,9 @@ class Run:
                     "SELECT task_id, max(trial) FROM trials WHERE run_id = ? AND agent = ? GROUP BY task_id",
                     [self.run_id, self.agent]).fetchall()
             }
-            self._done = {(t, int(k)) for t, k in con.execute(
+            # trial keys stored in the run -> closed by this Run object (a later call with the same explicit key and
+            # no conversation continues the trial; one stored before a resume is replaced)
+            self._done: dict[tuple[str, int], bool] = {(t, int(k)): False for t, k in con.execute(
                 "SELECT task_id, trial FROM trials WHERE run_id = ? AND agent = ?", [self.run_id, self.agent]
             ).fetchall()}
         except BaseException:
@@ -368,17 +405,17 @@ class Run:
                 return any(t == task_id for t, _ in self._done)
             return (task_id, int(trial)) in self._done
 
-    def _trial_for(self, state: Any) -> _TrialRec:
+    def _trial_for(self, field: Callable[[str], Any]) -> _TrialRec:
         f = self.fields
-        cid = _field(state, f["conversation"])
+        cid = field(f["conversation"])
         cid = None if cid is None else str(cid)
         with self._lock:
             if cid is not None and cid in self._open:
                 return self._open[cid]
-            task = _field(state, f["task"])
+            task = field(f["task"])
             task = None if task is None or not str(task).strip() else task  # a blank id is no id (schema rule)
             task_id = str(task) if task is not None else (cid if cid and cid.strip() else f"call-{self._invocation}")
-            k = _field(state, f["trial"])
+            k = field(f["trial"])
             if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
                 trial = k
                 self._next_trial[task_id] = max(self._next_trial.get(task_id, 0), k + 1)
@@ -386,16 +423,36 @@ class Run:
                 trial = self._next_trial.get(task_id, 0)
                 self._next_trial[task_id] = trial + 1
             rec = self._keys.get((task_id, trial))
+            if rec is None and cid is None and self._done.get((task_id, trial)):
+                rec = self._reopen((task_id, trial))
             if rec is None or rec.conversation_id != cid:
                 rec = _TrialRec(self.agent, task_id, trial, cid)
                 self._keys[(task_id, trial)] = rec
             if cid is not None:
                 self._open[cid] = rec
-            expected_calls = _field(state, "expected_tool_calls")
+            expected_calls = field("expected_tool_calls")
             if expected_calls and not rec.expected_tool_calls:
                 with contextlib.suppress(Exception):
                     rec.expected_tool_calls = [ToolCall.model_validate(c) for c in expected_calls]
             return rec
+
+    def _reopen(self, key: tuple[str, int]) -> _TrialRec | None:
+        """Return the record of a trial this run closed, to continue it (from its pending row, else the store)."""
+        pending = self._dirty.get(key)
+        if isinstance(pending, _TrialRec):
+            return pending
+        if pending is not None:
+            record = pending[-1]
+        else:
+            found = self.store.con.execute(
+                "SELECT record FROM trials WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ?",
+                [self.run_id, self.agent, key[0], key[1]]).fetchone()
+            if found is None:
+                return None
+            record = found[0]
+        rec = _TrialRec.from_trial(Trial.model_validate_json(record))
+        self._keys[key] = rec
+        return rec
 
     def _enter(self, name: str, kind: str, inputs: dict[str, Any], state: Any = None) -> _Frame:
         parent = _FRAME.get()
@@ -407,16 +464,17 @@ class Run:
             frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
             return frame
         if state is None:
-            state = next((v for v in inputs.values() if isinstance(v, Mapping)), None)
+            state = next((v for v in inputs.values() if type(v) is dict or isinstance(v, Mapping)), None)
         if state is None:
             state = next((v for v in inputs.values() if hasattr(v, self.fields["conversation"])
                           or hasattr(v, self.fields["task"])), None)
         if not _PATCHED and "openai" in sys.modules:
             _patch_openai()
-        trial = self._trial_for(state)
-        mid = _field(state, self.fields["message"])
-        query = _field(state, self.fields["query"])
-        expected = _field(state, self.fields["expected"])
+        field = _reader(state)
+        trial = self._trial_for(field)
+        mid = field(self.fields["message"])
+        query = field(self.fields["query"])
+        expected = field(self.fields["expected"])
         interaction = _MsgRec(str(mid) if mid is not None else str(len(trial.interactions)),
                               query if isinstance(query, str) or query is None else _dumps(query), expected)
         with self._lock:
@@ -450,8 +508,15 @@ class Run:
                     trial.error_type = error_type
                 elif exc is None:
                     frame.interaction.answer = _answer_text(result, self.fields["answer"])
-                self._dirty[id(trial)] = trial
-                self._done.add((trial.task_id, trial.trial))
+                key = (trial.task_id, trial.trial)
+                self._done[key] = True
+                if trial.conversation_id is None:  # the call was the trial (or its latest part): keep only its row
+                    self._dirty[key] = trial.row()
+                    self._calls_pending = self._calls_pending or trial.has_calls()
+                    if self._keys.get(key) is trial:
+                        del self._keys[key]
+                else:
+                    self._dirty[key] = trial
                 due = time.monotonic() - self._last_flush >= self.flush_interval
         if frame.parent is None and due:
             try:
@@ -522,7 +587,7 @@ class Run:
         with self._lock:
             frame.trial.success = success
             frame.trial.reward = reward
-            self._dirty[id(frame.trial)] = frame.trial
+            self._dirty[(frame.trial.task_id, frame.trial.trial)] = frame.trial
 
     def end_conversation(self, conversation_id: str) -> None:
         """Close a conversation: its next message starts a new trial (a new attempt of the task)."""
@@ -545,17 +610,19 @@ class Run:
         with self._lock:
             rows, self._nodes = self._nodes, []
             pending, self._dirty = self._dirty, {}
+            calls, self._calls_pending = self._calls_pending, False
             try:
-                self._write(rows, list(pending.values()))
+                self._write(rows, list(pending.values()), calls)
             except BaseException:
                 # the transaction rolled back: keep everything for the next flush (the end of the run at the latest)
                 self._nodes[:0] = rows
                 self._dirty = {**pending, **self._dirty}
+                self._calls_pending = self._calls_pending or calls
                 raise
 
-    def _write(self, rows: list[tuple[Any, ...]], dirty: list[_TrialRec]) -> None:
-        trials = [t.row() for t in dirty]
-        calls = any(t.expected_tool_calls or any(m.tool_calls for m in t.interactions) for t in dirty)
+    def _write(self, rows: list[tuple[Any, ...]], dirty: list[_TrialRec | TrialRow], calls: bool) -> None:
+        trials = [t if isinstance(t, tuple) else t.row() for t in dirty]
+        calls = calls or any(t.has_calls() for t in dirty if isinstance(t, _TrialRec))
         self._last_flush = time.monotonic()
         if not trials and not rows:
             return
@@ -590,7 +657,6 @@ class Run:
             with self.store.transaction():
                 self.store.set_status(self.name, status)
             self.status = status
-            self._frames = {t: self._read(t) for t in ("trials", "node_invocations", "metric_results")}
         finally:
             if self in _ACTIVE:
                 _ACTIVE.remove(self)
@@ -719,19 +785,33 @@ class Run:
                  sum(v for v, _ in values) / len(values), {"messages": len(values)}, passed=ok)
             outcome_by_key.setdefault((agent, task, k), []).append(ok)
 
-    def _read(self, table: str) -> pd.DataFrame:
+    def _read(self, table: str, store: RunStore) -> pd.DataFrame:
         if table == "trials":  # what result() needs, without the records
-            return self.store.con.execute(
+            return store.con.execute(
                 "SELECT agent, task_id, trial, status, outcome FROM trials WHERE run_id = ? ORDER BY seq",
                 [self.run_id]).df()
-        return self.store.frame(self.name, table)
+        return store.frame(self.name, table)
 
     def _frame(self, table: str) -> pd.DataFrame:
+        """Return a table of this run: read live while running; once ended, read once from the store and kept.
+
+        An ended run's tables are read when first asked for (an application that only captures pays nothing for
+        them at the end, and a long run's tables are not held in memory unasked): from the caller's store when it
+        is still open, else from the file, opened read-only for the read.
+        """
         if table in self._frames:
             return self._frames[table]
         with self._lock:
-            self.flush()
-            return self._read(table)
+            if self.status == "running":
+                self.flush()
+                return self._read(table, self.store)
+            if not self._own_store and self.store.is_open():
+                frame = self._read(table, self.store)
+            else:
+                with RunStore.reader(self.path) as store:
+                    frame = self._read(table, store)
+            self._frames[table] = frame
+            return frame
 
     def to_frame(self) -> pd.DataFrame:
         """One row per node invocation (ids, node, latency, tokens, cost, error), with one column per node metric.

@@ -193,6 +193,38 @@ class RunStore:
         with contextlib.suppress(Exception):
             self.con.close()
 
+    def is_open(self) -> bool:
+        """Tell whether the connection is still open."""
+        try:
+            self.con.execute("SELECT 1")
+        except duckdb_module().Error:
+            return False
+        return True
+
+    @classmethod
+    @contextlib.contextmanager
+    def reader(cls, path: str | os.PathLike) -> Iterator[RunStore]:
+        """Open a store for reading, closed at the end of the ``with`` block.
+
+        Read-only, except when this process already has the file open for writing: DuckDB then refuses a read-only
+        connection, and this one joins the open database instead.
+
+        Raises
+        ------
+        FileNotFoundError
+            No file at ``path``.
+        StoreError
+            The file is not a run store, or another process holds it.
+        """
+        try:
+            store = cls(path, read_only=True)
+        except duckdb_module().ConnectionException:
+            store = cls(path)
+        try:
+            yield store
+        finally:
+            store.close()
+
     def __enter__(self) -> RunStore:
         return self
 
@@ -925,11 +957,13 @@ def _trial_schema() -> Any:
 # for the whole statement, about 370 MB more at 1,000,000 trials; streamed, they are parsed twice instead.
 _DERIVE_INTERACTIONS = """
 INSERT INTO interactions (run_id, agent, task_id, trial, idx, message_id, query, answer, expected_answer)
-WITH base AS (SELECT run_id, agent, task_id, trial, CAST(record->'interactions' AS JSON[]) AS its
+WITH base AS (SELECT run_id, agent, task_id, trial,
+                     json_transform(record->'interactions', '[{{"id": "VARCHAR", "query": "VARCHAR",
+                                    "answer": "VARCHAR", "expected_answer": "JSON"}}]') AS its
               FROM trials WHERE {where}),
      x AS (SELECT run_id, agent, task_id, trial, unnest(its) AS it, generate_subscripts(its, 1) - 1 AS idx
            FROM base WHERE len(its) > 0)
-SELECT run_id, agent, task_id, trial, idx, it->>'id', it->>'query', it->>'answer', it->'expected_answer' FROM x
+SELECT run_id, agent, task_id, trial, idx, it.id, it.query, it.answer, it.expected_answer FROM x
 """
 _DERIVE_CALLS = """
 INSERT INTO tool_calls (run_id, agent, task_id, trial, interaction_idx, idx, kind, name, call_id, arguments, result,
