@@ -537,8 +537,11 @@ def test_a_closed_trial_continues_under_its_explicit_key(tmp_path, flush_interva
         assert not run._keys and all(isinstance(r, tuple) and not gc.is_tracked(r) for r in run._dirty.values())
         app({"task_id": "a", "trial": 0, "query": "rome", "ok": True})
         app({"task_id": "a", "query": "next"})  # no explicit trial: the next free number, a new trial
+        app({"query": "no ids"})  # neither task nor conversation: the call's own invocation id names the task
+    invocations = run.to_frame().set_index("invocation_id")["node"]
     trials = {t.key: t for t in agentstats.load_trials(store)}
-    assert sorted(trials) == [("r", "a", 0), ("r", "a", 1), ("r", "b", 0)]
+    assert sorted(trials) == [("r", "a", 0), ("r", "a", 1), ("r", "b", 0), ("r", f"call-{invocations.index[-1]}", 0)]
+    assert invocations.iloc[-1] == "app" and invocations.index.is_unique
     t = trials[("r", "a", 0)]
     assert [(i.id, i.query, i.answer) for i in t.interactions] == [("0", "paris", "PARIS"), ("1", "rome", "ROME")]
     assert t.interactions[0].tool_calls[0].result == {"city": "paris"} and not t.interactions[1].tool_calls

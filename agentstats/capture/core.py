@@ -36,6 +36,7 @@ import dataclasses
 import functools
 import gc
 import inspect
+import itertools
 import json
 import os
 import sys
@@ -259,7 +260,7 @@ class _Frame:
 
     def __init__(self, run: Run, name: str, kind: str, parent: _Frame | None):
         self.run, self.name, self.kind, self.parent = run, name, kind, parent
-        self.invocation_id = run._next_invocation()
+        self.invocation_id = next(run._invocations)
         self.model: str | None = None
         self.in_tok = 0
         self.out_tok = 0
@@ -369,9 +370,11 @@ class Run:
                         code_version=code_version or _git_commit(), replace=replace,
                     )
             con = self.store.con
-            self._invocation = int(con.execute(
+            last_invocation = int(con.execute(
                 "SELECT coalesce(max(invocation_id), 0) FROM node_invocations WHERE run_id = ?", [self.run_id]
             ).fetchone()[0])
+            # invocation ids: next() on a count is one C call, atomic under the GIL (no lock per call)
+            self._invocations = itertools.count(last_invocation + 1)
             self._next_trial = {
                 t: int(k) + 1 for t, k in con.execute(
                     "SELECT task_id, max(trial) FROM trials WHERE run_id = ? AND agent = ? GROUP BY task_id",
@@ -392,11 +395,6 @@ class Run:
 
     # ------------------------------------------------------------------ capture
 
-    def _next_invocation(self) -> int:
-        with self._lock:
-            self._invocation += 1
-            return self._invocation
-
     def has_trial(self, task_id: str, trial: int | None = None) -> bool:
         """Tell whether the run holds this task's trial (any trial when ``trial`` is None): for resuming."""
         task_id = str(task_id)
@@ -405,7 +403,7 @@ class Run:
                 return any(t == task_id for t, _ in self._done)
             return (task_id, int(trial)) in self._done
 
-    def _trial_for(self, field: Callable[[str], Any]) -> _TrialRec:
+    def _trial_for(self, field: Callable[[str], Any], invocation_id: int) -> _TrialRec:
         f = self.fields
         cid = field(f["conversation"])
         cid = None if cid is None else str(cid)
@@ -414,7 +412,7 @@ class Run:
                 return self._open[cid]
             task = field(f["task"])
             task = None if task is None or not str(task).strip() else task  # a blank id is no id (schema rule)
-            task_id = str(task) if task is not None else (cid if cid and cid.strip() else f"call-{self._invocation}")
+            task_id = str(task) if task is not None else (cid if cid and cid.strip() else f"call-{invocation_id}")
             k = field(f["trial"])
             if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
                 trial = k
@@ -471,7 +469,7 @@ class Run:
         if not _PATCHED and "openai" in sys.modules:
             _patch_openai()
         field = _reader(state)
-        trial = self._trial_for(field)
+        trial = self._trial_for(field, frame.invocation_id)
         mid = field(self.fields["message"])
         query = field(self.fields["query"])
         expected = field(self.fields["expected"])
@@ -1011,6 +1009,8 @@ def end_run(run: Run | None = None, status: str = "completed") -> Run:
 
 
 def _bind(params: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    if len(args) == 1 and not kwargs and params:  # the usual node: one state argument
+        return {params[0]: args[0]}
     inputs = dict(zip(params, args, strict=False))
     if len(args) > len(params):
         inputs["*args"] = list(args[len(params):])
