@@ -270,6 +270,10 @@ def test_a_taken_name_is_refused_unless_resumed_or_replaced(tmp_path):
         app({"task_id": "a"})  # next free trial number
     keys = [t.key for t in agentstats.load_trials(tmp_path / "s.duckdb")]
     assert keys == [("r", "a", 0), ("r", "a", 1)]
+    with agentstats.run("r", store=tmp_path / "s.duckdb", resume=True):
+        app({"task_id": "a", "trial": 0, "query": "rerun"})  # a trial stored before the resume is replaced
+    trials = {t.key: t for t in agentstats.load_trials(tmp_path / "s.duckdb")}
+    assert [i.query for i in trials[("r", "a", 0)].interactions] == ["rerun"] and len(trials) == 2
 
 
 @pytest.mark.slow  # imports LangGraph (and LangChain core): about 3 s
