@@ -550,6 +550,9 @@ def test_a_closed_trial_continues_under_its_explicit_key(tmp_path, flush_interva
     assert [(i.id, i.query, i.answer) for i in t.interactions] == [("0", "paris", "PARIS"), ("1", "rome", "ROME")]
     assert t.interactions[0].tool_calls[0].result == {"city": "paris"} and not t.interactions[1].tool_calls
     assert t.expected_tool_calls[0].arguments == {"city": "paris"} and t.success is True
+    # no model call observed: tokens and cost unknown (None), never 0; the latency is the two calls'
+    assert t.usage.input_tokens is None and t.usage.output_tokens is None and t.usage.cost_usd is None
+    assert t.usage.latency_s > 0
     calls = agentstats.RunStore(store, read_only=True)
     try:
         stored = calls.con.execute("SELECT interaction_idx, kind, name FROM tool_calls WHERE task_id = 'a' "
@@ -606,3 +609,31 @@ def test_a_failed_write_never_changes_the_call_and_loses_nothing(tmp_path, monke
         assert app({"task_id": "t2", "query": "q"}) == "answer t2"
     assert sorted(t.task_id for t in agentstats.load_trials(tmp_path / "s.duckdb")) == ["t1", "t2"]
     assert len(run.to_frame()) == 2
+
+
+def test_a_run_never_ended_is_written_and_marked_interrupted_at_exit(tmp_path):
+    """A notebook or script that forgets end_run(): at exit the buffered records are written, not dropped."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "s.duckdb"
+    code = f"""
+import agentstats
+@agentstats.node("app")
+def app(state):
+    return state["query"].upper()
+agentstats.start_run("forgot", store={str(store)!r}, flush_interval=3600)
+for i in range(3):
+    app({{"task_id": f"t{{i}}", "query": "q", "expected_answer": "Q"}})
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "'forgot' was never ended" in done.stderr and "resume=True" in done.stderr
+    with agentstats.RunStore(store, read_only=True) as st:
+        runs = st.runs().set_index("name")
+        assert runs.loc["forgot", "status"] == "interrupted"
+    assert sorted(t.task_id for t in agentstats.load_trials(store, run="forgot")) == ["t0", "t1", "t2"]
+    with agentstats.run("forgot", store=store, resume=True, metrics=["exact_match"]) as run:
+        pass
+    summary = run.result()
+    assert summary.loc[summary["metric"] == "exact_match", "n"].tolist() == [3, 3]  # messages and conversations

@@ -459,3 +459,32 @@ def test_gate_sign_offs_carry_only_to_the_same_inputs_calibration_set_included(t
         assert [s["name"] for s in st.add_gate_decision(record("k1", "E"))["sign_off"]] == ["C", "E"]
         assert [s["name"] for s in st.add_gate_decision(record(None, "F"))["sign_off"]] == ["A", "B", "F"]
         assert len(st.gate_decisions()) == 6
+
+
+def _other_process_can_write(path: Path) -> bool:
+    code = ("import sys\nfrom agentstats.store import RunStore, StoreError\n"
+            f"try:\n    RunStore({str(path)!r}).close()\nexcept StoreError as exc:\n"
+            "    print(exc, file=sys.stderr)\n    sys.exit(3)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    if done.returncode == 3 and "lock" not in done.stderr.lower():
+        raise AssertionError(done.stderr)
+    return done.returncode != 3  # 3: refused by the lock; anything else got past it (and may have written)
+
+
+def test_reading_a_store_this_process_holds_keeps_its_lock(tmp_path):
+    """DuckDB locks the file with fcntl, and closing any descriptor of a file drops the process's locks on it: format
+    sniffing and same-process reads must not open() a held store, or another process could write it at the same time.
+    """
+    path = tmp_path / "s.duckdb"
+    trials = [Trial(agent="a", task_id=f"t{i}", trial=0, success=bool(i % 2)) for i in range(4)]
+    with RunStore(path) as store:
+        store.import_trials(trials, run="r")
+    with agentstats.run("live", store=path):  # this process writes the file
+        assert not _other_process_can_write(path)
+        assert is_store_file(path)
+        assert [t.success for t in agentstats.load_trials(path, run="r")] == [False, True, False, True]
+        assert agentstats.load_counts_any(path, run="r")["c"].sum() == 2
+        with RunStore.reader(path) as again:
+            assert set(again.runs()["name"]) == {"r", "live"}
+        assert not _other_process_can_write(path)  # still locked after all of that
+    assert _other_process_can_write(path)  # and free once the run ended

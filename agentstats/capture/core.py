@@ -30,6 +30,7 @@ threads and notebook cells that do not inherit it, through the most recently sta
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import dataclasses
@@ -181,9 +182,11 @@ class _TrialRec:
         self.success: bool | None = None
         self.reward: float | None = None
         self.latency_s = 0.0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.cost_usd: float | None = 0.0
+        # None until a model call is observed in the trial: unknown, not 0 (a client capture cannot see may have
+        # been used); then the sums, the cost None as soon as one call's price is unknown
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.cost_usd: float | None = None
 
     @classmethod
     def from_trial(cls, t: Trial) -> _TrialRec:
@@ -196,8 +199,8 @@ class _TrialRec:
         rec.success, rec.reward = t.success, t.reward
         if t.usage is not None:
             rec.latency_s = t.usage.latency_s or 0.0
-            rec.input_tokens = t.usage.input_tokens or 0
-            rec.output_tokens = t.usage.output_tokens or 0
+            rec.input_tokens = t.usage.input_tokens
+            rec.output_tokens = t.usage.output_tokens
             rec.cost_usd = t.usage.cost_usd
         return rec
 
@@ -241,8 +244,11 @@ class _TrialRec:
         if self.expected_tool_calls:
             rec["expected_tool_calls"] = [c.model_dump(mode="json", exclude_defaults=True)
                                           for c in self.expected_tool_calls]
-        usage: dict[str, Any] = {"latency_s": self.latency_s, "input_tokens": self.input_tokens,
-                                 "output_tokens": self.output_tokens}
+        usage: dict[str, Any] = {"latency_s": self.latency_s}
+        if self.input_tokens is not None:
+            usage["input_tokens"] = self.input_tokens
+        if self.output_tokens is not None:
+            usage["output_tokens"] = self.output_tokens
         if self.cost_usd is not None:
             usage["cost_usd"] = self.cost_usd
         rec["usage"] = usage
@@ -366,7 +372,8 @@ class Run:
             else:
                 with self.store.transaction():
                     self.run_id = self.store.create_run(
-                        name, description=description, tags=tags, source="capture", config=config or {},
+                        name, description=description, tags=tags, source="capture",
+                        config={**(config or {}), "capture": self._settings(judge)},
                         code_version=code_version or _git_commit(), replace=replace,
                     )
             con = self.store.con
@@ -392,6 +399,12 @@ class Run:
         if "openai" in sys.modules:  # else patched at the first call made once the application imported it
             _patch_openai()
         self._token: contextvars.Token[Run | None] | None = None
+
+    def _settings(self, judge: Any) -> dict[str, Any]:
+        """Return what the capture was given (stored in the run's ``config`` under ``capture``)."""
+        return {"agent": self.agent, "metrics": [m.name for m in self.metrics],
+                "judge": judge if judge is None or isinstance(judge, str) else type(judge).__name__,
+                "fields": self.fields, "flush_interval": self.flush_interval}
 
     # ------------------------------------------------------------------ capture
 
@@ -496,9 +509,11 @@ class Run:
         with self._lock:
             self._nodes.append(row)
             if frame.model is not None:
-                trial.input_tokens += frame.in_tok
-                trial.output_tokens += frame.out_tok
-                trial.cost_usd = None if trial.cost_usd is None or frame.cost is None else trial.cost_usd + frame.cost
+                first = trial.input_tokens is None  # the trial's first observed model call
+                trial.input_tokens = (trial.input_tokens or 0) + frame.in_tok
+                trial.output_tokens = (trial.output_tokens or 0) + frame.out_tok
+                trial.cost_usd = frame.cost if first else (
+                    None if trial.cost_usd is None or frame.cost is None else trial.cost_usd + frame.cost)
             if frame.parent is None:
                 trial.latency_s += latency
                 if exc is not None and isinstance(exc, Exception):
@@ -575,7 +590,8 @@ class Run:
         """
         frame = _FRAME.get()
         if frame is None or frame.run is not self:
-            raise RuntimeError("set_outcome() is called inside a decorated node of the run")
+            raise RuntimeError("set_outcome() must be called inside a decorated node of this run (while the node "
+                               "runs), where it gives that node's trial its outcome")
         try:  # the schema's own rules, checked here: the trial is written later without validation
             checked = Trial.model_validate({"agent": "a", "task_id": "t", "trial": 0, "success": success,
                                             "reward": reward})
@@ -860,8 +876,10 @@ class Run:
         Returns
         -------
         pandas.DataFrame
-            Columns ``metric, level, node, n, mean, pass_rate`` (node empty for application metrics), plus one row
-            per outcome summary (``metric="trials"``: trials, mean success among scored trials).
+            Columns ``metric, level, node, n, mean, pass_rate`` (node empty for application metrics; ``n`` the
+            records behind the mean), plus the outcome row ``metric="trials"``: ``n`` the trials with an outcome
+            (success or failure: from ``set_outcome``, an error, or the application metrics), ``mean`` and
+            ``pass_rate`` their success rate. Trials without an outcome are not counted (NaN when none has one).
         """
         m = self._frame("metric_results")
         if len(m):
@@ -872,7 +890,7 @@ class Run:
             summary = pd.DataFrame(columns=["metric", "level", "node", "n", "mean", "pass_rate"])
         t = self._frame("trials")
         scored = t[t["outcome"].isin(["success", "failure"])]
-        row = pd.DataFrame([{"metric": "trials", "level": "trial", "node": "", "n": len(t),
+        row = pd.DataFrame([{"metric": "trials", "level": "trial", "node": "", "n": len(scored),
                              "mean": (scored["outcome"] == "success").mean() if len(scored) else float("nan"),
                              "pass_rate": (scored["outcome"] == "success").mean() if len(scored) else float("nan")}])
         return pd.concat([summary, row], ignore_index=True) if len(summary) else row
@@ -987,6 +1005,25 @@ def run(name: str, store: str | os.PathLike | RunStore = DEFAULT_STORE, **option
     Ctrl-C, ``failed`` on another exception (records kept either way). Options: see :class:`Run`.
     """
     return Run(name, store, **options)
+
+
+def _end_forgotten_runs() -> None:
+    """At interpreter exit: write what runs never ended still buffer and mark them ``interrupted`` (resumable)."""
+    for r in list(_ACTIVE):
+        if r.status != "running":
+            continue
+        try:
+            r.end("interrupted")
+        except Exception as exc:  # at exit nothing may raise; say what was lost
+            print(f"agentstats: run {r.name!r} was never ended and its last records could not be written to "
+                  f"{r.path} ({type(exc).__name__}: {exc})", file=sys.stderr)
+            continue
+        print(f"agentstats: run {r.name!r} was never ended (end_run() or the end of its `with` block); its records "
+              f"are written to {r.path} and it is marked interrupted: agentstats.run({r.name!r}, resume=True) "
+              "continues it, and ending it computes its metrics", file=sys.stderr)
+
+
+atexit.register(_end_forgotten_runs)
 
 
 def start_run(name: str, store: str | os.PathLike | RunStore = DEFAULT_STORE, **options: Any) -> Run:

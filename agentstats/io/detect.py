@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
@@ -25,6 +26,7 @@ __all__ = [
     "FORMATS",
     "RUN_COLUMN_CANDIDATES",
     "detect_format",
+    "held_store",
     "is_gzip",
     "normalize_format",
     "open_text",
@@ -135,7 +137,55 @@ def register_detector(name: str, detector: Callable[[Path, bytes], bool]) -> Non
     _DETECTORS.append((name, detector))
 
 
+# Run store files this process has open, by (device, inode) -> number of open connections. DuckDB locks its file
+# with fcntl, and POSIX drops *every* lock a process holds on a file when the process closes any descriptor of that
+# file: reading a held store's first bytes with open() would let another process open it for writing while this one
+# writes too. So whatever sniffs a file asks here first (agentstats.store.RunStore registers its connections).
+_HELD: dict[tuple[int, int], int] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _file_key(path: str | os.PathLike) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def held_store(path: str | os.PathLike) -> bool:
+    """Tell whether this process has the run store at ``path`` open (its bytes must then not be read directly).
+
+    See the note on ``_HELD``: closing any descriptor of a file drops the process's DuckDB lock on it.
+    """
+    key = _file_key(path)
+    return key is not None and key in _HELD
+
+
+def hold_store(path: str | os.PathLike) -> tuple[int, int] | None:
+    """Register one open connection to the store at ``path``; return the key to :func:`release_store` it with."""
+    key = _file_key(path)
+    if key is not None:
+        with _HELD_LOCK:
+            _HELD[key] = _HELD.get(key, 0) + 1
+    return key
+
+
+def release_store(key: tuple[int, int] | None) -> None:
+    """Unregister one connection registered by :func:`hold_store`."""
+    if key is None:
+        return
+    with _HELD_LOCK:
+        left = _HELD.get(key, 0) - 1
+        if left > 0:
+            _HELD[key] = left
+        else:
+            _HELD.pop(key, None)
+
+
 def _magic(path: Path, n: int = 4) -> bytes:
+    if held_store(path):  # a run store this process holds: never open() it (see _HELD); its magic is known
+        return (bytes(8) + DUCKDB_MAGIC)[:n]
     with open(path, "rb") as fh:
         return fh.read(n)
 

@@ -290,7 +290,7 @@ def _store_trials(path: Any, name: str, options: dict[str, Any]) -> list[Trial]:
     """Read one run of a run store (:mod:`agentstats.store`) as trials."""
     from agentstats.store.db import RunStore
 
-    with RunStore(path, read_only=True) as store:
+    with RunStore.reader(path) as store:
         return list(store.iter_trials(_store_run(store, name, options)))
 
 
@@ -550,7 +550,7 @@ def _store_counts(path: Any, name: str, options: dict[str, Any]) -> pd.DataFrame
     from agentstats.store.db import RunStore
 
     selection = AgentSelection.parse(options.get("agents"))
-    with RunStore(path, read_only=True) as store:
+    with RunStore.reader(path) as store:
         counts = store.counts(_store_run(store, name, {k: v for k, v in options.items() if k != "agents"}))
     if selection is not None and len(counts):
         present = set(counts["agent"])

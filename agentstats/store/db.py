@@ -31,6 +31,7 @@ import pandas as pd
 
 from agentstats.counts import counts_frame, counts_from_codes, grid_gaps
 from agentstats.io.atomic import atomic_path
+from agentstats.io.detect import held_store, hold_store, release_store
 from agentstats.io.errors import Problem, TrialLoadError
 from agentstats.schema import Trial
 from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -67,6 +68,10 @@ class StoreError(ValueError):
     """A problem with the store file or a run in it (unknown run, name taken, file newer than this code)."""
 
 
+class StoreConnectionError(StoreError):
+    """The store is already open in this process with other settings (for writing, when read-only was asked)."""
+
+
 def duckdb_module() -> Any:
     """Import ``duckdb`` or say how to install it.
 
@@ -88,6 +93,8 @@ def is_store_file(path: Any) -> bool:
     """Tell whether ``path`` is a DuckDB file (by its magic bytes ``DUCK`` at offset 8, not by its name)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return False
+    if held_store(path):  # open here: reading it would drop this process's lock on it (agentstats.io.detect)
+        return True
     with open(path, "rb") as fh:
         head = fh.read(12)
     return head[8:12] == _MAGIC
@@ -165,11 +172,20 @@ class RunStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists() and self.path.stat().st_size and not is_store_file(self.path):
             raise StoreError(f"{self.path} is not a DuckDB file (a run store is one; name another path)")
+        self._held: tuple[int, int] | None = None
         try:
             config = {"memory_limit": memory_limit} if memory_limit else {}
             self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
         except duckdb.IOException as exc:
             raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
+        except duckdb.ConnectionException as exc:
+            if not held_store(self.path):
+                raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
+            raise StoreConnectionError(
+                f"cannot open the run store {self.path}{' read-only' if read_only else ''}: this process already has "
+                "it open (a capture run or another RunStore) with other settings; read it through that store, or "
+                "with RunStore.reader(path)") from exc
+        self._held = hold_store(self.path)
         try:
             if read_only:
                 self.version = self._version()
@@ -183,7 +199,7 @@ class RunStore:
                 self.version = self._migrate()
                 self.interrupted = self.mark_interrupted()
         except BaseException:
-            self.con.close()
+            self.close()
             raise
 
     # ------------------------------------------------------------------ file, schema, lifecycle
@@ -192,6 +208,8 @@ class RunStore:
         """Close the connection (idempotent)."""
         with contextlib.suppress(Exception):
             self.con.close()
+        release_store(self._held)
+        self._held = None
 
     def is_open(self) -> bool:
         """Tell whether the connection is still open."""
@@ -218,7 +236,7 @@ class RunStore:
         """
         try:
             store = cls(path, read_only=True)
-        except duckdb_module().ConnectionException:
+        except StoreConnectionError:
             store = cls(path)
         try:
             yield store
