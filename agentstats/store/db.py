@@ -732,8 +732,8 @@ class RunStore:
         if not trials:
             return
         rows: list[TrialRow] = [t if isinstance(t, tuple) else trial_row(t) for t in trials]
-        keys = pa.table({"agent": [r[0] for r in rows], "task_id": [r[1] for r in rows],
-                         "trial": pa.array([r[2] for r in rows], pa.int32())})
+        cols = [list(c) for c in zip(*rows, strict=True)]  # the TrialRow's columns
+        keys = pa.table({"agent": cols[0], "task_id": cols[1], "trial": pa.array(cols[2], pa.int32())})
         self._settle()
         self.con.register("_agentstats_keys", keys)
         try:
@@ -753,16 +753,22 @@ class RunStore:
         next_seq = int(self.con.execute(
             "SELECT coalesce(max(seq) + 1, 0) FROM trials WHERE run_id = ?", [run_id]).fetchall()[0][0])
         next_seq = max([next_seq, *(v + 1 for v in stored.values())])
-        batch = _Batch()
-        for r in rows:
-            seq = stored.get((r[0], r[1], r[2]))
-            if seq is None:
-                seq, next_seq = next_seq, next_seq + 1
-            batch.rows.append((run_id, seq, *r))
-        self._flush(batch, [0, 0, 0], derive=False)
-        seqs = pa.table({"seq": pa.array([r[1] for r in batch.rows], pa.int64())})
+        n = len(rows)
+        if stored:
+            seq_list = []
+            for key in zip(cols[0], cols[1], cols[2], strict=True):
+                seq = stored.get(key)
+                if seq is None:
+                    seq, next_seq = next_seq, next_seq + 1
+                seq_list.append(seq)
+            seqs = pa.array(seq_list, pa.int64())
+        else:  # all new (a capture's usual flush): consecutive numbers
+            seqs = pa.array(np.arange(next_seq, next_seq + n, dtype=np.int64))
+        columns = {"run_id": pa.array(np.full(n, run_id, dtype=np.int32)), "seq": seqs,
+                   **dict(zip(_TRIAL_COLUMNS[2:], cols, strict=True))}
+        self._insert_trials(pa.table(columns))
         self._settle()
-        self.con.register("_agentstats_seqs", seqs)
+        self.con.register("_agentstats_seqs", pa.table({"seq": seqs}))
         try:
             self._derive(f"run_id = {int(run_id)} AND seq IN (SELECT seq FROM _agentstats_seqs)", calls=calls)
         finally:
@@ -791,18 +797,22 @@ class RunStore:
 
         if not batch.n:
             return
-        self._settle()
-        self.con.register("_agentstats_batch", pa.table(batch.columns()))
-        try:
-            self.con.execute(f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) SELECT * FROM _agentstats_batch")
-        finally:
-            self.con.unregister("_agentstats_batch")
+        self._insert_trials(pa.table(batch.columns()))
         totals[0] += batch.n
         if derive:
             first, last = batch.rows[0][1], batch.rows[-1][1]
             n_int, n_calls = self._derive(f"run_id = {int(batch.rows[0][0])} AND seq BETWEEN {first} AND {last}")
             totals[1] += n_int
             totals[2] += n_calls
+
+    def _insert_trials(self, table: Any) -> None:
+        """Insert an Arrow table with the columns of :data:`_TRIAL_COLUMNS` into ``trials``."""
+        self._settle()
+        self.con.register("_agentstats_batch", table)
+        try:
+            self.con.execute(f"INSERT INTO trials ({', '.join(_TRIAL_COLUMNS)}) SELECT * FROM _agentstats_batch")
+        finally:
+            self.con.unregister("_agentstats_batch")
 
     def _derive(self, where: str, *, calls: bool = True) -> tuple[int, int]:
         """Fill ``interactions`` and (``calls``) ``tool_calls`` from the trials ``where`` selects; return rows."""
