@@ -422,6 +422,14 @@ def compare_runs(
         raise ValueError(f"the runs share no task (tasks per run: {sizes}); nothing can be compared")
     counts = pd.concat([r.counts[r.counts["task_id"].astype(str).isin(shared)] for r in resolved],
                        ignore_index=True)
+    if k is not None:
+        k = [k] if isinstance(k, int) else [int(x) for x in k]
+    n_max = {name: int(counts.loc[counts["agent"] == name, "n"].max()) for name in final}
+    if k and max(k) > min(n_max.values()):
+        fewest = min(n_max, key=n_max.__getitem__)
+        raise ValueError(
+            f"k = {max(k)}: run {fewest!r} has at most {n_max[fewest]} trials per shared task, and the unbiased "
+            f"estimators need k <= n; use k <= {min(n_max.values())} (or `agentstats fit` to extrapolate one run)")
     base = resolved[0]
     pass_rows = [paired_pass_k(counts, r.name, base.name, k, n_boot=n_boot, ci_prob=ci_prob,
                                random_seed=random_seed) for r in resolved[1:]]

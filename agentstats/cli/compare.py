@@ -113,7 +113,7 @@ def compare(
         refs = [Path(p) for p in runs]
         for p in refs:
             if not p.exists():
-                raise fail(FileNotFoundError(f"{p}: no such file"), EXIT_USAGE)
+                raise fail(FileNotFoundError(f"no such file: {p}"), EXIT_USAGE)
     ks = parse_k(k)
     run_names = _split(names, len(runs), "--names")
     picked = _split(run_agents, len(runs), "--run-agents")

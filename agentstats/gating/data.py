@@ -114,6 +114,9 @@ def _records(src: Any) -> tuple[str, str, Iterator[tuple[int, Mapping[str, Any]]
     """(source, unit, records, sha256) of a path, a DataFrame or an iterable of mappings."""
     if isinstance(src, (str, os.PathLike)):
         path = Path(src)
+        if not path.is_file():  # worded as the other readers word it (agentstats.io.detect.open_binary)
+            raise (IsADirectoryError(f"{path} is a directory, not a score file") if path.is_dir()
+                   else FileNotFoundError(f"no such file: {path}"))
         digest = hashlib.sha256()
         with open(path, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -166,7 +169,13 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
             continue
         ex = _str_id(rec.get("id"))
         if ex is None:
-            log.add(loc, "id", "required: a non-empty string or integer")
+            if rec.get("id") is None and {"agent", "task_id"} <= rec.keys():
+                log.add(loc, "id", "required: this is a trial record (agent, task_id, trial), and the gate reads "
+                        "scored examples (`id` with `metric` and `value`, or `scores`: docs/gate.md, 'Input'); gate "
+                        'trials on their outcome with one line per trial, {"id": task_id, "trial": trial, "metric": '
+                        '"success", "value": true or false}, or compare two trial files with `agentstats compare`')
+            else:
+                log.add(loc, "id", "required: a non-empty string or integer")
             continue
         trial = rec.get("trial")
         if trial is not None and (

@@ -336,6 +336,12 @@ def _state_low(p: float, met_at: float, failed_at: float) -> State:
     return "undecided"
 
 
+def _some(ids: list[str], n: int = 3) -> str:
+    """Return a few of ``ids`` and how many there are (for messages)."""
+    shown = ", ".join(repr(i) for i in ids[:n])
+    return f"{shown}{', ...' if len(ids) > n else ''} ({len(ids)} in all)"
+
+
 def gate(
     candidate: ScoreSet | str | Path | pd.DataFrame | Iterable[Mapping[str, Any]],
     baseline: ScoreSet | str | Path | pd.DataFrame | Iterable[Mapping[str, Any]],
@@ -389,9 +395,16 @@ def gate(
     if dropped:
         raise ValueError(
             f"metric(s) {dropped} are scored in the baseline {base.source} but not in the candidate {cand.source}: "
-            "a candidate is gated on every metric its baseline has"
+            "a candidate is gated on every metric its baseline has; score the candidate on them too, or gate "
+            "against a baseline file without them"
         )
     shared = sorted(cand_metrics & set(base.metrics))
+    if shared and not paired and only_c and only_b:
+        raise ValueError(
+            f"the candidate {cand.source} and the baseline {base.source} share no example id (candidate: "
+            f"{_some(only_c)}; baseline: {_some(only_b)}): the gate compares them example by example, so score both "
+            "on the same examples (the same `id`s)"
+        )
     judges, calib_record = _judge_errors(cfg, cand, base)
     strata = _strata(cand, base, cfg)
     paired_set = set(paired)
@@ -561,7 +574,7 @@ def gate(
     decision: Decision
     if failed:
         decision = "FAIL"
-        reasons = [c.describe() for c in failed]
+        reasons = [c.describe() for c in failed] + [c.describe() for c in undecided]
     elif undecided:
         decision = "RETRY"
         reasons = [c.describe() for c in undecided]
