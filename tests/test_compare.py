@@ -383,3 +383,11 @@ def test_cli_report_reads_runs_of_a_store(tmp_path):
     html = (tmp_path / "cmp.html").read_text()
     assert "loop/iter-002" in html and "0.400" in html  # pass@1 difference 18/20 - 10/20
 
+
+
+def test_k_beyond_a_runs_trials_is_refused():
+    """k above a run's trials per shared task would give a row on no task: refused as estimate refuses it."""
+    with pytest.raises(ValueError, match=r"k = 4: run 'base' has at most 3 trials per shared task"):
+        compare_runs(_run("base", BASE), _run("cand", CAND), k=[1, 4], n_boot=50)
+    result = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "9"])
+    assert result.exit_code == 2 and "unbiased estimators need k <= n" in result.output

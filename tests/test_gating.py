@@ -386,3 +386,28 @@ def test_a_loop_config_given_to_the_gate_points_to_its_gate_section():
     example = Path(__file__).resolve().parents[1] / "data" / "example_loop" / "loop.json"
     with pytest.raises(GateConfigError, match=r"this is a loop config.*`gate:` section"):
         load_gate_config(example)
+
+
+def test_a_baseline_sharing_no_example_is_an_input_error():
+    other = [{**r, "id": "b" + r["id"]} for r in rows({"acc": [1, 0, 1]})]
+    with pytest.raises(ValueError, match=r"share no example id \(candidate: 'q0', 'q1', 'q2' \(3 in all\)"):
+        gate(rows({"acc": [1, 1, 1]}), other)
+
+
+def test_a_trials_file_given_to_the_gate_says_what_the_gate_reads(tmp_path):
+    from agentstats.io.errors import TrialLoadError
+
+    p = tmp_path / "trials.jsonl"
+    p.write_text(json.dumps({"agent": "a", "task_id": "t1", "trial": 0, "success": True}) + "\n")
+    with pytest.raises(TrialLoadError, match=r"this is a trial record.*\"metric\": \"success\""):
+        load_scores(p)
+    with pytest.raises(FileNotFoundError, match="no such file: "):
+        load_scores(tmp_path / "missing.jsonl")
+
+
+def test_a_failing_gate_also_lists_its_undecided_checks():
+    n = 100
+    d = gate(rows({"acc": [0] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
+    assert d.decision == "FAIL"
+    assert d.reasons[0].startswith("P(acc worse than baseline") and d.reasons[0].endswith("failed")
+    assert d.reasons[1:] == ["g: no example scored in both sets (missing verdicts?): undecided"]

@@ -77,7 +77,8 @@ def compare(
     mlflow_uri: Annotated[
         str | None,
         typer.Option("--mlflow", help="Also log the comparison's numbers, its JSON and the HTML report to this MLflow "
-                     "tracking URI (file:///path/mlruns, http://host:5000; needs agentstats[mlflow])."),
+                     "tracking URI (file:///path/mlruns, http://host:5000; needs the mlflow extra: pip install "
+                     "'agentstats\\[mlflow]')."),
     ] = None,
     mlflow_experiment: Annotated[
         str, typer.Option("--mlflow-experiment", help="--mlflow: experiment name (created when absent).")
