@@ -84,6 +84,7 @@ def test_calibrate_binary_hand_case():
     je = m.judge_error
     assert (je.se_alpha, je.se_beta, je.sp_alpha, je.sp_beta) == (46, 6, 41, 11)
     assert m.confusion.tolist() == [[40, 10], [5, 45]]  # rows gold (False, True)
+    assert "m" in rep and "other" not in rep and list(rep) == ["m"] and len(rep) == 1  # a mapping of metrics
 
 
 def test_calibrate_ordinal_confusion_and_threshold():

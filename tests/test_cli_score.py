@@ -347,3 +347,13 @@ def test_out_is_written_atomically(data, tmp_path, monkeypatch):
     assert res.exit_code == 1 and "disk full" in res.output
     assert out_file.read_bytes() == before  # the earlier complete file is untouched, no short file
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".scored")] == []  # no temporary file left
+
+
+def test_score_skip_bad_lists_every_skipped_record(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "success": true}\n{bad json\n'
+                 '{"agent": "a", "task_id": "t2", "trial": 0, "success": "yes"}\n')
+    result = runner.invoke(app, ["score", str(p), "--skip-bad"])
+    assert result.exit_code == 0, result.output
+    assert "skipped 2 records (2 problems)" in result.output
+    assert "line 2: malformed JSON" in result.output and "line 3, field 'success'" in result.output

@@ -290,8 +290,15 @@ def test_compute_input_errors_raise_or_collect():
     assert math.isnan(f["value"][0]) and f["value"][1] == 1.0
     assert "input error" in f["evidence"][0]["not_applicable"]
     assert len(f.attrs["errors"]) == 1
-    with pytest.raises(MetricInputError, match="field nodes must be a list"):
-        compute([_trial(interactions=[{"answer": "x", "nodes": "n"}])], get_metric("pii", level="node"))
+    bad_nodes = _trial(interactions=[{"answer": "x", "nodes": "n"}])
+    with pytest.raises(MetricInputError, match="metric pii: trial a/t1/0 interaction 0: field nodes must be a list"):
+        compute([bad_nodes], get_metric("pii", level="node"))
+    good_nodes = _trial(task_id="t2", interactions=[{"answer": "x", "nodes": [{"name": "n1", "output": "hi"}]}])
+    f = compute([bad_nodes, good_nodes], get_metric("pii", level="node"), errors="collect")  # kept going
+    assert f["task_id"].tolist() == ["t1", "t2"] and f["node"].isna().tolist() == [True, False]
+    assert not f["applicable"][0] and "nodes must be a list" in f["evidence"][0]["not_applicable"]
+    assert f["value"][1] == 0.0 and f.attrs["errors"] == [
+        "metric pii: trial a/t1/0 interaction 0: field nodes must be a list of objects"]
     with pytest.raises(ValueError, match="errors must be"):
         compute([t], "latency", errors="ignore")
 
@@ -538,3 +545,19 @@ def test_pii_shortest_phone_numbers():
                     if any(True for _ in PhoneNumberMatcher(text, region, leniency=proof["leniency"])):
                         found.add(text)
     assert found == {p + d for p in proof["four_digits"] for d in "0123456789"}
+
+
+def test_one_metric_name_twice_with_other_settings_is_refused_and_renaming_keeps_both():
+    strict = get_metric("answer_similarity", lower_limit=0.9)
+    # a metric given by name or as an object replaces its group's default, wherever the group comes
+    assert [m.lower_limit for m in resolve_metrics(["answer_quality", strict]) if m.name == "answer_similarity"] == [0.9]
+    assert len(resolve_metrics(["answer_similarity", "answer_quality", "answer_similarity"])) == len(
+        metric_names("answer_quality"))
+    with pytest.raises(ValueError, match="'answer_similarity' is selected twice with different settings"):
+        resolve_metrics([strict, get_metric("answer_similarity", method="token_recall")])
+    both = resolve_metrics([strict, get_metric("answer_similarity", method="token_recall", name="recall")])
+    assert [(m.name, m.method) for m in both] == [("answer_similarity", "token_f1"), ("recall", "token_recall")]
+    with pytest.raises(ValueError, match=r"get_metric\('answer_similarity'\): .*'treshold'.*lower_limit"):
+        get_metric("answer_similarity", treshold=0.5)
+    with pytest.raises(ValueError, match="lower_limit must be a number in"):
+        get_metric("answer_similarity", lower_limit="high")

@@ -18,6 +18,7 @@ Formulas
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,6 +224,16 @@ class CalibrationReport:
         if metric not in self.metrics:
             raise KeyError(f"no calibration for metric {metric!r}; calibrated: {sorted(self.metrics)}")
         return self.metrics[metric]
+
+    def __contains__(self, metric: object) -> bool:
+        return metric in self.metrics
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterate over the calibrated metrics' names (a mapping's keys)."""
+        return iter(self.metrics)
+
+    def __len__(self) -> int:
+        return len(self.metrics)
 
     def table(self) -> pd.DataFrame:
         """One row per metric (:meth:`MetricCalibration.as_record` without the confusion matrix)."""

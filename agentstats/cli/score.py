@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -143,7 +144,8 @@ def score(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agentstats.io import load_trials, save_trials
+    from agentstats.cli.common import say_skipped
+    from agentstats.io import TrialLoadWarning, load_trials, save_trials
     from agentstats.scoring import JudgeConfigError, resolve_judge, score_trials
     from agentstats.scoring.summary import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring.tools import read_only_tools
@@ -158,9 +160,12 @@ def score(
     with console.status(f"loading {input} ..."):
         try:
             opts = loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents)
-            trials = load_trials(input, format, **opts)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TrialLoadWarning)  # each skipped record is listed below
+                trials = load_trials(input, format, **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
+    say_skipped(getattr(trials, "skipped", []), input)
     metric_list = _resolve_metric_options(metrics, metrics_level)
     known_read_only = read_only_tools(trials)
     if read_only is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -181,6 +182,8 @@ class Metric:
         if not lo < hi:
             raise ValueError(f"metric {self.name}: empty value range {self.value_range}")
         for label, lim in (("lower_limit", self.lower_limit), ("upper_limit", self.upper_limit)):
+            if lim is not None and (isinstance(lim, bool) or not isinstance(lim, numbers.Real)):
+                raise ValueError(f"metric {self.name}: {label} must be a number in [{lo}, {hi}] or None, got {lim!r}")
             if lim is not None and (math.isnan(lim) or not lo <= lim <= hi):
                 raise ValueError(f"metric {self.name}: {label} {lim} outside the value range [{lo}, {hi}]")
 

@@ -177,20 +177,32 @@ def compute(
 
     for m in ms:
         names, passed, fn, params = m.field_names(), m.passed, m.methods[m.method], m.params
-        recs = [(t, i, node, rec) for t in trials for i, node, rec in records(t, m.level)]
+        recs: list[tuple[Trial, int | None, str | None, Any]] = []
+        unreadable: dict[int, Score] = {}  # position in recs -> the not-applicable score of a trial it cannot read
+        for t in trials:
+            try:
+                recs.extend((t, i, node, rec) for i, node, rec in records(t, m.level))
+            except MetricInputError as exc:
+                msg = f"metric {m.name}: {exc}"
+                if errors == "raise":
+                    raise MetricInputError(msg) from exc
+                problems.append(msg)
+                unreadable[len(recs)] = Score(None, {"not_applicable": f"input error: {exc}"})
+                recs.append((t, None, None, None))
+        todo = [r for j, r in enumerate(recs) if j not in unreadable] if unreadable else recs
         scores: list[Score] = []
         if getattr(fn, "batch", False):
             try:
                 batch_fn: Any = fn
-                scores = list(batch_fn([RecordValues(rec, names) for _, _, _, rec in recs], params))
+                scores = list(batch_fn([RecordValues(rec, names) for _, _, _, rec in todo], params))
             except (ValueError, TypeError) as exc:
                 msg = f"metric {m.name}: {exc}"
                 if errors == "raise":
                     raise MetricInputError(msg) from exc
                 problems.append(msg)
-                scores = [Score(None, {"not_applicable": f"input error: {exc}"}) for _ in recs]
+                scores = [Score(None, {"not_applicable": f"input error: {exc}"}) for _ in todo]
         else:
-            for t, i, node, rec in recs:
+            for t, i, node, rec in todo:
                 try:
                     s = fn(RecordValues(rec, names), params)
                 except (ValueError, TypeError) as exc:
@@ -200,6 +212,9 @@ def compute(
                     problems.append(msg)
                     s = Score(None, {"not_applicable": f"input error: {exc}"})
                 scores.append(s)
+        if unreadable:
+            scored = iter(scores)
+            scores = [unreadable[j] if j in unreadable else next(scored) for j in range(len(recs))]
         for (t, i, node, _rec), s in zip(recs, scores, strict=True):
             cols["agent"].append(t.agent)
             cols["task_id"].append(t.task_id)

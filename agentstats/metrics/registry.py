@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -120,8 +121,10 @@ def metric_names(group: str | None = None) -> list[str]:
     return [n for n, m in CATALOGUE.items() if group is None or m.group == group]
 
 
-def get_metric(name: str, **changes: Any) -> Metric:
+def get_metric(name: str, /, **changes: Any) -> Metric:
     """Return a catalogue metric with attributes changed: ``get_metric("answer_similarity", method="token_recall")``.
+
+    ``name=`` among the changes renames it (to select one metric twice with different settings).
 
     Raises
     ------
@@ -131,13 +134,27 @@ def get_metric(name: str, **changes: Any) -> Metric:
     m = CATALOGUE.get(name)
     if m is None:
         raise ValueError(f"unknown metric {name!r}; choose from {sorted(CATALOGUE)} or a group {list(GROUPS)}")
-    return m.replace(**changes) if changes else m
+    if not changes:
+        return m
+    try:
+        return m.replace(**changes)
+    except TypeError as exc:  # an unknown attribute, or a value of the wrong type
+        fields = sorted(f.name for f in dataclasses.fields(Metric))
+        raise ValueError(f"get_metric({name!r}): {exc} (a metric's settings: {', '.join(fields)})") from None
 
 
 def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     """Metrics from names, group names and :class:`Metric` objects (a comma-separated string is split).
 
-    Duplicates are dropped (first one kept). Raises ``ValueError`` for an unknown name or an empty selection.
+    A metric selected again with the same settings is kept once. A metric given by name or as a :class:`Metric`
+    replaces the group's default of that name, wherever the group comes in the list (``["answer_quality",
+    get_metric("answer_similarity", lower_limit=0.9)]``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, an empty selection, or one name given twice with different settings (each name is one
+        column of results: rename one, ``get_metric(name, ..., name="other")``).
     """
     items: list[str | Metric]
     if isinstance(spec, Metric):
@@ -147,15 +164,19 @@ def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]
     else:
         items = list(spec)
     out: dict[str, Metric] = {}
+    explicit: set[str] = set()  # given by name or as a Metric (a group's members only fill in)
     for it in items:
-        if isinstance(it, Metric):
-            out.setdefault(it.name, it)
-        elif it in GROUPS:
+        if not isinstance(it, Metric) and it in GROUPS:
             for n in metric_names(it):
                 out.setdefault(n, CATALOGUE[n])
-        else:
-            m = get_metric(it)
-            out.setdefault(m.name, m)
+            continue
+        m = it if isinstance(it, Metric) else get_metric(it)
+        if m.name in explicit and out[m.name] != m:
+            raise ValueError(
+                f"metric {m.name!r} is selected twice with different settings; each metric name is one column of "
+                f"results: give one of them another name, e.g. get_metric({m.name!r}, ..., name={m.name + '_2'!r})")
+        explicit.add(m.name)
+        out[m.name] = m
     if not out:
         raise ValueError("no metric selected")
     return list(out.values())
