@@ -550,7 +550,8 @@ def test_pii_shortest_phone_numbers():
 def test_one_metric_name_twice_with_other_settings_is_refused_and_renaming_keeps_both():
     strict = get_metric("answer_similarity", lower_limit=0.9)
     # a metric given by name or as an object replaces its group's default, wherever the group comes
-    assert [m.lower_limit for m in resolve_metrics(["answer_quality", strict]) if m.name == "answer_similarity"] == [0.9]
+    chosen = resolve_metrics(["answer_quality", strict])
+    assert [m.lower_limit for m in chosen if m.name == "answer_similarity"] == [0.9]
     assert len(resolve_metrics(["answer_similarity", "answer_quality", "answer_similarity"])) == len(
         metric_names("answer_quality"))
     with pytest.raises(ValueError, match="'answer_similarity' is selected twice with different settings"):
