@@ -357,3 +357,12 @@ def test_score_skip_bad_lists_every_skipped_record(tmp_path):
     assert result.exit_code == 0, result.output
     assert "skipped 2 records (2 problems)" in result.output
     assert "line 2: malformed JSON" in result.output and "line 3, field 'success'" in result.output
+
+
+def test_metric_summary_does_not_load_the_model_families():
+    """`agentstats score --metrics ...` summarizes metrics without PyMC (several seconds to import)."""
+    import subprocess
+    import sys
+
+    code = "import sys, agentstats.posterior.metric_summary; sys.exit(3 if 'pymc' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

@@ -20,10 +20,44 @@ Two populations:
 estimators are undefined there, so those tasks' values rest on the model (its cell distribution) more than on data.
 """
 
-from agentstats.posterior.consistency import consistency, task_effects
-from agentstats.posterior.contrasts import contrast_matrix, contrast_table
-from agentstats.posterior.pass_k import posterior_pass_at_k, posterior_pass_hat_k, posterior_pass_k, summarize_pass_k
-from agentstats.posterior.rerun import predict_rerun
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentstats.posterior.consistency import consistency, task_effects
+    from agentstats.posterior.contrasts import contrast_matrix, contrast_table
+    from agentstats.posterior.pass_k import (
+        posterior_pass_at_k,
+        posterior_pass_hat_k,
+        posterior_pass_k,
+        summarize_pass_k,
+    )
+    from agentstats.posterior.rerun import predict_rerun
+
+# Loaded on first use: these need the model families (PyMC, several seconds to import), which the metric summary
+# (agentstats.posterior.metric_summary, used by `agentstats score`) does not.
+_LAZY = {
+    "consistency": "consistency",
+    "task_effects": "consistency",
+    "contrast_matrix": "contrasts",
+    "contrast_table": "contrasts",
+    "posterior_pass_at_k": "pass_k",
+    "posterior_pass_hat_k": "pass_k",
+    "posterior_pass_k": "pass_k",
+    "summarize_pass_k": "pass_k",
+    "predict_rerun": "rerun",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentstats.posterior' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"agentstats.posterior.{module}"), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "consistency",
