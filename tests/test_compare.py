@@ -391,3 +391,16 @@ def test_k_beyond_a_runs_trials_is_refused():
         compare_runs(_run("base", BASE), _run("cand", CAND), k=[1, 4], n_boot=50)
     result = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "9"])
     assert result.exit_code == 2 and "unbiased estimators need k <= n" in result.output
+
+
+def test_cli_reads_run_tables_with_named_columns_and_says_how_intervals_and_dropped_tasks_come(tmp_path):
+    lines = ["model,problem,ok"] + [f"{m},p{t},{int((t + r) % 3 != 0) if m == 'new' else int(t % 2)}"
+                                    for m in ("old", "new") for t in range(6) for r in range(2 if t < 4 else 1)]
+    p = tmp_path / "runs.csv"
+    p.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["compare", str(p), str(p), "--run-agents", "old,new", "--agent-col", "model",
+                                 "--task-col", "problem", "--success-col", "ok", "--format", "runs", "--k", "1,2"])
+    assert result.exit_code == 0, result.output
+    assert "6 shared tasks" in result.output
+    assert "intervals: 95%, paired over tasks" in result.output
+    assert "k = 2: new rests on 4 of 6 shared tasks" in result.output  # p4, p5 have one trial

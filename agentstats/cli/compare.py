@@ -17,11 +17,14 @@ from agentstats.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    AgentColOpt,
     AgentOpt,
     AgentsOpt,
     EstimateKOpt,
     FormatOpt,
     SkipBadOpt,
+    SuccessColOpt,
+    TaskColOpt,
     console,
     fail,
     out,
@@ -84,6 +87,9 @@ def compare(
         str, typer.Option("--mlflow-experiment", help="--mlflow: experiment name (created when absent).")
     ] = "agentstats",
     agent: AgentOpt = None,
+    agent_col: AgentColOpt = None,
+    task_col: TaskColOpt = None,
+    success_col: SuccessColOpt = None,
     skip_bad: SkipBadOpt = False,
     agents: AgentsOpt = None,
 ) -> None:
@@ -123,6 +129,9 @@ def compare(
         opts["on_error"] = "skip"
     if agent is not None:
         opts["agent"] = agent
+    for key, value in (("agent_col", agent_col), ("task_col", task_col), ("success_col", success_col)):
+        if value is not None:
+            opts[key] = value
     if agents is not None:
         opts["agents"] = agents
     run_options = [{"agents": a} for a in picked] if picked else None
@@ -170,6 +179,17 @@ def _print(cmp: Any) -> None:
                   f"[{_fmt(r['pass_hat_k_diff_ci_low'])}, {_fmt(r['pass_hat_k_diff_ci_high'])}]",
                   _fmt(r["mcnemar_p"]))
     out.print(t)
+    methods = sorted({str(m) for c in ("pass_at_k_diff_ci_method", "pass_hat_k_diff_ci_method")
+                      for m in cmp.pass_k[c].dropna()})
+    if methods:
+        prob = cmp.settings.get("ci_prob", 0.95)
+        console.print(f"intervals: {prob:.0%}, paired over tasks ({'; '.join(methods)}; MOVER at the boundary, "
+                      "where the bootstrap would be too narrow: docs/compare.md)", highlight=False, soft_wrap=True)
+    dropped = cmp.pass_k[cmp.pass_k["n_tasks_dropped"] > 0]
+    for _, r in dropped.iterrows():
+        console.print(f"k = {r['k']}: {escape(str(r['agent_a']))} rests on {r['n_tasks']} of "
+                      f"{r['n_tasks'] + r['n_tasks_dropped']} shared tasks (tasks with fewer than k trials in either "
+                      "run drop out at that k; `--json` lists them)", highlight=False, soft_wrap=True)
     if cmp.pass_k["mcnemar_p"].isna().any():
         console.print("McNemar p: exact test of k = 1 with one trial per task; n/a where a task has more trials.",
                       highlight=False, soft_wrap=True)
