@@ -298,3 +298,19 @@ def test_report_shows_corrected_next_to_uncorrected_pass_hat_k(tmp_path):
     html = paths.html.read_text(encoding="utf-8")
     assert "pass_hat_k_uncorrected" in html and "Judge calibration of" in html
     assert live_markup(html) == []
+
+
+def test_cli_calibrate_says_when_a_rate_rests_on_the_prior_alone(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+
+    runner = CliRunner(env={"COLUMNS": "200"})
+    path = tmp_path / "cal.jsonl"
+    rows = [{"item_id": str(i), "metric": "h", "verdict": i == 1, "gold": False} for i in range(3)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    res = runner.invoke(app, ["calibrate", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "0.500 [0.025, 0.975] (prior only)" in res.output
+    assert "no item with gold pass, so its sensitivity is the prior alone" in res.output
+    assert "specificity is the prior" not in res.output  # 3 gold fails measure it

@@ -72,8 +72,10 @@ def calibrate(
                 f"specificity [{pct}]"):
         table.add_column(col, justify="left" if col in ("metric", "scale") else "right")
 
-    def rate(d: dict[str, float] | None) -> str:
-        return "n/a" if d is None else f"{d['mean']:.3f} [{d['lower']:.3f}, {d['upper']:.3f}]"
+    def rate(d: dict[str, float] | None, n: int | None = None) -> str:
+        if d is None:
+            return "n/a"
+        return f"{d['mean']:.3f} [{d['lower']:.3f}, {d['upper']:.3f}]" + (" (prior only)" if n == 0 else "")
 
     def num(x: float | None) -> str:
         return "n/a" if x is None or x != x else f"{x:.3f}"
@@ -81,8 +83,13 @@ def calibrate(
     for m in report.metrics.values():
         kappa = num(m.kappa) + (f" (weighted {num(m.weighted_kappa)})" if m.weighted_kappa is not None else "")
         table.add_row(escape(m.metric), m.scale, str(m.n_items), str(m.n_missing), num(m.accuracy), kappa,
-                      rate(m.sensitivity), rate(m.specificity))
+                      rate(m.sensitivity, _total(m.tp, m.fn)), rate(m.specificity, _total(m.tn, m.fp)))
     out.print(table)
+    for m in report.metrics.values():
+        for what, n, gold in (("sensitivity", _total(m.tp, m.fn), "pass"), ("specificity", _total(m.tn, m.fp), "fail")):
+            if n == 0:
+                console.print(f"[yellow]{escape(m.metric)}:[/] no item with gold {gold}, so its {what} is the prior "
+                              f"alone; label items a human judged {gold} to measure it", highlight=False)
     for m in report.metrics.values():
         if m.scale == "ordinal":
             conf = Table(title=f"{escape(m.metric)}: confusion (rows gold, columns judge)")
@@ -97,3 +104,7 @@ def calibrate(
                               "sensitivity and specificity", highlight=False)
     console.print("sensitivity = P(judge pass | gold pass), specificity = P(judge fail | gold fail); Beta(1, 1) "
                   "prior, equal-tailed credible intervals", highlight=False)
+
+
+def _total(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
