@@ -359,6 +359,7 @@ def test_score_skip_bad_lists_every_skipped_record(tmp_path):
     assert "line 2: malformed JSON" in result.output and "line 3, field 'success'" in result.output
 
 
+@pytest.mark.slow  # a fresh interpreter importing the package: about 3 s
 def test_metric_summary_does_not_load_the_model_families():
     """`agentstats score --metrics ...` summarizes metrics without PyMC (several seconds to import)."""
     import subprocess

@@ -462,8 +462,9 @@ def test_gate_sign_offs_carry_only_to_the_same_inputs_calibration_set_included(t
 
 
 def _other_process_can_write(path: Path) -> bool:
-    code = ("import sys\nfrom agentstats.store import RunStore, StoreError\n"
-            f"try:\n    RunStore({str(path)!r}).close()\nexcept StoreError as exc:\n"
+    # DuckDB alone in the child (agentstats would take seconds to import): the lock is DuckDB's
+    code = ("import sys, duckdb\n"
+            f"try:\n    duckdb.connect({str(path)!r}).close()\nexcept duckdb.IOException as exc:\n"
             "    print(exc, file=sys.stderr)\n    sys.exit(3)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     if done.returncode == 3 and "lock" not in done.stderr.lower():
