@@ -611,6 +611,7 @@ def test_a_failed_write_never_changes_the_call_and_loses_nothing(tmp_path, monke
     assert len(run.to_frame()) == 2
 
 
+@pytest.mark.slow  # a fresh interpreter importing the package: about 3 s
 def test_a_run_never_ended_is_written_and_marked_interrupted_at_exit(tmp_path):
     """A notebook or script that forgets end_run(): at exit the buffered records are written, not dropped."""
     import subprocess
