@@ -331,7 +331,7 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index ``(agent, k)``; columns ``tasks`` (tasks behind the value out of the suite's, e.g. ``41/83``),
-        ``extrapolated`` (share of the suite's tasks with fewer than k usable trials), ``pass@k``,
+        ``n < k`` (the ``extrapolated`` share: the suite's tasks with fewer than k usable trials), ``pass@k``,
         ``pass@k P CI``, ``pass^k``, ``pass^k P CI`` (``P`` from ``ci_prob``, e.g. ``95%``), ``dropped`` (tasks
         with fewer than k trials, left out of that k's mean) and ``note`` (``under half of the tasks`` when the value
         rests on fewer than half of the suite's tasks; ``boundary interval`` where the interval is the Clopper-Pearson
@@ -368,7 +368,7 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
                 "agent": r["agent"],
                 "k": int(r["k"]),
                 "tasks": f"{int(r['n_tasks'])}/{int(n_suite)}" if has_suite else str(int(r["n_tasks"])),
-                "extrapolated": f"{float(extrap):.2f}" if extrap is not None and pd.notna(extrap) else "n/a",
+                "n < k": f"{float(extrap):.2f}" if extrap is not None and pd.notna(extrap) else "n/a",
                 "pass@k": val(r["pass_at_k"]),
                 f"pass@k {label} CI": ci(r["pass_at_k_ci_low"], r["pass_at_k_ci_high"]),
                 "pass^k": val(r["pass_hat_k"]),

@@ -68,7 +68,7 @@ def test_table_shows_tasks_marks_and_exclusions():
     assert "† Clopper-Pearson interval" in out and "†" in out.split("* rests")[0]
     assert "excluded for davinci-002 (67 tasks without a usable trial)" in out
     assert "not run by this agent" in out and "and 57 more (all in --json)" in out
-    assert "extrapolated" in out
+    assert "n < k: share of those 83 tasks with fewer than k usable trials of the agent" in out
 
 
 def test_bad_interval_probability_is_a_usage_error():

@@ -71,7 +71,7 @@ def test_table_and_reading_show_the_tasks_behind_each_value():
     suite = suite_pass_k(counts, k=[1, 8], n_boot=200)
     table = format_suite_table(suite)
     davinci = table.loc[("davinci-002", 1)]
-    assert davinci["tasks"] == "16/83" and davinci["extrapolated"] == "0.81"
+    assert davinci["tasks"] == "16/83" and davinci["n < k"] == "0.81"
     assert "under half of the tasks" in davinci["note"]
     assert "boundary interval" in davinci["note"]  # all 16 tasks at 0: Clopper-Pearson
     opus = table.loc[("Claude 3 Opus", 8)]

@@ -131,7 +131,7 @@ def _print_suite(table: Any, input: Path, ci_prob: float) -> None:
 
     pct = _pct(ci_prob)
     t = Table(title=f"{escape(input.name)}: unbiased estimators, {pct} intervals (task-cluster bootstrap)")
-    for c in ["agent", "k", "tasks", "extrapolated", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
+    for c in ["agent", "k", "tasks", "n < k", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
         t.add_column(c, justify="left" if c == "agent" else "right")
     any_under = any_boundary = False
     for _, r in table.iterrows():
@@ -153,9 +153,9 @@ def _print_suite(table: Any, input: Path, ci_prob: float) -> None:
     out.print(t)
     n_suite = int(table["n_tasks_suite"].iloc[0]) if len(table) else 0
     notes = [
-        f"tasks: tasks behind the value / the {n_suite} tasks in the input; extrapolated: share of those tasks "
-        "with fewer than k usable trials (they drop out at that k, so values at different k can average different "
-        "tasks)."
+        f"tasks: tasks behind the value / the {n_suite} tasks in the input; n < k: share of those {n_suite} tasks "
+        "with fewer than k usable trials of the agent (none counts as 0), which drop out at that k (values at "
+        "different k can average different tasks; `agentstats fit` extrapolates to them; JSON key `extrapolated`)."
     ]
     if any_under:
         notes.append(f"{UNDER_HALF_MARK} rests on under half of the tasks: read with care.")
