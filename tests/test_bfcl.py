@@ -112,6 +112,14 @@ def test_load_trials_reads_the_bfcl_format(tmp_path):
     assert [bfcl_verdict(t)[0] for t in ts] == [True, False]
     assert ts[0].interactions[0].expected_tool_calls[0].arguments == {"r": {"$any_of": [1], "$optional": False}}
     assert len(load_trials(root, format="bfcl", agent="m")) == 2
+    assert not ts.notes
+    # result files of categories this reader does not support are named, never silently dropped
+    res = root / "2024-08-11" / "result" / "m"
+    for other in ("rest", "java", "executable_simple"):
+        (res / f"gorilla_openfunctions_v1_test_{other}_result.json.gz").write_bytes(b"")
+    notes = [str(n) for n in load_trials(root, format="bfcl").notes]
+    assert len(notes) == 1
+    assert "loaded the Python AST categories simple; left out executable_simple, java, rest" in notes[0]
 
 
 def test_bfcl_problems_name_file_and_line(tmp_path):

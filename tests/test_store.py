@@ -489,3 +489,29 @@ def test_reading_a_store_this_process_holds_keeps_its_lock(tmp_path):
             assert set(again.runs()["name"]) == {"r", "live"}
         assert not _other_process_can_write(path)  # still locked after all of that
     assert _other_process_can_write(path)  # and free once the run ended
+
+
+def test_import_refuses_an_empty_result_and_a_reimport_with_other_options_and_shows_reader_notes(tmp_path):
+    runner = CliRunner()
+    store = tmp_path / "s.duckdb"
+    trunc = tmp_path / "trunc.json"
+    trunc.write_text('[{"task_id": 1, "trial": 0, "reward": 1')
+    res = runner.invoke(app, ["import", str(trunc), "--run", "x", "--store", str(store), "--skip-bad"])
+    assert res.exit_code == 2 and "trunc.json: no trial could be read from it" in res.output
+    spelled = tmp_path / "t.jsonl"
+    spelled.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "succes": true}\n'
+                       '{"agent": "a", "task_id": "t2", "trial": 0, "success": false}\n')
+    res = runner.invoke(app, ["import", str(spelled), "--run", "r", "--store", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "line 1, field 'succes': unknown field 'succes': did you mean 'success'?" in res.output
+    with RunStore(store, read_only=True) as st:
+        assert list(st.runs()["name"]) == ["r"]  # the empty import left nothing
+    res = runner.invoke(app, ["import", str(spelled), "--run", "r", "--store", str(store)])
+    assert res.exit_code == 0 and "nothing imported" in res.output  # the same file and options: a safe rerun
+    tau = tmp_path / "tau.json"
+    tau.write_text(json.dumps([{"task_id": i, "trial": 0, "reward": float(i % 2), "info": {}, "traj": []}
+                               for i in range(3)]))
+    res = runner.invoke(app, ["import", str(tau), "--run", "tau", "--store", str(store), "--agent", "a"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["import", str(tau), "--run", "tau", "--store", str(store), "--agent", "b"])
+    assert res.exit_code == 2 and "imported with other options" in res.output and "--replace" in res.output

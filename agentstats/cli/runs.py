@@ -88,7 +88,10 @@ def runs_show(
     from rich.markup import escape
 
     for key, value in _plain(info).items():
-        text = json.dumps(value, default=str) if isinstance(value, dict | list) else str(value)
+        if isinstance(value, dict | list):
+            text = json.dumps(value, default=str)
+        else:
+            text = "-" if value is None else str(value)
         out.print(f"[bold]{escape(key)}[/]: {escape(text)}", highlight=False, soft_wrap=True)
 
 
@@ -166,7 +169,10 @@ def import_(
     """
     import warnings
 
+    from rich.markup import escape
+
     from agentstats.cli.common import say_skipped
+    from agentstats.counts import plural
     from agentstats.io.errors import TrialLoadError, TrialLoadWarning
     from agentstats.store import StoreError
     from agentstats.store.importing import import_file
@@ -181,11 +187,15 @@ def import_(
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
     say_skipped(result.skipped, path)
+    for note in result.notes[:10]:
+        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False, soft_wrap=True)
+    if len(result.notes) > 10:
+        console.print(f"  ... and {len(result.notes) - 10} more notes", highlight=False)
     if result.unchanged:
         console.print(f"run {run!r} already holds {path} ({result.trials:,} trials); nothing imported")
     else:
-        console.print(f"imported {result.trials:,} trials ({result.interactions:,} interactions, "
-                      f"{result.tool_calls:,} tool calls) from {path} into run {run!r} of {store}")
+        console.print(f"imported {plural(result.trials, 'trial')} ({plural(result.interactions, 'interaction')}, "
+                      f"{plural(result.tool_calls, 'tool call')}) from {path} into run {run!r} of {store}")
 
 
 def _plain(rec: dict[str, Any]) -> dict[str, Any]:

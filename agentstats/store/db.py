@@ -115,6 +115,8 @@ class ImportResult:
         True when the same source (same SHA-256) was already imported under this name: nothing was written.
     skipped : list of Problem
         Bad records left out (``on_error="skip"`` imports of a file).
+    notes : list of Problem
+        Remarks of the reader on records it kept (e.g. what a format leaves out, a field that looks misspelled).
     """
 
     run: str
@@ -124,6 +126,7 @@ class ImportResult:
     tool_calls: int
     unchanged: bool = False
     skipped: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
 
 
 def _now() -> dt.datetime:
@@ -393,7 +396,7 @@ class RunStore:
             if not replace:
                 raise StoreError(
                     f"a run named {name!r} already exists in {self.path}; choose another name, delete it "
-                    "(agentstats runs delete), or replace it"
+                    "(agentstats runs delete), or replace it (--replace; replace=True)"
                 )
             self._delete(self.run_id(name))
         row = self.con.execute(
@@ -482,9 +485,14 @@ class RunStore:
         """
         if source_sha256 is not None and self.has_run(run) and not replace:
             row = self.con.execute(
-                "SELECT source_sha256, status, run_id FROM runs WHERE name = ?", [run]
+                "SELECT source_sha256, status, run_id, config FROM runs WHERE name = ?", [run]
             ).fetchone()
             if row[0] == source_sha256 and row[1] == "completed":
+                if json.loads(row[3] or "{}") != json.loads(_json(config or {}) or "{}"):
+                    raise StoreError(
+                        f"run {run!r} already holds {source or 'this file'}, imported with other options "
+                        f"({row[3]}); import it under another name, or give --replace (replace=True) to import it "
+                        "again with these")
                 n = self.con.execute("SELECT count(*) FROM trials WHERE run_id = ?", [row[2]]).fetchone()[0]
                 return ImportResult(run, int(row[2]), int(n), 0, 0, unchanged=True)
         with self.transaction():
@@ -493,6 +501,8 @@ class RunStore:
                 config=config, code_version=code_version, status="running", replace=replace,
             )
             written = self._write_trials(rid, trials, batch_size=batch_size, source=source or run)
+            if not written[0]:  # rolled back: a run without trials is an input problem, never a result
+                raise StoreError(f"nothing to import from {source or run}: no trial could be read from it")
             self.con.execute("UPDATE runs SET status = 'completed', ended_at = ? WHERE run_id = ?", [_now(), rid])
         return ImportResult(run, rid, *written)
 

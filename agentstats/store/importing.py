@@ -85,17 +85,21 @@ def import_file(
     if fmt == "auto":
         fmt = detect_format(path)
     if fmt == "duckdb":
-        raise ValueError(f"{name} is a run store itself; export a run from it (agentstats runs export) to import it")
+        raise ValueError(f"{name} is a run store itself; export a run from it as JSONL (agentstats runs export RUN "
+                         f"--store {name} --to run.jsonl) to import it")
     sha = file_sha256(path) if os.path.isfile(path) else None
+    if agent is not None:
+        options["agent"] = agent
+    # the options that shape the trials are part of the run's config: the same file imported again with other
+    # options is not "already imported"
+    config = {"format": fmt, **{k: v for k, v in options.items() if isinstance(v, str | int | float | bool | list)}}
     common: dict[str, Any] = {"source": name, "source_sha256": sha, "description": description, "tags": tags,
-              "config": {"format": fmt}, "replace": replace}
-    if fmt == "jsonl" and agent is None and not options:
+                              "config": config, "replace": replace}
+    if fmt == "jsonl" and not options:
         log = ProblemLog(name, on_error, unit="line")
         skipped: list[Problem] = []
         result = store.import_trials(_stream_jsonl(path, log, skipped), run, **common)
-        return dataclasses.replace(result, skipped=skipped)
-    if agent is not None:
-        options["agent"] = agent
+        return dataclasses.replace(result, skipped=skipped, notes=list(log.notes))
     trials = load_trials(path, fmt, on_error=on_error, **options)
     result = store.import_trials(trials, run, **common)
-    return dataclasses.replace(result, skipped=list(trials.skipped))
+    return dataclasses.replace(result, skipped=list(trials.skipped), notes=list(trials.notes))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,6 +355,14 @@ def _load(
                 continue
             answers[c][d["id"]] = d["ground_truth"]
 
+    if categories is None:  # say what the result folders hold beyond the AST categories (never silently left out)
+        found = {re.sub(r"_result\.json(\.gz)?$", "", f.name).removeprefix("gorilla_openfunctions_v1_test_")
+                 for m in model_list for f in (res_root / m).glob("*_result.json*")}
+        other = sorted(found - set(cats))
+        if other:
+            log.note(None, None, f"loaded the Python AST categories {', '.join(cats)}; left out {', '.join(other)} "
+                     "(not supported: the executable and REST categories need execution, relevance has no "
+                     "ground-truth calls, and Java / JavaScript calls are not read)")
     trials: list[Trial] = []
     verdicts: dict[tuple[str, str], bool] = {}
     decode_errors: dict[tuple[str, str], str] = {}
