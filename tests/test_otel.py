@@ -188,3 +188,13 @@ def test_genuine_sdk_export():
         assert [(n["name"], n["kind"]) for n in t.meta["nodes"]] == [("retrieve", "RETRIEVER")]
         assert (t.interactions[0].query, t.interactions[0].answer) == (f"Weather in {city}?", "Sunny.")
     assert ts[2].meta["error_type"] == "TimeoutError" and ts[2].meta["error"] == "slow tool"
+
+
+def test_metadata_keys_may_carry_the_agentstats_prefix(tmp_path):
+    text = FIXTURE.read_text()
+    for key in ("task_id", "trial", "success"):
+        text = text.replace(f'\\"{key}\\": ', f'\\"agentstats.{key}\\": ')
+    assert '\\"agentstats.task_id\\": \\"paris\\"' in text
+    p = tmp_path / "prefixed.jsonl"
+    p.write_text(text)
+    assert _summary(load_trials(p, format="otel")) == EXPECTED

@@ -244,9 +244,14 @@ def _meta_attr(attrs: dict[str, Any], key: str) -> Any:
     md = attrs.get("metadata")
     if isinstance(md, str):
         md = _json_or_text(md)
-    if isinstance(md, dict) and key in md:
-        return md[key]
-    return attrs.get(f"metadata.{key}")
+    if isinstance(md, dict):
+        for name in (key, f"agentstats.{key}"):  # `task_id` or, as on the attributes, `agentstats.task_id`
+            if name in md:
+                return md[name]
+    for name in (f"metadata.{key}", f"metadata.agentstats.{key}"):
+        if name in attrs:
+            return attrs[name]
+    return None
 
 
 def _kind(s: Span) -> str:
