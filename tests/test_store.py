@@ -515,3 +515,21 @@ def test_import_refuses_an_empty_result_and_a_reimport_with_other_options_and_sh
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["import", str(tau), "--run", "tau", "--store", str(store), "--agent", "b"])
     assert res.exit_code == 2 and "imported with other options" in res.output and "--replace" in res.output
+
+
+def test_a_duplicated_key_in_an_imported_file_is_named_by_line_and_skipped_with_skip_bad(tmp_path):
+    runner = CliRunner()
+    store = tmp_path / "s.duckdb"
+    p = tmp_path / "dup.jsonl"
+    recs = [("t1", True), ("t2", True), ("t3", False), ("t1", False)]
+    p.write_text("".join(json.dumps({"agent": "a", "task_id": t, "trial": 0, "success": s,
+                                     "interactions": [{"query": t, "answer": str(s)}]}) + "\n" for t, s in recs))
+    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
+    assert res.exit_code == 2
+    assert ("line 4, field '(agent, task_id, trial)': duplicate trial key ('a', 't1', 0), first seen at line 1"
+            in res.output)
+    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store), "--skip-bad"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 record" in res.output and "imported 3 trials (3 interactions" in res.output
+    trials = {t.task_id: t for t in agentstats.load_trials(store, run="r")}
+    assert trials["t1"].success is True and [i.answer for i in trials["t1"].interactions] == ["True"]  # the first

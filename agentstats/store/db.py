@@ -448,6 +448,9 @@ class RunStore:
         code_version: str | None = None,
         replace: bool = False,
         batch_size: int = BATCH,
+        locations: Sequence[int] | None = None,
+        unit: str = "record",
+        skip_duplicates: bool = False,
     ) -> ImportResult:
         """Import trials as a new run, all in one transaction: the run exists completely or not at all.
 
@@ -468,6 +471,12 @@ class RunStore:
         replace : bool
             Replace a run of the same name (else a taken name is an error).
         batch_size : int
+        locations, unit : optional
+            Where the i-th trial came from (``locations[i]``, e.g. its line with ``unit="line"``), for the message
+            of a duplicated trial key; by default its 0-based position.
+        skip_duplicates : bool
+            Keep the first trial of a duplicated key and list the later copies in ``ImportResult.skipped`` (an
+            import with ``on_error="skip"``), instead of refusing the import.
 
         Returns
         -------
@@ -500,11 +509,13 @@ class RunStore:
                 run, description=description, tags=tags, source=source, source_sha256=source_sha256,
                 config=config, code_version=code_version, status="running", replace=replace,
             )
-            written = self._write_trials(rid, trials, batch_size=batch_size, source=source or run)
+            dropped: list[Problem] | None = [] if skip_duplicates else None
+            written = self._write_trials(rid, trials, batch_size=batch_size, source=source or run,
+                                         locations=locations, unit=unit, skipped=dropped)
             if not written[0]:  # rolled back: a run without trials is an input problem, never a result
                 raise StoreError(f"nothing to import from {source or run}: no trial could be read from it")
             self.con.execute("UPDATE runs SET status = 'completed', ended_at = ? WHERE run_id = ?", [_now(), rid])
-        return ImportResult(run, rid, *written)
+        return ImportResult(run, rid, *written, skipped=dropped or [])
 
     def append_trials(self, run: str, trials: Iterable[Trial | dict[str, Any]]) -> tuple[int, int, int]:
         """Add trials to an existing run in one transaction; return rows written (trials, interactions, calls).
@@ -519,7 +530,8 @@ class RunStore:
             return self._write_trials(rid, trials, batch_size=BATCH, source=run)
 
     def _write_trials(
-        self, rid: int, trials: Iterable[Trial | dict[str, Any]], *, batch_size: int, source: str
+        self, rid: int, trials: Iterable[Trial | dict[str, Any]], *, batch_size: int, source: str,
+        locations: Sequence[int] | None = None, unit: str = "record", skipped: list[Problem] | None = None,
     ) -> tuple[int, int, int]:
         """Write trials in the caller's transaction as ONE streamed ``INSERT`` (memory bounded by one batch).
 
@@ -529,6 +541,10 @@ class RunStore:
         statements in one transaction does (measured in docs/benchmarks.md, "Run store"). Interactions and tool
         calls are then derived from the stored records in two more statements. Whatever the iterable raises is
         re-raised here after the statement (the caller's transaction then rolls back).
+
+        A duplicated ``(agent, task_id, trial)`` key is an error naming both places (``locations[i]``, in ``unit``,
+        is where the i-th trial came from: e.g. its line); with a ``skipped`` list, the later copies are removed
+        instead and listed there, as an import with ``on_error="skip"`` skips any bad record.
         """
         import pyarrow as pa
         from pydantic import ValidationError
@@ -583,22 +599,41 @@ class RunStore:
             raise raised[0]
         if problems:
             raise TrialLoadError(problems, source, skippable=False)
-        totals = [written[0], 0, 0]
-        if written[0]:
-            totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
+        n_written = written[0]
         dups = self.con.execute(
-            """SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
-               GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq) LIMIT 50""",
+            f"""SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
+               GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq)
+               {'' if skipped is not None else 'LIMIT 50'}""",
             [rid],
         ).fetchall()
         if dups:
+
+            def where(i: int) -> int:
+                return int(locations[i]) if locations is not None and 0 <= i < len(locations) else i
+
             problems = []
+            drop: list[int] = []
             for a, t, k, seqs in dups:
-                first, last = int(seqs[0]) - int(start), int(seqs[-1]) - int(start)
-                where = f"first seen at record {first}" if first >= 0 else "already stored in this run"
-                problems.append(Problem(source, last, "(agent, task_id, trial)",
-                                        f"duplicate trial key {(a, t, int(k))!r}, {where}", "record"))
-            raise TrialLoadError(problems, source, skippable=False)
+                first = int(seqs[0]) - int(start)
+                seen = f"first seen at {unit} {where(first)}" if first >= 0 else "already stored in this run"
+                for later in seqs[1:] if first >= 0 else seqs:
+                    problems.append(Problem(source, where(int(later) - int(start)), "(agent, task_id, trial)",
+                                            f"duplicate trial key {(a, t, int(k))!r}, {seen}", unit))
+                    drop.append(int(later))
+            if skipped is None or any(int(seqs[0]) < int(start) for *_, seqs in dups):
+                raise TrialLoadError(problems, source, skippable=False)
+            # before the interactions and tool calls are derived (they are keyed by the trial key, not by seq)
+            self.con.register("_agentstats_drop", pa.table({"seq": pa.array(drop, pa.int64())}))
+            try:
+                self.con.execute("DELETE FROM trials WHERE run_id = ? AND seq IN (SELECT seq FROM _agentstats_drop)",
+                                 [rid])
+            finally:
+                self.con.unregister("_agentstats_drop")
+            skipped.extend(problems)
+            n_written -= len(drop)
+        totals = [n_written, 0, 0]
+        if n_written:
+            totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
         return totals[0], totals[1], totals[2]
 
     def write_run(

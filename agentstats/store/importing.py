@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -21,9 +22,10 @@ from agentstats.store.db import ImportResult, RunStore, file_sha256
 __all__ = ["import_file"]
 
 
-def _stream_jsonl(path: str | os.PathLike, log: ProblemLog, skipped: list[Problem]) -> Iterator[Trial]:
+def _stream_jsonl(path: str | os.PathLike, log: ProblemLog, skipped: list[Problem], lines: array) -> Iterator[Trial]:
     for lineno, t in iter_jsonl_trials(path, log):
         if _accept(t, lineno, log, "line"):
+            lines.append(lineno)  # 8 bytes per trial: the line a duplicated key is reported at
             yield t
     # raises TrialLoadError (on_error="raise") after the last line: the transaction rolls back
     skipped.extend(log.finish())
@@ -98,8 +100,10 @@ def import_file(
     if fmt == "jsonl" and not options:
         log = ProblemLog(name, on_error, unit="line")
         skipped: list[Problem] = []
-        result = store.import_trials(_stream_jsonl(path, log, skipped), run, **common)
-        return dataclasses.replace(result, skipped=skipped, notes=list(log.notes))
-    trials = load_trials(path, fmt, on_error=on_error, **options)
+        lines = array("q")
+        result = store.import_trials(_stream_jsonl(path, log, skipped, lines), run, locations=lines, unit="line",
+                                     skip_duplicates=on_error == "skip", **common)
+        return dataclasses.replace(result, skipped=skipped + result.skipped, notes=list(log.notes))
+    trials = load_trials(path, fmt, on_error=on_error, **options)  # duplicated keys: problems of the reader
     result = store.import_trials(trials, run, **common)
     return dataclasses.replace(result, skipped=list(trials.skipped), notes=list(trials.notes))
