@@ -676,3 +676,12 @@ def test_malformed_json_names_the_column_on_its_own_line():
     assert obj is None and problem == f"malformed JSON: Expecting value at column {len(line) + 1}"
     _, problem = parse_json_line(b'{"agent": "a", x}\r\n')
     assert problem is not None and problem.endswith("at column 16")
+
+
+def test_an_unterminated_string_is_reported_once_at_its_column(tmp_path):
+    from agentstats.io import TrialLoadError, load_trials
+
+    p = tmp_path / "cut.jsonl"
+    p.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "success": true}\n{"agent": "a", "task_id": "t2\n')
+    with pytest.raises(TrialLoadError, match=r"line 2: malformed JSON: Unterminated string starting at column 27\b"):
+        load_trials(p)

@@ -171,3 +171,8 @@ def _short(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
+
+
+def json_error_text(msg: str, column: int) -> str:
+    """``"<json's message> at column N"``: json's ``Unterminated string starting at`` ends in "at" already."""
+    return f"{msg.removesuffix(' at')} at column {column}"

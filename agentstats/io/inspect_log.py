@@ -58,7 +58,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentstats.io.errors import ProblemLog
+from agentstats.io.errors import ProblemLog, json_error_text
 from agentstats.io.jsonl import build_trials
 from agentstats.schema import Status, Trial
 
@@ -290,7 +290,7 @@ def _read_json_member(zf: zipfile.ZipFile, name: str, log: ProblemLog) -> Any:
         with zf.open(name) as fh:
             return json.load(io.TextIOWrapper(fh, encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        log.add(exc.lineno, name, f"malformed JSON in archive member {name}: {exc.msg} at column {exc.colno}",
+        log.add(exc.lineno, name, f"malformed JSON in archive member {name}: {json_error_text(exc.msg, exc.colno)}",
                 unit="line")
     except NotImplementedError as exc:  # another compression method zipfile does not know
         log.add(None, name, f"cannot read archive member {name}: {exc} (method {info.compress_type})")
@@ -339,7 +339,8 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
         with open_text(path) as text:
             data = json.load(text)
     except json.JSONDecodeError as exc:
-        log.add(exc.lineno, None, f"malformed JSON (truncated file?): {exc.msg} at column {exc.colno}", unit="line")
+        log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}",
+                unit="line")
         return None
     except (OSError, EOFError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         log.add(None, None, f"cannot read file: {exc}")

@@ -21,7 +21,7 @@ from agentstats.counts import _unscored_message, counts_from_codes
 from agentstats.io.agents import AgentSelection
 from agentstats.io.atomic import atomic_write
 from agentstats.io.detect import open_binary, open_text
-from agentstats.io.errors import ProblemLog
+from agentstats.io.errors import ProblemLog, json_error_text
 from agentstats.io.manifest import HashingWriter, write_manifest
 from agentstats.schema import REWARD_TOL, Trial, outcome_field_hints
 
@@ -57,7 +57,7 @@ def parse_json_line(raw: bytes) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON: {exc.msg} at column {exc.pos + 1}"
+        return None, f"malformed JSON: {json_error_text(exc.msg, exc.pos + 1)}"
     except RecursionError:
         return None, "JSON nested too deeply to read (beyond the parser's recursion limit)"
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
