@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agentstats.io import detect_format
 from agentstats.io.bfcl import BfclDecodeError, decode_bfcl_output, load_bfcl, output_style
 from agentstats.scoring.bfcl import bfcl_verdict
 
@@ -134,8 +135,12 @@ def test_bfcl_problems_name_file_and_line(tmp_path):
     with pytest.warns(TrialLoadWarning):
         ts = load_trials(root, format="bfcl", on_error="skip")
     assert [t.task_id for t in ts] == ["simple_0"] and ts.skipped
-    with pytest.raises(FileNotFoundError, match="no BFCL results folder"):
+    with pytest.raises(ValueError, match="no BFCL results folder 2024-08-11/result: give the BFCL result root"):
         load_trials(tmp_path / "gorilla_data_de8307b4", format="bfcl")
+    # the result root is recognised without --format; another folder is an error that says what a folder can be
+    assert detect_format(root) == "bfcl"
+    with pytest.raises(ValueError, match="is a folder; give a file, or a BFCL result root"):
+        detect_format(tmp_path / "gorilla_data_de8307b4")
 
 
 def test_io_does_not_import_scoring():

@@ -255,6 +255,12 @@ def detect_format(
     name = str(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        # the one folder format: a BFCL result root (<date>/result/<model>/ beside the gorilla_data_* questions)
+        if any(d.is_dir() and (d / "result").is_dir() for d in path.iterdir()):
+            return "bfcl"
+        raise ValueError(f"{name} is a folder; give a file, or a BFCL result root (a folder holding "
+                         "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl")
     if _magic(path, 12)[8:] == DUCKDB_MAGIC:
         return "duckdb"
     if _magic(path) == PARQUET_MAGIC:

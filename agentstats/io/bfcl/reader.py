@@ -323,7 +323,8 @@ def _load(
     score_root = root / result_dir / "score"
     data_root = root / data_dir
     if not res_root.is_dir():
-        raise FileNotFoundError(f"{root}: no BFCL results folder {result_dir}/result (is this a BFCL result root?)")
+        raise ValueError(f"{root}: no BFCL results folder {result_dir}/result: give the BFCL result root, the folder "
+                         f"that holds {result_dir}/ and {data_dir}/ (or name them with result_dir= / data_dir=)")
     if categories is None:
         cats = [c for c in AST_CATEGORIES if _exists(data_root / f"gorilla_openfunctions_v1_test_{c}.json")]
         if not cats:
