@@ -685,3 +685,16 @@ def test_an_unterminated_string_is_reported_once_at_its_column(tmp_path):
     p.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "success": true}\n{"agent": "a", "task_id": "t2\n')
     with pytest.raises(TrialLoadError, match=r"line 2: malformed JSON: Unterminated string starting at column 27\b"):
         load_trials(p)
+
+
+def test_a_wrong_format_names_the_format_the_content_looks_like():
+    from pathlib import Path
+
+    from agentstats.io import TrialLoadError, load_trials
+
+    example = Path(__file__).resolve().parents[1] / "data" / "example_trials.jsonl"
+    with pytest.raises(TrialLoadError) as err:
+        load_trials(example, format="inspect")
+    text = str(err.value)
+    assert "looks like the 'jsonl' format, not 'inspect': give --format jsonl" in text
+    assert "--skip-bad" not in text  # skipping would not help

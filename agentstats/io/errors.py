@@ -80,10 +80,11 @@ class TrialLoadError(ValueError):
         The file (or ``"<DataFrame>"``).
     """
 
-    def __init__(self, problems: list[Problem], source: str, *, skippable: bool = True):
+    def __init__(self, problems: list[Problem], source: str, *, skippable: bool = True, hint: str | None = None):
         self.problems = list(problems)
         self.source = source
         self.skippable = skippable
+        self.hint = hint
         n = len(self.problems)
         head = f"{n} problem{'s' if n != 1 else ''} in {source}"
         # The same problem on many records (typically: a wrong --format, a column that no record has) is said
@@ -102,11 +103,10 @@ class TrialLoadError(ValueError):
                 lines.extend(f"  {p}" for p in same)
         if len(lines) > MAX_LISTED:
             lines = [*lines[:MAX_LISTED], f"  ... and more (all {n} in TrialLoadError.problems)"]
-        hint = (
-            "Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in Python, "
-            "--skip-bad on the command line."
-        )
-        super().__init__("\n".join([head + ":", *lines, *([hint] if skippable else [])]))
+        if hint is None and skippable:
+            hint = ("Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in "
+                    "Python, --skip-bad on the command line.")
+        super().__init__("\n".join([head + ":", *lines, *([hint] if hint else [])]))
 
 
 class TrialLoadWarning(UserWarning):
@@ -170,7 +170,6 @@ class ProblemLog:
 def _short(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
-
 
 
 def json_error_text(msg: str, column: int) -> str:

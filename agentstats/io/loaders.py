@@ -240,6 +240,40 @@ def load_trials(
     if options and fmt not in _READERS:
         raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {fmt!r}")
     log = ProblemLog(name, on_error)
+    try:
+        trials = _read(fmt, path, log, options, agent, error_status, run_cols, agent_col, task_col, success_col,
+                       trial_col, run_id_col, status_col)
+        skipped = log.finish()
+    except TrialLoadError as exc:
+        guess = _other_format(path, fmt) if normalize_format(format) != "auto" else None
+        if guess is None:
+            raise
+        raise TrialLoadError(exc.problems, exc.source, skippable=False, hint=(
+            f"The content looks like the {guess!r} format, not {fmt!r}: give --format {guess} (format={guess!r}), "
+            "or let it be detected (auto).")) from None
+    excluded: set[str] = set()
+    if selection is not None and trials:
+        present = {t.agent for t in trials}
+        kept = selection.keep(present, name)
+        excluded = present - kept
+        trials = [t for t in trials if t.agent in kept]
+    return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+
+
+def _other_format(path: Any, fmt: str) -> str | None:
+    """Return the format detected from the content when it is not ``fmt`` (for the message of a failed read)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    try:
+        guess = detect_format(path)
+    except (ValueError, OSError):
+        return None
+    return guess if normalize_format(guess) != fmt else None
+
+
+def _read(fmt: str, path: Any, log: ProblemLog, options: dict[str, Any], agent: str | None, error_status: str,
+          run_cols: dict[str, Any], agent_col: str | None, task_col: str | None, success_col: str | None,
+          trial_col: str | None, run_id_col: str | None, status_col: str | None) -> list[Trial]:
     if fmt in _READERS:
         trials = list(_READERS[fmt](path, log, **options))
     elif fmt == "jsonl":
@@ -258,14 +292,7 @@ def load_trials(
             trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
     else:  # pragma: no cover - normalize_format guards this
         raise ValueError(f"unsupported format {fmt!r}")
-    skipped = log.finish()
-    excluded: set[str] = set()
-    if selection is not None and trials:
-        present = {t.agent for t in trials}
-        kept = selection.keep(present, name)
-        excluded = present - kept
-        trials = [t for t in trials if t.agent in kept]
-    return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+    return trials
 
 
 def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
