@@ -240,6 +240,7 @@ def test_model_cell_logp_equals_beta_integral(inflated, dispersion, complete):
     np.testing.assert_allclose(got, want, rtol=1e-9)
 
 
+@pytest.mark.slow  # compiles the model's logp and draws: about 3.5 s
 def test_random_generator_matches_logpmf():
     """The observed distribution's random draws (used by sample_posterior_predictive) follow its own log-pmf."""
     import pymc as pm

@@ -69,6 +69,7 @@ def _log(run_dir: Path) -> list[dict]:
 
 
 # -- end to end ---------------------------------------------------------------------------------------------
+@pytest.mark.slow  # end to end with retries: about 3.5 s
 def test_loop_improves_then_regresses_with_429_and_500_mid_run(tmp_path):
     cfg_path = make_world(tmp_path)
     resp = Counting({5: Reply.http_error(429, retry_after_ms=5), 47: Reply.http_error(500)})
@@ -234,6 +235,7 @@ def _store_counts(path: Path) -> dict[str, int]:
         con.close()
 
 
+@pytest.mark.slow  # three loop runs: about 3.5 s
 def test_user_callables_are_cached_and_judge_missing_counted(tmp_path):
     cfg_path = make_world(tmp_path, n=20)
     calls = {"agent": 0, "optimizer": 0}
