@@ -220,14 +220,8 @@ def load_trials(
             "any input."
         )
     if fmt == "duckdb":
-        trials = _store_trials(path, name, options)
-        excluded_store: set[str] = set()
-        if selection is not None and trials:
-            present = {t.agent for t in trials}
-            kept = selection.keep(present, name)
-            excluded_store = present - kept
-            trials = [t for t in trials if t.agent in kept]
-        return TrialSet(trials, source=name, format=fmt, excluded=excluded_store)
+        trials, excluded = _select(_store_trials(path, name, options), selection, name)
+        return TrialSet(trials, source=name, format=fmt, excluded=excluded)
     if fmt in _READERS and error_status != "infra_error":
         options["error_status"] = error_status
     if agent is not None and fmt in _READERS:
@@ -251,13 +245,17 @@ def load_trials(
         raise TrialLoadError(exc.problems, exc.source, skippable=False, hint=(
             f"The content looks like the {guess!r} format, not {fmt!r}: give --format {guess} (format={guess!r}), "
             "or let it be detected (auto).")) from None
-    excluded: set[str] = set()
-    if selection is not None and trials:
-        present = {t.agent for t in trials}
-        kept = selection.keep(present, name)
-        excluded = present - kept
-        trials = [t for t in trials if t.agent in kept]
+    trials, excluded = _select(trials, selection, name)
     return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+
+
+def _select(trials: list[Trial], selection: Any, name: str) -> tuple[list[Trial], set[str]]:
+    """Keep the agents ``selection`` (``agents=``) keeps; return the trials and the agents left out."""
+    if selection is None or not trials:
+        return trials, set()
+    present = {t.agent for t in trials}
+    kept = selection.keep(present, name)
+    return [t for t in trials if t.agent in kept], present - kept
 
 
 def _other_format(path: Any, fmt: str) -> str | None:
