@@ -533,3 +533,13 @@ def test_a_duplicated_key_in_an_imported_file_is_named_by_line_and_skipped_with_
     assert "skipped 1 record" in res.output and "imported 3 trials (3 interactions" in res.output
     trials = {t.task_id: t for t in agentstats.load_trials(store, run="r")}
     assert trials["t1"].success is True and [i.answer for i in trials["t1"].interactions] == ["True"]  # the first
+
+
+def test_estimate_on_a_store_names_the_run_in_its_title(tmp_path):
+    store = tmp_path / "s.duckdb"
+    with RunStore(store) as st:
+        st.import_trials([Trial(agent="a", task_id=f"t{i}", trial=0, success=bool(i % 2)) for i in range(4)],
+                         run="nightly")
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["estimate", str(store)])
+    assert res.exit_code == 0, res.output
+    assert "s.duckdb:nightly: unbiased estimators" in res.output

@@ -84,14 +84,16 @@ def estimate(
                 table = suite_pass_k(counts, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed)
         except ValueError as exc:
             raise fail(exc, 2) from exc
+    # the file's name; for a run store, "store.duckdb:run" (the run read, also when it was the only one)
+    label = Path(str(counts.attrs.get("source") or input)).name
     if paired:
-        _print_paired(table, input, as_json)
+        _print_paired(table, label, as_json)
         return
     if as_json:
         records = [{c: _jsonable(row[c]) for c in JSON_KEYS} for _, row in table.iterrows()]
         out.print_json(json.dumps(records))
         return
-    _print_suite(table, input, ci_prob)
+    _print_suite(table, label, ci_prob)
 
 
 def _jsonable(v: Any) -> Any:
@@ -126,11 +128,11 @@ def _val(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"
 
 
-def _print_suite(table: Any, input: Path, ci_prob: float) -> None:
+def _print_suite(table: Any, label: str, ci_prob: float) -> None:
     from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
 
     pct = _pct(ci_prob)
-    t = Table(title=f"{escape(input.name)}: unbiased estimators, {pct} intervals (task-cluster bootstrap)")
+    t = Table(title=f"{escape(label)}: unbiased estimators, {pct} intervals (task-cluster bootstrap)")
     for c in ["agent", "k", "tasks", "n < k", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
         t.add_column(c, justify="left" if c == "agent" else "right")
     any_under = any_boundary = False
@@ -181,7 +183,7 @@ def _print_suite(table: Any, input: Path, ci_prob: float) -> None:
         )  # fmt: skip
 
 
-def _print_paired(table: Any, input: Path, as_json: bool) -> None:
+def _print_paired(table: Any, label: str, as_json: bool) -> None:
     if as_json:
         records = [{c: _jsonable(row[c]) for c in table.columns} for _, row in table.iterrows()]
         out.print_json(json.dumps(records))
@@ -190,7 +192,7 @@ def _print_paired(table: Any, input: Path, as_json: bool) -> None:
         out.print("fewer than two agents: nothing to compare")
         return
     pct = _pct(table["ci_prob"].iloc[0])
-    t = Table(title=f"{escape(input.name)}: paired differences (agent a - agent b) on shared tasks, {pct} intervals")
+    t = Table(title=f"{escape(label)}: paired differences (agent a - agent b) on shared tasks, {pct} intervals")
     for c in ["agent a", "agent b", "k", "tasks", "pass@k diff", f"{pct} interval", "pass^k diff",
               f"{pct} interval", "McNemar p"]:  # fmt: skip
         t.add_column(c, justify="left" if c.startswith("agent") else "right")
