@@ -562,3 +562,5 @@ def test_one_metric_name_twice_with_other_settings_is_refused_and_renaming_keeps
         get_metric("answer_similarity", treshold=0.5)
     with pytest.raises(ValueError, match="lower_limit must be a number in"):
         get_metric("answer_similarity", lower_limit="high")
+    with pytest.raises(ValueError, match=r"unknown metric 'answer_similarty'; did you mean 'answer_similarity'\?"):
+        resolve_metrics("answer_similarty")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -133,7 +134,9 @@ def get_metric(name: str, /, **changes: Any) -> Metric:
     """
     m = CATALOGUE.get(name)
     if m is None:
-        raise ValueError(f"unknown metric {name!r}; choose from {sorted(CATALOGUE)} or a group {list(GROUPS)}")
+        close = difflib.get_close_matches(name, [*CATALOGUE, *GROUPS], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"unknown metric {name!r}; {hint}choose from {sorted(CATALOGUE)} or a group {list(GROUPS)}")
     if not changes:
         return m
     try:
