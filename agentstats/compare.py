@@ -49,8 +49,10 @@ __all__ = ["METRIC_COLUMNS", "Run", "RunComparison", "compare_runs", "resolve_ru
 #: Columns of :attr:`RunComparison.metrics`.
 METRIC_COLUMNS = (
     "run", "baseline", "metric", "n_tasks", "mean_run", "mean_baseline", "diff", "diff_ci_low", "diff_ci_high",
-    "ci_prob", "n_boot",
+    "ci_prob", "n_boot", "diff_ci_method",
 )  # fmt: skip
+#: ``diff_ci_method`` of a metric whose paired differences are all equal: the bootstrap interval has no width.
+METHOD_NO_SPREAD = "percentile bootstrap; no spread (every paired difference is the same)"
 
 
 @dataclass
@@ -229,6 +231,7 @@ def _metric_rows(run: Run, base: Run, shared: list[str], n_boot: int, ci_prob: f
         x, y = va.loc[tasks].to_numpy(float), vb.loc[tasks].to_numpy(float)
         d = x - y
         low = high = float("nan")
+        method = "percentile bootstrap" if np.ptp(d) > 0 else METHOD_NO_SPREAD
         if len(d) >= 2 and n_boot > 0:
             rng = np.random.default_rng([seed, zlib.crc32(run.name.encode()), zlib.crc32(base.name.encode()),
                                          zlib.crc32(metric.encode())])
@@ -238,7 +241,8 @@ def _metric_rows(run: Run, base: Run, shared: list[str], n_boot: int, ci_prob: f
             low, high = (float(q) for q in np.quantile(boot, [alpha, 1 - alpha]))
         rows.append({"run": run.name, "baseline": base.name, "metric": metric, "n_tasks": len(tasks),
                      "mean_run": float(x.mean()), "mean_baseline": float(y.mean()), "diff": float(d.mean()),
-                     "diff_ci_low": low, "diff_ci_high": high, "ci_prob": ci_prob, "n_boot": n_boot})
+                     "diff_ci_low": low, "diff_ci_high": high, "ci_prob": ci_prob, "n_boot": n_boot,
+                     "diff_ci_method": method})
     return rows
 
 

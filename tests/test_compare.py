@@ -73,6 +73,8 @@ def test_metrics_paired_per_task():
     # latency: every trial of the candidate 1 s faster, on every shared task: the interval has no width
     assert m.loc["latency_s", "diff"] == pytest.approx(-1.0)
     assert (m.loc["latency_s", "diff_ci_low"], m.loc["latency_s", "diff_ci_high"]) == pytest.approx((-1.0, -1.0))
+    assert m.loc["latency_s", "diff_ci_method"].endswith("no spread (every paired difference is the same)")
+    assert m.loc["quality", "diff_ci_method"] == "percentile bootstrap"
     # cost: only t1 differs (+0.2), averaged over 4 shared tasks
     assert m.loc["cost_usd", "diff"] == pytest.approx(0.2 / 4)
     # quality = 0.5 * success: per-task mean difference equals half the pass@1 difference

@@ -166,6 +166,8 @@ def _fmt(x: Any) -> str:
 
 
 def _print(cmp: Any) -> None:
+    from agentstats.compare import METHOD_NO_SPREAD
+
     head = f"baseline (first run): {escape(cmp.baseline)}; {len(cmp.shared_tasks)} shared tasks"
     left = "; ".join(f"{escape(r)} {len(v)} of {cmp.n_tasks[r]}" for r, v in cmp.left_out.items())
     console.print(f"{head}; tasks left out: {left}", highlight=False, soft_wrap=True)
@@ -201,6 +203,11 @@ def _print(cmp: Any) -> None:
             m.add_row(escape(str(r["run"])), escape(str(r["metric"])), str(r["n_tasks"]), _fmt(r["mean_baseline"]),
                       _fmt(r["mean_run"]), _fmt(r["diff"]), f"[{_fmt(r['diff_ci_low'])}, {_fmt(r['diff_ci_high'])}]")
         out.print(m)
+        flat = cmp.metrics[cmp.metrics["diff_ci_method"] == METHOD_NO_SPREAD]
+        if len(flat):
+            names = ", ".join(escape(str(x)) for x in flat["metric"].unique())
+            console.print(f"{names}: every shared task has the same difference, so the task bootstrap interval has "
+                          "no width: it shows no task-to-task spread, not certainty", highlight=False, soft_wrap=True)
     if cmp.bayes is not None:
         b = Table(title="Bayesian contrast: run - baseline (credible intervals)")
         for c in ("run", "quantity", "k", "mean", "interval", "P(run > baseline)"):
