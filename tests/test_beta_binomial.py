@@ -270,6 +270,7 @@ def test_single_agent_drops_the_cell_term_and_family_round_trips():
         BetaBinomialFamily(inflated=False, det_by_agent=True)
 
 
+@pytest.mark.slow  # compiles the log-density of every model: about 3 s
 def test_integer_priors_give_the_same_logp_as_floats():
     """Priors(beta_a=100, ...) as ints: stored as float64, so the log-probability is finite and equal to the floats'."""
     counts = prepare_counts(COUNTS4)

@@ -184,6 +184,7 @@ def test_fit_rejects_unknown_model_and_sampler():
         fit(SMALL, draws=0)
 
 
+@pytest.mark.slow  # compiles and starts a sampler: about 2.6 s
 def test_interrupted_sampling_keeps_nothing(monkeypatch):
     """Ctrl-C during sampling raises (a KeyboardInterrupt), and a trace padded with NaN after an interrupt (what nutpie
     returns) is refused, never returned as a result that claims success.
