@@ -27,6 +27,7 @@ __all__ = [
     "RUN_COLUMN_CANDIDATES",
     "detect_format",
     "held_store",
+    "is_duckdb_file",
     "is_gzip",
     "normalize_format",
     "open_text",
@@ -190,6 +191,11 @@ def _magic(path: Path, n: int = 4) -> bytes:
         return fh.read(n)
 
 
+def is_duckdb_file(path: str | os.PathLike) -> bool:
+    """Tell whether ``path`` is a DuckDB file: its magic bytes ``DUCK`` at offset 8 (not its name)."""
+    return _magic(Path(path), 12)[8:] == DUCKDB_MAGIC
+
+
 def is_gzip(path: str | os.PathLike) -> bool:
     """Tell whether the file starts with the gzip magic bytes ``1f 8b`` (whatever its suffix)."""
     return _magic(Path(path), 2) == GZIP_MAGIC
@@ -261,7 +267,7 @@ def detect_format(
             return "bfcl"
         raise ValueError(f"{name} is a folder; give a file, or a BFCL result root (a folder holding "
                          "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl")
-    if _magic(path, 12)[8:] == DUCKDB_MAGIC:
+    if is_duckdb_file(path):
         return "duckdb"
     if _magic(path) == PARQUET_MAGIC:
         import pyarrow.parquet as pq

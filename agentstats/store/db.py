@@ -31,7 +31,7 @@ import pandas as pd
 
 from agentstats.counts import counts_frame, counts_from_codes, grid_gaps
 from agentstats.io.atomic import atomic_path
-from agentstats.io.detect import held_store, hold_store, release_store
+from agentstats.io.detect import held_store, hold_store, is_duckdb_file, release_store
 from agentstats.io.errors import Problem, TrialLoadError
 from agentstats.schema import Trial
 from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -60,8 +60,6 @@ BATCH = 20_000
 #: DuckDB's memory limit for a store connection (beyond it DuckDB spills to temporary files), so a large import
 #: stays bounded; ``None`` keeps DuckDB's default (80% of the machine's memory).
 MEMORY_LIMIT = "512MB"
-#: DuckDB files carry this magic at byte offset 8 (DuckDB storage format).
-_MAGIC = b"DUCK"
 
 
 class StoreError(ValueError):
@@ -93,11 +91,7 @@ def is_store_file(path: Any) -> bool:
     """Tell whether ``path`` is a DuckDB file (by its magic bytes ``DUCK`` at offset 8, not by its name)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return False
-    if held_store(path):  # open here: reading it would drop this process's lock on it (agentstats.io.detect)
-        return True
-    with open(path, "rb") as fh:
-        head = fh.read(12)
-    return head[8:12] == _MAGIC
+    return is_duckdb_file(path)  # never opens a store this process holds (agentstats.io.detect)
 
 
 @dataclass(frozen=True)
