@@ -235,8 +235,24 @@ def load_trials(
         raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {fmt!r}")
     log = ProblemLog(name, on_error)
     try:
-        trials = _read(fmt, path, log, options, agent, error_status, run_cols, agent_col, task_col, success_col,
-                       trial_col, run_id_col, status_col)
+        if fmt in _READERS:
+            trials = list(_READERS[fmt](path, log, **options))
+        elif fmt == "jsonl":
+            trials = read_jsonl_trials(path, log)
+        elif fmt == "json":
+            trials = read_json_trials(path, log)
+        elif fmt == "tau_bench":
+            trials = read_tau_bench(path, log, agent=agent, error_status=error_status)
+        elif fmt == "runs":
+            opt = {"trial_col": trial_col, "run_id_col": run_id_col, "status_col": status_col}
+            if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
+                trials = read_runs(path, log, **run_cols, **opt)
+            else:
+                df, offset = read_table(path, log, all_text=True)
+                rows = [] if df is None else list(table_records(df, line_offset=offset))
+                trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
+        else:  # pragma: no cover - normalize_format guards this
+            raise ValueError(f"unsupported format {fmt!r}")
         skipped = log.finish()
     except TrialLoadError as exc:
         guess = _other_format(path, fmt) if normalize_format(format) != "auto" else None
@@ -267,30 +283,6 @@ def _other_format(path: Any, fmt: str) -> str | None:
     except (ValueError, OSError):
         return None
     return guess if normalize_format(guess) != fmt else None
-
-
-def _read(fmt: str, path: Any, log: ProblemLog, options: dict[str, Any], agent: str | None, error_status: str,
-          run_cols: dict[str, Any], agent_col: str | None, task_col: str | None, success_col: str | None,
-          trial_col: str | None, run_id_col: str | None, status_col: str | None) -> list[Trial]:
-    if fmt in _READERS:
-        trials = list(_READERS[fmt](path, log, **options))
-    elif fmt == "jsonl":
-        trials = read_jsonl_trials(path, log)
-    elif fmt == "json":
-        trials = read_json_trials(path, log)
-    elif fmt == "tau_bench":
-        trials = read_tau_bench(path, log, agent=agent, error_status=error_status)
-    elif fmt == "runs":
-        opt = {"trial_col": trial_col, "run_id_col": run_id_col, "status_col": status_col}
-        if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
-            trials = read_runs(path, log, **run_cols, **opt)
-        else:
-            df, offset = read_table(path, log, all_text=True)
-            rows = [] if df is None else list(table_records(df, line_offset=offset))
-            trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
-    else:  # pragma: no cover - normalize_format guards this
-        raise ValueError(f"unsupported format {fmt!r}")
-    return trials
 
 
 def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
