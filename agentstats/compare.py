@@ -231,8 +231,9 @@ def _metric_rows(run: Run, base: Run, shared: list[str], n_boot: int, ci_prob: f
         x, y = va.loc[tasks].to_numpy(float), vb.loc[tasks].to_numpy(float)
         d = x - y
         low = high = float("nan")
-        method = "percentile bootstrap" if np.ptp(d) > 0 else METHOD_NO_SPREAD
+        method = None  # no interval from a single task or without resamples
         if len(d) >= 2 and n_boot > 0:
+            method = "percentile bootstrap" if np.ptp(d) > 0 else METHOD_NO_SPREAD
             rng = np.random.default_rng([seed, zlib.crc32(run.name.encode()), zlib.crc32(base.name.encode()),
                                          zlib.crc32(metric.encode())])
             idx = rng.integers(0, len(d), size=(n_boot, len(d)))
