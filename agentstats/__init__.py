@@ -12,9 +12,9 @@ a model is fitted.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+
+from agentstats.lazy import lazy_attributes
 
 try:  # the installed distribution's version (pyproject.toml), the one place it is written
     __version__ = version("agentstats")
@@ -128,14 +128,4 @@ _API: dict[str, str] = {
 __all__ = [*sorted(_API), "__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentstats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+__getattr__, __dir__ = lazy_attributes(__name__, _API)

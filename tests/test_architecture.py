@@ -20,6 +20,7 @@ LAYERS = {
     "markup": 0,
     "palette": 0,
     "model_names": 0,
+    "lazy": 0,
     "estimators": 1,
     "io": 1,
     "store": 1,

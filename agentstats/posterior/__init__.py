@@ -22,8 +22,9 @@ estimators are undefined there, so those tasks' values rest on the model (its ce
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentstats.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from agentstats.posterior.consistency import consistency, task_effects
@@ -38,26 +39,17 @@ if TYPE_CHECKING:
 
 # Loaded on first use: these need the model families (PyMC, several seconds to import), which the metric summary
 # (agentstats.posterior.metric_summary, used by `agentstats score`) does not.
-_LAZY = {
-    "consistency": "consistency",
-    "task_effects": "consistency",
-    "contrast_matrix": "contrasts",
-    "contrast_table": "contrasts",
-    "posterior_pass_at_k": "pass_k",
-    "posterior_pass_hat_k": "pass_k",
-    "posterior_pass_k": "pass_k",
-    "summarize_pass_k": "pass_k",
-    "predict_rerun": "rerun",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentstats.posterior' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"agentstats.posterior.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "consistency": "agentstats.posterior.consistency",
+    "task_effects": "agentstats.posterior.consistency",
+    "contrast_matrix": "agentstats.posterior.contrasts",
+    "contrast_table": "agentstats.posterior.contrasts",
+    "posterior_pass_at_k": "agentstats.posterior.pass_k",
+    "posterior_pass_hat_k": "agentstats.posterior.pass_k",
+    "posterior_pass_k": "agentstats.posterior.pass_k",
+    "summarize_pass_k": "agentstats.posterior.pass_k",
+    "predict_rerun": "agentstats.posterior.rerun",
+})
 
 __all__ = [
     "consistency",
