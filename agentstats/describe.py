@@ -288,7 +288,7 @@ def read_suite(
         ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
             f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means, so "
-            "values at different k average different tasks (the table's `dropped` and `extrapolated` columns; open "
+            "values at different k average different tasks (the table's `dropped` and `n < k` columns; open "
             "markers in the plot)."
         )
     if "n_tasks_excluded" in suite:
