@@ -431,6 +431,37 @@ def test_pii_phone_separators_equal_presidio():
     assert safety.pii_entities("call 030~12~34~56 now", min_score=0.4)[0][0] == "PHONE_NUMBER"
 
 
+def test_pii_phone_runner_equals_presidio_phone_recognizer(monkeypatch):
+    """_run_phone (matcher calls without Presidio's explanation) gives the results of PhoneRecognizer.analyze."""
+    from types import SimpleNamespace
+
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    rec = next(r for r in safety._recognizers() if isinstance(r, PhoneRecognizer))
+    _, _, steps = safety._plan(safety.DEFAULT_PII_ENTITIES, safety.DEFAULT_PII_MIN_SCORE)
+    assert [s[4] for s in steps if s[0] is rec] == ["phone"]
+
+    def presidio(text):
+        return sorted((r.entity_type, r.start, r.end, float(r.score))
+                      for r in rec.analyze(text, ["PHONE_NUMBER"], None))
+
+    # real numbers found by some regions only, by several, with an extension, two per text
+    texts = ["Call (415) 555-0123 or +49 30 1234567.", "Ruf 030 1234567 an, oder 089 12345678",
+             "Mobile 98765 43210 and +55 11 91234-5678", "+1 415 555 0123 ext 45",
+             "Tel: 0412 345 678 / 02-1234567 / 054-1234567", "+44 20 7946 0958, 020 7946 0958", "1-800-555-0199x12"]
+    for text in texts:
+        assert sorted(safety._run_phone(rec, text)) == presidio(text) != [], text
+    # duplicate removal: spans repeated across regions, nested in another region's span, overlapping
+    import phonenumbers
+
+    by_region = {"US": [(0, 20), (30, 40)], "UK": [(2, 12)], "DE": [(0, 20), (35, 45)], "IN": [(30, 40), (31, 39)]}
+    monkeypatch.setattr(phonenumbers, "PhoneNumberMatcher", lambda text, region, leniency: [
+        SimpleNamespace(start=a, end=b) for a, b in by_region.get(region, [])])
+    text = "x" * 50
+    assert sorted(safety._run_phone(rec, text)) == presidio(text) == [
+        ("PHONE_NUMBER", 0, 20, 0.4), ("PHONE_NUMBER", 30, 40, 0.4), ("PHONE_NUMBER", 35, 45, 0.4)]
+
+
 def test_pii_counts_phone_numbers_at_the_default_floor():
     """Phone numbers (Presidio scores them 0.4) count by default; min_score 0.5 leaves them, and only them, out."""
     safety._found.cache_clear()
