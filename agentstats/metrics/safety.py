@@ -455,10 +455,11 @@ def _found(text: str, entities: tuple[str, ...], min_score: float) -> tuple[tupl
                 continue
         elif lo < 0 or trigger.search(text, max(lo - reach[0], 0), hi + reach[1]) is None:
             continue
+        got: list[tuple[str, int, int, float]] | None = None
         if pats == "phone":
             got = _run_phone(rec, text)
-        else:
-            got = _run_patterns(pats, text, min_score, lo) if pats is not None else None
+        elif pats is not None:
+            got = _run_patterns(pats, text, min_score, lo)
         if got is None:
             got = [(r.entity_type, r.start, r.end, float(r.score)) for r in rec.analyze(text, ents, None)
                    if r.score >= min_score]
