@@ -105,6 +105,31 @@ def test_power_calibration():
     assert (strong.true_diff > 0).all()
 
 
+def test_power_population_new_adds_the_between_task_variance_of_the_difference():
+    """'new' widens the interval by Var_t(p_A^k - p_B^k) / T (Monte Carlo of the logit-normal cells) and keeps the
+    null rejection rate below (1 - ci_prob) / 2, where 'observed' (the suite's own difference, rarely 0) does not."""
+    mu, st, sc, a, b, k, n, t = 0.3, 1.5, 0.8, 0.5, -0.5, 2, 4, 4000
+    rng = np.random.default_rng(7)
+    eta = mu + st * rng.standard_normal(2_000_000)
+    pa = expit(eta + a + sc * rng.standard_normal(eta.size))
+    pb = expit(eta + b + sc * rng.standard_normal(eta.size))
+    var_d = np.var(pa**k - pb**k)
+    z = stats.norm.ppf(0.975)
+    kw = dict(agents=("a", "b"), n_sims=400, random_seed=4)
+    obs = plan_power(HYPER, t, n, k, population="observed", **kw)
+    new = plan_power(HYPER, t, n, k, population="new", **kw)
+    assert (new.population == "new").all() and (obs.population == "observed").all()
+    assert new.true_diff.iloc[0] == pytest.approx(np.mean(pa**k - pb**k), abs=2e-3)
+    implied = (new.expected_width.iloc[0] ** 2 - obs.expected_width.iloc[0] ** 2) * t / (2 * z) ** 2
+    assert implied == pytest.approx(var_d, rel=0.03)
+    bb = dict(model="beta_binomial", mu=0.0, sigma_task=1.0, phi=2.0)
+    null_obs = plan_power(bb, 400, 4, 1, alpha_diff=0.0, n_sims=4000, random_seed=1)
+    null_new = plan_power(bb, 400, 4, 1, alpha_diff=0.0, population="new", n_sims=4000, random_seed=1)
+    assert null_obs.power.iloc[0] > 0.05 and null_new.power.iloc[0] < 0.025
+    with pytest.raises(ValueError, match="population"):
+        plan_power(HYPER, 10, 2, agents=("a", "b"), population="future")
+
+
 def test_bad_inputs():
     with pytest.raises(ValueError, match="exactly one"):
         plan_power(HYPER, 10, 2)
