@@ -57,8 +57,11 @@ def consistency(
       (:meth:`agentstats.models.family.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation of
       two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
       ``rho[a]``, or ``det_share + (1 - det_share) rho[a]`` with zero/one inflation; Williams 1975), and
-      ``icc_model``, the latent-scale ICC including task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev.
-      85:935). ``icc_cell_estimable`` is False when the model has no within-cell term (one agent, or ``additive``):
+      ``icc_model``, the latent-scale ICC of task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev. 85:935):
+      logit-normal families ``(sigma_task^2 + sigma_cell[a]^2) / (... + pi^2/3)``, per agent (task and cell
+      together); Beta-Binomial families ``sigma_task^2 / (sigma_task^2 + pi^2/3)``, the task part only and the
+      same for every agent (the cell spread is on the probability scale), so read an agent's consistency from
+      ``icc_cell``. ``icc_cell_estimable`` is False when the model has no within-cell term (one agent, or ``additive``):
       the values are then NaN, never 0.
 
     Parameters
