@@ -84,6 +84,8 @@ def _blank(v: Any) -> bool:
 def _text(v: Any) -> str:
     if isinstance(v, str):
         return v
+    if type(v) is list or type(v) is tuple:  # the common case, before the slower Sequence ABC check
+        return "\n".join([x if type(x) is str else str(x) for x in v])
     if isinstance(v, Sequence):
         return "\n".join(str(x) for x in v)
     return str(v)
@@ -101,9 +103,10 @@ def _tokens_cached(text: str) -> tuple[str, ...]:
         # pattern's word boundaries are the whitespace split points
         # bytes.translate deletes through a 256-entry table, several times faster than str.translate's dict
         words = text.encode("ascii").translate(None, _PUNCT_BYTES).decode("ascii").lower().split()
-        if "a" in words or "an" in words or "the" in words:
-            return tuple(t for t in words if t not in _ARTICLES)
-        return tuple(words)
+        # a set test hashes each word once, and the hashes are kept for the Counter that usually follows
+        if _ARTICLES.isdisjoint(words):
+            return tuple(words)
+        return tuple([t for t in words if t not in _ARTICLES])
     return tuple(normalize_text(text).split())
 
 

@@ -215,21 +215,22 @@ def compute(
         if unreadable:
             scored = iter(scores)
             scores = [unreadable[j] if j in unreadable else next(scored) for j in range(len(recs))]
-        for (t, i, node, _rec), s in zip(recs, scores, strict=True):
-            cols["agent"].append(t.agent)
-            cols["task_id"].append(t.task_id)
-            cols["trial"].append(t.trial)
-            cols["risk_level"].append(t.risk_level)
-            cols["interaction"].append(i)
-            cols["node"].append(node)
-            cols["level"].append(m.level)
-            cols["metric"].append(m.name)
-            cols["group"].append(m.group)
-            cols["method"].append(m.method)
-            cols["value"].append(s.value)
-            cols["applicable"].append(s.value is not None)
-            cols["passed"].append(passed(s.value))
-            cols["evidence"].append(s.evidence)
+        if len(scores) != len(recs):  # pragma: no cover - a batch method that lost records
+            raise RuntimeError(f"metric {m.name}: {len(scores)} scores for {len(recs)} records")
+        # whole columns at once (list comprehensions: a third of the per-row cost of fourteen appends)
+        cols["agent"] += [r[0].agent for r in recs]
+        cols["task_id"] += [r[0].task_id for r in recs]
+        cols["trial"] += [r[0].trial for r in recs]
+        cols["risk_level"] += [r[0].risk_level for r in recs]
+        cols["interaction"] += [r[1] for r in recs]
+        cols["node"] += [r[2] for r in recs]
+        for col, const in (("level", m.level), ("metric", m.name), ("group", m.group), ("method", m.method)):
+            cols[col] += [const] * len(recs)
+        values = [s.value for s in scores]
+        cols["value"] += values
+        cols["applicable"] += [v is not None for v in values]
+        cols["passed"] += [passed(v) for v in values]
+        cols["evidence"] += [s.evidence for s in scores]
     frame = pd.DataFrame(cols, columns=list(COLUMNS))
     frame["trial"] = frame["trial"].astype("int64")
     frame["interaction"] = frame["interaction"].astype("Int64")
