@@ -51,7 +51,7 @@ from typing import Any, Literal
 import numpy as np
 
 from agentstats.gating.data import ScoreSet, load_scores
-from agentstats.gating.decision import GateDecision, Trigger, gate
+from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
 from agentstats.gating.posterior import difference_draws
 from agentstats.io.atomic import append_line, atomic_write_text
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
@@ -586,7 +586,7 @@ class _Runner:
         if self.log.find("decision", it) is None:
             overall = [
                 {"metric": m.metric, "n": m.n_candidate, "n_missing": m.n_missing, **m.candidate,
-                 "threshold": m.threshold, "p_meets_threshold": m.p_meets_threshold,
+                 "threshold": m.threshold, "p_meets_threshold": m.p_meets_threshold, "n_failures": m.n_failures,
                  "difference": m.difference, "p_regression": m.p_regression}
                 for m in decision.metrics if m.stratum == "all"
             ]
@@ -658,7 +658,9 @@ class _Runner:
             c = m.candidate
             text = (f"- {m.metric}: mean {c['mean']:.3f} ({pct} credible interval {c['ci_low']:.3f} to "
                     f"{c['ci_high']:.3f})")
-            if m.threshold is not None:
+            if m.n_failures is not None:  # threshold 1.0: no failure allowed
+                text += f", no failure allowed: {no_failure_text(m.n_failures, m.n_candidate)}"
+            elif m.threshold is not None and m.p_meets_threshold is not None:
                 text += f", threshold {m.threshold:g}, P(mean >= threshold) = {m.p_meets_threshold:.3f}"
             if m.difference is not None:
                 text += f", difference to the baseline {m.difference['mean']:+.3f}"
