@@ -359,6 +359,59 @@ def test_resume_refuses_other_settings(tmp_path):
     assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
 
 
+def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_path):
+    import shutil
+
+    from agentstats.optimize.loop import _resume_settings
+
+    first_dir = tmp_path / "first"
+    cfg_path = make_world(first_dir, n=6)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={}, stop_after_no_improvement=5)
+    cfg_path.write_text(json.dumps(cfg))
+    base = [{"id": f"q{i}", "scores": {"correct": 1.0}, "risk_level": ("low", "high")[i % 2]} for i in range(6)]
+    (first_dir / "baseline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in base))
+    kw = dict(agent=lambda example, prompt: "GOOD", optimizer=lambda prompt, result: prompt + "\nMore.", prompt="P")
+    optimize(config=cfg_path, run_dir=first_dir / "run", **kw)
+    # the folder copied elsewhere: its config resolves eval_set and baseline to other absolute paths, same contents
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(first_dir, moved)
+    moved_cfg = moved / "loop.json"
+    cfg["gate"]["max_iterations"] = 3
+    moved_cfg.write_text(json.dumps(cfg))
+    more = optimize(config=moved_cfg, run_dir=moved / "run", resume=True, **kw)
+    assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
+    # a log written before the settings were stored (only its config): compared by the same rule
+    old_copy = tmp_path / "old"
+    shutil.copytree(first_dir, old_copy)
+    log_path = old_copy / "run" / "loop.jsonl"
+    lines = [json.loads(x) for x in log_path.read_text().splitlines()]
+    del lines[0]["resume_settings"]
+    log_path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (old_copy / "loop.json").write_text(json.dumps(cfg))
+    again = optimize(config=old_copy / "loop.json", run_dir=old_copy / "run", resume=True, **kw)
+    assert [s["iteration"] for s in again.iterations] == [1, 2, 3]
+    # a refusal names each setting that differs, with both values
+    cfg["gate"]["stop_after_no_improvement"] = 4
+    moved_cfg.write_text(json.dumps(cfg))
+    base[0]["scores"]["correct"] = 0.0
+    (moved / "baseline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in base))
+    with pytest.raises(LoopError) as exc:
+        optimize(config=moved_cfg, run_dir=moved / "run", resume=True, **{**kw, "prompt": "Q"})
+    text = str(exc.value)
+    assert "gate.stop_after_no_improvement: 5 in the run, 4 now" in text
+    assert "the baseline's content differs" in text and "the eval set" not in text
+    assert 'the starting prompt differs ("P" in the run, "Q" now)' in text
+    # where an endpoint is, and where the files are, are not settings a resume must share
+    a = {"eval_set": "/a/eval.jsonl", "baseline": "/a/b.jsonl", "gate": {"max_iterations": 2},
+         "agent": {"model": "m", "base_url": "http://127.0.0.1:1/v1", "prompt_file": "/a/p.txt"}}
+    b = {"eval_set": "/b/eval.jsonl", "baseline": "/b/b.jsonl", "gate": {"max_iterations": 9},
+         "agent": {"model": "m", "base_url": "http://127.0.0.1:2/v1", "prompt_file": "/b/p.txt"}}
+    assert _resume_settings(a) == _resume_settings(b) == {"gate": {}, "agent": {"model": "m"}}
+
+
 # -- the gate report ----------------------------------------------------------------------------------------
 def _callable_run(tmp_path: Path, prompt: str, revised: str) -> Path:
     cfg_path = make_world(tmp_path, n=8)
