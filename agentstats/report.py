@@ -424,10 +424,18 @@ def _toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
     if len(items) < 2:
         return body
     lines = ['<nav class="agentstats-toc" aria-label="Contents"><p>Contents</p><ol>']
-    for level, anchor, text in items:
-        style = ' style="margin-left:1.2em"' if level == 3 else ""
-        lines.append(f'<li{style}><a href="#{_escape(anchor)}">{text}</a></li>')
-    lines.append("</ol>")
+    nested = False  # h3 headings are listed (and numbered) inside the h2 section above them
+    for i, (level, anchor, text) in enumerate(items):
+        sub = level == 3 and i > 0
+        if sub and not nested:
+            lines.append("<ol>")
+        elif not sub and nested:
+            lines.append("</ol></li>")
+        nested = sub
+        link = f'<a href="#{_escape(anchor)}">{text}</a>'
+        follows_sub = i + 1 < len(items) and items[i + 1][0] == 3
+        lines.append(f"<li>{link}</li>" if sub or not follows_sub else f"<li>{link}")
+    lines.append("</ol></li></ol>" if nested else "</ol>")
     if skipped:
         lines.append('<p class="agentstats-toc-skipped">Not in this report</p><ul class="agentstats-toc-skipped">')
         lines += [f"<li>{_escape(title)}: {_plain_reason(reason)}</li>" for title, reason in skipped]

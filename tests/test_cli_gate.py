@@ -121,6 +121,18 @@ def test_sign_off_is_appended_never_overwritten(files):
     assert r.exit_code == EXIT_USAGE and other.read_text() == '{"mine": 1}'
 
 
+def test_threshold_one_cell_says_what_was_checked(tmp_path):
+    cand, base = tmp_path / "c.jsonl", tmp_path / "b.jsonl"
+    cand.write_text("".join(json.dumps({"id": i, "metric": "fmt", "value": True}) + "\n" for i in range(30)))
+    base.write_text("".join(json.dumps({"id": i, "metric": "fmt", "value": i % 5 != 0}) + "\n" for i in range(30)))
+    cfg = tmp_path / "one.yaml"
+    cfg.write_text("thresholds: {fmt: 1.0}\n")
+    r = gate(cand, base, "--config", cfg)
+    assert "no failure observed on 30 examples: met" in r.output and "(>= 1)" not in r.output
+    rec = json.loads(gate(cand, base, "--config", cfg, "--json").output)
+    assert rec["metrics"][0]["p_meets_threshold"] is None and rec["metrics"][0]["n_failures"] == 0
+
+
 def test_table_output_names_efficiency_unpaired_ids_and_triggers(tmp_path):
     cand, base = tmp_path / "c.jsonl", tmp_path / "b.jsonl"
     cand.write_text(
@@ -135,7 +147,7 @@ def test_table_output_names_efficiency_unpaired_ids_and_triggers(tmp_path):
     cfg.write_text("efficiency:\n  tokens: 0.2\n")
     r = gate(cand, base, "--config", cfg)
     assert r.exit_code == EXIT_FAILURE, r.output
-    assert "tokens: candidate / baseline = 3.000" in r.output
+    assert "tokens: candidate / baseline = 3.000" in r.output and "P(> 1.2) = 1.000: failed" in r.output
     assert "1 ids only in the candidate" in r.output
     assert "human review required" in r.output and "sensitive_tags" in r.output
 

@@ -406,3 +406,13 @@ def test_cli_reads_run_tables_with_named_columns_and_says_how_intervals_and_drop
     assert "6 shared tasks" in result.output
     assert "intervals: 95%, paired over tasks" in result.output
     assert "k = 2: new rests on 4 of 6 shared tasks" in result.output  # p4, p5 have one trial
+
+
+def test_cli_numbers_never_show_a_negative_zero():
+    from agentstats.cli.compare import _fmt
+
+    # a difference of two equal means computed in floating point can come out as -1e-17
+    assert _fmt(0.606060606060606 - 0.6060606060606061) == "0.000"
+    assert _fmt(-0.0004) == "0.000" and _fmt(-0.0) == "0.000"
+    assert _fmt(-0.0126) == "-0.013" and _fmt(0.0126) == "0.013"
+    assert _fmt(float("nan")) == "n/a" and _fmt(None) == "n/a"

@@ -150,10 +150,36 @@ def test_undecided_with_five_examples_retries_with_a_sample_size():
 def test_threshold_one_means_no_failure():
     d = gate(rows({"fmt": [1] * 50 + [0]}), rows({"fmt": [1] * 51}), {"thresholds": {"fmt": 1.0}})
     thr = next(c for c in d.checks if c.kind == "threshold")
-    assert (thr.probability, thr.state) == (0.0, "failed")
+    assert (thr.failures, thr.state) == (1, "failed")
     assert d.decision == "FAIL"
     d = gate(rows({"fmt": [1] * 5}), rows({"fmt": [1] * 5}), {"thresholds": {"fmt": 1.0}, "regression_tolerance": 0.5})
     assert next(c for c in d.checks if c.kind == "threshold").state == "met"
+
+
+def test_threshold_one_counts_failures_and_gives_no_probability():
+    # 30 examples x 3 trials, every value 1: the mean's posterior (prior mass on 0 and 1) sits below 1, so a
+    # "P(mean >= 1) = 1.000" would contradict its interval; the check counts failures instead
+    cand = [{"id": i, "trial": t, "metric": "fmt", "value": 1} for i in range(30) for t in range(3)]
+    base = [{"id": i, "trial": t, "metric": "fmt", "value": int(i % 5 != 0)} for i in range(30) for t in range(3)]
+    d = gate(cand, base, {"thresholds": {"fmt": 1.0}})
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    (m,) = [m for m in d.metrics if m.stratum == "all"]
+    assert m.candidate["ci_high"] < 1.0  # the interval that "1.000" contradicted
+    assert thr.state == "met" and thr.failures == 0 and math.isnan(thr.probability)
+    assert m.p_meets_threshold is None and m.n_failures == 0
+    assert thr.describe() == "fmt: no failure allowed (threshold 1): no failure observed on 30 examples: met"
+    rec = json.loads(json.dumps(d.to_record()))
+    (rc,) = [c for c in rec["checks"] if c["kind"] == "threshold"]
+    assert rc["probability"] is None and rc["failures"] == 0 and rc["state"] == "met"
+    assert rec["metrics"][0]["p_meets_threshold"] is None and rec["metrics"][0]["n_failures"] == 0
+    # one trial of one example below 1 makes that example's value 2/3: one failure of 30
+    cand[4]["value"] = 0
+    d = gate(cand, base, {"thresholds": {"fmt": 1.0}})
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    assert (thr.state, thr.failures) == ("failed", 1)
+    assert d.decision == "FAIL"
+    assert "fmt: no failure allowed (threshold 1): 1 of 30 examples below 1: failed" in d.reasons
+    assert [m.n_failures for m in d.metrics if m.stratum == "all"] == [1]
 
 
 def test_risk_level_override_checks_its_threshold_on_its_examples():

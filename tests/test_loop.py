@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 from loop_helpers import PROMPTS, body_key, good_in_a, make_world, point_at, repeated, responder
@@ -358,6 +359,59 @@ def test_resume_refuses_other_settings(tmp_path):
     assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
 
 
+def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_path):
+    import shutil
+
+    from agentstats.optimize.loop import _resume_settings
+
+    first_dir = tmp_path / "first"
+    cfg_path = make_world(first_dir, n=6)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={}, stop_after_no_improvement=5)
+    cfg_path.write_text(json.dumps(cfg))
+    base = [{"id": f"q{i}", "scores": {"correct": 1.0}, "risk_level": ("low", "high")[i % 2]} for i in range(6)]
+    (first_dir / "baseline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in base))
+    kw = dict(agent=lambda example, prompt: "GOOD", optimizer=lambda prompt, result: prompt + "\nMore.", prompt="P")
+    optimize(config=cfg_path, run_dir=first_dir / "run", **kw)
+    # the folder copied elsewhere: its config resolves eval_set and baseline to other absolute paths, same contents
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(first_dir, moved)
+    moved_cfg = moved / "loop.json"
+    cfg["gate"]["max_iterations"] = 3
+    moved_cfg.write_text(json.dumps(cfg))
+    more = optimize(config=moved_cfg, run_dir=moved / "run", resume=True, **kw)
+    assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
+    # a log written before the settings were stored (only its config): compared by the same rule
+    old_copy = tmp_path / "old"
+    shutil.copytree(first_dir, old_copy)
+    log_path = old_copy / "run" / "loop.jsonl"
+    lines = [json.loads(x) for x in log_path.read_text().splitlines()]
+    del lines[0]["resume_settings"]
+    log_path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (old_copy / "loop.json").write_text(json.dumps(cfg))
+    again = optimize(config=old_copy / "loop.json", run_dir=old_copy / "run", resume=True, **kw)
+    assert [s["iteration"] for s in again.iterations] == [1, 2, 3]
+    # a refusal names each setting that differs, with both values
+    cfg["gate"]["stop_after_no_improvement"] = 4
+    moved_cfg.write_text(json.dumps(cfg))
+    base[0]["scores"]["correct"] = 0.0
+    (moved / "baseline.jsonl").write_text("".join(json.dumps(r) + "\n" for r in base))
+    with pytest.raises(LoopError) as exc:
+        optimize(config=moved_cfg, run_dir=moved / "run", resume=True, **{**kw, "prompt": "Q"})
+    text = str(exc.value)
+    assert "gate.stop_after_no_improvement: 5 in the run, 4 now" in text
+    assert "the baseline's content differs" in text and "the eval set" not in text
+    assert 'the starting prompt differs ("P" in the run, "Q" now)' in text
+    # where an endpoint is, and where the files are, are not settings a resume must share
+    a = {"eval_set": "/a/eval.jsonl", "baseline": "/a/b.jsonl", "gate": {"max_iterations": 2},
+         "agent": {"model": "m", "base_url": "http://127.0.0.1:1/v1", "prompt_file": "/a/p.txt"}}
+    b = {"eval_set": "/b/eval.jsonl", "baseline": "/b/b.jsonl", "gate": {"max_iterations": 9},
+         "agent": {"model": "m", "base_url": "http://127.0.0.1:2/v1", "prompt_file": "/b/p.txt"}}
+    assert _resume_settings(a) == _resume_settings(b) == {"gate": {}, "agent": {"model": "m"}}
+
+
 # -- the gate report ----------------------------------------------------------------------------------------
 def _callable_run(tmp_path: Path, prompt: str, revised: str) -> Path:
     cfg_path = make_world(tmp_path, n=8)
@@ -390,6 +444,53 @@ def test_gate_report_tables_read_the_run(tmp_path):
     assert low["baseline"] < 0.3 and low["candidate"] > 0.7
     md = decision_markdown(view)
     assert md.startswith("## Decision: **") and "stopped on **max\\_iterations**" in md
+
+
+def test_gate_report_loop_table_has_integer_iterations(tmp_path):
+    from agentstats.optimize.report import loop_table, read_run
+
+    view = read_run(_callable_run(tmp_path, "Be brief.", "Be brief.\nCite sources."))
+    table = loop_table(view)
+    assert list(table.columns[:3]) == ["iteration", "vs_baseline", "best_before"]
+    assert list(table["iteration"]) == [1, 2] and all(type(i) is int for i in table["iteration"])
+    assert pd.isna(table["best_before"].iloc[0]) and table["best_before"].iloc[1] == 1
+    assert type(table["best_before"].iloc[1]) is int and pd.isna(table["vs_best"].iloc[0])
+
+
+def test_gate_report_rows_show_each_metrics_own_check_and_the_efficiency_check(tmp_path):
+    from agentstats.gating import gate
+    from agentstats.optimize.report import efficiency_table, metric_bundle, read_decision, strata_table
+
+    # every metric as good as the baseline, tokens 30 % up on every example: only the efficiency check fails
+    cand = [{"id": f"q{i}", "scores": {"acc": 1.0, "safety": 1.0}, "risk_level": ("low", "high")[i % 2],
+             "tokens": 130} for i in range(40)]
+    base = [{**r, "tokens": 100} for r in cand]
+    record = gate(cand, base, {"thresholds": {"acc": 0.5}, "efficiency": {"tokens": 0.2}}).to_record()
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record))
+    assert record["decision"] == "FAIL"
+    view = read_decision(path)
+    bundle = metric_bundle(view).set_index("metric")
+    assert "decision" not in bundle.columns
+    # acc: P(mean >= 0.5) under Beta(41, 1) is 1 - 0.5**41: met; safety has no threshold
+    assert bundle.loc["acc", "p_meets_threshold"] == pytest.approx(1 - 0.5**41, abs=1e-12)
+    assert bundle.loc["acc", "threshold_check"] == "met" and pd.isna(bundle.loc["safety", "threshold_check"])
+    assert set(bundle["regression_check"]) <= {"met", "undecided"}
+    strata = strata_table(view)
+    assert "failed" not in set(strata["regression_check"]) and len(strata) == 6
+    (eff,) = efficiency_table(view).to_dict("records")
+    # the ratio of means is 130 / 100 on every resample
+    assert eff["field"] == "tokens" and eff["n_paired"] == 40
+    assert eff["ratio"] == pytest.approx(1.3, abs=1e-9) and eff["bound"] == pytest.approx(1.2)
+    assert eff["p_exceeds"] == 1.0 and eff["check"] == "failed"
+    # a "no failure" threshold is a count, not a probability
+    from agentstats.optimize.report import threshold_cell
+
+    row = {"threshold": 1.0, "n": 12, "n_failures": 0, "p_meets_threshold": None, "threshold_check": "met"}
+    assert threshold_cell(row) == "no failure observed on 12 examples: met"
+    assert threshold_cell({**row, "n_failures": 2, "threshold_check": "failed"}) == "2 of 12 examples below 1: failed"
+    assert threshold_cell({**row, "threshold": 0.9, "n_failures": None, "p_meets_threshold": 0.25,
+                           "threshold_check": "undecided"}) == "0.250: undecided"
 
 
 @pytest.mark.slow  # starts a Jupyter kernel (papermill) and exports HTML: about 20 s

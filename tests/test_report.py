@@ -300,6 +300,25 @@ def test_html_has_a_table_of_contents_linking_every_section(tmp_path):
     assert html.index('class="agentstats-toc"') < html.index('id="First-section"')
 
 
+def test_table_of_contents_nests_subsections_under_their_section():
+    import xml.etree.ElementTree as ET
+
+    from agentstats.report import _toc
+
+    body = ('<h2 id="A">Prompt revisions</h2><h3 id="A1">Iteration 1 &#8594; 2</h3><p>x</p>'
+            '<h3 id="A2">Iteration 2 &#8594; 3</h3><h2 id="B">Triggers</h2><h2 id="C">Provenance</h2>')
+    html = _toc(body)
+    nav = ET.fromstring(html[html.index("<nav"):html.index("</nav>") + 6].replace("&#8594;", "to"))
+    (top,) = nav.findall("ol")
+    items = top.findall("li")
+    # three numbered sections; the two iterations are a list inside the first, not sections 2 and 3
+    assert [li.find("a").get("href") for li in items] == ["#A", "#B", "#C"]
+    (inner,) = items[0].findall("ol")
+    assert [li.find("a").get("href") for li in inner.findall("li")] == ["#A1", "#A2"]
+    assert items[1].find("ol") is None and items[2].find("ol") is None
+    assert html.endswith(body[body.index("<h2"):])
+
+
 # ---- the template ships as package data
 
 

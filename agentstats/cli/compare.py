@@ -162,7 +162,11 @@ def compare(
 
 
 def _fmt(x: Any) -> str:
-    return "n/a" if x is None or x != x else f"{x:.3f}"
+    """Three decimals; ``n/a`` for a missing value; a value that rounds to zero is ``0.000``, never ``-0.000``."""
+    if x is None or x != x:
+        return "n/a"
+    text = f"{x:.3f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def _print(cmp: Any) -> None:

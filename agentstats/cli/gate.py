@@ -179,16 +179,33 @@ def _ci(s: dict[str, float] | None) -> str:
     return f"{s['mean']:+.3f} [{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]"
 
 
+def _threshold_cell(m: Any, state: str | None) -> str:
+    """Return the threshold column: ``P(mean >= t)`` with the check's result, or what a "no failure" check found."""
+    from agentstats.gating.decision import no_failure_text
+
+    if m.threshold is None:
+        return ""
+    if m.n_failures is not None:  # threshold 1.0: a count of failures, not a probability
+        return f"{no_failure_text(m.n_failures, m.n_candidate)}: {state}"
+    text = f"{_fmt(m.p_meets_threshold)} (>= {m.threshold:g})"
+    return text if state is None else f"{text}: {state}"
+
+
 def _print(decision: Any, record: dict[str, Any]) -> None:
     cfg = decision.config
     pct = f"{cfg.ci_prob:.0%}"
+    states = {(c.kind, c.metric, c.stratum): c.state for c in decision.checks}
     t = Table(title=f"gate: candidate vs baseline ({pct} credible intervals)")
-    for col in ("metric", "stratum", "n", "candidate mean", "baseline", "P(>= thr)", "difference", "P(regression)"):
+    for col in ("metric", "stratum", "n", "candidate mean", "baseline", "P(>= thr): check", "difference",
+                "P(regression): check"):
         t.add_column(col, justify="left" if col in ("metric", "stratum") else "right")
     for m in decision.metrics:
         cand = f"{m.candidate['mean']:.3f} [{m.candidate['ci_low']:.3f}, {m.candidate['ci_high']:.3f}]"
-        thr = "" if m.threshold is None else f"{_fmt(m.p_meets_threshold)} (>= {m.threshold:g})"
+        thr = _threshold_cell(m, states.get(("threshold", m.metric, m.stratum)))
+        reg_state = states.get(("regression", m.metric, m.stratum))
         reg = "" if m.p_regression is None else f"{_fmt(m.p_regression)} (< -{m.tolerance:g})"
+        if reg and reg_state is not None:
+            reg += f": {reg_state}"
         base = "" if not m.baseline else f"{m.baseline['mean']:.3f}"
         t.add_row(escape(m.metric), escape(m.stratum), str(m.n_candidate), cand, base, thr, _ci(m.difference), reg)
     out.print(t)
@@ -196,7 +213,8 @@ def _print(decision: Any, record: dict[str, Any]) -> None:
         r = e["ratio"]
         out.print(
             f"{e['field']}: candidate / baseline = {r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] on "
-            f"{e['n_paired']} examples; P(> {1 + e['relative_tolerance']:g}) = {e['p_exceeds']:.3f}",
+            f"{e['n_paired']} examples; P(> {1 + e['relative_tolerance']:g}) = {e['p_exceeds']:.3f}: "
+            f"{states.get(('efficiency', e['field'], 'all'), 'undecided')}",
             highlight=False,
         )
     pairing = decision.pairing

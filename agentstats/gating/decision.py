@@ -5,7 +5,7 @@ Checks (probabilities from :mod:`agentstats.gating.posterior`; the levels from :
 * threshold (each metric with a threshold; on all examples, and on one risk level's examples where that level
   overrides the threshold): met when ``P(mean >= threshold) >= pass_probability``, failed when
   ``P(mean >= threshold) <= 1 - fail_probability``. A threshold of 1.0 is "no failure": met when every value is 1,
-  failed by any other value.
+  failed by any other value; it counts failures (examples with a value below 1) and has no probability.
 * regression (each metric scored in both sets; on all paired examples and in each stratum: every ``risk_level`` and
   each tag in ``strata_tags``): met when ``P(difference < -tolerance) <= max_regression_probability``, failed when
   ``>= fail_probability``. A review-only metric (the refusal rate, unless the config names it:
@@ -45,7 +45,7 @@ from agentstats.gating.posterior import (
     summarize,
 )
 
-__all__ = ["Check", "GateDecision", "MetricResult", "Trigger", "gate"]
+__all__ = ["Check", "GateDecision", "MetricResult", "Trigger", "gate", "no_failure_text"]
 
 Decision = Literal["PASS", "FAIL", "RETRY"]
 State = Literal["met", "failed", "undecided"]
@@ -67,7 +67,8 @@ class Check:
         ``"all"``, ``"risk_level=<level>"`` or ``"tag=<tag>"``.
     probability : float
         ``P(mean >= threshold)`` (threshold), ``P(difference < -tolerance)`` (regression) or
-        ``P(ratio > 1 + tolerance)`` (efficiency).
+        ``P(ratio > 1 + tolerance)`` (efficiency); NaN for a "no failure" threshold (1.0), which counts failures
+        instead, and for a regression check without a paired example.
     bound : float
         The threshold, ``-tolerance``, or ``1 + relative tolerance``.
     state : {"met", "failed", "undecided"}
@@ -77,6 +78,9 @@ class Check:
     more_examples : int or None
         For an undecided check: more examples of the stratum that would decide it at the current effect size
         (None: no finite number does).
+    failures : int or None
+        For a "no failure" threshold (1.0): the examples whose value is below 1 (the check is met when there is
+        none). None for every other check.
     """
 
     kind: str
@@ -88,10 +92,14 @@ class Check:
     critical: bool
     n: int
     more_examples: int | None = None
+    failures: int | None = None
 
     def describe(self) -> str:
         """One line saying what was checked and how it came out."""
         where = "" if self.stratum == "all" else f" [{self.stratum}]"
+        if self.failures is not None:
+            return (f"{self.metric}{where}: no failure allowed (threshold 1): "
+                    f"{no_failure_text(self.failures, self.n)}: {self.state}")
         if self.kind == "threshold":
             what = f"P({self.metric} >= {self.bound:g}) = {self.probability:.3f}"
         elif self.kind == "regression":
@@ -132,6 +140,10 @@ class MetricResult:
         Posterior ``mean, sd, ci_low, ci_high`` of the candidate's population mean (all its examples).
     threshold : float or None
     p_meets_threshold : float or None
+        ``P(mean >= threshold)``; None without a threshold and for a "no failure" threshold (1.0), which is not a
+        probability (see ``n_failures``).
+    n_failures : int or None
+        For a "no failure" threshold (1.0): the candidate's examples with a value below 1; None otherwise.
     baseline, candidate_paired, difference : dict or None
         Posterior summaries on the paired examples (difference = candidate - baseline).
     tolerance : float
@@ -162,6 +174,7 @@ class MetricResult:
     p_better: float | None
     p_worse: float | None
     judge_corrected: bool = False
+    n_failures: int | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +288,23 @@ def _clean(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+def no_failure_text(failures: int, n: int) -> str:
+    """Say what a "no failure" threshold (1.0) found: ``"no failure observed on 30 examples"``, ``"2 of 30 below 1"``.
+
+    Parameters
+    ----------
+    failures : int
+        Examples whose value is below 1.
+    n : int
+        Examples with a scored value.
+    """
+    if n == 0:
+        return "no example scored"
+    if failures == 0:
+        return f"no failure observed on {n} example{'' if n == 1 else 's'}"
+    return f"{failures} of {n} example{'' if n == 1 else 's'} below 1"
 
 
 def _rng(seed: int, *names: str) -> np.random.Generator:
@@ -445,10 +475,16 @@ def gate(
                 draws = corrected_draws(observed, judge, cfg.n_draws, judge_rng)[:, 0]
                 summ, dist = summarize(draws, cfg.ci_prob), None
             p_thr = None
-            if threshold is not None:
-                if threshold >= 1.0:  # "no failure" reads the verdicts as given, corrected or not
-                    p_thr = 1.0 if len(yc) and bool((yc == 1.0).all()) else 0.0
-                elif dist is not None:
+            n_fail = None
+            if threshold is not None and threshold >= 1.0:
+                # "no failure" is no probability (no posterior gives P(mean >= 1) > 0): it counts the examples below
+                # 1, reading the verdicts as given, corrected or not
+                n_fail = int((yc < 1.0).sum())
+                state: State = "met" if len(yc) and n_fail == 0 else "failed"
+                checks.append(Check("threshold", metric, name, math.nan, threshold, state, cfg.is_critical(metric),
+                                    len(yc), None, n_fail))
+            elif threshold is not None:
+                if dist is not None:
                     p_thr = float(dist.sf(threshold))
                 else:
                     assert draws is not None
@@ -528,6 +564,7 @@ def gate(
                     p_better=p_better,
                     p_worse=p_worse,
                     judge_corrected=judge is not None and len(yc) > 0,
+                    n_failures=n_fail,
                 )
             )
 

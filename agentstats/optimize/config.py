@@ -416,7 +416,7 @@ class LoopConfig(_Strict):
         return self.optimizer if self.optimizer is not None else self.judge
 
     def sha256(self) -> str:
-        """SHA-256 of the validated configuration as canonical JSON (the resume check compares it)."""
+        """SHA-256 of the validated configuration as canonical JSON (recorded in the log, the result and the store)."""
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 

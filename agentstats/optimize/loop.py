@@ -51,7 +51,7 @@ from typing import Any, Literal
 import numpy as np
 
 from agentstats.gating.data import ScoreSet, load_scores
-from agentstats.gating.decision import GateDecision, Trigger, gate
+from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
 from agentstats.gating.posterior import difference_draws
 from agentstats.io.atomic import append_line, atomic_write_text
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
@@ -321,14 +321,87 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _resume_hash(cfg: LoopConfig) -> str:
-    """Hash of the settings a resumed run must share (budgets and iteration limits may change)."""
-    data = cfg.model_dump(mode="json")
+def _resume_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the settings a resumed run must share, from a config's dump (``LoopConfig.model_dump(mode="json")``).
+
+    Left out: budgets and iteration limits (a stopped run may be continued with larger ones); where a copy of the
+    results goes (``store``, ``store_run``); where the endpoints are and which variable holds the key (``base_url``,
+    ``api_key_env``: they say where a call goes, not what it asks, and the call cache leaves them out too); and the
+    paths of the eval set, the baseline and the prompt file, whose contents are compared instead (``data_sha256``
+    and the starting prompt), so a run folder moved or copied with its data resumes. A judge calibration set is
+    named by the SHA-256 of its bytes where the file can be read.
+    """
+    data = json.loads(json.dumps(dict(config)))  # a deep copy
+    gate_cfg = data.get("gate") or {}
     for k in ("max_iterations", "max_total_cost_usd", "max_wall_seconds"):
-        data["gate"].pop(k, None)
-    for k in ("store", "store_run"):  # where a copy of the results goes (may be added on resume)
+        gate_cfg.pop(k, None)
+    for k in ("store", "store_run", "eval_set", "baseline"):
         data.pop(k, None)
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    for role in ("agent", "judge", "optimizer"):
+        if isinstance(data.get(role), dict):
+            for k in ("base_url", "api_key_env"):
+                data[role].pop(k, None)
+    if isinstance(data.get("agent"), dict):
+        data["agent"].pop("prompt_file", None)  # its text is the starting prompt, compared on its own
+    calib = gate_cfg.get("judge_calibration")
+    if isinstance(calib, dict) and calib.get("path"):
+        try:
+            calib["path"] = "sha256:" + _file_sha(Path(calib["path"]))
+        except OSError:
+            pass  # compared by path
+    return data
+
+
+def _resume_hash(settings: Mapping[str, Any]) -> str:
+    """Hash of :func:`_resume_settings` (the log's ``resume_sha256``)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"gate.thresholds.relevance": 0.97, ...}``: nested mappings as dotted keys (lists stay whole)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and v:
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _short(v: Any, n: int = 60) -> str:
+    text = json.dumps(v, ensure_ascii=False)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], data_sha: Mapping[str, str],
+                        prompt: str) -> list[str]:
+    """Say what keeps a logged run from being resumed with these settings, data and starting prompt: one line each."""
+    out: list[str] = []
+    if "resume_settings" in start:
+        logged = start["resume_settings"]
+    elif isinstance(start.get("config"), Mapping):  # a log written before the settings were stored
+        logged = _resume_settings(start["config"])
+    else:
+        logged = None
+    if logged is None:
+        if start.get("resume_sha256") != _resume_hash(settings):
+            out.append("the settings differ (the log does not store them, so which one cannot be said)")
+    else:
+        old, new = _flat(logged), _flat(settings)
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                was = _short(old[key]) if key in old else "not set"
+                now = _short(new[key]) if key in new else "not set"
+                out.append(f"{key}: {was} in the run, {now} now")
+    logged_data = start.get("data_sha256") or {}
+    for k, what in (("eval_set", "the eval set"), ("baseline", "the baseline")):
+        if logged_data.get(k) != data_sha.get(k):
+            out.append(f"{what}'s content differs (sha256 {str(logged_data.get(k))[:12]} in the run, "
+                       f"{str(data_sha.get(k))[:12]} now)")
+    if start.get("prompt") != prompt:
+        out.append(f"the starting prompt differs ({_short(start.get('prompt'))} in the run, {_short(prompt)} now)")
+    return out
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -586,7 +659,7 @@ class _Runner:
         if self.log.find("decision", it) is None:
             overall = [
                 {"metric": m.metric, "n": m.n_candidate, "n_missing": m.n_missing, **m.candidate,
-                 "threshold": m.threshold, "p_meets_threshold": m.p_meets_threshold,
+                 "threshold": m.threshold, "p_meets_threshold": m.p_meets_threshold, "n_failures": m.n_failures,
                  "difference": m.difference, "p_regression": m.p_regression}
                 for m in decision.metrics if m.stratum == "all"
             ]
@@ -658,7 +731,9 @@ class _Runner:
             c = m.candidate
             text = (f"- {m.metric}: mean {c['mean']:.3f} ({pct} credible interval {c['ci_low']:.3f} to "
                     f"{c['ci_high']:.3f})")
-            if m.threshold is not None:
+            if m.n_failures is not None:  # threshold 1.0: no failure allowed
+                text += f", no failure allowed: {no_failure_text(m.n_failures, m.n_candidate)}"
+            elif m.threshold is not None and m.p_meets_threshold is not None:
                 text += f", threshold {m.threshold:g}, P(mean >= threshold) = {m.p_meets_threshold:.3f}"
             if m.difference is not None:
                 text += f", difference to the baseline {m.difference['mean']:+.3f}"
@@ -871,7 +946,8 @@ def optimize(
     run_dir : path
         The run folder (log, call cache, per-iteration outputs, scores and decisions, ``result.json``).
     resume : bool
-        Continue the run in ``run_dir`` (its settings must match, except budgets and ``max_iterations``).
+        Continue the run in ``run_dir``: its settings, data (by content) and starting prompt must match, except
+        budgets, ``max_iterations``, the store and the endpoints' addresses; a refusal names what differs.
     baseline : path, optional
         The baseline's scored results; None: the config's ``baseline``.
     prompt : str, optional
@@ -957,19 +1033,20 @@ def optimize(
     run_path.mkdir(parents=True, exist_ok=True)
     log = RunLog(run_path)
     lines = log.read()
-    rhash = _resume_hash(cfg)
+    settings = _resume_settings(cfg.model_dump(mode="json"))
     data_sha = {"eval_set": _file_sha(cfg.eval_set), "baseline": base.sha256}
     if lines and not resume:
         raise LoopError(f"{run_path} holds a loop run already ({LOG_NAME}): resume it, or choose another run folder")
     if lines:
-        start = lines[0]
-        if start.get("resume_sha256") != rhash or start.get("data_sha256") != data_sha or \
-                start.get("prompt") != start_prompt:
-            raise LoopError(f"{run_path} holds a run with other settings, data or starting prompt: it cannot be "
-                            "resumed with these (only budgets and max_iterations may change)")
+        differ = _resume_differences(lines[0], settings, data_sha, start_prompt)
+        if differ:
+            raise LoopError(f"{run_path} holds a run with other settings, data or starting prompt, so it cannot be "
+                            f"resumed with these: {'; '.join(differ)} (a resume may change only the budgets, "
+                            "max_iterations, the store, the endpoints' addresses and where the files are)")
     else:
         log.append({"step": "start", "iteration": 0, "config": cfg.model_dump(mode="json"),
-                    "config_sha256": cfg.sha256(), "resume_sha256": rhash, "data_sha256": data_sha,
+                    "config_sha256": cfg.sha256(), "resume_sha256": _resume_hash(settings),
+                    "resume_settings": settings, "data_sha256": data_sha,
                     "prompt": start_prompt, "n_examples": len(examples),
                     "agent": "callable" if agent is not None else "chat",
                     "optimizer": "callable" if optimizer is not None else "chat"})

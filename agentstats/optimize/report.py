@@ -1,15 +1,17 @@
 """The gate report: ``notebooks/gate.ipynb`` for a loop run folder or a gate decision record, executed and exported.
 
-The notebook calls the readers here (:func:`read_run`, :func:`read_decision`) and the table builders
-(:func:`metric_bundle`, :func:`strata_table`, :func:`decision_markdown`); every string that comes from the data
-(metric names, strata, reasons, prompts, diffs, trigger evidence) is escaped with :mod:`agentstats.markup` before it
-reaches Markdown or HTML. :func:`run_gate_report` runs the notebook through the report machinery of
+The notebook calls the readers here (:func:`read_run`, :func:`read_decision`), the table builders
+(:func:`metric_bundle`, :func:`strata_table`, :func:`efficiency_table`, :func:`loop_table`, :func:`decision_markdown`)
+and the cell formatters (:func:`check_cell`, :func:`threshold_cell`); every string that comes from the data (metric
+names, strata, reasons, prompts, diffs, trigger evidence) is escaped with :mod:`agentstats.markup` before it reaches
+Markdown or HTML. :func:`run_gate_report` runs the notebook through the report machinery of
 :mod:`agentstats.report` (papermill, atomic outputs, failed runs kept aside, self-contained HTML).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,13 +23,17 @@ from agentstats.report import ReportPaths, packaged_template, run_report
 
 __all__ = [
     "RunView",
+    "check_cell",
     "decision_markdown",
     "default_gate_notebook",
+    "efficiency_table",
+    "loop_table",
     "metric_bundle",
     "read_decision",
     "read_run",
     "run_gate_report",
     "strata_table",
+    "threshold_cell",
 ]
 
 
@@ -128,16 +134,27 @@ def _ci(s: dict[str, Any] | None, key: str) -> float | None:
     return None if not s else s.get(key)
 
 
+def _states(rec: dict[str, Any]) -> dict[tuple[str, str, str], str]:
+    """``(kind, metric, stratum) -> state`` of every decisive check of a decision record."""
+    return {(c["kind"], c["metric"], c["stratum"]): c["state"] for c in rec.get("checks", [])}
+
+
 def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
     """Return the metric bundle per iteration: one row per (iteration, metric) in ``stratum``.
 
-    Columns: ``iteration, metric, n, n_missing, mean, ci_low, ci_high, threshold, p_meets_threshold,
-    difference, difference_ci_low, difference_ci_high, p_regression, decision`` (the candidate's posterior mean and
-    credible interval; the paired difference to the baseline; the gate's decision of that iteration).
+    Columns: ``iteration, metric, n, n_missing, mean, ci_low, ci_high, threshold, p_meets_threshold, n_failures,
+    threshold_check, difference, difference_ci_low, difference_ci_high, p_regression, regression_check`` (the
+    candidate's posterior mean and credible interval; the threshold check; the paired difference to the baseline and
+    the regression check). ``threshold_check`` and ``regression_check`` are the states (``met``, ``failed``,
+    ``undecided``) of this metric's own checks in ``stratum``, None where it has none (no threshold, a review-only
+    metric). ``n_failures`` is the count of examples below 1 for a "no failure" threshold (1.0), which has no
+    ``p_meets_threshold``. The iteration's overall decision is not repeated here (:func:`decision_markdown`,
+    :func:`loop_table`).
     """
     rows = []
     for it, rec in sorted(view.decisions.items()):
         base = rec["vs_baseline"]
+        states = _states(base)
         for m in base.get("metrics", []):
             if m.get("stratum") != stratum:
                 continue
@@ -146,9 +163,10 @@ def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
                 "iteration": it, "metric": m["metric"], "n": m.get("n_candidate"), "n_missing": m.get("n_missing"),
                 "mean": c.get("mean"), "ci_low": c.get("ci_low"), "ci_high": c.get("ci_high"),
                 "threshold": m.get("threshold"), "p_meets_threshold": m.get("p_meets_threshold"),
+                "n_failures": m.get("n_failures"), "threshold_check": states.get(("threshold", m["metric"], stratum)),
                 "difference": _ci(d, "mean"), "difference_ci_low": _ci(d, "ci_low"),
                 "difference_ci_high": _ci(d, "ci_high"), "p_regression": m.get("p_regression"),
-                "decision": base.get("decision"),
+                "regression_check": states.get(("regression", m["metric"], stratum)),
             })
     return pd.DataFrame(rows)
 
@@ -157,13 +175,16 @@ def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
     """Return the baseline comparison of one iteration (default the final one) per metric and stratum.
 
     Columns: ``metric, stratum, n_paired, baseline, candidate, difference, ci_low, ci_high, tolerance,
-    p_regression, p_better``.
+    p_regression, regression_check, p_better`` (``regression_check``: the state of that stratum's regression check,
+    None for a review-only metric).
     """
     it = iteration if iteration is not None else view.final_iteration
     if it is None or it not in view.decisions:
         return pd.DataFrame()
+    rec = view.decisions[it]["vs_baseline"]
+    states = _states(rec)
     rows = []
-    for m in view.decisions[it]["vs_baseline"].get("metrics", []):
+    for m in rec.get("metrics", []):
         d = m.get("difference")
         if d is None:
             continue
@@ -172,9 +193,80 @@ def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
             "baseline": (m.get("baseline") or {}).get("mean"),
             "candidate": (m.get("candidate_paired") or {}).get("mean"),
             "difference": d.get("mean"), "ci_low": d.get("ci_low"), "ci_high": d.get("ci_high"),
-            "tolerance": m.get("tolerance"), "p_regression": m.get("p_regression"), "p_better": m.get("p_better"),
+            "tolerance": m.get("tolerance"), "p_regression": m.get("p_regression"),
+            "regression_check": states.get(("regression", m["metric"], m["stratum"])), "p_better": m.get("p_better"),
         })
     return pd.DataFrame(rows)
+
+
+def efficiency_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
+    """Return the efficiency checks of one iteration (default the final one): one row per usage field checked.
+
+    Columns: ``field, n_paired, candidate_mean, baseline_mean, ratio, ratio_ci_low, ratio_ci_high, bound,
+    p_exceeds, check`` (the posterior of the candidate-to-baseline ratio of means, the bound ``1 + relative
+    tolerance``, ``P(ratio > bound)`` and the check's state). Empty when the config checks no usage field.
+    """
+    it = iteration if iteration is not None else view.final_iteration
+    if it is None or it not in view.decisions:
+        return pd.DataFrame()
+    rec = view.decisions[it]["vs_baseline"]
+    states = _states(rec)
+    rows = []
+    for e in rec.get("efficiency") or []:
+        r = e.get("ratio") or {}
+        rows.append({
+            "field": e["field"], "n_paired": e.get("n_paired"), "candidate_mean": e.get("candidate_mean"),
+            "baseline_mean": e.get("baseline_mean"), "ratio": r.get("mean"), "ratio_ci_low": r.get("ci_low"),
+            "ratio_ci_high": r.get("ci_high"), "bound": 1 + float(e.get("relative_tolerance") or 0.0),
+            "p_exceeds": e.get("p_exceeds"), "check": states.get(("efficiency", e["field"], "all")),
+        })
+    return pd.DataFrame(rows)
+
+
+def loop_table(view: RunView) -> pd.DataFrame:
+    """Return each iteration of a loop run against the best so far: one row per decided iteration.
+
+    Columns: ``iteration, vs_baseline, best_before, vs_best, p_better_than_best, improved, cost_usd_so_far``.
+    ``iteration`` and ``best_before`` are integers (``best_before`` and ``vs_best`` None for the first iteration:
+    there is no best before it). Empty for a single decision record.
+    """
+    rows = []
+    for s in view.log:
+        if s.get("step") != "decision":
+            continue
+        best = s.get("best_before")
+        rows.append({
+            "iteration": int(s["iteration"]), "vs_baseline": s.get("decision"),
+            "best_before": None if best is None else int(best), "vs_best": s.get("vs_best"),
+            "p_better_than_best": s.get("p_better_than_best"), "improved": s.get("improved"),
+            "cost_usd_so_far": s.get("cost_usd_so_far"),
+        })
+    return pd.DataFrame(rows, dtype=object)
+
+
+def check_cell(p: float | None, state: str | None) -> str | None:
+    """Return a probability with its check's result for a report table: ``"0.981: met"`` (``"0.083"``: no check)."""
+    if p is None or p != p:
+        return None
+    return f"{p:.3f}: {state}" if isinstance(state, str) else f"{p:.3f}"  # a missing state may arrive as NaN
+
+
+def threshold_cell(row: Mapping[str, Any]) -> str | None:
+    """Return the threshold check of a :func:`metric_bundle` row for a report table.
+
+    ``P(mean >= t)`` and the check's result (``"0.981: met"``), or for a "no failure" threshold (1.0) what it found
+    (``"no failure observed on 12 examples: met"``); None without a threshold.
+    """
+    from agentstats.gating.decision import no_failure_text
+
+    if row.get("threshold") is None or row["threshold"] != row["threshold"]:
+        return None
+    failures = row.get("n_failures")
+    if failures is not None and failures == failures:
+        state = row.get("threshold_check")
+        text = no_failure_text(int(failures), int(row.get("n") or 0))
+        return f"{text}: {state}" if isinstance(state, str) else text
+    return check_cell(row.get("p_meets_threshold"), row.get("threshold_check"))
 
 
 def decision_markdown(view: RunView) -> str:
