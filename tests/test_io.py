@@ -746,5 +746,31 @@ def test_a_wrong_format_names_the_format_the_content_looks_like():
     with pytest.raises(TrialLoadError) as err:
         load_trials(example, format="inspect")
     text = str(err.value)
-    assert "looks like the 'jsonl' format, not 'inspect': give --format jsonl" in text
+    assert "looks like the 'jsonl' format, not 'inspect': give format='jsonl'" in text
     assert "--skip-bad" not in text  # skipping would not help
+
+
+def test_format_advice_names_keywords_in_python_and_flags_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+    from agentstats.options import option_name, option_style
+
+    weird = write_lines(tmp_path / "w.jsonl", [jl({"foo": 1})])
+    with pytest.raises(ValueError) as err:
+        load_trials(weird)
+    assert str(err.value).endswith("give format= and, for run tables, agent_col=, task_col=, success_col=")
+    res = CliRunner().invoke(app, ["estimate", str(weird)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2
+    assert "give --format and, for run tables, --agent-col, --task-col, --success-col" in text
+    assert "format=" not in text and "agent_col" not in text
+    table = tmp_path / "w.csv"
+    table.write_text("x,y\n1,2\n")
+    res = CliRunner().invoke(app, ["estimate", str(table)])
+    assert "give --format and the column names (--agent-col, --task-col, --success-col)" in " ".join(res.output.split())
+    # the style is the command's only: outside it, Python's again
+    assert option_name("agent_col") == "agent_col="
+    with option_style("cli"):
+        assert option_name("agent_col") == "--agent-col" and option_name("format", "runs") == "--format runs"
+    assert option_name("format", "runs") == "format='runs'"

@@ -23,6 +23,8 @@ import typer
 import typer.exceptions
 from rich.console import Console
 
+from agentstats.options import option_style
+
 __all__ = [
     "EXIT_DIAGNOSTICS",
     "EXIT_FAILURE",
@@ -370,7 +372,8 @@ def command[F: Callable[..., Any]](fn: F) -> F:
         if threading.current_thread() is threading.main_thread():
             old = signal.signal(signal.SIGINT, on_sigint)
         try:
-            result = fn(*args, **kwargs)
+            with option_style("cli"):  # messages from the library name --flags, not keyword arguments
+                result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             raise _interrupted() from None
         except BrokenPipeError:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
+from agentstats.options import option_name
+
 __all__ = [
     "FORMATS",
     "RUN_COLUMN_CANDIDATES",
@@ -348,13 +350,13 @@ def _jsonl_kind(text: str, cut: bool, run_cols: tuple[str | None, ...], name: st
     if "traj" in keys:
         raise ValueError(
             f"{name}: looks like a single tau-bench record per line; tau-bench files are one JSON array "
-            "(pass format='tau_bench' on the array file)"
+            f"(give {option_name('format', 'tau_bench')} for the array file)"
         )
     raise ValueError(
         f"{name}: line {number} is a JSON object with keys {sorted(keys)[:12]}, which is neither a trial record "
         f"(needs agent, task_id, trial) nor a run table ({_run_cols_text(run_cols)})"
         + (f", and neither is any of the other {objects - 1} records read" if objects > 1 else "")
-        + "; pass format= and, for run tables, agent_col=, task_col=, success_col="
+        + f"; give {option_name('format')} and, for run tables, {_run_col_options()}"
     )
 
 
@@ -365,6 +367,11 @@ def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
     return "columns " + ", ".join(parts)
 
 
+def _run_col_options() -> str:
+    """Name the run-table column options as the caller knows them (:func:`agentstats.options.option_name`)."""
+    return ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
+
+
 def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> str:
     if {"n", "c"} <= cols and ("agent" in cols) and ({"task", "task_id"} & cols):
         return "counts"
@@ -372,5 +379,6 @@ def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> 
         return "runs"
     raise ValueError(
         f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) "
-        f"nor a run table ({_run_cols_text(run_cols)}); pass format= and column names"
+        f"nor a run table ({_run_cols_text(run_cols)}); give {option_name('format')} and the column names "
+        f"({_run_col_options()})"
     )
