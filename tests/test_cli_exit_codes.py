@@ -316,6 +316,38 @@ def test_report_statuses(trials, tmp_path, monkeypatch):
     _assert_interrupted(runner.invoke(app, args))
 
 
+def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tmp_path, monkeypatch):
+    """--skip-bad lists what it skipped before the notebook; k > the most trials per task (3 here) exits 2."""
+    import agentstats.report as report_mod
+
+    ran = []
+
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
+        ran.append(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    bad = tmp_path / "bad.jsonl"
+    odd = {"agent": "a", "task_id": "t0", "trial": "x", "success": True}
+    bad.write_text(trials.read_text() + json.dumps(odd) + "\n")
+    res = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path), "--no-bayes", "--skip-bad"])
+    assert res.exit_code == EXIT_OK and len(ran) == 1, res.output
+    text = " ".join(res.output.split())
+    # the 18 records of the fixture are lines 1-18; the bad one is line 19
+    assert "skipped 1 record (1 problem)" in text and "line 19, field 'trial'" in text
+    res = runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--no-bayes", "--k", "1..4"])
+    assert res.exit_code == EXIT_USAGE and len(ran) == 1, res.output  # refused before the notebook
+    assert "--k 4: the largest number of trials per task" in " ".join(res.output.split())
+    assert "is 3" in res.output
+    assert runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--k", "1..3"]).exit_code == EXIT_OK
+    # unscored trials (scored by the notebook): their trials per task count; 2 here
+    unscored = tmp_path / "unscored.jsonl"
+    unscored.write_text("".join(json.dumps({"agent": "a", "task_id": "t", "trial": i, "interactions": [
+        {"query": "q", "answer": "8", "expected_answer": "8"}]}) + "\n" for i in range(2)))
+    res = runner.invoke(app, ["report", str(unscored), "--out", str(tmp_path), "--k", "3"])
+    assert res.exit_code == EXIT_USAGE and "is 2" in res.output, res.output
+
+
 # ---------------------------------------------------------------- options shared by commands
 
 

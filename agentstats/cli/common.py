@@ -99,7 +99,8 @@ ReportKOpt = Annotated[
     typer.Option(
         "--k",
         help="k values of the report's tables: '1,2,4', a range '1..8', or both. Default: 1 .. the median trials "
-        "per task (tasks with fewer than k trials are dropped for that k, and listed).",
+        "per task (tasks with fewer than k trials are dropped for that k, and listed). At most the largest trials "
+        "per task, as in estimate.",
     ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
@@ -220,10 +221,10 @@ def parse_k(spec: str | None) -> list[int] | None:
 def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> None:
     """Refuse k values a command cannot answer from ``counts`` (exit status 2, one line).
 
-    ``estimate``: k up to the largest ``n`` of any task (the unbiased estimators need k <= n; between the
-    smallest and the largest n, tasks with fewer trials drop out for that k). ``fit``: k up to
-    :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the model's
-    assumed tail of success probabilities near 1 far more than on the data.
+    ``estimate`` and ``report`` (any ``command`` but ``fit``): k up to the largest ``n`` of any task (the unbiased
+    estimators need k <= n; between the smallest and the largest n, tasks with fewer trials drop out for that k).
+    ``fit``: k up to :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the
+    model's assumed tail of success probabilities near 1 far more than on the data.
     """
     if not ks or counts is None or not len(counts):
         return

@@ -29,6 +29,7 @@ from agentstats.cli.common import (
     fail,
     out,
     parse_k,
+    say_skipped,
 )
 
 
@@ -144,6 +145,8 @@ def compare(
                                    **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
+    for run_name, problems in cmp.skipped.items():  # --skip-bad: what each run's loader left out
+        say_skipped(problems, Path(cmp.sources[run_name]))
     if as_json:
         out.print_json(cmp.to_json())
     else:
