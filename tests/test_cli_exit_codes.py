@@ -109,7 +109,7 @@ def test_simulate_default_is_not_the_shipped_example():
 
 
 def test_estimate_statuses(trials, tmp_path, monkeypatch):
-    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "10"]).exit_code == EXIT_OK
+    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "100"]).exit_code == EXIT_OK
     _assert_one_line_error(runner.invoke(app, ["estimate", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
     import agentstats.estimators as est
 
@@ -133,7 +133,7 @@ def test_estimate_k_beyond_the_data_is_refused_at_once(trials):
     res = runner.invoke(app, ["estimate", str(trials), "--k", "1..50"])
     assert res.exit_code == EXIT_USAGE
     assert "largest number of trials per task" in res.output and "is 3" in res.output
-    res = runner.invoke(app, ["estimate", str(trials), "--k", "3", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--k", "3", "--json", "--n-boot", "100"])
     assert res.exit_code == 0 and {r["k"] for r in json.loads(res.stdout)} == {3}
 
 
@@ -141,7 +141,7 @@ def test_estimate_skip_bad_lists_the_skipped_line(trials):
     raw = trials.read_bytes().splitlines(keepends=True)
     raw[4] = raw[4].replace(b'"a"', b'"a\xff"')
     trials.write_bytes(b"".join(raw))
-    res = runner.invoke(app, ["estimate", str(trials), "--skip-bad", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--skip-bad", "--json", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 record (1 problem)" in res.stderr and "line 5: not UTF-8 text" in res.stderr
     res = runner.invoke(app, ["estimate", str(trials)])
@@ -149,7 +149,7 @@ def test_estimate_skip_bad_lists_the_skipped_line(trials):
 
 
 def test_estimate_agents_and_gaps(trials):
-    res = runner.invoke(app, ["estimate", str(trials), "--agents", "!b", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "!b", "--json", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert {r["agent"] for r in json.loads(res.stdout)} == {"a"}
     assert "agents left out (--agents): b" in res.stderr
@@ -157,7 +157,7 @@ def test_estimate_agents_and_gaps(trials):
     assert res.exit_code == EXIT_USAGE and "'c' matches no agent" in res.output
     lines = trials.read_text().splitlines()
     trials.write_text("\n".join(lines[:-1]) + "\n")  # b / t2 / trial 2 never written
-    res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "100"])
     assert res.exit_code == 0
     assert "1 trial absent from the agent x task x trial grid" in res.stderr and "b / t2: trial 2" in res.stderr
 
@@ -349,6 +349,23 @@ def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tm
 
 
 # ---------------------------------------------------------------- options shared by commands
+
+
+def test_option_errors_name_the_flag_not_the_python_function(trials):
+    for args, flag in (
+        (["estimate", str(trials), "--n-boot", "1"], "--n-boot must be 0 (no bootstrap) or >= 100, got 1"),
+        (["estimate", str(trials), "--ci-prob", "0"], "--ci-prob must be in (0, 1), got 0.0"),
+        (["estimate", str(trials), "--paired", "--ci-prob", "1"], "--ci-prob must be in (0, 1), got 1.0"),
+        (["compare", str(trials), str(trials), "--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or >= 100"),
+        (["fit", str(trials), "--dispersion", "per"], "--dispersion must be one of agent, shared, got 'per'"),
+        (["fit", str(trials), "--ci-prob", "1.5"], "--ci-prob must be in (0, 1), got 1.5"),
+    ):
+        res = runner.invoke(app, args)
+        _assert_one_line_error(res, EXIT_USAGE)
+        text = " ".join(res.output.split())
+        assert flag in text, text
+        assert "suite_pass_k" not in text and "paired_pass_k" not in text and "dispersion=" not in text
+    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "0", "--json"]).exit_code == EXIT_OK
 
 
 def test_every_loading_command_has_agents_and_its_own_k_help():

@@ -37,6 +37,7 @@ __all__ = [
     "K_LIMIT",
     "MAX_K_VALUES",
     "RunOpt",
+    "check_interval_options",
     "check_k",
     "clean",
     "command",
@@ -248,6 +249,27 @@ def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> Non
             ),
             EXIT_USAGE,
         )
+
+
+def check_interval_options(*, n_boot: int | None = None, ci_prob: float | None = None) -> None:
+    """Refuse ``--n-boot`` and ``--ci-prob`` values the estimators refuse, naming the flag (exit status 2).
+
+    The rules are the estimators' (:func:`agentstats.estimators._checks.check_n_boot`: 0 or at least
+    ``MIN_N_BOOT``; ``ci_prob`` in (0, 1)); checked here first so that the message names the flag, not a keyword of
+    the Python function the command calls.
+    """
+    from agentstats.estimators._checks import MIN_N_BOOT
+
+    if n_boot is not None and 0 < n_boot < MIN_N_BOOT:
+        raise fail(
+            typer.BadParameter(
+                f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot}: fewer resamples leave the "
+                "interval's ends to one or two resampled means (default 2000)"
+            ),
+            EXIT_USAGE,
+        )
+    if ci_prob is not None and not 0.0 < ci_prob < 1.0:
+        raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), EXIT_USAGE)
 
 
 def loader_opts(

@@ -25,6 +25,7 @@ from agentstats.cli.common import (
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_interval_options,
     console,
     fail,
     out,
@@ -105,6 +106,7 @@ def compare(
 
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
+    check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
     if mlflow_uri is not None:
         from agentstats.tracking import mlflow_module
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSION_NAMES, MODEL_NAMES
 from agentstats.models.beta_binomial import BetaBinomialFamily
 from agentstats.models.data import prepare_counts
 from agentstats.models.family import DISPERSIONS, ModelFamily
@@ -32,6 +32,8 @@ _FACTORIES: dict[str, Callable[..., ModelFamily]] = {
 }
 if tuple(_FACTORIES) != MODEL_NAMES:  # pragma: no cover - a model added here and not in names.py, or the reverse
     raise ImportError(f"agentstats.model_names.MODEL_NAMES {MODEL_NAMES} differs from the registry {tuple(_FACTORIES)}")
+if DISPERSIONS != DISPERSION_NAMES:  # pragma: no cover - the same for the dispersions
+    raise ImportError(f"agentstats.model_names.DISPERSION_NAMES {DISPERSION_NAMES} differs from {DISPERSIONS}")
 
 
 def get_family(
