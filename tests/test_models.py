@@ -268,6 +268,17 @@ def test_diagnose_flags_split_chains_and_divergences():
     assert res.table.loc[0, "r_hat"] > 1.5
 
 
+def test_diagnose_refuses_thresholds_that_cannot_mean_anything():
+    tree = _tree(np.random.default_rng(0).normal(size=(2, 200)))
+    for kw, message in ((dict(r_hat_max=0.5), r"diagnose: r_hat_max must be a number >= 1, got 0.5"),
+                        (dict(r_hat_max=float("nan")), r"r_hat_max must be a number >= 1, got nan"),
+                        (dict(ess_min=-1), r"diagnose: ess_min must be a number >= 0, got -1"),
+                        (dict(ess_min="400"), r"ess_min must be a number >= 0, got '400'")):
+        with pytest.raises(ValueError, match=message):
+            diagnose(tree, **kw)
+    assert diagnose(tree, r_hat_max=1.0, ess_min=0).divergences == 0  # the bounds themselves are allowed
+
+
 def test_diagnose_treats_nan_r_hat_as_a_named_failure():
     """A variable whose draws never change has an undefined (NaN) R-hat: a failure naming it, never a pass."""
     rng = np.random.default_rng(1)
