@@ -39,6 +39,7 @@ import pandas as pd
 
 from agentstats.counts import to_counts, validate_counts
 from agentstats.estimators.paired import paired_pass_k
+from agentstats.io.errors import Problem
 from agentstats.io.loaders import load_counts_any, load_trials
 from agentstats.io.tau_bench import agent_from_filename
 from agentstats.markup import md_text
@@ -68,12 +69,15 @@ class Run:
         ``None`` when the run came as a counts table (no per-trial metrics then).
     source : str
         Where it came from (a path, ``"<DataFrame>"``, ``"<trials>"``).
+    skipped : list of Problem
+        Records the loader left out (``on_error="skip"``), each with its line and reason.
     """
 
     name: str
     counts: pd.DataFrame
     trials: list[Trial] | None = None
     source: str = ""
+    skipped: list[Problem] = field(default_factory=list)
 
     @property
     def tasks(self) -> set[str]:
@@ -141,8 +145,9 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
         When ``store`` is not a file.
     """
     if isinstance(ref, Run):
-        return Run(name or ref.name, ref.counts.assign(agent=name or ref.name), ref.trials, ref.source)
+        return Run(name or ref.name, ref.counts.assign(agent=name or ref.name), ref.trials, ref.source, ref.skipped)
     trials: list[Trial] | None = None
+    skipped: list[Problem] = []
     if store is not None and isinstance(ref, str):
         trials, source = _store_run(store, ref, dict(load_options))
         counts = to_counts(trials)
@@ -154,12 +159,14 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
         source = str(ref)
         fmt = load_options.pop("format", "auto")
         try:
-            trials = list(load_trials(ref, fmt, **load_options))
+            loaded = load_trials(ref, fmt, **load_options)
         except ValueError as exc:
             if "counts table" not in str(exc):
                 raise
             counts = load_counts_any(ref, fmt, **load_options)
+            skipped = list(counts.attrs.get("skipped") or [])
         else:
+            trials, skipped = list(loaded), list(loaded.skipped)
             counts = to_counts(trials)
         default = agent_from_filename(ref)
     elif isinstance(ref, pd.DataFrame):
@@ -167,7 +174,8 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
         if {"n", "c"} <= set(ref.columns):
             counts = validate_counts(ref.rename(columns={"task": "task_id"}) if "task_id" not in ref else ref)
         else:
-            trials = list(load_trials(ref, **load_options))
+            loaded = load_trials(ref, **load_options)
+            trials, skipped = list(loaded), list(loaded.skipped)
             counts = to_counts(trials)
         default = "run"
     else:
@@ -179,7 +187,7 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
     if agent is None:
         raise ValueError(f"{source}: no scored trial to compare")
     out = counts.assign(agent=name or agent)
-    return Run(name=name or agent, counts=out, trials=trials, source=source or default)
+    return Run(name=name or agent, counts=out, trials=trials, source=source or default, skipped=skipped)
 
 
 def trial_metrics(t: Trial) -> dict[str, float]:
@@ -275,6 +283,9 @@ class RunComparison:
         (quantity ``pass_at_k`` or ``pass_hat_k``); ``diagnostics`` holds the fit's convergence summary.
     counts : pandas.DataFrame
         Counts of all runs on the shared tasks (agent = run name): the input of every number above.
+    skipped : dict
+        Run name -> the records its loader left out (``on_error="skip"``; :class:`agentstats.io.Problem`), for
+        the runs that had any.
     """
 
     baseline: str
@@ -289,6 +300,7 @@ class RunComparison:
     bayes: pd.DataFrame | None = None
     diagnostics: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, list[Problem]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (NaN as ``null``)."""
@@ -447,6 +459,7 @@ def compare_runs(
         left_out=left_out, pass_k=pass_k, metrics=metrics, counts=counts,
         settings={"k": sorted({int(x) for x in pass_k["k"]}), "n_boot": n_boot, "ci_prob": ci_prob,
                   "random_seed": random_seed, "bayes": bayes},
+        skipped={r.name: r.skipped for r in resolved if r.skipped},
     )
     if bayes:
         out.bayes, out.diagnostics = _bayes_contrast(counts, base.name, final[1:], out.settings["k"], ci_prob,

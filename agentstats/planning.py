@@ -93,7 +93,50 @@ def _resolve(hyper: dict[str, Any] | xr.DataTree) -> tuple[ModelFamily, dict[str
         raise ValueError(f"hyperparameters for {family.name} need phi (the within-cell concentration)")
     if family.name == "zoi_beta_binomial" and "det_share" not in hyper:
         raise ValueError("hyperparameters for zoi_beta_binomial need det_share (the always/never share)")
+    # (name, lowest, lowest allowed, highest): every value finite, and in its range
+    for key, low, closed, high in (("mu", -np.inf, True, np.inf), ("alpha", -np.inf, True, np.inf),
+                                   ("sigma_task", 0.0, True, np.inf), ("sigma_cell", 0.0, True, np.inf),
+                                   ("phi", 0.0, False, np.inf), ("det_share", 0.0, True, 1.0)):
+        if key in hyper:
+            _check_hyper(key, hyper[key], low, closed, high)
     return family, hyper
+
+
+def _check_hyper(key: str, value: Any, low: float, closed: bool, high: float, prefix: str = "hyperparameters") -> None:
+    """Refuse a hyperparameter (a number, or a dict agent -> number) that is not finite or not in its range."""
+    items = value.items() if isinstance(value, dict) else [(None, value)]
+    if low == -np.inf:
+        allowed = "a finite number"
+    elif high == np.inf:
+        allowed = f"a finite number {'>=' if closed else '>'} {low:g}"
+    else:
+        allowed = f"in [{low:g}, {high:g}]"
+    for agent, v in items:
+        where = f"{prefix}: {key}" + (f"[{agent!r}]" if agent is not None else "")
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} must be {allowed}, got {v!r}") from None
+        if isinstance(v, bool) or not np.isfinite(x) or x < low or (not closed and x == low) or x > high:
+            raise ValueError(f"{where} must be {allowed}, got {v!r}")
+
+
+def _check_design(func: str, n_tasks: Any, n_trials: Any, k: Any, ci_prob: Any, n_sims: Any) -> None:
+    """Refuse designs, k, ``ci_prob`` and ``n_sims`` out of range, naming the argument (``ValueError``)."""
+    for name, values in (("n_tasks", n_tasks), ("n_trials", n_trials), ("k", k), ("n_sims", n_sims)):
+        flat = np.atleast_1d(np.asarray(values, dtype=object)).ravel()
+        if flat.size == 0:
+            raise ValueError(f"{func}: {name} must be an integer >= 1 or a non-empty sequence of them, got {values!r}")
+        for v in flat:
+            ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 1
+            if not ok:
+                raise ValueError(f"{func}: {name} must be integers >= 1, got {v!r}")
+    try:
+        prob = float(ci_prob)
+    except (TypeError, ValueError):
+        prob = float("nan")
+    if isinstance(ci_prob, (bool, np.bool_)) or not 0.0 < prob < 1.0:
+        raise ValueError(f"{func}: ci_prob must be in (0, 1), got {ci_prob!r}")
 
 
 def _alpha(hyper: dict[str, Any], agent: str | None) -> float:
@@ -161,19 +204,19 @@ def plan_interval_width(
     Raises
     ------
     ValueError
-        On invalid or incomplete hyperparameters (the model's cell parameters are required), designs or
-        ``population``.
+        On invalid or incomplete hyperparameters (the model's cell parameters are required; ``sigma_task``,
+        ``sigma_cell`` >= 0, ``phi`` > 0, ``det_share`` in [0, 1], all finite), designs (``n_tasks``, ``n_trials``,
+        ``k``, ``n_sims``: integers >= 1), ``ci_prob`` outside (0, 1) or ``population``.
     """
     if population not in ("observed", "new"):
-        raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
+        raise ValueError(f"plan_interval_width: population must be 'observed' or 'new', got {population!r}")
+    _check_design("plan_interval_width", n_tasks, n_trials, k, ci_prob, n_sims)
     family, hyper = _resolve(hyper)
     effect = _alpha(hyper, agent)
     z = stats.norm.ppf(0.5 + ci_prob / 2)
     rng = np.random.default_rng(random_seed)
     rows = []
     for n in _as_list(n_trials):
-        if n < 1:
-            raise ValueError(f"n_trials must be >= 1, got {n}")
         for kk in _as_list(k):
             w, tab = _task_tables(family, hyper, agent, effect, n, kk)
             joint = tab.lik * w  # (n + 1, nodes)
@@ -184,8 +227,6 @@ def plan_interval_width(
             prior_m = float(w @ tab.prior1)
             prior_v = max(float(w @ tab.prior2) - prior_m**2, 0.0)
             for t in _as_list(n_tasks):
-                if t < 1:
-                    raise ValueError(f"n_tasks must be >= 1, got {t}")
                 # counts per task are iid draws from the marginal P(c); a dataset is a multinomial of counts
                 cnt = rng.multinomial(t, marg / marg.sum(), size=n_sims)
                 var = cnt @ v1 / t**2
@@ -260,21 +301,28 @@ def plan_power(
     Raises
     ------
     ValueError
-        If neither or both of ``agents`` and ``alpha_diff`` are given, or hyperparameters or ``population`` are
-        invalid.
+        If neither or both of ``agents`` and ``alpha_diff`` are given, ``agents`` names one agent twice or agents
+        not in the hyperparameters, or hyperparameters, designs, ``k``, ``ci_prob``, ``n_sims`` or ``population``
+        are invalid (as in :func:`plan_interval_width`).
     """
+    _check_design("plan_power", n_tasks, n_trials, k, ci_prob, n_sims)
     if population not in ("observed", "new"):
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
     family, hyper = _resolve(hyper)
     if (agents is None) == (alpha_diff is None):
-        raise ValueError("give exactly one of agents=(A, B) or alpha_diff=")
+        raise ValueError("plan_power: give exactly one of agents=(A, B) or alpha_diff=")
     if agents is not None:
+        if isinstance(agents, str) or len(agents) != 2:
+            raise ValueError(f"plan_power: agents must be two agent names (A, B), got {agents!r}")
+        if agents[0] == agents[1]:
+            raise ValueError(f"plan_power: agents must be two different agents, got {agents[0]!r} twice")
         alpha = hyper.get("alpha", {})
         if not isinstance(alpha, dict) or any(a not in alpha for a in agents):
             raise ValueError(f"agents {agents} not in hyperparameters' alpha")
         who: tuple[str | None, str | None] = (agents[0], agents[1])
         effects = (float(alpha[agents[0]]), float(alpha[agents[1]]))
     else:
+        _check_hyper("alpha_diff", alpha_diff, -np.inf, True, np.inf, prefix="plan_power")
         who = (None, None)
         effects = (float(alpha_diff) / 2.0, -float(alpha_diff) / 2.0)  # type: ignore[arg-type]
     z = stats.norm.ppf(0.5 + ci_prob / 2)

@@ -28,10 +28,13 @@ from datetime import UTC, datetime
 from html import escape as _escape
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentstats.io.atomic import atomic_write_text
 from agentstats.markup import one_line
+
+if TYPE_CHECKING:
+    from agentstats.io.loaders import Dataset
 
 __all__ = [
     "FAILED_SUFFIX",
@@ -284,13 +287,19 @@ def check_parameters(parameters: dict[str, Any], template: str | Path | None = N
         )
 
 
-def check_input(parameters: dict[str, Any]) -> None:
+def check_input(parameters: dict[str, Any]) -> Dataset | None:
     """Load the report's input as the notebook will (``agentstats.load`` with the same arguments).
 
     Parameters
     ----------
     parameters : dict
         ``input_path``, ``input_format`` and ``loader_options`` as passed to the template.
+
+    Returns
+    -------
+    agentstats.io.Dataset or None
+        What was read (its ``skipped`` records, with ``on_error="skip"`` in ``loader_options``); ``None`` without
+        an ``input_path``.
 
     Raises
     ------
@@ -304,11 +313,11 @@ def check_input(parameters: dict[str, Any]) -> None:
 
     path = parameters.get("input_path")
     if path is None:
-        return
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TrialLoadWarning)  # skipped records are listed in the report
-            load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
+            return load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
     except TrialLoadError as exc:
         n = len(exc.problems)
         more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
@@ -524,6 +533,7 @@ def run_report(
     kernel_name: str = "python3",
     progress_bar: bool = True,
     show_code: bool = False,
+    input_checked: bool = False,
 ) -> ReportPaths:
     """Execute the report notebook with ``parameters`` and export it to HTML.
 
@@ -546,6 +556,10 @@ def run_report(
         Papermill's progress bar on stderr.
     show_code : bool
         Keep the code in the HTML (default: results and narrative only).
+    input_checked : bool
+        The caller has run :func:`check_input` on these parameters already (the command line does, to list the
+        skipped records and check ``k_values`` before the notebook starts): the input is not read a second time
+        before the notebook reads it.
 
     Returns
     -------
@@ -577,7 +591,8 @@ def run_report(
     declared = report_parameters(template)
     parameters = {**{k: v for k, v in REPORT_DEFAULTS.items() if k in declared}, **parameters}
     check_parameters(parameters, template)
-    check_input(parameters)
+    if not input_checked:
+        check_input(parameters)
     out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f".{name}.running.ipynb"
     log = tempfile.NamedTemporaryFile(prefix="agentstats-kernel-", suffix=".log", delete=False)

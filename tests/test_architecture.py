@@ -21,6 +21,7 @@ LAYERS = {
     "palette": 0,
     "model_names": 0,
     "lazy": 0,
+    "options": 0,
     "estimators": 1,
     "io": 1,
     "store": 1,

@@ -270,7 +270,7 @@ def test_cli_report_passes_the_judge_calibration(tmp_path, monkeypatch):
     calib = _write(tmp_path / "calib.jsonl", _binary_items(9, 1, 8, 2, metric="m"))
     seen = {}
 
-    def fake_run_report(parameters, out_dir, name, kernel_name, show_code):
+    def fake_run_report(parameters, out_dir, name, kernel_name, **_):
         seen.update(parameters)
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 

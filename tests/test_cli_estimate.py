@@ -74,7 +74,7 @@ def test_table_shows_tasks_marks_and_exclusions():
 def test_bad_interval_probability_is_a_usage_error():
     res = runner.invoke(app, ["estimate", str(FIXTURES / "metr_counts.csv"), "--ci-prob", "1.5"])
     assert res.exit_code == 2
-    assert "ci_prob must be in (0, 1)" in res.output
+    assert "--ci-prob must be in (0, 1)" in res.output
 
 
 def test_paired_table_and_json(tmp_path):

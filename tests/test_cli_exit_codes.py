@@ -109,7 +109,7 @@ def test_simulate_default_is_not_the_shipped_example():
 
 
 def test_estimate_statuses(trials, tmp_path, monkeypatch):
-    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "10"]).exit_code == EXIT_OK
+    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "100"]).exit_code == EXIT_OK
     _assert_one_line_error(runner.invoke(app, ["estimate", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
     import agentstats.estimators as est
 
@@ -133,7 +133,7 @@ def test_estimate_k_beyond_the_data_is_refused_at_once(trials):
     res = runner.invoke(app, ["estimate", str(trials), "--k", "1..50"])
     assert res.exit_code == EXIT_USAGE
     assert "largest number of trials per task" in res.output and "is 3" in res.output
-    res = runner.invoke(app, ["estimate", str(trials), "--k", "3", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--k", "3", "--json", "--n-boot", "100"])
     assert res.exit_code == 0 and {r["k"] for r in json.loads(res.stdout)} == {3}
 
 
@@ -141,7 +141,7 @@ def test_estimate_skip_bad_lists_the_skipped_line(trials):
     raw = trials.read_bytes().splitlines(keepends=True)
     raw[4] = raw[4].replace(b'"a"', b'"a\xff"')
     trials.write_bytes(b"".join(raw))
-    res = runner.invoke(app, ["estimate", str(trials), "--skip-bad", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--skip-bad", "--json", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 record (1 problem)" in res.stderr and "line 5: not UTF-8 text" in res.stderr
     res = runner.invoke(app, ["estimate", str(trials)])
@@ -149,7 +149,7 @@ def test_estimate_skip_bad_lists_the_skipped_line(trials):
 
 
 def test_estimate_agents_and_gaps(trials):
-    res = runner.invoke(app, ["estimate", str(trials), "--agents", "!b", "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "!b", "--json", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert {r["agent"] for r in json.loads(res.stdout)} == {"a"}
     assert "agents left out (--agents): b" in res.stderr
@@ -157,7 +157,7 @@ def test_estimate_agents_and_gaps(trials):
     assert res.exit_code == EXIT_USAGE and "'c' matches no agent" in res.output
     lines = trials.read_text().splitlines()
     trials.write_text("\n".join(lines[:-1]) + "\n")  # b / t2 / trial 2 never written
-    res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "10"])
+    res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "100"])
     assert res.exit_code == 0
     assert "1 trial absent from the agent x task x trial grid" in res.stderr and "b / t2: trial 2" in res.stderr
 
@@ -316,7 +316,56 @@ def test_report_statuses(trials, tmp_path, monkeypatch):
     _assert_interrupted(runner.invoke(app, args))
 
 
+def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tmp_path, monkeypatch):
+    """--skip-bad lists what it skipped before the notebook; k > the most trials per task (3 here) exits 2."""
+    import agentstats.report as report_mod
+
+    ran = []
+
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
+        ran.append(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    bad = tmp_path / "bad.jsonl"
+    odd = {"agent": "a", "task_id": "t0", "trial": "x", "success": True}
+    bad.write_text(trials.read_text() + json.dumps(odd) + "\n")
+    res = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path), "--no-bayes", "--skip-bad"])
+    assert res.exit_code == EXIT_OK and len(ran) == 1, res.output
+    text = " ".join(res.output.split())
+    # the 18 records of the fixture are lines 1-18; the bad one is line 19
+    assert "skipped 1 record (1 problem)" in text and "line 19, field 'trial'" in text
+    res = runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--no-bayes", "--k", "1..4"])
+    assert res.exit_code == EXIT_USAGE and len(ran) == 1, res.output  # refused before the notebook
+    assert "--k 4: the largest number of trials per task" in " ".join(res.output.split())
+    assert "is 3" in res.output
+    assert runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--k", "1..3"]).exit_code == EXIT_OK
+    # unscored trials (scored by the notebook): their trials per task count; 2 here
+    unscored = tmp_path / "unscored.jsonl"
+    unscored.write_text("".join(json.dumps({"agent": "a", "task_id": "t", "trial": i, "interactions": [
+        {"query": "q", "answer": "8", "expected_answer": "8"}]}) + "\n" for i in range(2)))
+    res = runner.invoke(app, ["report", str(unscored), "--out", str(tmp_path), "--k", "3"])
+    assert res.exit_code == EXIT_USAGE and "is 2" in res.output, res.output
+
+
 # ---------------------------------------------------------------- options shared by commands
+
+
+def test_option_errors_name_the_flag_not_the_python_function(trials):
+    for args, flag in (
+        (["estimate", str(trials), "--n-boot", "1"], "--n-boot must be 0 (no bootstrap) or >= 100, got 1"),
+        (["estimate", str(trials), "--ci-prob", "0"], "--ci-prob must be in (0, 1), got 0.0"),
+        (["estimate", str(trials), "--paired", "--ci-prob", "1"], "--ci-prob must be in (0, 1), got 1.0"),
+        (["compare", str(trials), str(trials), "--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or >= 100"),
+        (["fit", str(trials), "--dispersion", "per"], "--dispersion must be one of agent, shared, got 'per'"),
+        (["fit", str(trials), "--ci-prob", "1.5"], "--ci-prob must be in (0, 1), got 1.5"),
+    ):
+        res = runner.invoke(app, args)
+        _assert_one_line_error(res, EXIT_USAGE)
+        text = " ".join(res.output.split())
+        assert flag in text, text
+        assert "suite_pass_k" not in text and "paired_pass_k" not in text and "dispersion=" not in text
+    assert runner.invoke(app, ["estimate", str(trials), "--n-boot", "0", "--json"]).exit_code == EXIT_OK
 
 
 def test_every_loading_command_has_agents_and_its_own_k_help():

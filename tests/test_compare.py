@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agentstats.cli import app
 from agentstats.compare import compare_runs, resolve_run, trial_metrics
 from agentstats.estimators import pass_at_k, pass_hat_k
-from agentstats.io import save_trials
+from agentstats.io import TrialLoadWarning, save_trials
 from agentstats.schema import Trial
 
 runner = CliRunner()
@@ -174,9 +174,25 @@ def test_cli_table_says_left_out(tmp_path):
     p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_trials(_run("a", BASE), p1)
     save_trials(_run("b", CAND), p2)
-    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "50"])
+    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100"])
     assert res.exit_code == 0, res.output
     assert "4 shared tasks" in res.output and "a 1 of 5" in res.output and "b 2 of 6" in res.output
+
+
+def test_cli_skip_bad_lists_what_it_skipped(tmp_path):
+    p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_trials(_run("a", BASE), p1)
+    p1.with_name(p1.name + ".manifest.json").unlink()  # edited below on purpose
+    lines = p1.read_text().splitlines()
+    lines.insert(2, json.dumps({"agent": "a", "task_id": "t1", "trial": "x", "success": True}))
+    p1.write_text("\n".join(lines) + "\n")
+    save_trials(_run("b", CAND), p2)
+    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100", "--skip-bad", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 record (1 problem)" in res.stderr and "line 3, field 'trial'" in res.stderr
+    with pytest.warns(TrialLoadWarning, match="skipped 1 record"):
+        cmp = compare_runs(p1, p2, k=1, n_boot=100, on_error="skip")
+    assert list(cmp.skipped) == ["a"] and [p.line for p in cmp.skipped["a"]] == [3]
 
 
 @pytest.mark.parametrize(
@@ -224,7 +240,7 @@ def test_bayes_contrast_agrees_in_sign():
 def test_cli_strict_exits_3_when_diagnostics_fail(tmp_path):
     # 20 draws per chain cannot reach ESS 400: the diagnostics fail, and --strict says so with status 3
     res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1",
-                              "--n-boot", "50", "--bayes", "--draws", "20", "--strict"])
+                              "--n-boot", "100", "--bayes", "--draws", "20", "--strict"])
     assert res.exit_code == 3, res.output
     assert "diagnostics failed" in res.output
 
@@ -390,7 +406,7 @@ def test_cli_report_reads_runs_of_a_store(tmp_path):
 def test_k_beyond_a_runs_trials_is_refused():
     """k above a run's trials per shared task would give a row on no task: refused as estimate refuses it."""
     with pytest.raises(ValueError, match=r"k = 4: run 'base' has at most 3 trials per shared task"):
-        compare_runs(_run("base", BASE), _run("cand", CAND), k=[1, 4], n_boot=50)
+        compare_runs(_run("base", BASE), _run("cand", CAND), k=[1, 4], n_boot=100)
     result = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "9"])
     assert result.exit_code == 2 and "unbiased estimators need k <= n" in result.output
 

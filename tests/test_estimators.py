@@ -312,7 +312,7 @@ def test_suite_explicit_k_drops_tasks_with_fewer_trials():
     assert math.isnan(out.loc[9, "pass_hat_k"]) and math.isnan(out.loc[9, "pass_hat_k_ci_low"])
     assert out.loc[9, "n_trials"] == 0
     # a single scalar k is accepted too
-    assert list(suite_pass_k(counts, k=2, n_boot=10).k) == [2]
+    assert list(suite_pass_k(counts, k=2, n_boot=100).k) == [2]
 
 
 def test_bootstrap_kernel_two_tasks_is_min_max():
@@ -373,7 +373,7 @@ def test_suite_deterministic_with_seed_and_independent_of_other_agents():
 
 def test_suite_small_and_empty_cases():
     counts = _counts([("A", "t1", 3, 1, 0), ("Z", "t1", 0, 0, 3)])
-    out = suite_pass_k(counts, n_boot=50)
+    out = suite_pass_k(counts, n_boot=100)
     a = out[out.agent == "A"]
     assert a.n_tasks.iloc[0] == 1 and a.pass_at_k.iloc[0] == pytest.approx(1 / 3)
     assert a.pass_at_k_se.isna().all() and a.pass_at_k_ci_low.isna().all()  # one cluster: no spread
@@ -418,6 +418,23 @@ def test_suite_rejects_bad_arguments():
             suite_pass_k(good, **kw)
 
 
+def test_too_few_bootstrap_resamples_are_refused():
+    # n_boot=1 gave a zero-width "95% interval" at one resample's mean, which could exclude the estimate
+    from agentstats.estimators import paired_pass_k
+
+    counts = _counts([("A", f"t{i}", 4, i % 5, 0) for i in range(12)] + [("B", f"t{i}", 4, 2, 0) for i in range(12)])
+    for n_boot in (1, 10, 99):
+        expected = rf"suite_pass_k: n_boot must be 0 \(no bootstrap\) or >= 100, got {n_boot}:"
+        with pytest.raises(ValueError, match=expected):
+            suite_pass_k(counts, k=1, n_boot=n_boot)
+        with pytest.raises(ValueError, match="paired_pass_k: n_boot must be 0"):
+            paired_pass_k(counts, "A", "B", k=1, n_boot=n_boot)
+    # 0 still means "no bootstrap" (intervals NaN away from the boundary); 100 is accepted
+    assert suite_pass_k(counts, k=1, n_boot=0)["pass_at_k_ci_low"].isna().any()
+    row = suite_pass_k(counts, k=1, n_boot=100, random_seed=0).iloc[0]
+    assert row["pass_at_k_ci_low"] <= row["pass_at_k"] <= row["pass_at_k_ci_high"]
+
+
 # ------------------------------------------------------------------------------------------------ real data
 
 
@@ -441,7 +458,7 @@ def test_metr_unequal_trial_counts_drop_logic():
     counts = pd.read_csv(FIXTURES / "metr_counts.csv")
     counts = counts[counts.agent != "human"].reset_index(drop=True)
     counts["n_missing"] = 0
-    out = suite_pass_k(counts, k=range(1, 9), n_boot=50, random_seed=0)
+    out = suite_pass_k(counts, k=range(1, 9), n_boot=100, random_seed=0)
     assert out.agent.nunique() == 10
     for (agent, k), row in out.set_index(["agent", "k"]).iterrows():
         cell = counts[counts.agent == agent]
@@ -617,18 +634,18 @@ def test_random_seed_int_generator_and_deprecated_seed():
         old = suite_pass_k(counts, k=[1, 2], n_boot=300, seed=7)
     pd.testing.assert_frame_equal(base, old)
     with pytest.raises(ValueError, match="not both"):
-        suite_pass_k(counts, n_boot=10, random_seed=3, seed=7)
+        suite_pass_k(counts, n_boot=100, random_seed=3, seed=7)
     # a Generator contributes one draw as the integer seed, recorded in attrs: replaying that integer reproduces it
     gen_out = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=np.random.default_rng(5))
     expected_seed = int(np.random.default_rng(5).integers(0, 2**63))
     assert gen_out.attrs["random_seed"] == expected_seed
     replay = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=expected_seed)
     pd.testing.assert_frame_equal(gen_out, replay)
-    fresh = suite_pass_k(counts, k=[1], n_boot=50, random_seed=None)
+    fresh = suite_pass_k(counts, k=[1], n_boot=100, random_seed=None)
     assert 0 <= fresh.attrs["random_seed"] < 2**63
     for bad in (-1, 1.5, "3", True):
         with pytest.raises(ValueError, match="random_seed"):
-            suite_pass_k(counts, n_boot=10, random_seed=bad)
+            suite_pass_k(counts, n_boot=100, random_seed=bad)
 
 
 def test_interval_vocabulary():

@@ -377,9 +377,21 @@ def test_a_metric_with_every_verdict_missing_is_undecided_not_passed():
     json.dumps(d.to_record(), allow_nan=False)
 
 
-def test_risk_levels_disagreeing_between_sets_is_an_input_error():
+def test_risk_levels_disagreeing_between_sets_is_an_input_error(tmp_path):
     with pytest.raises(ValueError, match="disagree on risk levels"):
         gate(rows({"acc": [1, 1]}, ["high", "low"]), rows({"acc": [1, 1]}, ["low", "low"]))
+    # files: each side named with its file, line and field (q2 is on line 3 of the candidate, line 2 of the baseline)
+    cand, base = tmp_path / "cand.jsonl", tmp_path / "base.jsonl"
+    cand.write_text("".join(json.dumps({"id": i, "scores": {"acc": 1}, "risk_level": r}) + "\n"
+                            for i, r in (("q0", "low"), ("q1", "low"), ("q2", "high"))))
+    base.write_text("".join(json.dumps({"id": i, "scores": {"acc": 1}, "risk_level": "low"}) + "\n"
+                            for i in ("q1", "q2", "q0")))
+    with pytest.raises(ValueError) as err:
+        gate(cand, base)
+    assert str(err.value).endswith(
+        f"id 'q2': risk_level 'high' in the candidate ({cand}, line 3, field 'risk_level'), 'low' in the baseline "
+        f"({base}, line 2, field 'risk_level')"
+    )
 
 
 def test_facade_exports_the_gate_function():

@@ -542,6 +542,56 @@ def test_counts_dataframe_problems_use_row_index_and_missing_columns():
         load_counts(pd.DataFrame({"agent": ["a"], "task": ["x"], "n": [1]}))
 
 
+def _basic_trials() -> list[dict]:
+    """Agents A, B on tasks t1..t4, 5 trials each; successes per task A = 5, 3, 0, 1 and B = 4, 2, 1, 0."""
+    wins = {"A": (5, 3, 0, 1), "B": (4, 2, 1, 0)}
+    return [
+        {"agent": a, "task_id": f"t{j + 1}", "trial": i, "status": "completed", "success": i < w[j]}
+        for a, w in wins.items() for j in range(4) for i in range(5)
+    ]
+
+
+def test_one_odd_first_record_does_not_decide_the_format(tmp_path):
+    # line 1 says "task" (a run-table column) where the 39 other records say "task_id": the trial records win the
+    # vote, so the error names line 1 alone and --skip-bad keeps the 39 good records (it used to keep line 1 only)
+    rows = _basic_trials()
+    odd = {"task": "t1", "agent": "A", "trial": 0, "success": True}
+    path = write_lines(tmp_path / "wrongkey_first.jsonl", [jl(odd)] + [jl(r) for r in rows[1:]])
+    assert detect_format(path) == "jsonl"
+    with pytest.raises(TrialLoadError) as exc:
+        load_trials(path)
+    assert [(p.line, p.field) for p in problems_of(exc)] == [(1, "task_id")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrialLoadWarning)
+        kept = load_trials(path, on_error="skip")
+        counts = load_counts_any(path, on_error="skip")
+    assert len(kept) == 39 and [p.line for p in kept.skipped] == [1]
+    # A: t1 keeps its 4 other successes (4/4), t2 3/5, t3 0/5, t4 1/5 -> pass@1 = (1 + 0.6 + 0 + 0.2) / 4 = 0.45
+    a = counts[counts["agent"] == "A"].set_index("task_id")
+    assert (a["c"] / a["n"]).mean() == pytest.approx(0.45)
+    # a misspelled trial key on line 1 of trial records: also read as trial records, the error on line 1
+    typo = write_lines(tmp_path / "typo.jsonl", [jl({"agnet": "A", "task_id": "t1", "trial": 0, "success": True})]
+                       + [jl(r) for r in rows[1:]])
+    with pytest.raises(TrialLoadError) as exc:
+        load_trials(typo)
+    assert [(p.line, p.field) for p in problems_of(exc)] == [(1, "agent")]
+
+
+def test_detection_votes_over_the_first_records(tmp_path):
+    runs = [{"alias": "m", "task_id": f"t{i}", "score_binarized": i % 2} for i in range(6)]
+    trial = {"agent": "m", "task_id": "t9", "trial": 0, "success": True}
+    # a run table whose first line happens to be a trial record is still a run table (5 rows against 1)
+    mixed = write_lines(tmp_path / "runs.jsonl", [jl(trial)] + [jl(r) for r in runs[:5]])
+    assert detect_format(mixed) == "runs"
+    # a tie goes to the trial records; blank and malformed lines do not vote
+    tie = write_lines(tmp_path / "tie.jsonl", ["", "{bad", jl(runs[0]), jl(trial)])
+    assert detect_format(tie) == "jsonl"
+    # no record of either kind: the first JSON object is named with its line (after 2 blank lines)
+    weird = write_lines(tmp_path / "w.jsonl", ["", "", jl({"foo": 1}), jl({"bar": 2})])
+    with pytest.raises(ValueError, match=r"line 3 is a JSON object with keys \['foo'\].*other 1 record"):
+        detect_format(weird)
+
+
 def test_detection_and_format_errors(tmp_path):
     weird = write_lines(tmp_path / "w.jsonl", [jl({"foo": 1})])
     with pytest.raises(ValueError, match="neither a trial record"):
@@ -696,5 +746,31 @@ def test_a_wrong_format_names_the_format_the_content_looks_like():
     with pytest.raises(TrialLoadError) as err:
         load_trials(example, format="inspect")
     text = str(err.value)
-    assert "looks like the 'jsonl' format, not 'inspect': give --format jsonl" in text
+    assert "looks like the 'jsonl' format, not 'inspect': give format='jsonl'" in text
     assert "--skip-bad" not in text  # skipping would not help
+
+
+def test_format_advice_names_keywords_in_python_and_flags_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+    from agentstats.options import option_name, option_style
+
+    weird = write_lines(tmp_path / "w.jsonl", [jl({"foo": 1})])
+    with pytest.raises(ValueError) as err:
+        load_trials(weird)
+    assert str(err.value).endswith("give format= and, for run tables, agent_col=, task_col=, success_col=")
+    res = CliRunner().invoke(app, ["estimate", str(weird)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2
+    assert "give --format and, for run tables, --agent-col, --task-col, --success-col" in text
+    assert "format=" not in text and "agent_col" not in text
+    table = tmp_path / "w.csv"
+    table.write_text("x,y\n1,2\n")
+    res = CliRunner().invoke(app, ["estimate", str(table)])
+    assert "give --format and the column names (--agent-col, --task-col, --success-col)" in " ".join(res.output.split())
+    # the style is the command's only: outside it, Python's again
+    assert option_name("agent_col") == "agent_col="
+    with option_style("cli"):
+        assert option_name("agent_col") == "--agent-col" and option_name("format", "runs") == "--format runs"
+    assert option_name("format", "runs") == "format='runs'"

@@ -81,6 +81,26 @@ def test_priors_validation():
         Priors(sigma_task=0.0)
 
 
+def test_priors_given_as_a_mapping_or_refused_clearly():
+    # a mapping sets the fields it names (the others keep their defaults), checked as Priors checks them
+    out = no_pooling_posterior(SMALL, priors={"beta_a": 2.0, "beta_b": 3.0})
+    np.testing.assert_allclose(out["mean"], [(2 + 3) / (5 + 4), (2 + 0) / (5 + 4), 2 / 5, (2 + 4) / (5 + 4),
+                                             (2 + 1) / (5 + 2)])
+    dt = fit(SMALL, "no_pooling", priors={"beta_a": 2.0, "beta_b": 3.0}, draws=10, chains=1, random_seed=1)
+    recorded = json.loads(dt.attrs["priors"])
+    assert (recorded["beta_a"], recorded["beta_b"], recorded["sigma_task"]) == (2.0, 3.0, 2.0)
+    assert build_model(SMALL, "partial_pooling", priors={"sigma_task": 1.0}) is not None
+    with pytest.raises(ValueError, match=r"Priors.sigma_task must be a finite number > 0, got -1.0"):
+        fit(SMALL, "no_pooling", priors={"sigma_task": -1.0})
+    with pytest.raises(ValueError, match=r"fit: priors has unknown field\(s\) \['sigma_tsk'\]; the fields of Priors"):
+        fit(SMALL, "no_pooling", priors={"sigma_tsk": 1.0})
+    with pytest.raises(TypeError, match=r"fit: priors must be an agentstats.Priors \(or a mapping of its fields\), "
+                                        r"got int 3"):
+        fit(SMALL, "no_pooling", priors=3)
+    with pytest.raises(TypeError, match="build_model: priors must be"):
+        build_model(SMALL, "partial_pooling", priors=[1.0])
+
+
 # ---------------------------------------------------------------- parameterization rule
 def test_parameterization_rule_sparse_vs_informative():
     rng = np.random.default_rng(0)
@@ -246,6 +266,17 @@ def test_diagnose_flags_split_chains_and_divergences():
     assert not res.ok and res.divergences == 5
     assert any("r_hat" in p for p in res.problems) and any("divergent" in p for p in res.problems)
     assert res.table.loc[0, "r_hat"] > 1.5
+
+
+def test_diagnose_refuses_thresholds_that_cannot_mean_anything():
+    tree = _tree(np.random.default_rng(0).normal(size=(2, 200)))
+    for kw, message in ((dict(r_hat_max=0.5), r"diagnose: r_hat_max must be a number >= 1, got 0.5"),
+                        (dict(r_hat_max=float("nan")), r"r_hat_max must be a number >= 1, got nan"),
+                        (dict(ess_min=-1), r"diagnose: ess_min must be a number >= 0, got -1"),
+                        (dict(ess_min="400"), r"ess_min must be a number >= 0, got '400'")):
+        with pytest.raises(ValueError, match=message):
+            diagnose(tree, **kw)
+    assert diagnose(tree, r_hat_max=1.0, ess_min=0).divergences == 0  # the bounds themselves are allowed
 
 
 def test_diagnose_treats_nan_r_hat_as_a_named_failure():

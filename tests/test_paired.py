@@ -158,7 +158,7 @@ def test_agent_errors():
     with pytest.raises(ValueError, match="equal-tailed"):
         paired_pass_k(counts, "A", "B", ci_kind="hdi")
     with pytest.warns(DeprecationWarning, match="random_seed"):
-        paired_pass_k(counts, "A", "B", seed=1, n_boot=10)
+        paired_pass_k(counts, "A", "B", seed=1, n_boot=100)
 
 
 def test_all_pairs_table():

@@ -141,6 +141,51 @@ def test_bad_inputs():
         plan_interval_width(HYPER, 10, 2, population="future")
 
 
+@pytest.mark.parametrize("kw, message", [
+    (dict(k=-1), r"plan_interval_width: k must be integers >= 1, got -1"),  # gave pass^k = 2.077
+    (dict(k=[1, 0]), r"k must be integers >= 1, got 0"),
+    (dict(k=1.5), r"k must be integers >= 1, got 1.5"),
+    (dict(n_tasks=0), r"n_tasks must be integers >= 1, got 0"),
+    (dict(n_trials=[2, 0]), r"n_trials must be integers >= 1, got 0"),
+    (dict(n_sims=0), r"n_sims must be integers >= 1, got 0"),  # was an IndexError
+    (dict(ci_prob=1.5), r"ci_prob must be in \(0, 1\), got 1.5"),  # was NaN widths
+    (dict(ci_prob=1), r"ci_prob must be in \(0, 1\), got 1"),  # was an infinite width
+    (dict(ci_prob=0), r"ci_prob must be in \(0, 1\), got 0"),
+])
+def test_interval_width_refuses_each_bad_argument(kw, message):
+    args = dict(n_tasks=10, n_trials=2, k=1, ci_prob=0.95, n_sims=20) | kw
+    with pytest.raises(ValueError, match=message):
+        plan_interval_width(HYPER, args.pop("n_tasks"), args.pop("n_trials"), **args)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(n_tasks=0), r"plan_power: n_tasks must be integers >= 1, got 0"),  # these four returned power 0.0
+    (dict(n_trials=0), r"plan_power: n_trials must be integers >= 1, got 0"),
+    (dict(k=0), r"plan_power: k must be integers >= 1, got 0"),
+    (dict(ci_prob=2), r"plan_power: ci_prob must be in \(0, 1\), got 2"),
+    (dict(agents=("a", "a")), r"plan_power: agents must be two different agents, got 'a' twice"),
+    (dict(agents=("a", "b", "c")), r"plan_power: agents must be two agent names"),
+    (dict(agents=None, alpha_diff=float("nan")), r"plan_power: alpha_diff must be a finite number, got nan"),
+])
+def test_power_refuses_each_bad_argument(kw, message):
+    args = dict(n_tasks=10, n_trials=2, k=1, agents=("a", "b"), n_sims=20) | kw
+    with pytest.raises(ValueError, match=message):
+        plan_power(HYPER, args.pop("n_tasks"), args.pop("n_trials"), **args)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(phi=-3.0), r"hyperparameters: phi must be a finite number > 0, got -3.0"),  # was numpy's "pvals < 0"
+    (dict(phi={"a": 2.0, "b": 0.0}), r"hyperparameters: phi\['b'\] must be a finite number > 0, got 0.0"),
+    (dict(det_share=2.0), r"hyperparameters: det_share must be in \[0, 1\], got 2.0"),
+    (dict(sigma_task=-1.0), r"hyperparameters: sigma_task must be a finite number >= 0, got -1.0"),
+    (dict(mu=float("inf")), r"hyperparameters: mu must be a finite number, got inf"),
+])
+def test_hyperparameters_out_of_range_are_refused(change, message):
+    hyper = dict(model="zoi_beta_binomial", mu=0.0, sigma_task=1.0, alpha=0.0, phi=2.0, det_share=0.2) | change
+    with pytest.raises(ValueError, match=message):
+        plan_interval_width(hyper, 10, 2)
+
+
 @pytest.mark.slow
 def test_hyperparameters_from_real_fit(models_fit):
     h = hyperparameters_from_fit(models_fit)

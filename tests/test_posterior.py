@@ -240,6 +240,10 @@ def test_consistency_model_icc_per_agent():
     single.attrs.update(agentstats_model="zoi_beta_binomial", dispersion="agent")
     one = consistency(counts[counts.agent == "a"], single).iloc[0]
     assert np.isnan(one.icc_cell) and not one.icc_cell_estimable
+    # counts of an agent the fit does not have: a clear error naming it and the fit's agents
+    with pytest.raises(ValueError, match=r"consistency: agent\(s\) \['Z'\] of the counts not in the fit; agents "
+                                         r"present: a, b"):
+        consistency(counts.assign(agent=counts["agent"].replace({"b": "Z"})), dt)
 
 
 def test_predict_rerun_matches_exact_predictive():

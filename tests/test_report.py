@@ -141,7 +141,7 @@ def test_cli_says_when_it_changes_the_name(fake_papermill, tmp_path):
 def test_template_declares_every_parameter_the_cli_and_run_report_pass(monkeypatch, tmp_path):
     seen = {}
 
-    def fake_run_report(parameters, out_dir, name, kernel_name, show_code):
+    def fake_run_report(parameters, out_dir, name, kernel_name, show_code, **_):
         seen.update(parameters)
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 

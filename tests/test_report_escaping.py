@@ -198,7 +198,7 @@ def test_real_report_on_markup_in_every_field_is_inert(tmp_path):
 
     src = write_evil_input(tmp_path)
     out = tmp_path / "out"
-    params = {"input_path": str(src), "loader_options": {"on_error": "skip"}, "n_boot": 50, "draws": 60, "tune": 60,
+    params = {"input_path": str(src), "loader_options": {"on_error": "skip"}, "n_boot": 100, "draws": 60, "tune": 60,
               "chains": 2, "k_max_bayes": 2, "metrics": "answer_quality,readability,pii"}
     paths = run_report(params, out_dir=out, name="evil", progress_bar=False)
     html = paths.html.read_text(encoding="utf-8")

@@ -313,7 +313,7 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     assert by_run.exit_code == 0 and by_file.exit_code == 0, by_run.output + by_file.output
     assert json.loads(by_run.stdout) == json.loads(by_file.stdout)
     r = runner.invoke(app, ["estimate", str(store), "--k", "1"])
-    assert r.exit_code == 2 and "--run on the command line" in r.output, r.output
+    assert r.exit_code == 2 and "pick one with --run" in r.output, r.output
     # the same file again: nothing imported, nothing duplicated
     r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "example"])
     assert r.exit_code == 0 and "nothing imported" in r.output

@@ -39,6 +39,7 @@ from scipy.special import comb
 
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.counts import validate_counts
+from agentstats.estimators._checks import MIN_N_BOOT
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
 
 __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "rogan_gladen"]
@@ -174,8 +175,8 @@ def corrected_pass_k(
         raise ValueError("corrected_pass_k needs the calibration counts (JudgeError.from_counts)")
     if not 0.0 < float(ci_prob) < 1.0:
         raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
-    if int(n_boot) < 100:
-        raise ValueError(f"n_boot must be >= 100, got {n_boot!r}")
+    if int(n_boot) < MIN_N_BOOT:  # the correction needs its bootstrap: no n_boot = 0 here
+        raise ValueError(f"n_boot must be >= {MIN_N_BOOT}, got {n_boot!r}")
     ks = [int(k)] if isinstance(k, (int, np.integer)) else [int(x) for x in k]
     if not ks or min(ks) < 1:
         raise ValueError(f"k must be >= 1, got {k!r}")

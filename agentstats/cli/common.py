@@ -23,6 +23,8 @@ import typer
 import typer.exceptions
 from rich.console import Console
 
+from agentstats.options import option_style
+
 __all__ = [
     "EXIT_DIAGNOSTICS",
     "EXIT_FAILURE",
@@ -35,6 +37,7 @@ __all__ = [
     "K_LIMIT",
     "MAX_K_VALUES",
     "RunOpt",
+    "check_interval_options",
     "check_k",
     "clean",
     "command",
@@ -97,7 +100,8 @@ ReportKOpt = Annotated[
     typer.Option(
         "--k",
         help="k values of the report's tables: '1,2,4', a range '1..8', or both. Default: 1 .. the median trials "
-        "per task (tasks with fewer than k trials are dropped for that k, and listed).",
+        "per task (tasks with fewer than k trials are dropped for that k, and listed). At most the largest trials "
+        "per task, as in estimate.",
     ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
@@ -218,10 +222,10 @@ def parse_k(spec: str | None) -> list[int] | None:
 def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> None:
     """Refuse k values a command cannot answer from ``counts`` (exit status 2, one line).
 
-    ``estimate``: k up to the largest ``n`` of any task (the unbiased estimators need k <= n; between the
-    smallest and the largest n, tasks with fewer trials drop out for that k). ``fit``: k up to
-    :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the model's
-    assumed tail of success probabilities near 1 far more than on the data.
+    ``estimate`` and ``report`` (any ``command`` but ``fit``): k up to the largest ``n`` of any task (the unbiased
+    estimators need k <= n; between the smallest and the largest n, tasks with fewer trials drop out for that k).
+    ``fit``: k up to :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the
+    model's assumed tail of success probabilities near 1 far more than on the data.
     """
     if not ks or counts is None or not len(counts):
         return
@@ -245,6 +249,27 @@ def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> Non
             ),
             EXIT_USAGE,
         )
+
+
+def check_interval_options(*, n_boot: int | None = None, ci_prob: float | None = None) -> None:
+    """Refuse ``--n-boot`` and ``--ci-prob`` values the estimators refuse, naming the flag (exit status 2).
+
+    The rules are the estimators' (:func:`agentstats.estimators._checks.check_n_boot`: 0 or at least
+    ``MIN_N_BOOT``; ``ci_prob`` in (0, 1)); checked here first so that the message names the flag, not a keyword of
+    the Python function the command calls.
+    """
+    from agentstats.estimators._checks import MIN_N_BOOT
+
+    if n_boot is not None and 0 < n_boot < MIN_N_BOOT:
+        raise fail(
+            typer.BadParameter(
+                f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot}: fewer resamples leave the "
+                "interval's ends to one or two resampled means (default 2000)"
+            ),
+            EXIT_USAGE,
+        )
+    if ci_prob is not None and not 0.0 < ci_prob < 1.0:
+        raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), EXIT_USAGE)
 
 
 def loader_opts(
@@ -370,7 +395,8 @@ def command[F: Callable[..., Any]](fn: F) -> F:
         if threading.current_thread() is threading.main_thread():
             old = signal.signal(signal.SIGINT, on_sigint)
         try:
-            result = fn(*args, **kwargs)
+            with option_style("cli"):  # messages from the library name --flags, not keyword arguments
+                result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             raise _interrupted() from None
         except BrokenPipeError:

@@ -25,10 +25,12 @@ from agentstats.cli.common import (
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_interval_options,
     console,
     fail,
     out,
     parse_k,
+    say_skipped,
 )
 
 
@@ -104,6 +106,7 @@ def compare(
 
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
+    check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
     if mlflow_uri is not None:
         from agentstats.tracking import mlflow_module
 
@@ -144,6 +147,8 @@ def compare(
                                    **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
+    for run_name, problems in cmp.skipped.items():  # --skip-bad: what each run's loader left out
+        say_skipped(problems, Path(cmp.sources[run_name]))
     if as_json:
         out.print_json(cmp.to_json())
     else:

@@ -20,6 +20,7 @@ from agentstats.cli.common import (
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_interval_options,
     check_k,
     clean,
     console,
@@ -74,6 +75,7 @@ def estimate(
     from agentstats.estimators import paired_pass_k_table, suite_pass_k
 
     ks = parse_k(k)
+    check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))
     check_k(ks, counts, "estimate", str(input))
     with console.status("estimating ..."):

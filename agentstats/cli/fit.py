@@ -19,6 +19,7 @@ from agentstats.cli.common import (
     SkipBadOpt,
     SuccessColOpt,
     TaskColOpt,
+    check_interval_options,
     check_k,
     clean,
     console,
@@ -29,7 +30,7 @@ from agentstats.cli.common import (
     out,
     parse_k,
 )
-from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSION_NAMES, MODEL_NAMES
 
 
 def _records(summary: Any) -> list[dict[str, Any]]:
@@ -172,8 +173,11 @@ def fit(
         raise fail(typer.BadParameter("--population must be 'observed' or 'new'"), 2)
     if bayes_model not in MODEL_NAMES:
         raise fail(typer.BadParameter(f"--bayes-model must be one of {', '.join(MODEL_NAMES)}, got {bayes_model!r}"), 2)
-    if not 0.0 < ci_prob < 1.0:
-        raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), 2)
+    if dispersion not in DISPERSION_NAMES:
+        raise fail(
+            typer.BadParameter(f"--dispersion must be one of {', '.join(DISPERSION_NAMES)}, got {dispersion!r}"), 2
+        )
+    check_interval_options(ci_prob=ci_prob)
     ks = parse_k(k) or list(range(1, 9))
     calibration = _judge_calibration(judge_calibration, judge_metric)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))

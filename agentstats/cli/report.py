@@ -28,11 +28,13 @@ from agentstats.cli.common import (
     TaskColOpt,
     ThresholdOpt,
     ToolThresholdOpt,
+    check_k,
     console,
     deprecated_alias,
     fail,
     loader_opts,
     parse_k,
+    say_skipped,
     stem,
 )
 
@@ -108,6 +110,7 @@ def report(
         ReportInputError,
         ReportInterrupted,
         ReportParameterError,
+        check_input,
         run_report,
         safe_report_name,
     )
@@ -155,6 +158,15 @@ def report(
 
     if bayes_model not in MODEL_NAMES:
         raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), EXIT_USAGE)
+    # the input is read here, before the notebook starts: a bad file exits 2, --skip-bad lists what it skipped, and k
+    # beyond the trials per task is refused as `estimate` refuses it
+    try:
+        data = check_input(params)
+    except ReportInputError as exc:
+        raise fail(exc, EXIT_USAGE) from None
+    if data is not None:
+        say_skipped(data.skipped, input)
+        check_k(params["k_values"], _trials_per_cell(data), "report", str(input))
     wanted = name if name is not None else stem(input)
     safe = safe_report_name(wanted)
     if name is not None and safe != name:
@@ -164,7 +176,8 @@ def report(
     for noisy in ("asyncio", "papermill"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
-        paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=kernel, show_code=show_code)
+        paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=kernel, show_code=show_code,
+                           input_checked=True)
     except ReportInterrupted as exc:
         console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -179,3 +192,20 @@ def report(
         raise fail(exc, EXIT_FAILURE) from exc
     console.print(f"report: {paths.html}")
     console.print(f"notebook: {paths.notebook}")
+
+
+def _trials_per_cell(data: Any) -> Any:
+    """Trials per (agent, task) of what ``check_input`` read, as a table with column ``n`` (for :func:`check_k`).
+
+    The counts when the input has them; for trials not scored yet (the notebook scores them), the trials per cell
+    that are not missing (``infra_error``): scoring can only lower that, never raise it.
+    """
+    import pandas as pd
+
+    if data.counts is not None:
+        return data.counts
+    per_cell: dict[tuple[str, str], int] = {}
+    for t in data.trials or []:
+        if t.outcome() != "missing":
+            per_cell[(t.agent, t.task_id)] = per_cell.get((t.agent, t.task_id), 0) + 1
+    return pd.DataFrame({"n": list(per_cell.values())}, dtype="int64")

@@ -118,14 +118,27 @@ def check_ci(ci_prob: Any, ci_kind: Any, func: str, kinds: tuple[str, ...] = CI_
     return prob, str(ci_kind)
 
 
+#: Fewest bootstrap resamples accepted (0 still means "no bootstrap"). A percentile interval's ends are quantiles of
+#: the resampled means: below 100 resamples each 2.5% tail of a 95% interval holds under 3 draws, so an end is one or
+#: two resampled means, and with ``n_boot=1`` the interval is one resample's mean with zero width, which can exclude
+#: the estimate itself. Efron & Tibshirani (1993, ch. 19) advise 1000 or more for percentile intervals (the default
+#: here is 2000); 100 is the floor below which the interval is not an interval at all.
+MIN_N_BOOT = 100
+
+
 def check_n_boot(n_boot: Any, func: str) -> int:
-    """``n_boot`` as an integer >= 0."""
+    """``n_boot`` as an integer: 0 (no bootstrap) or at least :data:`MIN_N_BOOT`."""
     try:
         ok = not isinstance(n_boot, (bool, np.bool_, str)) and int(n_boot) == n_boot and n_boot >= 0
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        raise ValueError(f"{func}: n_boot must be an integer >= 0, got {n_boot!r}")
+        raise ValueError(f"{func}: n_boot must be an integer, 0 or >= {MIN_N_BOOT}, got {n_boot!r}")
+    if 0 < n_boot < MIN_N_BOOT:
+        raise ValueError(
+            f"{func}: n_boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot!r}: fewer resamples leave the "
+            "interval's ends to one or two resampled means (the default is 2000)"
+        )
     return int(n_boot)
 
 

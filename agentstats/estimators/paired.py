@@ -88,7 +88,8 @@ def paired_pass_k(
     k : int, iterable of int, or None
         The k values. None: ``1 .. min n`` over the paired tasks (both agents' trials), so no task is dropped.
     n_boot : int, default 2000
-        Bootstrap resamples (>= 0; 0 leaves the bootstrap intervals NaN).
+        Bootstrap resamples: 0 leaves the bootstrap intervals NaN; otherwise at least 100 (as in
+        :func:`agentstats.estimators.suite_pass_k`).
     ci_prob : float, default 0.95
         Interval probability, in (0, 1).
     ci_kind : {"eti"}, default "eti"

@@ -153,8 +153,9 @@ def suite_pass_k(
     k : int, iterable of int, or None
         The k values (each >= 1). None: per agent, ``1 .. min n`` over its tasks with ``n >= 1``.
     n_boot : int, default 2000
-        Bootstrap resamples (>= 0; 0 skips the bootstrap and leaves those intervals NaN; boundary intervals
-        need no resampling and are still given).
+        Bootstrap resamples: 0 skips the bootstrap and leaves those intervals NaN (boundary intervals need no
+        resampling and are still given); otherwise at least 100 (``MIN_N_BOOT`` in
+        :mod:`agentstats.estimators._checks`: fewer leave each end of a 95% interval to one or two resampled means).
     ci_prob : float, default 0.95
         Interval probability, in (0, 1).
     ci_kind : {"eti"}, default "eti"

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from agentstats.gating.config import EFFICIENCY_FIELDS
-from agentstats.io.errors import ProblemLog, TrialLoadError
+from agentstats.io.errors import Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import iter_jsonl
 
 __all__ = ["ScoreSet", "load_scores", "pair_ids"]
@@ -47,7 +47,8 @@ class ScoreSet:
         Long form, one row per (``id``, ``trial``, ``metric``): columns ``id`` (str), ``trial`` (int),
         ``metric`` (str), ``value`` (float in [0, 1]; NaN = missing verdict).
     examples : pandas.DataFrame
-        One row per example, index ``id``: ``risk_level`` (str or None), ``tags`` (tuple of str).
+        One row per example, index ``id``: ``risk_level`` (str or None), ``tags`` (tuple of str), ``line`` (int:
+        where the example's first record is, in ``unit``).
     usage : pandas.DataFrame
         One row per (``id``, ``trial``) that carries usage: ``tokens``, ``cost_usd``, ``latency_s`` (NaN where not
         given).
@@ -55,6 +56,8 @@ class ScoreSet:
         File path or ``"<DataFrame>"``.
     sha256 : str
         SHA-256 of the file's bytes, or of the long frame as CSV for in-memory input.
+    unit : {"line", "row", "record"}
+        What ``examples["line"]`` counts: 1-based file lines, 0-based DataFrame rows or records of an iterable.
     """
 
     scores: pd.DataFrame
@@ -63,6 +66,7 @@ class ScoreSet:
     source: str
     sha256: str
     notes: list[str] = field(default_factory=list)
+    unit: str = "line"
 
     @property
     def metrics(self) -> list[str]:
@@ -307,6 +311,7 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
         {
             "risk_level": pd.Series([r for r, _, _ in strata.values()], index=index, dtype=object),
             "tags": pd.Series([t for _, t, _ in strata.values()], index=index, dtype=object),
+            "line": pd.Series([loc for _, _, loc in strata.values()], index=index, dtype="int64"),
         },
         index=index,
     )
@@ -316,6 +321,7 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
         usage=usage_frame,
         source=source,
         sha256=sha,
+        unit=unit,
     )
 
 
@@ -323,7 +329,7 @@ def pair_ids(candidate: ScoreSet, baseline: ScoreSet) -> tuple[list[str], list[s
     """Pair the two sets on ``id``: ``(paired, only_candidate, only_baseline, conflicts)`` (sorted ids).
 
     ``conflicts`` describes examples whose ``risk_level`` differs between the two files (the strata would be
-    ambiguous).
+    ambiguous), each with the file and line (or row) of the example's record in both.
     """
     c = set(candidate.examples.index)
     b = set(baseline.examples.index)
@@ -332,5 +338,14 @@ def pair_ids(candidate: ScoreSet, baseline: ScoreSet) -> tuple[list[str], list[s
     for ex in paired:
         rc, rb = candidate.examples.at[ex, "risk_level"], baseline.examples.at[ex, "risk_level"]
         if rc != rb:
-            conflicts.append(f"id {ex!r}: risk_level {rc!r} in the candidate, {rb!r} in the baseline")
+            conflicts.append(
+                f"id {ex!r}: risk_level {rc!r} in the candidate ({_where(candidate, ex)}), {rb!r} in the baseline "
+                f"({_where(baseline, ex)})"
+            )
     return paired, sorted(c - b), sorted(b - c), conflicts
+
+
+def _where(scores: ScoreSet, ex: str) -> str:
+    """``"cand.jsonl, line 7, field 'risk_level'"``: where example ``ex`` sets its risk level."""
+    line = scores.examples.at[ex, "line"] if "line" in scores.examples else None
+    return Problem(scores.source, None if line is None else int(line), "risk_level", "", scores.unit).where()

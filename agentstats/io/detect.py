@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
+from agentstats.options import option_name
+
 __all__ = [
     "FORMATS",
     "RUN_COLUMN_CANDIDATES",
@@ -288,32 +290,74 @@ def detect_format(
             return "json"
         return "tau_bench"
     if text[0] == "{":
-        first = text.split("\n", 1)[0]
-        try:
-            rec = json.loads(first)
-        except json.JSONDecodeError:
-            return "jsonl"  # the JSONL reader reports the malformed line with its number
-        if not isinstance(rec, dict):
-            return "jsonl"
-        keys = set(rec)
-        if {"agent", "task_id", "trial"} <= keys:
-            return "jsonl"
-        if resolve_run_columns(keys, *run_cols) is not None:
-            return "runs"
-        if "traj" in keys:
-            raise ValueError(
-                f"{name}: looks like a single tau-bench record per line; tau-bench files are one JSON array "
-                "(pass format='tau_bench' on the array file)"
-            )
-        raise ValueError(
-            f"{name}: line 1 is a JSON object with keys {sorted(keys)[:12]}, which is neither a trial record "
-            f"(needs agent, task_id, trial) nor a run table ({_run_cols_text(run_cols)}); pass format= and, "
-            "for run tables, agent_col=, task_col=, success_col="
-        )
+        lead = len(head.decode("utf-8", errors="replace")) - len(text)  # stripped BOM and blank lines
+        skipped_lines = head.decode("utf-8", errors="replace")[:lead].count("\n")
+        return _jsonl_kind(text, len(head) == _HEAD_BYTES, run_cols, name, skipped_lines)
     # anything else: a CSV table
     header = text.split("\n", 1)[0].strip().lstrip("\ufeff")
     cols = {c.strip().strip('"') for c in header.split(",")}
     return _table_kind(cols, run_cols, name)
+
+
+#: Records of a JSON-lines file read to decide between trial records and a run table (from its first 64 KiB).
+DETECT_RECORDS = 100
+
+
+def _jsonl_kind(text: str, cut: bool, run_cols: tuple[str | None, ...], name: str, lines_before: int = 0) -> str:
+    """Decide between ``"jsonl"`` (trial records) and ``"runs"`` from the first records of a JSON-lines file.
+
+    Each of the first :data:`DETECT_RECORDS` lines that is a JSON object votes: a trial record (``agent``,
+    ``task_id``, ``trial``) for ``"jsonl"``, else a run-table row (:func:`resolve_run_columns`) for ``"runs"``;
+    the majority wins, a tie goes to the trial records. So one odd record (a misspelled key on line 1) is reported
+    by the reader of the format the other records have, with its line, instead of deciding the format against them.
+    No line that parses: ``"jsonl"`` (its reader reports each malformed line with its number).
+
+    ``cut``: ``text`` is the file's head cut at 64 KiB, so its last line may be incomplete (it does not vote).
+    ``lines_before``: blank lines stripped before ``text`` (for the line numbers of the message).
+    """
+    lines = text.split("\n")
+    if cut and len(lines) > 1:
+        lines = lines[:-1]
+    votes = {"jsonl": 0, "runs": 0}
+    first: tuple[int, dict[str, Any]] | None = None
+    read = objects = 0
+    for number, line in enumerate(lines, lines_before + 1):
+        line = line.strip()
+        if not line:
+            continue
+        read += 1
+        if read > DETECT_RECORDS:
+            break
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):  # malformed JSON, an integer beyond Python's digit limit, deep nesting
+            continue
+        if not isinstance(rec, dict):
+            continue
+        first = first or (number, rec)
+        objects += 1
+        keys = set(rec)
+        if {"agent", "task_id", "trial"} <= keys:
+            votes["jsonl"] += 1
+        elif resolve_run_columns(keys, *run_cols) is not None:
+            votes["runs"] += 1
+    if votes["runs"] > votes["jsonl"]:
+        return "runs"
+    if votes["jsonl"] or first is None:
+        return "jsonl"
+    number, rec = first
+    keys = set(rec)
+    if "traj" in keys:
+        raise ValueError(
+            f"{name}: looks like a single tau-bench record per line; tau-bench files are one JSON array "
+            f"(give {option_name('format', 'tau_bench')} for the array file)"
+        )
+    raise ValueError(
+        f"{name}: line {number} is a JSON object with keys {sorted(keys)[:12]}, which is neither a trial record "
+        f"(needs agent, task_id, trial) nor a run table ({_run_cols_text(run_cols)})"
+        + (f", and neither is any of the other {objects - 1} records read" if objects > 1 else "")
+        + f"; give {option_name('format')} and, for run tables, {_run_col_options()}"
+    )
 
 
 def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
@@ -323,6 +367,11 @@ def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
     return "columns " + ", ".join(parts)
 
 
+def _run_col_options() -> str:
+    """Name the run-table column options as the caller knows them (:func:`agentstats.options.option_name`)."""
+    return ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
+
+
 def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> str:
     if {"n", "c"} <= cols and ("agent" in cols) and ({"task", "task_id"} & cols):
         return "counts"
@@ -330,5 +379,6 @@ def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> 
         return "runs"
     raise ValueError(
         f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) "
-        f"nor a run table ({_run_cols_text(run_cols)}); pass format= and column names"
+        f"nor a run table ({_run_cols_text(run_cols)}); give {option_name('format')} and the column names "
+        f"({_run_col_options()})"
     )

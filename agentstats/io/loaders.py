@@ -33,6 +33,7 @@ from agentstats.io.manifest import check_manifest
 from agentstats.io.metr import read_runs, runs_from_table_rows, table_records
 from agentstats.io.tau_bench import read_tau_bench
 from agentstats.markup import md_code, md_text
+from agentstats.options import option_name
 from agentstats.schema import Trial
 
 __all__ = [
@@ -228,8 +229,8 @@ def load_trials(
         options["agent"] = agent
     elif agent is not None and fmt != "tau_bench":
         raise ValueError(
-            f"agent= applies to tau-bench files only; {name} is read as {fmt!r} "
-            "(trial records carry their agent; run tables name it with agent_col=)"
+            f"{option_name('agent')} applies to tau-bench files only; {name} is read as {fmt!r} "
+            f"(trial records carry their agent; run tables name it with {option_name('agent_col')})"
         )
     if options and fmt not in _READERS:
         raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {fmt!r}")
@@ -259,7 +260,7 @@ def load_trials(
         if guess is None:
             raise
         raise TrialLoadError(exc.problems, exc.source, skippable=False, hint=(
-            f"The content looks like the {guess!r} format, not {fmt!r}: give --format {guess} (format={guess!r}), "
+            f"The content looks like the {guess!r} format, not {fmt!r}: give {option_name('format', guess)}, "
             "or let it be detected (auto).")) from None
     trials, excluded = _select(trials, selection, name)
     return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
@@ -297,7 +298,7 @@ def _store_run(store: Any, name: str, options: dict[str, Any]) -> str:
             listed = ", ".join(map(str, names[:20])) if names else "none"
             raise ValueError(
                 f"{name} is a run store with {len(names)} runs ({listed}): "
-                "pick one with run= (--run on the command line)"
+                f"pick one with {option_name('run')}"
             )
         run = names[0]
     return str(run)

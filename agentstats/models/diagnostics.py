@@ -13,6 +13,7 @@ import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import arviz as az
 import numpy as np
@@ -71,6 +72,16 @@ def _default_var_names(dt: xr.DataTree) -> list[str]:
         return [str(v) for v in post.data_vars if not str(v).endswith("_z")]
 
 
+def _check_threshold(name: str, value: Any, low: float) -> None:
+    """Refuse a threshold of :func:`diagnose` that is not a number >= ``low``."""
+    try:
+        ok = not isinstance(value, (bool, np.bool_, str, bytes)) and float(value) >= low
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"diagnose: {name} must be a number >= {low:g}, got {value!r}")
+
+
 def diagnose(
     dt: xr.DataTree,
     r_hat_max: float = 1.01,
@@ -102,8 +113,12 @@ def diagnose(
     Raises
     ------
     ValueError
-        If ``dt`` has no posterior group or a variable is missing.
+        If ``dt`` has no posterior group or a variable is missing; if ``r_hat_max`` is below 1 (R-hat is near 1 at
+        convergence and above it otherwise, so a threshold under 1 fails every fit) or ``ess_min`` is negative (or
+        either is not a number; NaN never compares).
     """
+    _check_threshold("r_hat_max", r_hat_max, 1.0)
+    _check_threshold("ess_min", ess_min, 0.0)
     if "posterior" not in dt.children:
         raise ValueError("diagnose: the DataTree has no 'posterior' group")
     names = list(var_names) if var_names is not None else _default_var_names(dt)

@@ -21,7 +21,7 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -35,7 +35,7 @@ from agentstats.models.data import CountsData, counts_dataset, prepare_counts
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
 from agentstats.models.family import ModelFamily
 from agentstats.models.no_pooling import exact_posterior
-from agentstats.models.priors import DEFAULT_PRIORS, Priors
+from agentstats.models.priors import Priors, as_priors
 from agentstats.models.registry import DEFAULT_MODEL, get_family
 
 __all__ = [
@@ -257,7 +257,7 @@ def fit(
     dispersion: str | None = None,
     random_seed: int | np.random.Generator | None = None,
     config: SamplerConfig | None = None,
-    priors: Priors | None = None,
+    priors: Priors | Mapping[str, float] | None = None,
     parameterization: dict[str, str] | None = None,
     log_likelihood: bool = False,
     store_p: bool = False,
@@ -284,8 +284,9 @@ def fit(
     config : SamplerConfig, optional
         Sampler, draws, tune, chains, target_accept, cores, progress bar. Keyword arguments named like its fields
         (``draws=500``, ``sampler="pymc"``, ...) override it.
-    priors : Priors, optional
-        Default :data:`agentstats.models.priors.DEFAULT_PRIORS`.
+    priors : Priors or mapping, optional
+        Default :data:`agentstats.models.priors.DEFAULT_PRIORS`. A mapping sets the fields of :class:`Priors` it
+        names (``{"sigma_task": 1.0}``) and keeps the defaults of the others.
     parameterization : dict, optional
         Per-level override of the centred/non-centred rule (``agent``, ``task``, ``cell``).
     log_likelihood : bool
@@ -320,7 +321,9 @@ def fit(
     Raises
     ------
     ValueError
-        On an unknown model, sampler option or dispersion, or invalid counts.
+        On an unknown model, sampler option or dispersion, invalid counts, or invalid ``priors`` values or fields.
+    TypeError
+        When ``priors`` is neither :class:`Priors`, a mapping nor None.
     ImportError
         If an explicitly requested sampler is not installed.
     SamplingInterrupted
@@ -339,7 +342,7 @@ def fit(
         raise ValueError(f"fit: unknown option(s) {sorted(unknown)}; sampler options are {known}")
     config = replace(config or SamplerConfig(), **sampler_options)
     data = prepare_counts(counts)
-    priors = priors or DEFAULT_PRIORS
+    priors = as_priors(priors, "fit")
     if isinstance(random_seed, np.random.Generator):
         random_seed = int(random_seed.integers(0, 2**31 - 1))
     if random_seed is None:

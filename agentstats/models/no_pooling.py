@@ -7,6 +7,7 @@ can be sampled and compared like the others. It has no hyperparameters: no new-t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,7 +19,7 @@ from scipy import stats
 
 from agentstats.models.data import CountsData, prepare_counts
 from agentstats.models.family import GH_NODES, BuildInfo, ModelFamily, draw_array
-from agentstats.models.priors import DEFAULT_PRIORS, Priors
+from agentstats.models.priors import Priors, as_priors
 
 __all__ = ["NoPoolingFamily", "exact_posterior", "no_pooling_posterior"]
 
@@ -89,7 +90,7 @@ def exact_posterior(data: CountsData, priors: Priors, draws: int, chains: int, s
     return xr.DataTree.from_dict({"posterior": post})
 
 
-def no_pooling_posterior(counts: pd.DataFrame, *, priors: Priors | None = None) -> pd.DataFrame:
+def no_pooling_posterior(counts: pd.DataFrame, *, priors: Priors | Mapping[str, float] | None = None) -> pd.DataFrame:
     """Closed-form posterior of the no-pooling model: ``p[a,t] | data ~ Beta(a0 + c, b0 + n - c)``.
 
     Source: Beta-Binomial conjugacy, Gelman et al. BDA3 sec. 2.4. The posterior mean is ``(a0 + c) / (a0 + b0 + n)``.
@@ -98,8 +99,9 @@ def no_pooling_posterior(counts: pd.DataFrame, *, priors: Priors | None = None) 
     ----------
     counts : pandas.DataFrame
         Columns ``agent, task_id, n, c``.
-    priors : Priors, optional
-        ``beta_a`` (a0) and ``beta_b`` (b0); default Beta(1, 1).
+    priors : Priors or mapping, optional
+        ``beta_a`` (a0) and ``beta_b`` (b0); default Beta(1, 1). A mapping sets the fields it names
+        (:func:`agentstats.models.priors.as_priors`).
 
     Returns
     -------
@@ -107,7 +109,7 @@ def no_pooling_posterior(counts: pd.DataFrame, *, priors: Priors | None = None) 
         One row per input cell: ``agent, task_id, n, c, alpha_post, beta_post, mean, sd``.
     """
     data = prepare_counts(counts)
-    priors = priors or DEFAULT_PRIORS
+    priors = as_priors(priors, "no_pooling_posterior")
     ai, ti = np.nonzero(data.present)
     n, c = data.n[ai, ti], data.c[ai, ti]
     a = priors.beta_a + c

@@ -48,9 +48,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
-__all__ = ["DEFAULT_PRIORS", "Priors"]
+__all__ = ["DEFAULT_PRIORS", "Priors", "as_priors"]
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,42 @@ class Priors:
 
 #: The default priors used by every builder unless ``priors=`` is given.
 DEFAULT_PRIORS = Priors()
+
+
+def as_priors(priors: Any, func: str = "fit") -> Priors:
+    """Return ``priors`` as :class:`Priors`: itself, ``Priors(**priors)`` for a mapping, the defaults for ``None``.
+
+    A mapping sets the fields it names and keeps the defaults of the others (``{"sigma_task": 1.0}``); its values are
+    checked as :class:`Priors` checks them.
+
+    Parameters
+    ----------
+    priors : Priors, mapping of str to float, or None
+    func : str
+        The public function called (named in the messages).
+
+    Returns
+    -------
+    Priors
+
+    Raises
+    ------
+    TypeError
+        For anything else (naming its type), or a value that is not a real number.
+    ValueError
+        For a mapping key that is not a field of :class:`Priors` (listing the fields), or a value out of range.
+    """
+    if priors is None:
+        return DEFAULT_PRIORS
+    if isinstance(priors, Priors):
+        return priors
+    if isinstance(priors, Mapping):
+        names = [f.name for f in fields(Priors)]
+        unknown = sorted(str(k) for k in priors if k not in names)
+        if unknown:
+            raise ValueError(f"{func}: priors has unknown field(s) {unknown}; the fields of Priors are {names}")
+        return Priors(**priors)
+    raise TypeError(
+        f"{func}: priors must be an agentstats.Priors (or a mapping of its fields), got {type(priors).__name__} "
+        f"{priors!r:.60}"
+    )

@@ -7,19 +7,19 @@ and :func:`family_of` reads it back, so downstream code asks the family instead 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
+from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSION_NAMES, MODEL_NAMES
 from agentstats.models.beta_binomial import BetaBinomialFamily
 from agentstats.models.data import prepare_counts
 from agentstats.models.family import DISPERSIONS, ModelFamily
 from agentstats.models.logit_normal import LogitNormalFamily
 from agentstats.models.no_pooling import NoPoolingFamily
-from agentstats.models.priors import DEFAULT_PRIORS, Priors
+from agentstats.models.priors import Priors, as_priors
 
 __all__ = ["DEFAULT_DISPERSION", "DEFAULT_MODEL", "MODEL_NAMES", "build_model", "family_of", "get_family"]
 
@@ -32,6 +32,8 @@ _FACTORIES: dict[str, Callable[..., ModelFamily]] = {
 }
 if tuple(_FACTORIES) != MODEL_NAMES:  # pragma: no cover - a model added here and not in names.py, or the reverse
     raise ImportError(f"agentstats.model_names.MODEL_NAMES {MODEL_NAMES} differs from the registry {tuple(_FACTORIES)}")
+if DISPERSIONS != DISPERSION_NAMES:  # pragma: no cover - the same for the dispersions
+    raise ImportError(f"agentstats.model_names.DISPERSION_NAMES {DISPERSION_NAMES} differs from {DISPERSIONS}")
 
 
 def get_family(
@@ -90,16 +92,21 @@ def build_model(
     model: str | ModelFamily = DEFAULT_MODEL,
     *,
     dispersion: str | None = None,
-    priors: Priors | None = None,
+    priors: Priors | Mapping[str, float] | None = None,
     parameterization: dict[str, str] | None = None,
 ) -> pm.Model:
     """Build the PyMC model of a family on a counts table (see :meth:`ModelFamily.build`).
 
+    ``priors``: :class:`Priors`, a mapping of its fields, or None (the defaults); see
+    :func:`agentstats.models.priors.as_priors`.
+
     Raises
     ------
     ValueError
-        On an unknown model, invalid counts or parameterization.
+        On an unknown model, invalid counts, parameterization or priors.
+    TypeError
+        When ``priors`` is neither :class:`Priors`, a mapping nor None.
     """
     family = get_family(model, dispersion=dispersion)
-    built, _ = family.build(prepare_counts(counts), priors or DEFAULT_PRIORS, parameterization)
+    built, _ = family.build(prepare_counts(counts), as_priors(priors, "build_model"), parameterization)
     return built

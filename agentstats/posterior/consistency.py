@@ -82,7 +82,8 @@ def consistency(
     Raises
     ------
     ValueError
-        Without counts and fit, or with a fit of a model that has no hyperparameters (``no_pooling``).
+        Without counts and fit, with a fit of a model that has no hyperparameters (``no_pooling``), or with counts
+        of an agent the fit does not have.
     """
     if counts is None and dt is None:
         raise ValueError("consistency: give counts, a fit, or both")
@@ -109,6 +110,11 @@ def consistency(
     iccs = family_of(dt).icc(post)
     # a one-agent fit has no agent dimension: its agent is in the stored counts
     fit_agents = [str(a) for a in (post["agent"].values if "agent" in post.coords else stored_data(dt).agents)]
+    unknown = [a for a in data.agents if a not in fit_agents]
+    if unknown:
+        raise ValueError(
+            f"consistency: agent(s) {unknown!r} of the counts not in the fit; agents present: {', '.join(fit_agents)}"
+        )
     pos = [fit_agents.index(a) for a in data.agents]
     for name in ("icc_model", "icc_cell"):
         arr = iccs[name][..., pos]
