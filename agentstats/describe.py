@@ -102,6 +102,11 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+#: Two estimates closer than this are tied (the unbiased estimators are ratios of small integers: a real difference
+#: is far larger).
+_TIE = 1e-9
+
+
 @dataclass(frozen=True)
 class _Diff:
     """A paired difference ``first - second`` in pass^k, oriented as asked."""
@@ -253,12 +258,28 @@ def read_suite(
 
     if len(at1) >= 1:
         top = at1.iloc[0]
-        lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
-        lines.append(
-            f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
-            f"({label} interval "
-            f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
-        )
+        tied = at1[np.isclose(at1["pass_hat_k"].to_numpy(dtype=float), float(top["pass_hat_k"]), rtol=0, atol=_TIE)]
+        if len(tied) >= 2:  # a tie is called a tie: no agent is named as having the highest estimate
+            each = "; ".join(
+                f"**{md_text(r['agent'])}** {_fmt_ci(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'])}, {tasks_of(r)}"
+                for _, r in tied.head(6).iterrows()
+            )
+            more = f"; and {len(tied) - 6} more" if len(tied) > 6 else ""
+            who = (
+                "every agent has the same estimate"
+                if len(tied) == len(at1)
+                else f"{_names([str(a) for a in tied['agent']])} share the highest estimate"
+            )
+            lines.append(
+                f"- At k = {k_lo}, {who}, pass^{k_lo} = {top['pass_hat_k']:.2f} ({label} intervals: {each}{more})."
+            )
+        else:
+            lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
+            lines.append(
+                f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
+                f"({label} interval "
+                f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
+            )
         if len(at1) >= 2:
             lines.extend(_paired_lines(at1, paired, k_lo))
     if k_hi > k_lo:
@@ -897,19 +918,41 @@ def report_summary(
             parts.append(none[0].upper() + none[1:] + ".")
     ks = sorted(int(k) for k in suite["k"].unique())
     if len(ks) > 1:
-        k_hi = ks[-1]
-        g = suite[suite["k"] == k_hi]
-        parts.append(
-            f"All {k_hi} tries succeed less often: pass^{k_hi} is {_num(g['pass_hat_k'].min(), 2)} to "
-            f"{_num(g['pass_hat_k'].max(), 2)} across agents."
-            if len(g) > 1
-            else f"All {k_hi} tries succeed on a share of {_num(g['pass_hat_k'].iloc[0], 2)} (pass^{k_hi})."
-        )
+        parts.append(_reliability_sentence(suite, ks[0], ks[-1]))
     if converged is True:
         parts.append("The Bayesian fit passed its convergence checks.")
     elif converged is False:
         parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
     return " ".join(parts)
+
+
+def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
+    """How pass^k_hi compares with pass^k_lo across agents; "less often" only where it is really lower."""
+    g = suite[suite["k"] == k_hi].dropna(subset=["pass_hat_k"])
+    if not len(g):
+        return f"No agent has a task with {k_hi} usable trials, so there is no pass^{k_hi}."
+    lo_vals = suite[suite["k"] == k_lo].set_index("agent")["pass_hat_k"]
+    below, not_below = [], []
+    for _, r in g.iterrows():
+        p1 = lo_vals.get(r["agent"], np.nan)
+        if np.isfinite(p1) and float(r["pass_hat_k"]) < float(p1) - _TIE:
+            below.append(str(r["agent"]))
+        else:
+            not_below.append(str(r["agent"]))
+    lo, hi = _num(g["pass_hat_k"].min(), 2), _num(g["pass_hat_k"].max(), 2)
+    if len(g) == 1:
+        value = f"pass^{k_hi} is {lo}"
+    else:
+        value = f"pass^{k_hi} is {lo} for every agent" if lo == hi else f"pass^{k_hi} is {lo} to {hi} across agents"
+    fewer = "one try" if k_lo == 1 else f"{k_lo} tries"
+    if not not_below:
+        return f"All {k_hi} tries succeed less often than {fewer}: {value}."
+    if not below:
+        return f"All {k_hi} tries succeed as often as {fewer}: {value}, no lower than pass^{k_lo}."
+    return (
+        f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
+        f"{_names(not_below)}."
+    )
 
 
 def _dist_version(name: str) -> str | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentstats.describe import format_suite_table, read_suite
+from agentstats.describe import format_suite_table, read_suite, report_summary
 from agentstats.estimators import paired_pass_k_table, suite_pass_k
 
 FIXTURES = Path(__file__).resolve().parent / "data"
@@ -89,3 +89,40 @@ def test_agents_without_shared_tasks_are_not_ranked():
     text = read_suite(suite_pass_k(counts, n_boot=100), paired=paired_pass_k_table(counts, n_boot=100))
     assert "**Z** (no shared task with 1+ trials)" in text and "nan" not in text
     assert "is the best agent" not in text
+
+
+def _cells(rows: list[tuple[str, str, int, int]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"]).assign(n_missing=0)
+
+
+def test_a_tie_at_the_top_is_called_a_tie():
+    # one trial per task; A solves t0-t2, B t1-t3: both pass^1 = 3/4
+    counts = _one_trial({"A": {0, 1, 2}, "B": {1, 2, 3}}, 4)
+    suite = suite_pass_k(counts, n_boot=200, random_seed=0)
+    text = read_suite(suite, paired=paired_pass_k_table(counts, n_boot=200, random_seed=0))
+    assert "every agent has the same estimate, pass^1 = 0.75" in text
+    assert "has the highest estimate" not in text
+    # A and B tie at 3/4 above C at 1/4: the tied ones are named, the third is not
+    counts = _one_trial({"A": {0, 1, 2}, "B": {1, 2, 3}, "C": {0}}, 4)
+    text = read_suite(suite_pass_k(counts, n_boot=200, random_seed=0))
+    assert "**A** and **B** share the highest estimate, pass^1 = 0.75" in text
+    assert "has the highest estimate" not in text and "**C** [" not in text
+    # every trial fails: a tie at 0, never "A has the highest estimate, pass^1 = 0.00"
+    zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
+    text = read_suite(suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
+    assert "every agent has the same estimate, pass^1 = 0.00" in text and "highest" not in text
+
+
+def test_summary_says_less_often_only_where_pass_k_is_below_pass_1():
+    zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
+    text = report_summary(zero, suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
+    assert "less often" not in text and "0.00 to 0.00" not in text
+    assert "pass^5 is 0.00 for every agent, no lower than pass^1" in text
+    # A: n = 2, c = 1 on two tasks: pass^1 = 1/2, pass^2 = C(1,2)/C(2,2) = 0; B: c = 2 and 0: pass^2 = 1/2 = pass^1
+    counts = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 2), ("B", "t2", 2, 0)])
+    text = report_summary(counts, suite_pass_k(counts, k=[1, 2], n_boot=200, random_seed=0))
+    assert "pass^2 is 0.00 to 0.50 across agents; below pass^1 for **A**, not below it for **B**" in text
+    below = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t2", 2, 2)])
+    text = report_summary(below, suite_pass_k(below, k=[1, 2], n_boot=200, random_seed=0))
+    # B: pass^1 = (1/2 + 1) / 2 = 0.75, pass^2 = (0 + 1) / 2 = 0.5
+    assert "All 2 tries succeed less often than one try: pass^2 is 0.00 to 0.50 across agents." in text
