@@ -309,8 +309,7 @@ def read_suite(
         ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
             f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means, so "
-            "values at different k average different tasks (the table's `dropped` and `n < k` columns; open "
-            "markers in the plot)."
+            "values at different k average different tasks (the table's `n < k` column; open markers in the plot)."
         )
     if "n_tasks_excluded" in suite:
         per_agent = suite.groupby("agent", sort=False)["n_tasks_excluded"].max()
@@ -318,7 +317,8 @@ def read_suite(
         if len(per_agent):
             listed = ", ".join(f"**{md_text(a)}** {int(v)}" for a, v in per_agent.items())
             lines.append(
-                f"- Tasks without a usable trial are left out at every k (all trials missing, or not run): {listed}."
+                "- Tasks without a usable trial are left out at every k (all trials missing, or not run; the "
+                f"table's `no usable trial` column): {listed}."
             )
     methods = set()
     for q in ("pass_at_k", "pass_hat_k"):
@@ -352,12 +352,13 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index ``(agent, k)``; columns ``tasks`` (tasks behind the value out of the suite's, e.g. ``41/83``),
-        ``n < k`` (the ``extrapolated`` share: the suite's tasks with fewer than k usable trials), ``pass@k``,
-        ``pass@k P CI``, ``pass^k``, ``pass^k P CI`` (``P`` from ``ci_prob``, e.g. ``95%``), ``dropped`` (tasks
-        with fewer than k trials, left out of that k's mean) and ``note`` (``under half of the tasks`` when the value
-        rests on fewer than half of the suite's tasks; ``boundary interval`` where the interval is the Clopper-Pearson
-        interval used near 0 or 1, see :func:`agentstats.estimators.suite_pass_k`). Values are strings, except
-        ``dropped``.
+        ``n < k`` (tasks the agent ran with 1 <= n < k usable trials, left out of that k's mean:
+        ``n_tasks_dropped``), ``no usable trial`` (suite tasks the agent never ran or whose trials were all missing,
+        left out at every k: ``n_tasks_excluded``), so that the three counts add up to the suite; ``pass@k``,
+        ``pass@k P CI``, ``pass^k``, ``pass^k P CI`` (``P`` from ``ci_prob``, e.g. ``95%``) and ``note``
+        (``under half of the tasks`` when the value rests on fewer than half of the suite's tasks; ``boundary
+        interval`` where the interval is the Clopper-Pearson interval used near 0 or 1, see
+        :func:`agentstats.estimators.suite_pass_k`). Values are strings, except the two counts.
     """
     label = _ci_label(suite)
 
@@ -383,18 +384,17 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         ]
         if boundary:
             notes.append(f"boundary interval ({', '.join(boundary)}: Clopper-Pearson)")
-        extrap = r.get("extrapolated")
         rows.append(
             {
                 "agent": r["agent"],
                 "k": int(r["k"]),
                 "tasks": f"{int(r['n_tasks'])}/{int(n_suite)}" if has_suite else str(int(r["n_tasks"])),
-                "n < k": f"{float(extrap):.2f}" if extrap is not None and pd.notna(extrap) else "n/a",
+                "n < k": int(r.get("n_tasks_dropped", 0) or 0),
+                "no usable trial": int(r.get("n_tasks_excluded", 0) or 0),
                 "pass@k": val(r["pass_at_k"]),
                 f"pass@k {label} CI": ci(r["pass_at_k_ci_low"], r["pass_at_k_ci_high"]),
                 "pass^k": val(r["pass_hat_k"]),
                 f"pass^k {label} CI": ci(r["pass_hat_k_ci_low"], r["pass_hat_k_ci_high"]),
-                "dropped": int(r.get("n_tasks_dropped", 0) or 0),
                 "note": "; ".join(notes),
             }
         )
@@ -871,6 +871,9 @@ def report_summary(
                 f"Success in one try ranges from {_num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
                 f"{_num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
             )
+        uneven = _task_sets_note(counts)
+        if uneven:
+            parts.append(uneven)
         if prob is not None:
             evidence, cut = prob, threshold
             how = f"posterior probability ≥ {threshold:g} at {prob_label}"
@@ -924,6 +927,23 @@ def report_summary(
     elif converged is False:
         parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
     return " ".join(parts)
+
+
+def _task_sets_note(counts: pd.DataFrame) -> str:
+    """Say when agents' means average different task sets (empty when every agent ran the same tasks)."""
+    sets = {a: frozenset(g.loc[g["n"] > 0, "task_id"]) for a, g in counts.groupby("agent", sort=True)}
+    if len(set(sets.values())) <= 1:
+        return ""
+    sizes = [len(t) for t in sets.values()]
+    per = ", ".join(f"**{md_text(a)}** over {len(t)}" for a, t in list(sets.items())[:6])
+    more = f" and {len(sets) - 6} more agents" if len(sets) > 6 else ""
+    same_size = ", not the same ones" if len(set(sizes)) == 1 else ""
+    shared = len(frozenset.intersection(*sets.values()))
+    return (
+        f"These values average different tasks per agent ({per} tasks{more}{same_size}; "
+        f"{_plural(shared, 'task')} in common): compare agents on the tasks they share, with the paired "
+        "differences under *What the numbers say* (`agentstats estimate --paired`)."
+    )
 
 
 def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:

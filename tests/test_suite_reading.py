@@ -71,11 +71,12 @@ def test_table_and_reading_show_the_tasks_behind_each_value():
     suite = suite_pass_k(counts, k=[1, 8], n_boot=200)
     table = format_suite_table(suite)
     davinci = table.loc[("davinci-002", 1)]
-    assert davinci["tasks"] == "16/83" and davinci["n < k"] == "0.81"
+    # 16 tasks used, none with 1 <= n < 1, 67 never run: 16 + 0 + 67 = 83
+    assert davinci["tasks"] == "16/83" and davinci["n < k"] == 0 and davinci["no usable trial"] == 67
     assert "under half of the tasks" in davinci["note"]
     assert "boundary interval" in davinci["note"]  # all 16 tasks at 0: Clopper-Pearson
     opus = table.loc[("Claude 3 Opus", 8)]
-    assert opus["tasks"] == "78/83" and opus["note"] == "" and opus["dropped"] == 5
+    assert opus["tasks"] == "78/83" and opus["note"] == "" and opus["n < k"] == 5 and opus["no usable trial"] == 0
     text = read_suite(suite)
     assert "pass^8 rests on 7 of 83 tasks -- under half of the tasks" in text  # GPT-4 0314
     assert "**davinci-002**: no task with 8 usable trials" in text
@@ -126,3 +127,21 @@ def test_summary_says_less_often_only_where_pass_k_is_below_pass_1():
     text = report_summary(below, suite_pass_k(below, k=[1, 2], n_boot=200, random_seed=0))
     # B: pass^1 = (1/2 + 1) / 2 = 0.75, pass^2 = (0 + 1) / 2 = 0.5
     assert "All 2 tries succeed less often than one try: pass^2 is 0.00 to 0.50 across agents." in text
+
+
+def test_summary_and_table_say_when_agents_average_different_tasks():
+    # t5 only for A: A over 5 tasks, B over 4; B's missing task is "no usable trial", not "n < k"
+    rows = [(a, f"t{i}", 5, c) for a, cs in (("A", [5, 3, 0, 1, 2]), ("B", [4, 2, 1, 0])) for i, c in enumerate(cs)]
+    counts = _cells(rows)
+    suite = suite_pass_k(counts, k=[1, 5], n_boot=200, random_seed=0)
+    text = report_summary(counts, suite)
+    assert "different tasks per agent (**A** over 5, **B** over 4 tasks; 4 tasks in common)" in text
+    table = format_suite_table(suite)
+    b1 = table.loc[("B", 1)]
+    assert b1["tasks"] == "4/5" and b1["n < k"] == 0 and b1["no usable trial"] == 1
+    assert table.loc[("A", 5), "no usable trial"] == 0
+    assert "different tasks" not in report_summary(counts[counts.task_id != "t4"], suite)
+    # the same number of tasks, not the same ones
+    other = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t3", 2, 1)])
+    assert "(**A** over 2, **B** over 2 tasks, not the same ones; 1 task in common)" in report_summary(
+        other, suite_pass_k(other, n_boot=100, random_seed=0))
