@@ -8,17 +8,19 @@ import numpy as np
 import pandas as pd
 
 from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
-from agentstats.markup import md_text
+from agentstats.markup import md_code, md_text
 
 __all__ = [
     "credible_leaders",
     "describe_counts",
+    "fit_status",
     "format_consistency",
     "format_consistency_pass_hat_k",
     "format_contrast_table",
     "format_counts_table",
     "format_diagnostics",
     "format_metric_summary",
+    "format_ppc_table",
     "format_schema_errors",
     "format_suite_table",
     "format_tool_errors",
@@ -253,7 +255,7 @@ def read_suite(
 
     def tasks_of(r: pd.Series) -> str:
         if "n_tasks_suite" in r and pd.notna(r["n_tasks_suite"]):
-            return f"{int(r['n_tasks'])} of {int(r['n_tasks_suite'])} tasks"
+            return f"{int(r['n_tasks'])} of {_plural(int(r['n_tasks_suite']), 'task')}"
         return _plural(int(r["n_tasks"]), "task")
 
     if len(at1) >= 1:
@@ -461,7 +463,7 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
     for _, r in overview.iterrows():
         missing = str(int(r["missing"]))
         if int(r["missing"]):
-            missing += f" ({int(r['tasks_with_missing'])} tasks)"
+            missing += f" ({_plural(int(r['tasks_with_missing']), 'task')})"
         median = float(r["trials_per_task_median"])
         med = f"{median:.0f}" if median == int(median) else f"{median:.1f}"
         rows.append(
@@ -506,6 +508,76 @@ def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
         "meets thresholds": ["yes" if ok else "NO" for ok in table["ok"]],
     }, index=pd.Index([str(v) for v in table["variable"]], name="variable"))
     return out
+
+
+def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) -> str:
+    """One Markdown sentence on a Bayesian fit: model, sampler, size and whether its convergence checks passed.
+
+    Parameters
+    ----------
+    attrs : dict
+        ``attrs`` of the fit (``agentstats_model``, ``sampler``, ``chains``, ``draws``, ``target_accept``).
+    ok, divergences, problems
+        From :func:`agentstats.diagnose` (:class:`agentstats.models.Diagnostics`).
+
+    Returns
+    -------
+    str
+        Markdown, every value from the fit escaped; it ends with exactly one period.
+    """
+    if ok:
+        status = "all thresholds met"
+    else:
+        said = "; ".join(p.strip().rstrip(".") for p in problems) or "the diagnostics failed"
+        status = (
+            f"**NOT converged**: {md_text(said)}. Treat the numbers below with care; rerun with more draws "
+            "(`agentstats report ... --draws 4000`) or, on divergences, a higher `--target-accept` (e.g. 0.99)"
+        )
+    return (
+        f"Model {md_code(str(attrs.get('agentstats_model')))}, sampler {md_code(str(attrs.get('sampler')))}, "
+        f"{attrs.get('chains')} chains × {attrs.get('draws')} draws, target_accept {attrs.get('target_accept')}; "
+        f"divergences: {int(divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}."
+    )
+
+
+def format_ppc_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """Display of a posterior predictive check's table: counts as whole numbers, other values rounded.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`agentstats.models.diagnostics.PPCResult.table`: ``statistic, observed, rep_mean, rep_low, rep_high,
+        p_value`` (``statistic`` may already hold its label in words).
+    digits : int
+        Decimals shown for values that are not whole numbers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``statistic``, ``observed``, ``replicated mean``, ``replicated, lower (95%)``, ``replicated, upper
+        (95%)``, ``posterior predictive p``. A statistic whose observed value and interval ends are whole numbers (a
+        count of cells) shows them without decimals (``2``, not ``2.000``); its replicated mean, an average, keeps
+        its decimals. Values are strings except ``statistic``.
+    """
+
+    def whole(x: float) -> bool:
+        return bool(np.isfinite(x) and float(x) == round(float(x)))
+
+    rows = []
+    for _, r in table.iterrows():
+        ends = (float(r["observed"]), float(r["rep_low"]), float(r["rep_high"]))
+        count = all(whole(x) for x in ends)
+        shown = [f"{round(x)}" if count else _num(x, digits) for x in ends]
+        rows.append({
+            "statistic": r["statistic"],
+            "observed": shown[0],
+            "replicated mean": _num(float(r["rep_mean"]), digits),
+            "replicated, lower (95%)": shown[1],
+            "replicated, upper (95%)": shown[2],
+            "posterior predictive p": _num(float(r["p_value"]), digits),
+        })
+    return pd.DataFrame(rows, columns=["statistic", "observed", "replicated mean", "replicated, lower (95%)",
+                                       "replicated, upper (95%)", "posterior predictive p"])
 
 
 def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
@@ -851,8 +923,8 @@ def report_summary(
     n_agents = counts["agent"].nunique()
     observed = counts[counts["n"] > 0]
     parts = [
-        f"{n_agents} agent{'s' if n_agents != 1 else ''}, {observed['task_id'].nunique()} tasks, "
-        f"{int(counts['n'].sum())} recorded trials"
+        f"{_plural(n_agents, 'agent')}, {_plural(observed['task_id'].nunique(), 'task')}, "
+        f"{_plural(int(counts['n'].sum()), 'recorded trial')}"
         + (f" ({int(counts['n_missing'].sum())} missing, excluded)." if int(counts["n_missing"].sum()) else ".")
     ]
     at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
@@ -1036,8 +1108,9 @@ def run_details(
         ("data", f"{source} (format {input_format})" + (f", sha256 {sha256[:16]}…" if sha256 else "")),
         (
             "size",
-            f"{counts['agent'].nunique()} agents, {observed['task_id'].nunique()} tasks, {int(counts['n'].sum())} "
-            f"recorded trials, {int(counts['n_missing'].sum())} missing (excluded)",
+            f"{_plural(counts['agent'].nunique(), 'agent')}, {_plural(observed['task_id'].nunique(), 'task')}, "
+            f"{_plural(int(counts['n'].sum()), 'recorded trial')}, {int(counts['n_missing'].sum())} missing "
+            "(excluded)",
         ),
     ]
     if judge:

@@ -10,14 +10,18 @@ import xarray as xr
 
 from agentstats.describe import (
     describe_counts,
+    fit_status,
     format_consistency,
     format_consistency_pass_hat_k,
     format_contrast_table,
     format_counts_table,
+    format_ppc_table,
     format_schema_errors,
     format_tool_errors,
+    report_summary,
     run_details,
 )
+from agentstats.io import load
 from agentstats.posterior import consistency, contrast_table
 
 
@@ -88,7 +92,7 @@ def test_counts_table_is_compact():
     table = format_counts_table(describe_counts(counts))
     assert list(table.columns) == ["tasks", "trials", "successes", "missing", "trials per task", "pooled rate"]
     assert table.loc["Claude 3.5 Sonnet (New)", "trials per task"] == "4 / 8 / 8"
-    assert table.loc["Claude 3.5 Sonnet (New)", "missing"] == "1 (1 tasks)"
+    assert table.loc["Claude 3.5 Sonnet (New)", "missing"] == "1 (1 task)"
     assert table.loc["human", "trials per task"] == "1 / 2 / 17"
 
 
@@ -118,7 +122,7 @@ def test_run_details_name_data_model_sampler_and_versions():
                      n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed",
                      fit_attrs={"sampler": "nutpie", "chains": 4, "draws": 1000, "tune": 1000, "target_accept": 0.98,
                                 "random_seed": 0}, diagnostics_ok=True)
-    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 tasks, 8 recorded trials", "k = 1, 2",
+    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 task, 8 recorded trials", "k = 1, 2",
                  "zoi\\_beta\\_binomial", "nutpie, 4 chains × 1000 draws", "convergence checks passed",
                  "agentstats ", "Python "):
         assert part in md, part
@@ -173,3 +177,35 @@ def test_pass_hat_k_next_to_consistency():
     assert tab.loc["b", "flip share"] == "0.500"
     with pytest.raises(ValueError, match="k = 8"):
         format_consistency_pass_hat_k(summ([0.5] * 4), summ([0.5] * 4), cons, k=8)
+
+
+def test_counts_in_the_text_take_the_singular_for_one(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"agent": "a", "task_id": "t", "trial": 0, "success": true}\n')
+    assert "1 agent, 1 task, 1 recorded trial, 0 missing" in load(path).summary_markdown()
+    counts = pd.DataFrame({"agent": ["a"], "task_id": ["t"], "n": [1], "c": [1], "n_missing": [2]})
+    md = run_details(counts, source="r.jsonl", input_format="jsonl")
+    assert "1 agent, 1 task, 1 recorded trial, 2 missing" in md
+    assert report_summary(counts, pd.DataFrame(columns=["agent", "k", "pass_hat_k"])).startswith(
+        "1 agent, 1 task, 1 recorded trial (2 missing, excluded).")
+    assert format_counts_table(describe_counts(counts)).loc["a", "missing"] == "2 (1 task)"
+
+
+def test_fit_status_ends_with_one_period():
+    attrs = {"agentstats_model": "zoi_beta_binomial", "sampler": "pymc", "chains": 2, "draws": 300,
+             "target_accept": 0.9}
+    bad = fit_status(attrs, ok=False, divergences=3, problems=["3 divergent transitions.", "R-hat of mu 1.05"])
+    assert bad.endswith("(e.g. 0.99).") and not bad.endswith("..") and ".;" not in bad
+    assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
+    good = fit_status(attrs, ok=True, divergences=0, problems=[])
+    assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
+
+
+def test_ppc_table_shows_counts_as_whole_numbers():
+    table = pd.DataFrame({"statistic": ["Cells never solved", "Spread between agents within a task"],
+                          "observed": [2.0, 0.0625], "rep_mean": [2.5, 0.07], "rep_low": [0.0, 0.01],
+                          "rep_high": [5.0, 0.2], "p_value": [0.6, 0.45]})
+    shown = format_ppc_table(table)
+    assert shown.loc[0, ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]].tolist() == ["2", "0", "5"]
+    assert shown.loc[0, "replicated mean"] == "2.500" and shown.loc[0, "posterior predictive p"] == "0.600"
+    assert shown.loc[1, "observed"] == "0.062" and shown.loc[1, "replicated, lower (95%)"] == "0.010"
