@@ -24,6 +24,7 @@ __all__ = [
     "format_schema_errors",
     "format_suite_table",
     "format_tool_errors",
+    "grid_gaps_note",
     "read_suite",
     "report_summary",
     "run_details",
@@ -77,6 +78,32 @@ def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
             )
         )
     return pd.DataFrame(rows)
+
+
+def grid_gaps_note(counts: pd.DataFrame, limit: int = 10) -> str:
+    """Say which trials are absent from the agent x task x trial grid (Markdown), for a report's data section.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        A counts table whose ``attrs["gaps"]`` is a :class:`agentstats.counts.GridGaps` (as from
+        :func:`agentstats.to_counts` and :func:`agentstats.load`); without it (a counts table has no trial numbers)
+        there is nothing to say.
+    limit : int
+        Cells named, at most.
+
+    Returns
+    -------
+    str
+        One Markdown paragraph, every name from the data escaped; empty when no trial is absent.
+    """
+    gaps = counts.attrs.get("gaps")
+    if gaps is None or not gaps.n_cells:
+        return ""
+    return (
+        f"**Not every trial is in the data:** {md_text(gaps.describe(limit=limit))}: they are neither failures nor "
+        "missing trials, so the values of those agent × task cells rest on the trials that are there."
+    )
 
 
 def _fmt_ci(lo: float, hi: float) -> str:

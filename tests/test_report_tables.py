@@ -18,6 +18,7 @@ from agentstats.describe import (
     format_ppc_table,
     format_schema_errors,
     format_tool_errors,
+    grid_gaps_note,
     report_summary,
     run_details,
 )
@@ -209,3 +210,18 @@ def test_ppc_table_shows_counts_as_whole_numbers():
     assert shown.loc[0, ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]].tolist() == ["2", "0", "5"]
     assert shown.loc[0, "replicated mean"] == "2.500" and shown.loc[0, "posterior predictive p"] == "0.600"
     assert shown.loc[1, "observed"] == "0.062" and shown.loc[1, "replicated, lower (95%)"] == "0.010"
+
+
+def test_grid_gaps_are_said_in_the_report_data_section(tmp_path):
+    # A has trials 0-3 on t2 (trial 4 absent), every other cell 0-4
+    lines = [f'{{"agent": "{a}", "task_id": "{t}", "trial": {i}, "success": true}}'
+             for a in ("A", "B*") for t in ("t1", "t2") for i in range(5) if not (a == "A" and t == "t2" and i == 4)]
+    path = tmp_path / "gap.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    note = grid_gaps_note(load(path).counts)
+    assert "1 trial absent from the agent x task x trial grid" in note and "A / t2: trial 4" in note
+    assert "neither failures nor missing" in note
+    complete = tmp_path / "complete.jsonl"
+    complete.write_text("\n".join(x for x in lines if '"A"' not in x) + "\n")
+    assert grid_gaps_note(load(complete).counts) == ""
+    assert grid_gaps_note(pd.DataFrame({"agent": ["a"], "task_id": ["t"], "n": [1], "c": [1], "n_missing": [0]})) == ""
