@@ -233,12 +233,36 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> 
     if settled:
         more = f"; and {len(settled) - 5} more pairs" if len(settled) > 5 else ""
         lines.append(f"- Other pairs whose paired difference excludes 0: {'; '.join(settled[:5])}{more}.")
+    larger = _separated_at_larger_k(paired, k_lo, label)
+    if larger:
+        lines.append(larger)
     lines.append(
         "  (Each paired interval resamples the tasks the two agents share. To lead every other agent, all of an "
         "agent's own paired intervals must lie above 0; that keeps the error rate of the claim at the interval's "
         "level without a multiplicity correction.)"
     )
     return lines
+
+
+def _separated_at_larger_k(paired: pd.DataFrame, k_lo: int, label: str, limit: int = 6) -> str:
+    """One bullet naming the pairs whose paired interval of pass^k excludes 0 at a k above ``k_lo`` (empty if none)."""
+    found = []
+    for kv in sorted(int(k) for k in paired["k"].unique() if int(k) > k_lo):
+        for _, r in paired[paired["k"] == kv].iterrows():
+            d = _oriented(paired, r["agent_a"], r["agent_b"], kv)
+            if d is None or not (np.isfinite(d.lo) and np.isfinite(d.hi)) or d.lo <= 0 <= d.hi:
+                continue
+            better, worse = (r["agent_a"], r["agent_b"]) if d.lo > 0 else (r["agent_b"], r["agent_a"])
+            shown = _oriented(paired, better, worse, kv)
+            if shown is not None:
+                found.append(f"pass^{kv}: **{md_text(better)}** above **{md_text(worse)}** ({shown.text(label)})")
+    if not found:
+        return ""
+    more = f"; and {len(found) - limit} more" if len(found) > limit else ""
+    return (
+        "- At larger k, paired differences that exclude 0 (each interval on its own, not corrected for looking at "
+        f"several k): {'; '.join(found[:limit])}{more}."
+    )
 
 
 def read_suite(
@@ -268,7 +292,8 @@ def read_suite(
     -------
     str
         Markdown bullet points: the leading agent at the smallest k and what the paired differences say about it,
-        other pairs the paired differences separate, how reliability drops from pass^1 to pass^k with the tasks
+        other pairs the paired differences separate there and, when ``paired`` holds larger k, the pairs it separates
+        at those k, how reliability drops from pass^1 to pass^k with the tasks
         behind each value, exclusions, and how the intervals were made.
     """
     if suite.empty:

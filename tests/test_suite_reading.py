@@ -145,3 +145,19 @@ def test_summary_and_table_say_when_agents_average_different_tasks():
     other = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t3", 2, 1)])
     assert "(**A** over 2, **B** over 2 tasks, not the same ones; 1 task in common)" in report_summary(
         other, suite_pass_k(other, n_boot=100, random_seed=0))
+
+
+def test_reading_names_pairs_separated_at_larger_k():
+    # 10 tasks, 2 trials each. A: c = 2 on t0-t4, 0 on t5-t9 (pass^1 = pass^2 = 1/2); B: c = 1 everywhere
+    # (pass^1 = 1/2, pass^2 = 0). Per-task A - B: at k = 1 +-1/2 (mean 0), at k = 2 1 or 0 (mean +1/2, never <= 0
+    # unless a resample draws only t5-t9)
+    rows = [("A", f"t{i}", 2, 2 if i < 5 else 0) for i in range(10)] + [("B", f"t{i}", 2, 1) for i in range(10)]
+    counts = _cells(rows)
+    suite = suite_pass_k(counts, k=[1, 2], n_boot=500, random_seed=0)
+    paired = paired_pass_k_table(counts, k=[1, 2], n_boot=500, random_seed=0)
+    text = read_suite(suite, paired=paired)
+    assert "No agent is shown to be the best at k = 1" in text
+    assert "At larger k, paired differences that exclude 0" in text
+    assert "pass^2: **A** above **B** (+0.50, 95% paired interval [" in text
+    # only k = 1 given: nothing said about larger k
+    assert "At larger k" not in read_suite(suite, paired=paired[paired.k == 1])
