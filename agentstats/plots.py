@@ -270,7 +270,8 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     Parameters
     ----------
     summary : pandas.DataFrame
-        Columns ``agent, k, mean, ci_low, ci_high`` (and optionally ``ci_kind``).
+        Columns ``agent, k, mean, ci_low, ci_high`` (and optionally ``ci_kind``, and ``extrapolated``: rows with a
+        share above 0 get an open marker, a dashed interval and "(extrapolated)" in their label).
     metric_label : str
         Axis label for the metric.
 
@@ -283,22 +284,28 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ks = sorted(summary["k"].unique())
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
     y, ypos, labels = 0.0, [], []
+    any_extrap = False
     for k in ks:
         for a in agents:
             r = summary[(summary["agent"] == a) & (summary["k"] == k)]
             if r.empty:
                 continue
             r = r.iloc[0]
-            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5)
-            ax.plot(r["mean"], y, "o", color=colors[a])
+            extrap = bool("extrapolated" in r and float(r["extrapolated"]) > 0)
+            any_extrap |= extrap
+            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5, ls="--" if extrap else "-")
+            ax.plot(r["mean"], y, "o", color=colors[a], mfc="white" if extrap else colors[a])
             ypos.append(y)
-            labels.append(f"{plot_text(a)}  k={k}")
+            labels.append(f"{plot_text(a)}  k={k}" + ("  (extrapolated)" if extrap else ""))
             y += 1
         y += 0.5  # gap between k groups
     ax.set_yticks(ypos, labels)
     ax.invert_yaxis()
     kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
     ax.set_xlabel(f"{metric_label}: posterior mean and 95% credible interval ({kind})")
+    if any_extrap:
+        ax.set_title("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
+                     "extrapolation)", fontsize="small")
     ax.set_xlim(0, 1)
     ax.grid(axis="x", alpha=0.3)
     return fig

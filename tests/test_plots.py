@@ -206,3 +206,17 @@ def test_posterior_curve_draws_the_observed_k_filled_and_hatches_only_beyond_it(
         assert len(hatched) == 1
         xs = np.concatenate([p.vertices[:, 0] for p in hatched[0].get_paths()])
         assert xs.min() == pytest.approx(5.5) and xs.max() == pytest.approx(8.0)
+
+
+def test_forest_marks_extrapolated_k():
+    rows = [{"agent": "A", "k": k, "mean": 0.5, "ci_low": 0.3, "ci_high": 0.7, "extrapolated": float(k > 5)}
+            for k in (1, 5, 8)]
+    fig = plots.plot_forest(pd.DataFrame(rows))
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["A  k=1", "A  k=5", "A  k=8  (extrapolated)"]
+    open_y = [float(ln.get_ydata()[0]) for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+    assert open_y == [ax.get_yticks()[2]] and "extrapolation" in ax.get_title()  # the k = 8 row only
+    plain = plots.plot_forest(pd.DataFrame(rows).drop(columns="extrapolated"))
+    assert not plain.axes[0].get_title() and "(extrapolated)" not in str(
+        [t.get_text() for t in plain.axes[0].get_yticklabels()])
