@@ -1092,7 +1092,7 @@ def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
     if not not_below:
         return f"All {k_hi} tries succeed less often than {fewer}: {value}."
     if not below:
-        return f"All {k_hi} tries succeed as often as {fewer}: {value}, no lower than pass^{k_lo}."
+        return f"pass^{k_hi} is no lower than pass^{k_lo}: {value}."
     return (
         f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
         f"{_names(not_below)}."

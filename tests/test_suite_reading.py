@@ -118,7 +118,7 @@ def test_summary_says_less_often_only_where_pass_k_is_below_pass_1():
     zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
     text = report_summary(zero, suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
     assert "less often" not in text and "0.00 to 0.00" not in text
-    assert "pass^5 is 0.00 for every agent, no lower than pass^1" in text
+    assert "pass^5 is no lower than pass^1: pass^5 is 0.00 for every agent." in text
     # A: n = 2, c = 1 on two tasks: pass^1 = 1/2, pass^2 = C(1,2)/C(2,2) = 0; B: c = 2 and 0: pass^2 = 1/2 = pass^1
     counts = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 2), ("B", "t2", 2, 0)])
     text = report_summary(counts, suite_pass_k(counts, k=[1, 2], n_boot=200, random_seed=0))
