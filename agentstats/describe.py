@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -592,36 +593,56 @@ def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) 
     )
 
 
-def format_ppc_table(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def format_ppc_table(
+    table: pd.DataFrame,
+    replicated: dict[str, np.ndarray] | None = None,
+    *,
+    label: Callable[[str], str] | None = None,
+    digits: int = 3,
+) -> pd.DataFrame:
     """Display of a posterior predictive check's table: counts as whole numbers, other values rounded.
 
     Parameters
     ----------
     table : pandas.DataFrame
         :attr:`agentstats.models.diagnostics.PPCResult.table`: ``statistic, observed, rep_mean, rep_low, rep_high,
-        p_value`` (``statistic`` may already hold its label in words).
+        p_value``.
+    replicated : dict of str to numpy.ndarray, optional
+        :attr:`~agentstats.models.diagnostics.PPCResult.replicated`: a statistic whose replicated values and observed
+        value are all whole numbers is a count (of cells). Without it, a statistic whose observed value and interval
+        ends are whole numbers is.
+    label : callable, optional
+        The statistic's name in words (e.g. ``lambda s: agentstats.plots.ppc_label(s)[0]``); default the name.
     digits : int
-        Decimals shown for values that are not whole numbers.
+        Decimals shown for values that are not counts.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``statistic``, ``observed``, ``replicated mean``, ``replicated, lower (95%)``, ``replicated, upper
-        (95%)``, ``posterior predictive p``. A statistic whose observed value and interval ends are whole numbers (a
-        count of cells) shows them without decimals (``2``, not ``2.000``); its replicated mean, an average, keeps
-        its decimals. Values are strings except ``statistic``.
+        (95%)``, ``posterior predictive p``. A count shows its observed value without decimals (``2``, not ``2.000``)
+        and its interval ends likewise where they are whole (an interpolated quantile keeps one decimal); its
+        replicated mean, an average, keeps ``digits`` decimals. Values are strings except ``statistic``.
     """
 
     def whole(x: float) -> bool:
         return bool(np.isfinite(x) and float(x) == round(float(x)))
 
+    def count_text(x: float) -> str:
+        return f"{round(x)}" if whole(x) else _num(x, 1)
+
     rows = []
     for _, r in table.iterrows():
+        name = str(r["statistic"])
         ends = (float(r["observed"]), float(r["rep_low"]), float(r["rep_high"]))
-        count = all(whole(x) for x in ends)
-        shown = [f"{round(x)}" if count else _num(x, digits) for x in ends]
+        if replicated is not None and name in replicated:
+            rep = np.asarray(replicated[name], dtype=float)
+            count = whole(ends[0]) and bool(np.all(np.isfinite(rep)) and np.all(rep == np.round(rep)))
+        else:
+            count = all(whole(x) for x in ends)
+        shown = [count_text(x) if count else _num(x, digits) for x in ends]
         rows.append({
-            "statistic": r["statistic"],
+            "statistic": label(name) if label is not None else name,
             "observed": shown[0],
             "replicated mean": _num(float(r["rep_mean"]), digits),
             "replicated, lower (95%)": shown[1],

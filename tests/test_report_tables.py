@@ -203,13 +203,24 @@ def test_fit_status_ends_with_one_period():
 
 
 def test_ppc_table_shows_counts_as_whole_numbers():
-    table = pd.DataFrame({"statistic": ["Cells never solved", "Spread between agents within a task"],
-                          "observed": [2.0, 0.0625], "rep_mean": [2.5, 0.07], "rep_low": [0.0, 0.01],
-                          "rep_high": [5.0, 0.2], "p_value": [0.6, 0.45]})
-    shown = format_ppc_table(table)
-    assert shown.loc[0, ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]].tolist() == ["2", "0", "5"]
-    assert shown.loc[0, "replicated mean"] == "2.500" and shown.loc[0, "posterior predictive p"] == "0.600"
-    assert shown.loc[1, "observed"] == "0.062" and shown.loc[1, "replicated, lower (95%)"] == "0.010"
+    table = pd.DataFrame({"statistic": ["cells_all_fail", "cells_all_success", "within_task_var", "flip_share[A]"],
+                          "observed": [2.0, 1.0, 0.0625, 1.0], "rep_mean": [2.5, 1.706, 0.07, 0.6],
+                          "rep_low": [0.0, 0.0, 0.01, 0.25], "rep_high": [5.0, 4.525, 0.2, 1.0],
+                          "p_value": [0.6, 0.673, 0.45, 0.2]})
+    # replicated counts are whole numbers; the variance and the share of flipping tasks are not
+    replicated = {"cells_all_fail": np.array([0.0, 2, 5]), "cells_all_success": np.array([0.0, 1, 5]),
+                  "within_task_var": np.array([0.01, 0.1]), "flip_share[A]": np.array([0.25, 0.5, 1.0])}
+    shown = format_ppc_table(table, replicated, label=str.upper).set_index("statistic")
+    cols = ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]
+    assert shown.loc["CELLS_ALL_FAIL", cols].tolist() == ["2", "0", "5"]
+    # an interpolated quantile of a count keeps one decimal, never "1.000 [0.000, 4.525]"
+    assert shown.loc["CELLS_ALL_SUCCESS", cols].tolist() == ["1", "0", "4.5"]
+    assert shown.loc["CELLS_ALL_FAIL", "replicated mean"] == "2.500"
+    assert shown.loc["CELLS_ALL_FAIL", "posterior predictive p"] == "0.600"
+    assert shown.loc["WITHIN_TASK_VAR", cols].tolist() == ["0.062", "0.010", "0.200"]
+    assert shown.loc["FLIP_SHARE[A]", cols].tolist() == ["1.000", "0.250", "1.000"]  # a share, not a count
+    # without the replicated values: whole observed value and interval ends make a count
+    assert format_ppc_table(table).loc[0, "observed"] == "2"
 
 
 def test_grid_gaps_are_said_in_the_report_data_section(tmp_path):
