@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
-from agentstats.markup import md_text
+from agentstats.markup import md_code, md_text
 
 __all__ = [
     "credible_leaders",
     "describe_counts",
+    "fit_status",
     "format_consistency",
     "format_consistency_pass_hat_k",
     "format_contrast_table",
     "format_counts_table",
     "format_diagnostics",
     "format_metric_summary",
+    "format_ppc_table",
     "format_schema_errors",
     "format_suite_table",
     "format_tool_errors",
+    "grid_gaps_note",
     "read_suite",
     "report_summary",
     "run_details",
@@ -77,6 +81,32 @@ def describe_counts(counts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def grid_gaps_note(counts: pd.DataFrame, limit: int = 10) -> str:
+    """Say which trials are absent from the agent x task x trial grid (Markdown), for a report's data section.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        A counts table whose ``attrs["gaps"]`` is a :class:`agentstats.counts.GridGaps` (as from
+        :func:`agentstats.to_counts` and :func:`agentstats.load`); without it (a counts table has no trial numbers)
+        there is nothing to say.
+    limit : int
+        Cells named, at most.
+
+    Returns
+    -------
+    str
+        One Markdown paragraph, every name from the data escaped; empty when no trial is absent.
+    """
+    gaps = counts.attrs.get("gaps")
+    if gaps is None or not gaps.n_cells:
+        return ""
+    return (
+        f"**Not every trial is in the data:** {md_text(gaps.describe(limit=limit))}: they are neither failures nor "
+        "missing trials, so the values of those agent × task cells rest on the trials that are there."
+    )
+
+
 def _fmt_ci(lo: float, hi: float) -> str:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "[n/a]"
@@ -100,6 +130,11 @@ def _ci_label(table: pd.DataFrame) -> str:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+#: Two estimates closer than this are tied (the unbiased estimators are ratios of small integers: a real difference
+#: is far larger).
+_TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -199,12 +234,36 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> 
     if settled:
         more = f"; and {len(settled) - 5} more pairs" if len(settled) > 5 else ""
         lines.append(f"- Other pairs whose paired difference excludes 0: {'; '.join(settled[:5])}{more}.")
+    larger = _separated_at_larger_k(paired, k_lo, label)
+    if larger:
+        lines.append(larger)
     lines.append(
         "  (Each paired interval resamples the tasks the two agents share. To lead every other agent, all of an "
         "agent's own paired intervals must lie above 0; that keeps the error rate of the claim at the interval's "
         "level without a multiplicity correction.)"
     )
     return lines
+
+
+def _separated_at_larger_k(paired: pd.DataFrame, k_lo: int, label: str, limit: int = 6) -> str:
+    """One bullet naming the pairs whose paired interval of pass^k excludes 0 at a k above ``k_lo`` (empty if none)."""
+    found = []
+    for kv in sorted(int(k) for k in paired["k"].unique() if int(k) > k_lo):
+        for _, r in paired[paired["k"] == kv].iterrows():
+            d = _oriented(paired, r["agent_a"], r["agent_b"], kv)
+            if d is None or not (np.isfinite(d.lo) and np.isfinite(d.hi)) or d.lo <= 0 <= d.hi:
+                continue
+            better, worse = (r["agent_a"], r["agent_b"]) if d.lo > 0 else (r["agent_b"], r["agent_a"])
+            shown = _oriented(paired, better, worse, kv)
+            if shown is not None:
+                found.append(f"pass^{kv}: **{md_text(better)}** above **{md_text(worse)}** ({shown.text(label)})")
+    if not found:
+        return ""
+    more = f"; and {len(found) - limit} more" if len(found) > limit else ""
+    return (
+        "- At larger k, paired differences that exclude 0 (each interval on its own, not corrected for looking at "
+        f"several k): {'; '.join(found[:limit])}{more}."
+    )
 
 
 def read_suite(
@@ -234,7 +293,8 @@ def read_suite(
     -------
     str
         Markdown bullet points: the leading agent at the smallest k and what the paired differences say about it,
-        other pairs the paired differences separate, how reliability drops from pass^1 to pass^k with the tasks
+        other pairs the paired differences separate there and, when ``paired`` holds larger k, the pairs it separates
+        at those k, how reliability drops from pass^1 to pass^k with the tasks
         behind each value, exclusions, and how the intervals were made.
     """
     if suite.empty:
@@ -248,17 +308,33 @@ def read_suite(
 
     def tasks_of(r: pd.Series) -> str:
         if "n_tasks_suite" in r and pd.notna(r["n_tasks_suite"]):
-            return f"{int(r['n_tasks'])} of {int(r['n_tasks_suite'])} tasks"
+            return f"{int(r['n_tasks'])} of {_plural(int(r['n_tasks_suite']), 'task')}"
         return _plural(int(r["n_tasks"]), "task")
 
     if len(at1) >= 1:
         top = at1.iloc[0]
-        lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
-        lines.append(
-            f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
-            f"({label} interval "
-            f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
-        )
+        tied = at1[np.isclose(at1["pass_hat_k"].to_numpy(dtype=float), float(top["pass_hat_k"]), rtol=0, atol=_TIE)]
+        if len(tied) >= 2:  # a tie is called a tie: no agent is named as having the highest estimate
+            each = "; ".join(
+                f"**{md_text(r['agent'])}** {_fmt_ci(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'])}, {tasks_of(r)}"
+                for _, r in tied.head(6).iterrows()
+            )
+            more = f"; and {len(tied) - 6} more" if len(tied) > 6 else ""
+            who = (
+                "every agent has the same estimate"
+                if len(tied) == len(at1)
+                else f"{_names([str(a) for a in tied['agent']])} share the highest estimate"
+            )
+            lines.append(
+                f"- At k = {k_lo}, {who}, pass^{k_lo} = {top['pass_hat_k']:.2f} ({label} intervals: {each}{more})."
+            )
+        else:
+            lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
+            lines.append(
+                f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
+                f"({label} interval "
+                f"{_fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
+            )
         if len(at1) >= 2:
             lines.extend(_paired_lines(at1, paired, k_lo))
     if k_hi > k_lo:
@@ -288,8 +364,7 @@ def read_suite(
         ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
             f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means, so "
-            "values at different k average different tasks (the table's `dropped` and `n < k` columns; open "
-            "markers in the plot)."
+            "values at different k average different tasks (the table's `n < k` column; open markers in the plot)."
         )
     if "n_tasks_excluded" in suite:
         per_agent = suite.groupby("agent", sort=False)["n_tasks_excluded"].max()
@@ -297,7 +372,8 @@ def read_suite(
         if len(per_agent):
             listed = ", ".join(f"**{md_text(a)}** {int(v)}" for a, v in per_agent.items())
             lines.append(
-                f"- Tasks without a usable trial are left out at every k (all trials missing, or not run): {listed}."
+                "- Tasks without a usable trial are left out at every k (all trials missing, or not run; the "
+                f"table's `no usable trial` column): {listed}."
             )
     methods = set()
     for q in ("pass_at_k", "pass_hat_k"):
@@ -331,12 +407,13 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Index ``(agent, k)``; columns ``tasks`` (tasks behind the value out of the suite's, e.g. ``41/83``),
-        ``n < k`` (the ``extrapolated`` share: the suite's tasks with fewer than k usable trials), ``pass@k``,
-        ``pass@k P CI``, ``pass^k``, ``pass^k P CI`` (``P`` from ``ci_prob``, e.g. ``95%``), ``dropped`` (tasks
-        with fewer than k trials, left out of that k's mean) and ``note`` (``under half of the tasks`` when the value
-        rests on fewer than half of the suite's tasks; ``boundary interval`` where the interval is the Clopper-Pearson
-        interval used near 0 or 1, see :func:`agentstats.estimators.suite_pass_k`). Values are strings, except
-        ``dropped``.
+        ``n < k`` (tasks the agent ran with 1 <= n < k usable trials, left out of that k's mean:
+        ``n_tasks_dropped``), ``no usable trial`` (suite tasks the agent never ran or whose trials were all missing,
+        left out at every k: ``n_tasks_excluded``), so that the three counts add up to the suite; ``pass@k``,
+        ``pass@k P CI``, ``pass^k``, ``pass^k P CI`` (``P`` from ``ci_prob``, e.g. ``95%``) and ``note``
+        (``under half of the tasks`` when the value rests on fewer than half of the suite's tasks; ``boundary
+        interval`` where the interval is the Clopper-Pearson interval used near 0 or 1, see
+        :func:`agentstats.estimators.suite_pass_k`). Values are strings, except the two counts.
     """
     label = _ci_label(suite)
 
@@ -362,18 +439,17 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         ]
         if boundary:
             notes.append(f"boundary interval ({', '.join(boundary)}: Clopper-Pearson)")
-        extrap = r.get("extrapolated")
         rows.append(
             {
                 "agent": r["agent"],
                 "k": int(r["k"]),
                 "tasks": f"{int(r['n_tasks'])}/{int(n_suite)}" if has_suite else str(int(r["n_tasks"])),
-                "n < k": f"{float(extrap):.2f}" if extrap is not None and pd.notna(extrap) else "n/a",
+                "n < k": int(r.get("n_tasks_dropped", 0) or 0),
+                "no usable trial": int(r.get("n_tasks_excluded", 0) or 0),
                 "pass@k": val(r["pass_at_k"]),
                 f"pass@k {label} CI": ci(r["pass_at_k_ci_low"], r["pass_at_k_ci_high"]),
                 "pass^k": val(r["pass_hat_k"]),
                 f"pass^k {label} CI": ci(r["pass_hat_k_ci_low"], r["pass_hat_k_ci_high"]),
-                "dropped": int(r.get("n_tasks_dropped", 0) or 0),
                 "note": "; ".join(notes),
             }
         )
@@ -440,7 +516,7 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
     for _, r in overview.iterrows():
         missing = str(int(r["missing"]))
         if int(r["missing"]):
-            missing += f" ({int(r['tasks_with_missing'])} tasks)"
+            missing += f" ({_plural(int(r['tasks_with_missing']), 'task')})"
         median = float(r["trials_per_task_median"])
         med = f"{median:.0f}" if median == int(median) else f"{median:.1f}"
         rows.append(
@@ -485,6 +561,96 @@ def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
         "meets thresholds": ["yes" if ok else "NO" for ok in table["ok"]],
     }, index=pd.Index([str(v) for v in table["variable"]], name="variable"))
     return out
+
+
+def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) -> str:
+    """One Markdown sentence on a Bayesian fit: model, sampler, size and whether its convergence checks passed.
+
+    Parameters
+    ----------
+    attrs : dict
+        ``attrs`` of the fit (``agentstats_model``, ``sampler``, ``chains``, ``draws``, ``target_accept``).
+    ok, divergences, problems
+        From :func:`agentstats.diagnose` (:class:`agentstats.models.Diagnostics`).
+
+    Returns
+    -------
+    str
+        Markdown, every value from the fit escaped; it ends with exactly one period.
+    """
+    if ok:
+        status = "all thresholds met"
+    else:
+        said = "; ".join(p.strip().rstrip(".") for p in problems) or "the diagnostics failed"
+        status = (
+            f"**NOT converged**: {md_text(said)}. Treat the numbers below with care; rerun with more draws "
+            "(`agentstats report ... --draws 4000`) or, on divergences, a higher `--target-accept` (e.g. 0.99)"
+        )
+    return (
+        f"Model {md_code(str(attrs.get('agentstats_model')))}, sampler {md_code(str(attrs.get('sampler')))}, "
+        f"{attrs.get('chains')} chains × {attrs.get('draws')} draws, target_accept {attrs.get('target_accept')}; "
+        f"divergences: {int(divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}."
+    )
+
+
+def format_ppc_table(
+    table: pd.DataFrame,
+    replicated: dict[str, np.ndarray] | None = None,
+    *,
+    label: Callable[[str], str] | None = None,
+    digits: int = 3,
+) -> pd.DataFrame:
+    """Display of a posterior predictive check's table: counts as whole numbers, other values rounded.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`agentstats.models.diagnostics.PPCResult.table`: ``statistic, observed, rep_mean, rep_low, rep_high,
+        p_value``.
+    replicated : dict of str to numpy.ndarray, optional
+        :attr:`~agentstats.models.diagnostics.PPCResult.replicated`: a statistic whose replicated values and observed
+        value are all whole numbers is a count (of cells). Without it, a statistic whose observed value and interval
+        ends are whole numbers is.
+    label : callable, optional
+        The statistic's name in words (e.g. ``lambda s: agentstats.plots.ppc_label(s)[0]``); default the name.
+    digits : int
+        Decimals shown for values that are not counts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``statistic``, ``observed``, ``replicated mean``, ``replicated, lower (95%)``, ``replicated, upper
+        (95%)``, ``posterior predictive p``. A count shows its observed value without decimals (``2``, not ``2.000``)
+        and its interval ends likewise where they are whole (an interpolated quantile keeps one decimal); its
+        replicated mean, an average, keeps ``digits`` decimals. Values are strings except ``statistic``.
+    """
+
+    def whole(x: float) -> bool:
+        return bool(np.isfinite(x) and float(x) == round(float(x)))
+
+    def count_text(x: float) -> str:
+        return f"{round(x)}" if whole(x) else _num(x, 1)
+
+    rows = []
+    for _, r in table.iterrows():
+        name = str(r["statistic"])
+        ends = (float(r["observed"]), float(r["rep_low"]), float(r["rep_high"]))
+        if replicated is not None and name in replicated:
+            rep = np.asarray(replicated[name], dtype=float)
+            count = whole(ends[0]) and bool(np.all(np.isfinite(rep)) and np.all(rep == np.round(rep)))
+        else:
+            count = all(whole(x) for x in ends)
+        shown = [count_text(x) if count else _num(x, digits) for x in ends]
+        rows.append({
+            "statistic": label(name) if label is not None else name,
+            "observed": shown[0],
+            "replicated mean": _num(float(r["rep_mean"]), digits),
+            "replicated, lower (95%)": shown[1],
+            "replicated, upper (95%)": shown[2],
+            "posterior predictive p": _num(float(r["p_value"]), digits),
+        })
+    return pd.DataFrame(rows, columns=["statistic", "observed", "replicated mean", "replicated, lower (95%)",
+                                       "replicated, upper (95%)", "posterior predictive p"])
 
 
 def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
@@ -830,8 +996,8 @@ def report_summary(
     n_agents = counts["agent"].nunique()
     observed = counts[counts["n"] > 0]
     parts = [
-        f"{n_agents} agent{'s' if n_agents != 1 else ''}, {observed['task_id'].nunique()} tasks, "
-        f"{int(counts['n'].sum())} recorded trials"
+        f"{_plural(n_agents, 'agent')}, {_plural(observed['task_id'].nunique(), 'task')}, "
+        f"{_plural(int(counts['n'].sum()), 'recorded trial')}"
         + (f" ({int(counts['n_missing'].sum())} missing, excluded)." if int(counts["n_missing"].sum()) else ".")
     ]
     at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
@@ -850,6 +1016,9 @@ def report_summary(
                 f"Success in one try ranges from {_num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
                 f"{_num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
             )
+        uneven = _task_sets_note(counts)
+        if uneven:
+            parts.append(uneven)
         if prob is not None:
             evidence, cut = prob, threshold
             how = f"posterior probability ≥ {threshold:g} at {prob_label}"
@@ -897,19 +1066,58 @@ def report_summary(
             parts.append(none[0].upper() + none[1:] + ".")
     ks = sorted(int(k) for k in suite["k"].unique())
     if len(ks) > 1:
-        k_hi = ks[-1]
-        g = suite[suite["k"] == k_hi]
-        parts.append(
-            f"All {k_hi} tries succeed less often: pass^{k_hi} is {_num(g['pass_hat_k'].min(), 2)} to "
-            f"{_num(g['pass_hat_k'].max(), 2)} across agents."
-            if len(g) > 1
-            else f"All {k_hi} tries succeed on a share of {_num(g['pass_hat_k'].iloc[0], 2)} (pass^{k_hi})."
-        )
+        parts.append(_reliability_sentence(suite, ks[0], ks[-1]))
     if converged is True:
         parts.append("The Bayesian fit passed its convergence checks.")
     elif converged is False:
         parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
     return " ".join(parts)
+
+
+def _task_sets_note(counts: pd.DataFrame) -> str:
+    """Say when agents' means average different task sets (empty when every agent ran the same tasks)."""
+    sets = {a: frozenset(g.loc[g["n"] > 0, "task_id"]) for a, g in counts.groupby("agent", sort=True)}
+    if len(set(sets.values())) <= 1:
+        return ""
+    sizes = [len(t) for t in sets.values()]
+    per = ", ".join(f"**{md_text(a)}** over {len(t)}" for a, t in list(sets.items())[:6])
+    more = f" and {len(sets) - 6} more agents" if len(sets) > 6 else ""
+    same_size = ", not the same ones" if len(set(sizes)) == 1 else ""
+    shared = len(frozenset.intersection(*sets.values()))
+    return (
+        f"These values average different tasks per agent ({per} tasks{more}{same_size}; "
+        f"{_plural(shared, 'task')} in common): compare agents on the tasks they share, with the paired "
+        "differences under *What the numbers say* (`agentstats estimate --paired`)."
+    )
+
+
+def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
+    """How pass^k_hi compares with pass^k_lo across agents; "less often" only where it is really lower."""
+    g = suite[suite["k"] == k_hi].dropna(subset=["pass_hat_k"])
+    if not len(g):
+        return f"No agent has a task with {k_hi} usable trials, so there is no pass^{k_hi}."
+    lo_vals = suite[suite["k"] == k_lo].set_index("agent")["pass_hat_k"]
+    below, not_below = [], []
+    for _, r in g.iterrows():
+        p1 = lo_vals.get(r["agent"], np.nan)
+        if np.isfinite(p1) and float(r["pass_hat_k"]) < float(p1) - _TIE:
+            below.append(str(r["agent"]))
+        else:
+            not_below.append(str(r["agent"]))
+    lo, hi = _num(g["pass_hat_k"].min(), 2), _num(g["pass_hat_k"].max(), 2)
+    if len(g) == 1:
+        value = f"pass^{k_hi} is {lo}"
+    else:
+        value = f"pass^{k_hi} is {lo} for every agent" if lo == hi else f"pass^{k_hi} is {lo} to {hi} across agents"
+    fewer = "one try" if k_lo == 1 else f"{k_lo} tries"
+    if not not_below:
+        return f"All {k_hi} tries succeed less often than {fewer}: {value}."
+    if not below:
+        return f"pass^{k_hi} is no lower than pass^{k_lo}: {value}."
+    return (
+        f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
+        f"{_names(not_below)}."
+    )
 
 
 def _dist_version(name: str) -> str | None:
@@ -973,8 +1181,9 @@ def run_details(
         ("data", f"{source} (format {input_format})" + (f", sha256 {sha256[:16]}…" if sha256 else "")),
         (
             "size",
-            f"{counts['agent'].nunique()} agents, {observed['task_id'].nunique()} tasks, {int(counts['n'].sum())} "
-            f"recorded trials, {int(counts['n_missing'].sum())} missing (excluded)",
+            f"{_plural(counts['agent'].nunique(), 'agent')}, {_plural(observed['task_id'].nunique(), 'task')}, "
+            f"{_plural(int(counts['n'].sum()), 'recorded trial')}, {int(counts['n_missing'].sum())} missing "
+            "(excluded)",
         ),
     ]
     if judge:

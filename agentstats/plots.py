@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from agentstats.markup import plot_text
@@ -75,8 +76,28 @@ def _legend(fig: Figure, ax, n_agents: int) -> None:
         fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="small")
 
 
+def _dodge(n_agents: int) -> np.ndarray:
+    """Horizontal offsets (in k units) that keep agents with equal values apart: at most 0.3 wide in all."""
+    if n_agents < 2:
+        return np.zeros(n_agents)
+    step = min(0.08, 0.3 / (n_agents - 1))
+    return (np.arange(n_agents) - (n_agents - 1) / 2) * step
+
+
+def _k_axis(ax, ks: list[int]) -> None:
+    """Whole-number k ticks: every k when there are few, else an integer locator; half a step of room each side."""
+    if len(ks) <= 12:
+        ax.set_xticks(ks)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(min(ks) - 0.5, max(ks) + 0.5)
+
+
 def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figure:
     """pass@k and pass^k against k, one line per agent with its interval as a band.
+
+    Agents are drawn side by side, each a little off its k (at most 0.15 either way), so that equal values stay
+    visible; with a single k each agent is a point with its interval as an error bar.
 
     Parameters
     ----------
@@ -89,29 +110,41 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels sharing the k axis.
+        Two panels sharing the k axis; x ticks are the whole-number k.
     """
     agents = list(dict.fromkeys(suite["agent"]))
     colors = _colors(agents)
+    ks = sorted(int(k) for k in suite["k"].unique())
+    offsets = dict(zip(agents, _dodge(len(agents)), strict=True))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
         for a in agents:
             g = suite[suite["agent"] == a].sort_values("k")
-            ax.plot(g["k"], g[m], marker="o", color=colors[a], label=plot_text(a))
-            ax.fill_between(g["k"], g[f"{m}_ci_low"], g[f"{m}_ci_high"], color=colors[a], alpha=0.18, lw=0)
+            x = g["k"].to_numpy(dtype=float) + offsets[a]
+            if len(ks) == 1:  # no band to draw over one k: the interval as an error bar
+                lo, hi = g[f"{m}_ci_low"].to_numpy(dtype=float), g[f"{m}_ci_high"].to_numpy(dtype=float)
+                y = g[m].to_numpy(dtype=float)
+                ax.errorbar(x, y, yerr=np.vstack([y - lo, hi - y]), marker="o", color=colors[a], capsize=4,
+                            label=plot_text(a))
+            else:
+                ax.plot(x, g[m], marker="o", color=colors[a], label=plot_text(a))
+                ax.fill_between(x, g[f"{m}_ci_low"], g[f"{m}_ci_high"], color=colors[a], alpha=0.18, lw=0)
             if "n_tasks_dropped" in g:
-                part = g[g["n_tasks_dropped"] > 0]  # fewer tasks behind these points: not comparable across k
-                ax.plot(part["k"], part[m], ls="none", marker="o", mfc="white", color=colors[a])
+                part = (g["n_tasks_dropped"] > 0).to_numpy()  # fewer tasks behind these points: not comparable
+                ax.plot(x[part], g[m].to_numpy()[part], ls="none", marker="o", mfc="white", color=colors[a])
         ax.set_title(label)
         ax.set_xlabel("k (tries)")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(-0.02, 1.02)  # room for points and interval ends at 0 and 1
         ax.grid(alpha=0.3)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        _k_axis(ax, ks)
     axes[0].set_ylabel("share of tasks")
     _legend(fig, axes[1], len(agents))
-    note = ""
+    notes = []
     if "n_tasks_dropped" in suite and (suite["n_tasks_dropped"] > 0).any():
-        note = "open markers: some tasks have fewer than k trials and are left out at that k"
+        notes.append("open markers: some tasks have fewer than k trials and are left out at that k")
+    if len(agents) > 1:
+        notes.append("agents are drawn side by side around each k")
+    note = "; ".join(notes)
     lines = ([plot_text(title)] if title else []) + ([note] if note else [])
     if lines:
         fig.suptitle("\n".join(lines), fontsize="medium")
@@ -121,7 +154,9 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
 def plot_task_outcomes(counts: pd.DataFrame, *, max_tasks: int = 120) -> Figure:
     """Heat map of per-task success rate c/n, agents x tasks, tasks sorted from easiest to hardest.
 
-    Cells with no recorded trial are blank; cells with missing (infrastructure error) trials are marked with a dot.
+    Cells with no recorded trial are grey; cells with missing (infrastructure error) trials are marked with a dot. A
+    legend below the map names both (only those present); the colour bar runs the height of the map whatever the
+    agent names' length.
 
     Parameters
     ----------
@@ -141,17 +176,32 @@ def plot_task_outcomes(counts: pd.DataFrame, *, max_tasks: int = 120) -> Figure:
     if len(order) > max_tasks:
         order = order[np.linspace(0, len(order) - 1, max_tasks).round().astype(int)]
     mat, miss = mat[order], miss[order]
-    width = min(16, 3 + 0.12 * mat.shape[1])
-    fig, ax = plt.subplots(figsize=(width, 1.2 + 0.45 * mat.shape[0]), layout="constrained")
-    im = ax.imshow(mat.to_numpy(dtype=float), aspect="auto", cmap="RdYlGn", vmin=0, vmax=1, interpolation="none")
+    labels = [plot_text(a) for a in mat.index]
+    label_in = 0.075 * max((len(a) for a in labels), default=1)  # about 0.075 inch per character at the tick size
+    width = min(18.0, 1.9 + label_in + max(1.6, 0.12 * mat.shape[1]))
+    height = 1.5 + 0.45 * mat.shape[0]
+    map_in = max(1.6, 0.12 * mat.shape[1])
+    # the colour bar gets its own column the height of the map: attached with fig.colorbar(ax=...), its length
+    # follows the map's width and a wide label column shrinks it to a stub
+    fig, (ax, cax) = plt.subplots(1, 2, figsize=(width, height), layout="constrained",
+                                  gridspec_kw={"width_ratios": [map_in, 0.16]})
+    values = mat.to_numpy(dtype=float)
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="0.8")  # grey, not white: white is near the middle's yellow
+    im = ax.imshow(values, aspect="auto", cmap=cmap, vmin=0, vmax=1, interpolation="none")
     yy, xx = np.nonzero(miss.to_numpy() > 0)
-    ax.scatter(xx, yy, s=6, c="black", marker="o", label="has missing trials")
-    ax.set_yticks(range(mat.shape[0]), [plot_text(a) for a in mat.index])
+    handles = []
+    if len(xx):
+        handles.append(ax.scatter(xx, yy, s=6, c="black", marker="o", label="has missing trials (excluded)"))
+    if np.isnan(values).any():
+        handles.append(Patch(facecolor="0.8", edgecolor="0.5", label="no recorded trial (not run, or all missing)"))
+    ax.set_yticks(range(mat.shape[0]), labels)
     ax.set_xlabel(f"task (sorted by mean success, {mat.shape[1]} shown)")
     ax.set_xticks([])
-    fig.colorbar(im, ax=ax, label="success rate c/n", fraction=0.03)
-    if len(xx):
-        ax.legend(loc="upper right", fontsize="x-small", framealpha=0.8)
+    bar = fig.colorbar(im, cax=cax, label="success rate c/n")
+    bar.set_ticks([0, 0.5, 1])
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small",
+                   frameon=False)
     return fig
 
 
@@ -178,26 +228,37 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
             g = sm[sm["agent"] == a].sort_values("k")
             obs = g[~g["extrapolated"].astype(bool)]
             ext = g[g["extrapolated"].astype(bool)]
+            band_obs, band_ext = obs, ext
+            if len(obs) and len(ext):
+                # the solid and the hatched band meet halfway between the last observed and the first extrapolated
+                # k, so that no observed k looks extrapolated and no extrapolated k looks observed
+                mid = (obs.iloc[[-1]][["k", "ci_low", "ci_high"]].to_numpy(dtype=float)
+                       + ext.iloc[[0]][["k", "ci_low", "ci_high"]].to_numpy(dtype=float)) / 2
+                half = pd.DataFrame(mid, columns=["k", "ci_low", "ci_high"])
+                band_obs, band_ext = pd.concat([obs, half]), pd.concat([half, ext])
+                # the dashed line starts at the last observed point (drawn filled, with the solid part)
+                ax.plot([obs["k"].iloc[-1], ext["k"].iloc[0]], [obs["mean"].iloc[-1], ext["mean"].iloc[0]],
+                        ls="--", color=colors[a])
             ax.plot(obs["k"], obs["mean"], marker="o", color=colors[a], label=plot_text(a))
-            ax.fill_between(obs["k"], obs["ci_low"], obs["ci_high"], color=colors[a], alpha=0.2, lw=0)
+            ax.fill_between(band_obs["k"], band_obs["ci_low"], band_obs["ci_high"], color=colors[a], alpha=0.2,
+                            lw=0)
             if len(ext):
-                # join the last observed k to the extrapolated part so the line is continuous
-                joined = pd.concat([obs.tail(1), ext]) if len(obs) else ext
-                ax.plot(joined["k"], joined["mean"], ls="--", marker="o", mfc="white", color=colors[a])
+                ax.plot(ext["k"], ext["mean"], ls="--", marker="o", mfc="white", color=colors[a],
+                        label=None if len(obs) else plot_text(a))
                 ax.fill_between(
-                    joined["k"], joined["ci_low"], joined["ci_high"], facecolor="none",
+                    band_ext["k"], band_ext["ci_low"], band_ext["ci_high"], facecolor="none",
                     edgecolor=colors[a], hatch="///", alpha=0.35, lw=0,
                 )
         ax.set_title(label)
         ax.set_xlabel("k (tries)")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        _k_axis(ax, sorted(int(k) for k in summary["k"].unique()))
     axes[0].set_ylabel("posterior mean, 95% credible band")
     _legend(fig, axes[1], len(agents))
     fig.suptitle(
-        (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the observed trials "
-        "(model extrapolation)",
+        (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the trials observed "
+        "on some of the agent's tasks (model extrapolation); filled markers: observed k",
         fontsize="medium",
     )
     return fig
@@ -209,7 +270,8 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     Parameters
     ----------
     summary : pandas.DataFrame
-        Columns ``agent, k, mean, ci_low, ci_high`` (and optionally ``ci_kind``).
+        Columns ``agent, k, mean, ci_low, ci_high`` (and optionally ``ci_kind``, and ``extrapolated``: rows with a
+        share above 0 get an open marker, a dashed interval and "(extrapolated)" in their label).
     metric_label : str
         Axis label for the metric.
 
@@ -222,22 +284,28 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ks = sorted(summary["k"].unique())
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
     y, ypos, labels = 0.0, [], []
+    any_extrap = False
     for k in ks:
         for a in agents:
             r = summary[(summary["agent"] == a) & (summary["k"] == k)]
             if r.empty:
                 continue
             r = r.iloc[0]
-            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5)
-            ax.plot(r["mean"], y, "o", color=colors[a])
+            extrap = bool("extrapolated" in r and float(r["extrapolated"]) > 0)
+            any_extrap |= extrap
+            ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5, ls="--" if extrap else "-")
+            ax.plot(r["mean"], y, "o", color=colors[a], mfc="white" if extrap else colors[a])
             ypos.append(y)
-            labels.append(f"{plot_text(a)}  k={k}")
+            labels.append(f"{plot_text(a)}  k={k}" + ("  (extrapolated)" if extrap else ""))
             y += 1
         y += 0.5  # gap between k groups
     ax.set_yticks(ypos, labels)
     ax.invert_yaxis()
     kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
     ax.set_xlabel(f"{metric_label}: posterior mean and 95% credible interval ({kind})")
+    if any_extrap:
+        ax.set_title("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
+                     "extrapolation)", fontsize="small")
     ax.set_xlim(0, 1)
     ax.grid(axis="x", alpha=0.3)
     return fig

@@ -185,9 +185,9 @@ def test_report_scores_unscored_input_first(tmp_path):
     # Suite pass^1 = mean(2/2, 1/2) = 0.75 over 2 tasks; pass@2 = mean(1, 1) = 1; pass^2 = mean(1, 0) = 0.5.
     import re
 
-    # format_suite_table rows: agent, k, tasks (used/suite), extrapolated share, pass@k, its interval, pass^k ...
-    assert re.search(r"^a\s+1\s+2/2\s+\S+\s+0\.750\s", text, flags=re.M), text
-    assert re.search(r"^\s+2\s+2/2\s+\S+\s+1\.000\s.*\s0\.500\s", text, flags=re.M), text
+    # format_suite_table rows: agent, k, tasks (used/suite), n < k, no usable trial, pass@k, its interval, pass^k ...
+    assert re.search(r"^a\s+1\s+2/2\s+0\s+0\s+0\.750\s", text, flags=re.M), text
+    assert re.search(r"^\s+2\s+2/2\s+0\s+0\s+1\.000\s.*\s0\.500\s", text, flags=re.M), text
 
 
 def test_report_passes_bayesian_choices_to_the_notebook(tmp_path, monkeypatch):

@@ -148,3 +148,75 @@ def test_ppc_of_many_agents_wraps_into_rows_with_a_label_per_agent():
     assert titles[3] == "Tasks with mixed outcomes: agent 0"
     assert not any("[" in t for t in titles)
     assert plots.ppc_label("unknown$stat") == (r"unknown\$stat", r"unknown\$stat")
+
+
+def _suite_rows(values: dict[str, list[float]], ks: list[int]) -> pd.DataFrame:
+    return pd.DataFrame([{"agent": a, "k": k, "n_tasks": 4, "n_tasks_dropped": 0, "pass_at_k": v,
+                          "pass_at_k_ci_low": 0.2, "pass_at_k_ci_high": 0.99, "pass_hat_k": v, "pass_hat_k_ci_low": 0.2,
+                          "pass_hat_k_ci_high": 0.99} for a, vs in values.items() for k, v in zip(ks, vs, strict=True)])
+
+
+def test_one_k_gives_whole_ticks_an_interval_and_both_agents_visible():
+    # one trial per task: both agents at pass^1 = 0.75
+    fig = plots.plot_pass_k_curves(_suite_rows({"A": [0.75], "B": [0.75]}, [1]))
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert list(ax.get_xticks()) == [1.0]
+        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) and ln.get_marker() == "o"]
+        xs = sorted(float(ln.get_xdata()[0]) for ln in lines)
+        assert len(xs) == 2 and xs[1] - xs[0] > 0.05  # side by side, not one on top of the other
+        caps = [ln for ln in ax.get_lines() if ln.get_marker() == "_"]  # the error bars' caps: the interval is drawn
+        assert caps and {round(float(y), 2) for ln in caps for y in ln.get_ydata()} == {0.2, 0.99}
+    fig = plots.plot_pass_k_curves(_suite_rows({"A": [0.5, 0.3, 0.2]}, [1, 2, 4]))
+    assert list(fig.axes[0].get_xticks()) == [1.0, 2.0, 4.0]
+
+
+def test_heat_map_colorbar_keeps_the_map_height_and_legend_stays_off_the_cells():
+    long = ["<script>alert(1)</script>", "**bold** _it_ `code`"]
+    rows = [(a, f"t{i}", 5, c, 1 if (a == long[0] and i == 0) else 0) for a in long for i, c in enumerate([5, 3, 0, 1])]
+    rows.append((long[0], "t9", 0, 0, 5))  # every trial missing: no recorded trial
+    counts = pd.DataFrame(rows, columns=["agent", "task_id", "n", "c", "n_missing"])
+    counts = counts[~((counts.agent == long[1]) & (counts.task_id == "t2"))]  # a task the second agent never ran
+    fig = plots.plot_task_outcomes(counts)
+    fig.canvas.draw()
+    ax, cax = fig.axes[0], fig.axes[1]
+    assert cax.get_position().height > 0.9 * ax.get_position().height
+    legend = fig.legends[0]
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert any("missing trials" in t for t in texts) and any("no recorded trial" in t for t in texts)
+    renderer = fig.canvas.get_renderer()
+    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+    # the cells without a trial are grey, not a colour of the scale
+    image = ax.get_images()[0]
+    assert image.cmap.get_bad()[:3] == pytest.approx((0.8, 0.8, 0.8))
+
+
+def test_posterior_curve_draws_the_observed_k_filled_and_hatches_only_beyond_it():
+    # every task has 5 trials: k = 1..5 observed, 6..8 extrapolated
+    rows = [{"quantity": q, "agent": "A", "k": k, "mean": 0.5 / k, "ci_low": 0.3 / k, "ci_high": 0.7 / k,
+             "extrapolated": float(k > 5)} for q in ("pass_at_k", "pass_hat_k") for k in range(1, 9)]
+    fig = plots.plot_posterior_pass_k_curves(pd.DataFrame(rows))
+    for ax in fig.axes:
+        open_x = {float(x) for ln in ax.get_lines() if ln.get_markerfacecolor() == "white" for x in ln.get_xdata()}
+        assert open_x == {6.0, 7.0, 8.0}
+        filled_x = {float(x) for ln in ax.get_lines()
+                    if ln.get_marker() == "o" and ln.get_markerfacecolor() != "white" for x in ln.get_xdata()}
+        assert filled_x == {1.0, 2.0, 3.0, 4.0, 5.0}
+        hatched = [c for c in ax.collections if c.get_hatch()]
+        assert len(hatched) == 1
+        xs = np.concatenate([p.vertices[:, 0] for p in hatched[0].get_paths()])
+        assert xs.min() == pytest.approx(5.5) and xs.max() == pytest.approx(8.0)
+
+
+def test_forest_marks_extrapolated_k():
+    rows = [{"agent": "A", "k": k, "mean": 0.5, "ci_low": 0.3, "ci_high": 0.7, "extrapolated": float(k > 5)}
+            for k in (1, 5, 8)]
+    fig = plots.plot_forest(pd.DataFrame(rows))
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["A  k=1", "A  k=5", "A  k=8  (extrapolated)"]
+    open_y = [float(ln.get_ydata()[0]) for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+    assert open_y == [ax.get_yticks()[2]] and "extrapolation" in ax.get_title()  # the k = 8 row only
+    plain = plots.plot_forest(pd.DataFrame(rows).drop(columns="extrapolated"))
+    assert not plain.axes[0].get_title() and "(extrapolated)" not in str(
+        [t.get_text() for t in plain.axes[0].get_yticklabels()])

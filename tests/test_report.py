@@ -448,3 +448,28 @@ def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_co
             "c.jsonl</code>) &lt;x&gt;") in toc
     shown = export_html(nbformat.from_dict(nb), show_code=True)
     assert "Explained." in shown and "Not in this report" not in shown
+
+
+@pytest.mark.slow
+def test_bayesian_section_follows_the_report_k(tmp_path):
+    """--k 1,3 on 5 trials per task: posterior table at k = 1, 3 and 8 (where the curves end, marked
+    extrapolated), consistency and contrasts at pass^3 (no hard-coded 1, 2, 4, 8 or pass^4)."""
+    import re
+
+    rows = [{"agent": a, "task_id": f"t{t}", "trial": i, "success": i < c}
+            for a, cs in (("A", [5, 3, 0, 1]), ("B", [4, 2, 1, 0])) for t, c in enumerate(cs) for i in range(5)]
+    path = tmp_path / "basic.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    paths = run_report({"input_path": str(path), "k_values": [1, 3], "run_bayes": True, "draws": 100, "tune": 100,
+                        "chains": 2, "sampler": "pymc", "n_boot": 200},
+                       out_dir=tmp_path / "out", name="r", progress_bar=False)
+    nb = nbformat.read(paths.notebook, as_version=4)
+    texts = [str(o.get("data", {}).get("text/markdown", "")) + str(o.get("data", {}).get("text/plain", ""))
+             for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    joined = "\n".join(texts)
+    assert "**pass^3 and consistency per agent**" in joined and "pass^4" not in joined
+    assert "**Pairwise contrasts of pass^3**" in joined
+    assert "k = 1, 3, 8: the report's k and k = 8, where the curves above end" in joined
+    table = next(t for t in texts if "share extrapolated" in t and "median" in t and "Posterior" not in t)
+    ks_shown = {int(m) for m in re.findall(r"^\S*\s+(\d)\s+0\.\d{3}", table, flags=re.M)}
+    assert ks_shown == {1, 3, 8}, table

@@ -10,14 +10,19 @@ import xarray as xr
 
 from agentstats.describe import (
     describe_counts,
+    fit_status,
     format_consistency,
     format_consistency_pass_hat_k,
     format_contrast_table,
     format_counts_table,
+    format_ppc_table,
     format_schema_errors,
     format_tool_errors,
+    grid_gaps_note,
+    report_summary,
     run_details,
 )
+from agentstats.io import load
 from agentstats.posterior import consistency, contrast_table
 
 
@@ -88,7 +93,7 @@ def test_counts_table_is_compact():
     table = format_counts_table(describe_counts(counts))
     assert list(table.columns) == ["tasks", "trials", "successes", "missing", "trials per task", "pooled rate"]
     assert table.loc["Claude 3.5 Sonnet (New)", "trials per task"] == "4 / 8 / 8"
-    assert table.loc["Claude 3.5 Sonnet (New)", "missing"] == "1 (1 tasks)"
+    assert table.loc["Claude 3.5 Sonnet (New)", "missing"] == "1 (1 task)"
     assert table.loc["human", "trials per task"] == "1 / 2 / 17"
 
 
@@ -118,7 +123,7 @@ def test_run_details_name_data_model_sampler_and_versions():
                      n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed",
                      fit_attrs={"sampler": "nutpie", "chains": 4, "draws": 1000, "tune": 1000, "target_accept": 0.98,
                                 "random_seed": 0}, diagnostics_ok=True)
-    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 tasks, 8 recorded trials", "k = 1, 2",
+    for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 task, 8 recorded trials", "k = 1, 2",
                  "zoi\\_beta\\_binomial", "nutpie, 4 chains × 1000 draws", "convergence checks passed",
                  "agentstats ", "Python "):
         assert part in md, part
@@ -173,3 +178,61 @@ def test_pass_hat_k_next_to_consistency():
     assert tab.loc["b", "flip share"] == "0.500"
     with pytest.raises(ValueError, match="k = 8"):
         format_consistency_pass_hat_k(summ([0.5] * 4), summ([0.5] * 4), cons, k=8)
+
+
+def test_counts_in_the_text_take_the_singular_for_one(tmp_path):
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"agent": "a", "task_id": "t", "trial": 0, "success": true}\n')
+    assert "1 agent, 1 task, 1 recorded trial, 0 missing" in load(path).summary_markdown()
+    counts = pd.DataFrame({"agent": ["a"], "task_id": ["t"], "n": [1], "c": [1], "n_missing": [2]})
+    md = run_details(counts, source="r.jsonl", input_format="jsonl")
+    assert "1 agent, 1 task, 1 recorded trial, 2 missing" in md
+    assert report_summary(counts, pd.DataFrame(columns=["agent", "k", "pass_hat_k"])).startswith(
+        "1 agent, 1 task, 1 recorded trial (2 missing, excluded).")
+    assert format_counts_table(describe_counts(counts)).loc["a", "missing"] == "2 (1 task)"
+
+
+def test_fit_status_ends_with_one_period():
+    attrs = {"agentstats_model": "zoi_beta_binomial", "sampler": "pymc", "chains": 2, "draws": 300,
+             "target_accept": 0.9}
+    bad = fit_status(attrs, ok=False, divergences=3, problems=["3 divergent transitions.", "R-hat of mu 1.05"])
+    assert bad.endswith("(e.g. 0.99).") and not bad.endswith("..") and ".;" not in bad
+    assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
+    good = fit_status(attrs, ok=True, divergences=0, problems=[])
+    assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
+
+
+def test_ppc_table_shows_counts_as_whole_numbers():
+    table = pd.DataFrame({"statistic": ["cells_all_fail", "cells_all_success", "within_task_var", "flip_share[A]"],
+                          "observed": [2.0, 1.0, 0.0625, 1.0], "rep_mean": [2.5, 1.706, 0.07, 0.6],
+                          "rep_low": [0.0, 0.0, 0.01, 0.25], "rep_high": [5.0, 4.525, 0.2, 1.0],
+                          "p_value": [0.6, 0.673, 0.45, 0.2]})
+    # replicated counts are whole numbers; the variance and the share of flipping tasks are not
+    replicated = {"cells_all_fail": np.array([0.0, 2, 5]), "cells_all_success": np.array([0.0, 1, 5]),
+                  "within_task_var": np.array([0.01, 0.1]), "flip_share[A]": np.array([0.25, 0.5, 1.0])}
+    shown = format_ppc_table(table, replicated, label=str.upper).set_index("statistic")
+    cols = ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]
+    assert shown.loc["CELLS_ALL_FAIL", cols].tolist() == ["2", "0", "5"]
+    # an interpolated quantile of a count keeps one decimal, never "1.000 [0.000, 4.525]"
+    assert shown.loc["CELLS_ALL_SUCCESS", cols].tolist() == ["1", "0", "4.5"]
+    assert shown.loc["CELLS_ALL_FAIL", "replicated mean"] == "2.500"
+    assert shown.loc["CELLS_ALL_FAIL", "posterior predictive p"] == "0.600"
+    assert shown.loc["WITHIN_TASK_VAR", cols].tolist() == ["0.062", "0.010", "0.200"]
+    assert shown.loc["FLIP_SHARE[A]", cols].tolist() == ["1.000", "0.250", "1.000"]  # a share, not a count
+    # without the replicated values: whole observed value and interval ends make a count
+    assert format_ppc_table(table).loc[0, "observed"] == "2"
+
+
+def test_grid_gaps_are_said_in_the_report_data_section(tmp_path):
+    # A has trials 0-3 on t2 (trial 4 absent), every other cell 0-4
+    lines = [f'{{"agent": "{a}", "task_id": "{t}", "trial": {i}, "success": true}}'
+             for a in ("A", "B*") for t in ("t1", "t2") for i in range(5) if not (a == "A" and t == "t2" and i == 4)]
+    path = tmp_path / "gap.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    note = grid_gaps_note(load(path).counts)
+    assert "1 trial absent from the agent x task x trial grid" in note and "A / t2: trial 4" in note
+    assert "neither failures nor missing" in note
+    complete = tmp_path / "complete.jsonl"
+    complete.write_text("\n".join(x for x in lines if '"A"' not in x) + "\n")
+    assert grid_gaps_note(load(complete).counts) == ""
+    assert grid_gaps_note(pd.DataFrame({"agent": ["a"], "task_id": ["t"], "n": [1], "c": [1], "n_missing": [0]})) == ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from agentstats.describe import format_suite_table, read_suite
+from agentstats.describe import format_suite_table, read_suite, report_summary
 from agentstats.estimators import paired_pass_k_table, suite_pass_k
 
 FIXTURES = Path(__file__).resolve().parent / "data"
@@ -71,11 +71,12 @@ def test_table_and_reading_show_the_tasks_behind_each_value():
     suite = suite_pass_k(counts, k=[1, 8], n_boot=200)
     table = format_suite_table(suite)
     davinci = table.loc[("davinci-002", 1)]
-    assert davinci["tasks"] == "16/83" and davinci["n < k"] == "0.81"
+    # 16 tasks used, none with 1 <= n < 1, 67 never run: 16 + 0 + 67 = 83
+    assert davinci["tasks"] == "16/83" and davinci["n < k"] == 0 and davinci["no usable trial"] == 67
     assert "under half of the tasks" in davinci["note"]
     assert "boundary interval" in davinci["note"]  # all 16 tasks at 0: Clopper-Pearson
     opus = table.loc[("Claude 3 Opus", 8)]
-    assert opus["tasks"] == "78/83" and opus["note"] == "" and opus["dropped"] == 5
+    assert opus["tasks"] == "78/83" and opus["note"] == "" and opus["n < k"] == 5 and opus["no usable trial"] == 0
     text = read_suite(suite)
     assert "pass^8 rests on 7 of 83 tasks -- under half of the tasks" in text  # GPT-4 0314
     assert "**davinci-002**: no task with 8 usable trials" in text
@@ -89,3 +90,74 @@ def test_agents_without_shared_tasks_are_not_ranked():
     text = read_suite(suite_pass_k(counts, n_boot=100), paired=paired_pass_k_table(counts, n_boot=100))
     assert "**Z** (no shared task with 1+ trials)" in text and "nan" not in text
     assert "is the best agent" not in text
+
+
+def _cells(rows: list[tuple[str, str, int, int]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"]).assign(n_missing=0)
+
+
+def test_a_tie_at_the_top_is_called_a_tie():
+    # one trial per task; A solves t0-t2, B t1-t3: both pass^1 = 3/4
+    counts = _one_trial({"A": {0, 1, 2}, "B": {1, 2, 3}}, 4)
+    suite = suite_pass_k(counts, n_boot=200, random_seed=0)
+    text = read_suite(suite, paired=paired_pass_k_table(counts, n_boot=200, random_seed=0))
+    assert "every agent has the same estimate, pass^1 = 0.75" in text
+    assert "has the highest estimate" not in text
+    # A and B tie at 3/4 above C at 1/4: the tied ones are named, the third is not
+    counts = _one_trial({"A": {0, 1, 2}, "B": {1, 2, 3}, "C": {0}}, 4)
+    text = read_suite(suite_pass_k(counts, n_boot=200, random_seed=0))
+    assert "**A** and **B** share the highest estimate, pass^1 = 0.75" in text
+    assert "has the highest estimate" not in text and "**C** [" not in text
+    # every trial fails: a tie at 0, never "A has the highest estimate, pass^1 = 0.00"
+    zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
+    text = read_suite(suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
+    assert "every agent has the same estimate, pass^1 = 0.00" in text and "highest" not in text
+
+
+def test_summary_says_less_often_only_where_pass_k_is_below_pass_1():
+    zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
+    text = report_summary(zero, suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
+    assert "less often" not in text and "0.00 to 0.00" not in text
+    assert "pass^5 is no lower than pass^1: pass^5 is 0.00 for every agent." in text
+    # A: n = 2, c = 1 on two tasks: pass^1 = 1/2, pass^2 = C(1,2)/C(2,2) = 0; B: c = 2 and 0: pass^2 = 1/2 = pass^1
+    counts = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 2), ("B", "t2", 2, 0)])
+    text = report_summary(counts, suite_pass_k(counts, k=[1, 2], n_boot=200, random_seed=0))
+    assert "pass^2 is 0.00 to 0.50 across agents; below pass^1 for **A**, not below it for **B**" in text
+    below = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t2", 2, 2)])
+    text = report_summary(below, suite_pass_k(below, k=[1, 2], n_boot=200, random_seed=0))
+    # B: pass^1 = (1/2 + 1) / 2 = 0.75, pass^2 = (0 + 1) / 2 = 0.5
+    assert "All 2 tries succeed less often than one try: pass^2 is 0.00 to 0.50 across agents." in text
+
+
+def test_summary_and_table_say_when_agents_average_different_tasks():
+    # t5 only for A: A over 5 tasks, B over 4; B's missing task is "no usable trial", not "n < k"
+    rows = [(a, f"t{i}", 5, c) for a, cs in (("A", [5, 3, 0, 1, 2]), ("B", [4, 2, 1, 0])) for i, c in enumerate(cs)]
+    counts = _cells(rows)
+    suite = suite_pass_k(counts, k=[1, 5], n_boot=200, random_seed=0)
+    text = report_summary(counts, suite)
+    assert "different tasks per agent (**A** over 5, **B** over 4 tasks; 4 tasks in common)" in text
+    table = format_suite_table(suite)
+    b1 = table.loc[("B", 1)]
+    assert b1["tasks"] == "4/5" and b1["n < k"] == 0 and b1["no usable trial"] == 1
+    assert table.loc[("A", 5), "no usable trial"] == 0
+    assert "different tasks" not in report_summary(counts[counts.task_id != "t4"], suite)
+    # the same number of tasks, not the same ones
+    other = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t3", 2, 1)])
+    assert "(**A** over 2, **B** over 2 tasks, not the same ones; 1 task in common)" in report_summary(
+        other, suite_pass_k(other, n_boot=100, random_seed=0))
+
+
+def test_reading_names_pairs_separated_at_larger_k():
+    # 10 tasks, 2 trials each. A: c = 2 on t0-t4, 0 on t5-t9 (pass^1 = pass^2 = 1/2); B: c = 1 everywhere
+    # (pass^1 = 1/2, pass^2 = 0). Per-task A - B: at k = 1 +-1/2 (mean 0), at k = 2 1 or 0 (mean +1/2, never <= 0
+    # unless a resample draws only t5-t9)
+    rows = [("A", f"t{i}", 2, 2 if i < 5 else 0) for i in range(10)] + [("B", f"t{i}", 2, 1) for i in range(10)]
+    counts = _cells(rows)
+    suite = suite_pass_k(counts, k=[1, 2], n_boot=500, random_seed=0)
+    paired = paired_pass_k_table(counts, k=[1, 2], n_boot=500, random_seed=0)
+    text = read_suite(suite, paired=paired)
+    assert "No agent is shown to be the best at k = 1" in text
+    assert "At larger k, paired differences that exclude 0" in text
+    assert "pass^2: **A** above **B** (+0.50, 95% paired interval [" in text
+    # only k = 1 given: nothing said about larger k
+    assert "At larger k" not in read_suite(suite, paired=paired[paired.k == 1])

@@ -99,9 +99,10 @@ ReportKOpt = Annotated[
     str | None,
     typer.Option(
         "--k",
-        help="k values of the report's tables: '1,2,4', a range '1..8', or both. Default: 1 .. the median trials "
-        "per task (tasks with fewer than k trials are dropped for that k, and listed). At most the largest trials "
-        "per task, as in estimate.",
+        help="k values of the report's tables, the Bayesian ones included (its curves go on to k = 8 at least; "
+        "consistency and contrasts use the largest k): '1,2,4', a range '1..8', or both. Default: 1 .. the median "
+        "trials per task (tasks with fewer than k trials are dropped for that k, and listed). At most the largest "
+        "trials per task, as in estimate.",
     ),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]

@@ -32,10 +32,14 @@ from agentstats.cli.common import (
 )
 from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSION_NAMES, MODEL_NAMES
 
+#: Note of a re-run prediction at a k no task reaches with its re-run trials.
+RERUN_UNREACHABLE = "k > n + N on every task: the unbiased estimator after the re-run needs n + N >= k trials"
+
 
 def _records(summary: Any) -> list[dict[str, Any]]:
-    return [
-        {
+    rows = []
+    for _, r in summary.iterrows():
+        row = {
             "agent": r["agent"],
             "k": int(r["k"]),
             "quantity": r["quantity"],
@@ -48,8 +52,24 @@ def _records(summary: Any) -> list[dict[str, Any]]:
             "ci_prob": clean(r["ci_prob"]),
             "extrapolated": clean(r["extrapolated"]),
         }
-        for _, r in summary.iterrows()
-    ]
+        if "n_tasks" in summary.columns:  # a re-run prediction: the tasks behind each value, and why none
+            row["n_tasks"] = int(r["n_tasks"])
+            row["note"] = RERUN_UNREACHABLE if int(r["n_tasks"]) == 0 else None
+            if int(r["n_tasks"]) == 0:
+                row["extrapolated"] = None
+        rows.append(row)
+    return rows
+
+
+def _p(x: float) -> str:
+    """Format a probability with 3 decimals, never as an exact 0 or 1 it is not (``<0.001``, ``>0.999``)."""
+    if x != x:  # NaN
+        return "n/a"
+    if 0.0 < x < 0.0005:
+        return "<0.001"
+    if 0.9995 <= x < 1.0:
+        return ">0.999"
+    return f"{x:.3f}"
 
 
 def _table(title: str, summary: Any) -> Table:
@@ -57,16 +77,23 @@ def _table(title: str, summary: Any) -> Table:
     for c in ["agent", "k", "pass@k (interval)", "pass^k (interval)", "note"]:
         t.add_column(c, justify="left" if c in ("agent", "note") else "right")
     wide = summary.pivot_table(
-        index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first", sort=False
+        index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first", sort=False,
+        dropna=False,  # a k without a value (a re-run that cannot reach it) is shown and explained, not dropped
     )
     extra = summary.groupby(["agent", "k"], sort=False)["extrapolated"].max()
+    tasks = summary.groupby(["agent", "k"], sort=False)["n_tasks"].min() if "n_tasks" in summary.columns else None
     for (a, kk), r in wide.iterrows():
+        if (a, kk) not in extra.index:
+            continue
         cells = [
-            f"{r[('mean', q)]:.3f} [{r[('ci_low', q)]:.3f}, {r[('ci_high', q)]:.3f}]"
+            f"{_p(r[('mean', q)])} [{_p(r[('ci_low', q)])}, {_p(r[('ci_high', q)])}]"
+            if r[("mean", q)] == r[("mean", q)] else "n/a"
             for q in ("pass_at_k", "pass_hat_k")
         ]
         share = float(extra[(a, kk)])
         note = f"extrapolated: {share:.0%} of tasks have < {kk} trials" if share > 0 else ""
+        if tasks is not None and int(tasks[(a, kk)]) == 0:
+            note = "k > n + N on every task: not computable"
         t.add_row(str(a), str(kk), *cells, note)
     return t
 
@@ -198,9 +225,13 @@ def fit(
     pop: Literal["observed", "new"] = "new" if population == "new" else "observed"
     summary = summarize_pass_k(posterior_pass_k(dt, ks, population=pop), ci_prob=ci_prob, ci_kind=kind)
     cons = consistency(counts, dt, ci_prob=ci_prob, ci_kind=kind) if bayes_model != "no_pooling" else None
-    rerun_summary = (
-        summarize_pass_k(predict_rerun(dt, rerun, ks), ci_prob=ci_prob, ci_kind=kind) if rerun is not None else None
-    )
+    rerun_summary = None
+    if rerun is not None:
+        predicted = predict_rerun(dt, rerun, ks)
+        rerun_summary = summarize_pass_k(predicted, ci_prob=ci_prob, ci_kind=kind)
+        behind = predicted["n_tasks"].to_series()  # tasks with n + N >= k, per (agent, k)
+        rerun_summary["n_tasks"] = [int(behind[(a, kk)]) for a, kk in zip(rerun_summary["agent"],
+                                                                          rerun_summary["k"], strict=True)]
     if as_json:
         diag_json = {
             "ok": bool(diag.ok),
@@ -235,15 +266,21 @@ def fit(
             ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
             for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
                 ct.add_column(c, justify="left" if c == "agent" else "right")
+            anova_missing = False
             for _, r in cons.iterrows():
                 model_icc = (
                     f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
                     if r["icc_cell_estimable"]
                     else "not estimable (no within-cell term)"
                 )
-                ct.add_row(str(r["agent"]), str(r["n_tasks"]), f"{r['flip_share']:.3f}", f"{r['icc_anova']:.3f}",
-                           model_icc)
+                anova = float(r["icc_anova"])
+                anova_missing |= anova != anova
+                ct.add_row(str(r["agent"]), str(r["n_tasks"]), f"{r['flip_share']:.3f}",
+                           f"{anova:.3f}" if anova == anova else "not estimable", model_icc)
             out.print(ct)
+            if anova_missing:
+                out.print("icc_anova not estimable: fewer than two tasks with trials, or every outcome the same "
+                          "(no variance to split).")
         if rerun_summary is not None:
             out.print(
                 _table(
@@ -252,6 +289,13 @@ def fit(
                     rerun_summary,
                 )
             )
+            beyond = sorted({int(kk) for kk in rerun_summary.loc[rerun_summary["n_tasks"] == 0, "k"]})
+            if beyond:
+                out.print(
+                    f"note: k = {', '.join(map(str, beyond))} exceeds n + N (recorded plus {rerun} re-run trials) on "
+                    "every task: the predicted unbiased estimate needs n + N >= k trials, so there is none (the "
+                    "posterior table above extrapolates to any k)."
+                )
         out.print(
             f"model {dt.attrs.get('agentstats_model')} (dispersion {dt.attrs.get('dispersion')}), sampler "
             f"{dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "

@@ -437,13 +437,16 @@ class Dataset:
             trials: list[Trial] = list(self.trials or [])
             unscored = sum(t.outcome() is None for t in trials)
             text = (
-                f"{read}: {len({t.agent for t in trials})} agents, {len({t.task_id for t in trials})} tasks, "
-                f"{len(trials)} trials, of which {unscored} have no success/reward yet and are scored below."
+                f"{read}: {plural(len({t.agent for t in trials}), 'agent')}, "
+                f"{plural(len({t.task_id for t in trials}), 'task')}, {plural(len(trials), 'trial')}, of which "
+                f"{unscored} {'has' if unscored == 1 else 'have'} no success/reward yet and "
+                f"{'is' if unscored == 1 else 'are'} scored below."
             )
         else:
             text = (
-                f"{read}: {c['agent'].nunique()} agents, {c['task_id'].nunique()} tasks, {int(c['n'].sum())} "
-                f"recorded trials, {int(c['n_missing'].sum())} missing (infrastructure errors, excluded)."
+                f"{read}: {plural(c['agent'].nunique(), 'agent')}, {plural(c['task_id'].nunique(), 'task')}, "
+                f"{plural(int(c['n'].sum()), 'recorded trial')}, {int(c['n_missing'].sum())} missing (infrastructure "
+                "errors, excluded)."
             )
         if self.skipped:
             lines = {(p.line, p.unit) for p in self.skipped}
