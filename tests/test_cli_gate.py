@@ -152,6 +152,7 @@ def test_table_output_names_efficiency_unpaired_ids_and_triggers(tmp_path):
     assert "human review required" in r.output and "sensitive_tags" in r.output
 
 
+@pytest.mark.slow  # an end-to-end run (2.5-4 s); the README's test command stays under 2 minutes
 def test_store_rows_append_and_carry_sign_offs(files):
     from agentstats.store import RunStore
 

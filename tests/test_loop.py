@@ -115,6 +115,7 @@ def test_loop_improves_then_regresses_with_429_and_500_mid_run(tmp_path):
     assert record["decision"] == "RETRY" and record["best_iteration"] == 2
 
 
+@pytest.mark.slow  # an end-to-end run (2.5-4 s); the README's test command stays under 2 minutes
 def test_loop_cli_stops_on_pass_and_exits_0(tmp_path):
     cfg_path = make_world(tmp_path, thresholds={"relevance": 0.8})
     with ScriptedOpenAIServer(responder=responder) as srv:
@@ -153,6 +154,7 @@ def test_budget_stop_never_exceeds_the_budget(tmp_path):
     assert stop["step"] == "stop" and stop["budget_refusals"] >= 1
 
 
+@pytest.mark.slow  # an end-to-end run (2.5-4 s); the README's test command stays under 2 minutes
 def test_stall_and_max_iterations_stops(tmp_path):
     cfg_path = make_world(tmp_path)
     with ScriptedOpenAIServer(responder=responder) as srv:

@@ -260,6 +260,7 @@ def test_iterations_and_baseline_in_the_store(tmp_path):
             optimize(config=cfg, agent=agent, optimizer=revise, prompt=PROMPT_A, run_dir=tmp_path / "x" / "r1")
 
 
+@pytest.mark.slow  # an end-to-end run (2.5-4 s); the README's test command stays under 2 minutes
 def test_resume_writes_each_iteration_once(tmp_path, monkeypatch):
     """A Ctrl-C in iteration 2 and a failed store write in iteration 3 (rolled back); the resumes store each
     iteration exactly once."""

@@ -295,6 +295,7 @@ def test_export_parquet_and_jsonl_and_delete(tmp_path):
 # ---------------------------------------------------------------- command line
 
 
+@pytest.mark.slow  # an end-to-end run (2.5-4 s); the README's test command stays under 2 minutes
 def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     store = tmp_path / "s.duckdb"
     tau = shared_data / "tau-bench-historical" / "gpt-4o-airline.json.gz"
