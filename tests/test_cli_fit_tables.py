@@ -107,5 +107,7 @@ def test_rerun_at_a_k_beyond_n_plus_n_future_is_named_not_dropped(zero_trials, s
     at12 = [r for r in rows if r["k"] == 12]
     assert len(at12) == 2 and all(r["mean"] is None and r["n_tasks"] == 0 for r in at12)
     assert all(r["extrapolated"] is None and "n + N" in r["note"] for r in at12)
+    assert {r["interval"] for r in rows} == {"posterior predictive"}
+    assert {r["interval"] for r in json.loads(res.stdout)["summary"]} == {"credible"}  # never read as confidence
     at8 = [r for r in rows if r["k"] == 8]
     assert all(r["n_tasks"] == 3 and r["note"] is None and r["mean"] == pytest.approx(0.01) for r in at8)

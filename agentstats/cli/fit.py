@@ -36,10 +36,11 @@ from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSION
 RERUN_UNREACHABLE = "k > n + N on every task: the unbiased estimator after the re-run needs n + N >= k trials"
 
 
-def _records(summary: Any) -> list[dict[str, Any]]:
+def _records(summary: Any, interval: str = "credible") -> list[dict[str, Any]]:
     rows = []
     for _, r in summary.iterrows():
         row = {
+            "interval": interval,
             "agent": r["agent"],
             "k": int(r["k"]),
             "quantity": r["quantity"],
@@ -252,7 +253,7 @@ def fit(
         if calibration is not None:
             payload["judge_calibration"] = calibration.as_record()
         if rerun_summary is not None:
-            payload["rerun"] = {"n_future": rerun, "summary": _records(rerun_summary)}
+            payload["rerun"] = {"n_future": rerun, "summary": _records(rerun_summary, "posterior predictive")}
         out.print_json(json.dumps(payload))
     else:
         name = "HDI" if hdi else "equal-tailed"
