@@ -1,5 +1,6 @@
 """The metric interface, compute() and the deterministic answer, readability, safety and usage metrics."""
 
+import json
 import math
 import socket
 
@@ -270,6 +271,35 @@ def test_compute_fields_override_node_and_trial_levels():
     # trial level reads the last interaction with an answer
     t3 = _trial(interactions=[{"answer": "Paris", "expected_answer": "Paris"}, {"answer": " "}])
     assert compute([t3], "answer_similarity", level="trial")["value"].tolist() == [1.0]
+
+
+def test_compute_input_errors_name_the_file_and_line_of_a_trial_read_from_jsonl(tmp_path):
+    from agentstats import load_trials
+
+    path = tmp_path / "runs.jsonl"
+    recs = [{"agent": "a", "task_id": "t1", "trial": 0, "success": True, "interactions": [{"answer": "x"}]},
+            {"agent": "a", "task_id": "t2", "trial": 0, "success": True,
+             "interactions": [{"answer": "x", "usage": {"latency_s": 1}},
+                              {"answer": "y", "usage": {"latency_s": "slow"}}]},
+            {"agent": "a", "task_id": "t3", "trial": 0, "success": True,
+             "interactions": [{"answer": "z", "nodes": "n"}]}]
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    trials = load_trials(path)
+    with pytest.raises(MetricInputError, match=r"/runs.jsonl, line 2: trial a/t2/0 interaction 1: metric latency"):
+        compute(trials, "latency", level="interaction")
+    with pytest.raises(MetricInputError, match=r"/runs.jsonl, line 3: metric pii: trial a/t3/0 interaction 0: field"):
+        compute(trials, get_metric("pii", level="node"))
+    f = compute(trials, "latency", level="interaction", errors="collect")
+    assert f.attrs["errors"][0].startswith(f"{path}, line 2: ")
+    assert trials.location(trials[0]) == f"{path}, line 1"
+    # a plain list knows no file: the trial key alone, as before
+    with pytest.raises(MetricInputError, match=r"^trial a/t2/0 interaction 1"):
+        compute(list(trials), "latency", level="interaction")
+    # a JSON array names the record (0-based), as its load errors do
+    arr = tmp_path / "runs.json"
+    arr.write_text(json.dumps(recs))
+    loaded = load_trials(arr)
+    assert loaded.location(loaded[1]) == f"{arr}, record 1 (0-based)"
 
 
 def test_compute_input_errors_raise_or_collect():

@@ -126,6 +126,8 @@ class ProblemLog:
         self.bad_records: set[int | None] = set()
         #: Remarks on records that were kept (e.g. a field that looks like a misspelled outcome field).
         self.notes: list[Problem] = []
+        #: Where each kept trial was read: (agent, task_id, trial) -> (unit, location), filled by the readers.
+        self.locations: dict[tuple[str, str, int], tuple[str, int]] = {}
 
     def add(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
         """Record one problem at ``line`` (in ``unit``, default this log's unit)."""

@@ -216,6 +216,7 @@ def build_trials(
             )
             continue
         seen[key] = loc
+        log.locations[key] = (unit, loc)
         trials.append(t)
     return trials
 

@@ -102,7 +102,8 @@ class TrialSet(list):
         Problems of the records left out (``on_error="skip"``); empty otherwise.
     """
 
-    def __init__(self, trials=(), *, source: str = "", format: str = "", skipped=(), notes=(), excluded=()):
+    def __init__(self, trials=(), *, source: str = "", format: str = "", skipped=(), notes=(), excluded=(),
+                 locations=None):
         super().__init__(trials)
         self.source = source
         self.format = format
@@ -111,6 +112,16 @@ class TrialSet(list):
         self.notes: list[Problem] = list(notes)
         #: Agents left out by an ``agents=`` selection.
         self.excluded_agents: list[str] = sorted(excluded)
+        #: (agent, task_id, trial) -> (unit, location) of each trial in ``source`` (the project's JSONL and JSON).
+        self.locations: dict[tuple[str, str, int], tuple[str, int]] = dict(locations or {})
+
+    def location(self, trial: Trial) -> str | None:
+        """Where ``trial`` was read, ``"runs.jsonl, line 12"`` (``record 3 (0-based)`` in a JSON array), or None."""
+        found = self.locations.get((trial.agent, trial.task_id, trial.trial))
+        if found is None:
+            return None
+        unit, loc = found
+        return Problem(self.source, loc, None, "", unit).where()
 
     @property
     def n_skipped(self) -> int:
@@ -263,7 +274,9 @@ def load_trials(
             f"The content looks like the {guess!r} format, not {fmt!r}: give {option_name('format', guess)}, "
             "or let it be detected (auto).")) from None
     trials, excluded = _select(trials, selection, name)
-    return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded)
+    own = fmt in ("jsonl", "json")  # locations in this file (other readers may read several files, or convert)
+    return TrialSet(trials, source=name, format=fmt, skipped=skipped, notes=log.notes, excluded=excluded,
+                    locations=log.locations if own else None)
 
 
 def _select(trials: list[Trial], selection: Any, name: str) -> tuple[list[Trial], set[str]]:

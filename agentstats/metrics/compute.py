@@ -167,13 +167,15 @@ def compute(
     if judge is not None:
         ms = [m.replace(params={**m.params, "judge": judge}) if getattr(m.methods[m.method], "batch", False)
               and "judge" not in m.params else m for m in ms]
+    locate = getattr(trials, "location", None)  # a TrialSet read from the project's JSONL knows file and line
     trials = list(trials)
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     problems: list[str] = []
 
     def where(t: Trial, i: int | None, node: str | None) -> str:
-        return f"trial {_key(t)}" + (f" interaction {i}" if i is not None else "") + (
-            f" node {node}" if node is not None else "")
+        place = locate(t) if locate is not None else None
+        return (f"{place}: " if place else "") + f"trial {_key(t)}" + (
+            f" interaction {i}" if i is not None else "") + (f" node {node}" if node is not None else "")
 
     for m in ms:
         names, passed, fn, params = m.field_names(), m.passed, m.methods[m.method], m.params
@@ -183,7 +185,8 @@ def compute(
             try:
                 recs.extend((t, i, node, rec) for i, node, rec in records(t, m.level))
             except MetricInputError as exc:
-                msg = f"metric {m.name}: {exc}"
+                place = locate(t) if locate is not None else None
+                msg = (f"{place}: " if place else "") + f"metric {m.name}: {exc}"
                 if errors == "raise":
                     raise MetricInputError(msg) from exc
                 problems.append(msg)
