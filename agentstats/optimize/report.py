@@ -139,6 +139,15 @@ def _states(rec: dict[str, Any]) -> dict[tuple[str, str, str], str]:
     return {(c["kind"], c["metric"], c["stratum"]): c["state"] for c in rec.get("checks", [])}
 
 
+def _vs_baseline(view: RunView, iteration: int | None) -> tuple[dict[str, Any], dict[tuple[str, str, str], str]] | None:
+    """Return the baseline comparison of ``iteration`` (default the final one) and its checks' states, or None."""
+    it = iteration if iteration is not None else view.final_iteration
+    if it is None or it not in view.decisions:
+        return None
+    rec = view.decisions[it]["vs_baseline"]
+    return rec, _states(rec)
+
+
 def metric_bundle(view: RunView, stratum: str = "all") -> pd.DataFrame:
     """Return the metric bundle per iteration: one row per (iteration, metric) in ``stratum``.
 
@@ -178,11 +187,10 @@ def strata_table(view: RunView, iteration: int | None = None) -> pd.DataFrame:
     p_regression, regression_check, p_better`` (``regression_check``: the state of that stratum's regression check,
     None for a review-only metric).
     """
-    it = iteration if iteration is not None else view.final_iteration
-    if it is None or it not in view.decisions:
+    found = _vs_baseline(view, iteration)
+    if found is None:
         return pd.DataFrame()
-    rec = view.decisions[it]["vs_baseline"]
-    states = _states(rec)
+    rec, states = found
     rows = []
     for m in rec.get("metrics", []):
         d = m.get("difference")
@@ -206,11 +214,10 @@ def efficiency_table(view: RunView, iteration: int | None = None) -> pd.DataFram
     p_exceeds, check`` (the posterior of the candidate-to-baseline ratio of means, the bound ``1 + relative
     tolerance``, ``P(ratio > bound)`` and the check's state). Empty when the config checks no usage field.
     """
-    it = iteration if iteration is not None else view.final_iteration
-    if it is None or it not in view.decisions:
+    found = _vs_baseline(view, iteration)
+    if found is None:
         return pd.DataFrame()
-    rec = view.decisions[it]["vs_baseline"]
-    states = _states(rec)
+    rec, states = found
     rows = []
     for e in rec.get("efficiency") or []:
         r = e.get("ratio") or {}
