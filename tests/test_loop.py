@@ -406,6 +406,29 @@ def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     assert _recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
 
 
+def test_a_refused_resume_shows_where_two_long_prompts_differ():
+    """Two 201-character prompts that differ at character 101 were both cut to their same first 57 characters."""
+    from agentstats.optimize.loop import _resume_differences
+
+    old, new = "x" * 100 + "A" + "y" * 100, "x" * 100 + "B" + "y" * 100
+    data = {"eval_set": "e", "baseline": "b"}
+    start = {"resume_settings": {"agent": {"prompt": old}}, "data_sha256": data, "prompt": old}
+    differ = _resume_differences(start, {"agent": {"prompt": new}}, data, new)
+    # 24 characters before the difference, 60 in all, "..." where cut
+    was, now = '"...' + "x" * 24 + "A" + "y" * 35 + '..."', '"...' + "x" * 24 + "B" + "y" * 35 + '..."'
+    assert differ == [f"agent.prompt: {was} in the run, {now} now (they differ from character 101)",
+                      f"the starting prompt differs ({was} in the run, {now} now (they differ from character 101))"]
+    # a difference near the end: the 60 characters before it
+    start["prompt"] = "x" * 100 + "."
+    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "x" * 100 + "!")
+    assert line == ('the starting prompt differs ("...' + "x" * 59 + '." in the run, "...' + "x" * 59
+                    + '!" now (they differ from character 101))')
+    # a newline is one character of the prompt, shown escaped
+    start["prompt"] = "a\n" * 40
+    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "a\n" * 39 + "b\n")
+    assert "(they differ from character 79)" in line and 'a\\nb\\n" now' in line
+
+
 def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_path):
     import shutil
 

@@ -369,9 +369,28 @@ def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _short(v: Any, n: int = 60) -> str:
-    text = json.dumps(v, ensure_ascii=False)
-    return text if len(text) <= n else text[: n - 3] + "..."
+def _both(was: Any, now: Any, n: int = 60, before: int = 24) -> tuple[str, str, str]:
+    """Two differing values as JSON, each at most about ``n`` characters, cut around their first difference.
+
+    Returns the two texts and a note (``""`` when both are shown whole): values that fit are shown whole; longer
+    ones from ``before`` characters (more near the end) before the first character where they differ (strings
+    compared as text, other values as their JSON), with "..." where a text is cut, so that two long prompts that
+    differ near their end no longer read alike.
+    """
+    texts = [json.dumps(v, ensure_ascii=False) for v in (was, now)]
+    if all(len(t) <= n for t in texts):
+        return texts[0], texts[1], ""
+    raw = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in (was, now)]
+    at = next((i for i, (a, b) in enumerate(zip(*raw, strict=False)) if a != b), min(map(len, raw)))
+    start = max(0, min(at - before, max(map(len, raw)) - n))  # a difference near the end: more context before it
+
+    def cut(t: str, is_text: bool) -> str:
+        end = min(len(t), start + n)
+        part = ("..." if start else "") + t[start:end] + ("..." if end < len(t) else "")
+        return json.dumps(part, ensure_ascii=False) if is_text else part
+
+    return (cut(raw[0], isinstance(was, str)), cut(raw[1], isinstance(now, str)),
+            f" (they differ from character {at + 1})")
 
 
 def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], data_sha: Mapping[str, str],
@@ -391,16 +410,21 @@ def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], d
         old, new = _flat(logged), _flat(settings)
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
-                was = _short(old[key]) if key in old else "not set"
-                now = _short(new[key]) if key in new else "not set"
-                out.append(f"{key}: {was} in the run, {now} now")
+                if key in old and key in new:
+                    was, now, note = _both(old[key], new[key])
+                else:
+                    was = _both(old[key], None)[0] if key in old else "not set"
+                    now = _both(new[key], None)[0] if key in new else "not set"
+                    note = ""
+                out.append(f"{key}: {was} in the run, {now} now{note}")
     logged_data = start.get("data_sha256") or {}
     for k, what in (("eval_set", "the eval set"), ("baseline", "the baseline")):
         if logged_data.get(k) != data_sha.get(k):
             out.append(f"{what}'s content differs (sha256 {str(logged_data.get(k))[:12]} in the run, "
                        f"{str(data_sha.get(k))[:12]} now)")
     if start.get("prompt") != prompt:
-        out.append(f"the starting prompt differs ({_short(start.get('prompt'))} in the run, {_short(prompt)} now)")
+        was, now, note = _both(start.get("prompt"), prompt)
+        out.append(f"the starting prompt differs ({was} in the run, {now} now{note})")
     return out
 
 
