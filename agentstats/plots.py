@@ -6,6 +6,7 @@ none of them fits or samples anything.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -311,8 +312,12 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     return fig
 
 
-def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k") -> Figure:
+def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k", wrap: int = 16) -> Figure:
     """Matrix of P(metric[row] > metric[column]) from joint posterior draws.
+
+    Row names are written in full, horizontally; column names horizontally too, wrapped onto lines of at most
+    ``wrap`` characters (slanted long names run into each other). The figure grows with the names' length so that
+    the cells keep their size, and the colour bar has its own column the height of the matrix.
 
     Parameters
     ----------
@@ -320,24 +325,44 @@ def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pas
         Square, index and columns are agents; entry = posterior probability that the row agent beats the column.
     k : int
         The k of the metric, for the title.
+    metric_label : str
+        The metric's name with ``k`` in it (``"pass^k"``, ``"pass@k"``).
+    wrap : int
+        Longest line of a column name, in characters.
 
     Returns
     -------
     matplotlib.figure.Figure
+        About 0.08 inch per character of the longest row name plus the cells (at least 0.75 inch wide each).
     """
     n = prob.shape[0]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * n, 1.2 + 0.9 * n), layout="constrained")
+    rows = [plot_text(a) for a in prob.index]
+    cols = [_wrap(str(a), wrap) for a in prob.columns]
+    col_chars = max((len(line) for c in cols for line in c.split("\n")), default=1)
+    col_lines = max((c.count("\n") + 1 for c in cols), default=1)
+    metric = metric_label.replace("k", str(k))
+    title = f"P({metric}[row] > {metric}[column])"
+    cell_w = max(0.75, 0.08 * col_chars + 0.2)
+    map_w = max(cell_w * n, 0.09 * len(title))
+    row_in = 0.08 * max((len(r) for r in rows), default=1)
+    width = 1.4 + row_in + map_w  # 1.4: the colour bar with its label, the y label, margins
+    height = 1.2 + 0.55 * n + 0.17 * col_lines
+    fig, (ax, cax) = plt.subplots(1, 2, figsize=(width, height), layout="constrained",
+                                  gridspec_kw={"width_ratios": [map_w, 0.16]})
     vals = prob.to_numpy(dtype=float)
-    im = ax.imshow(vals, cmap="RdBu", vmin=0, vmax=1)
+    im = ax.imshow(vals, cmap="RdBu", vmin=0, vmax=1, aspect="auto")
     for i in range(n):
         for j in range(n):
             if i != j and np.isfinite(vals[i, j]):
                 ax.text(j, i, f"{vals[i, j]:.2f}", ha="center", va="center",
                         color="white" if abs(vals[i, j] - 0.5) > 0.35 else "black")
-    ax.set_xticks(range(n), [plot_text(a) for a in prob.columns], rotation=30, ha="right")
-    ax.set_yticks(range(n), [plot_text(a) for a in prob.index])
-    ax.set_title(f"P({metric_label.replace('k', str(k))}[row] > {metric_label.replace('k', str(k))}[column])")
-    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_xticks(range(n), cols)
+    ax.set_yticks(range(n), rows)
+    ax.set_xlabel("column agent")
+    ax.set_ylabel("row agent")
+    ax.set_title(title)
+    bar = fig.colorbar(im, cax=cax, label="posterior probability")
+    bar.set_ticks([0, 0.5, 1])
     return fig
 
 
@@ -381,6 +406,14 @@ def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 120, max_label
     return fig
 
 
+def _wrap(text: str, width: int, *, hyphens: bool = True) -> str:
+    """``text`` on lines of at most ``width`` characters, for matplotlib.
+
+    Lines break at spaces (and after hyphens when ``hyphens``); a word longer than a line is cut anywhere.
+    """
+    return "\n".join(plot_text(line) for line in textwrap.wrap(text, width, break_on_hyphens=hyphens) or [""])
+
+
 def _shorten(text: str, width: int) -> str:
     """Shorten ``text`` to ``width`` characters by replacing its middle with an ellipsis."""
     if len(text) <= width:
@@ -409,7 +442,8 @@ def plot_ppc(
     -------
     matplotlib.figure.Figure
         One panel per statistic, three to a row; x = the statistic, y = number of replications. Count statistics
-        get integer ticks.
+        get integer ticks. Titles are wrapped onto lines of at most 50 characters, so a long agent name stays whole
+        and within its panel.
     """
     names = list(observed)
     ncols = min(3, len(names))
@@ -427,6 +461,8 @@ def plot_ppc(
         ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6, label="replicated")
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
         title, xlabel = ppc_label(nm)
+        # wrapped: a long agent name would run into the next panel's title
+        title = _wrap(title.replace(r"\$", "$"), 50, hyphens=False)
         if p_values and nm in p_values:
             title = f"{title}\nposterior predictive p = {p_values[nm]:.2f}"
         ax.set_title(title, fontsize="small")

@@ -361,6 +361,74 @@ def test_resume_refuses_other_settings(tmp_path):
     assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
 
 
+def test_resume_keeps_the_logged_cost_and_requests_without_the_cache(tmp_path):
+    """A run folder without its cache (data/example_loop ships none): the resume starts from the cost and the
+    requests its log records and adds what it sends itself; the result, result.json and the log agree (they were
+    reset to $0 and 0 requests)."""
+    cfg_path = make_world(tmp_path, n=6)
+    run = tmp_path / "run"
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv, gate={"max_iterations": 1})
+        first = optimize(config=cfg_path, run_dir=run)
+        sent_first = srv.n_requests
+        for f in run.glob("cache.sqlite3*"):
+            f.unlink()
+        same = optimize(config=cfg_path, run_dir=run, resume=True)  # nothing left to do: nothing sent
+        assert srv.n_requests == sent_first
+        point_at(cfg_path, srv, gate={"max_iterations": 2})
+        more = optimize(config=cfg_path, run_dir=run, resume=True)
+        sent_all = srv.n_requests
+    assert first.stop_reason == "max_iterations" and sent_all > sent_first
+    assert first.cost_usd == pytest.approx(sent_first * PER_REQUEST, rel=1e-9) and first.n_requests == sent_first
+    assert same.cost_usd == pytest.approx(sent_first * PER_REQUEST, rel=1e-9) and same.n_requests == sent_first
+    assert more.cost_usd == pytest.approx(sent_all * PER_REQUEST, rel=1e-9) and more.n_requests == sent_all
+    record = json.loads((run / "result.json").read_text())
+    assert record["cost_usd"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9) and record["n_requests"] == sent_all
+    log = _log(run)
+    assert [x["n_requests_so_far"] for x in log if x["step"] == "resume"] == [sent_first, sent_first]
+    assert log[-1]["step"] == "stop" and log[-1]["n_requests_so_far"] == sent_all
+    assert log[-1]["cost_usd_so_far"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
+
+
+def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
+    """Logs written before n_requests_so_far (data/example_loop's): the count is result.json's."""
+    from agentstats.optimize.loop import _recorded_so_far
+
+    lines = [{"step": "start"}, {"step": "generation", "cost_usd_so_far": 0.5},
+             {"step": "stop", "cost_usd_so_far": 2.0}]
+    assert _recorded_so_far(lines, tmp_path) == (2.0, 0)
+    (tmp_path / "result.json").write_text(json.dumps({"cost_usd": 2.0, "n_requests": 110}))
+    assert _recorded_so_far(lines, tmp_path) == (2.0, 110)
+    # a log cut short after the result was written (a resumed invocation killed mid-run): result.json is older
+    assert _recorded_so_far(lines[:2], tmp_path) == (0.5, 0)
+    assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 2.0, "n_requests_so_far": 7}],
+                            tmp_path) == (2.0, 7)
+    assert _recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
+
+
+def test_a_refused_resume_shows_where_two_long_prompts_differ():
+    """Two 201-character prompts that differ at character 101 were both cut to their same first 57 characters."""
+    from agentstats.optimize.loop import _resume_differences
+
+    old, new = "x" * 100 + "A" + "y" * 100, "x" * 100 + "B" + "y" * 100
+    data = {"eval_set": "e", "baseline": "b"}
+    start = {"resume_settings": {"agent": {"prompt": old}}, "data_sha256": data, "prompt": old}
+    differ = _resume_differences(start, {"agent": {"prompt": new}}, data, new)
+    # 24 characters before the difference, 60 in all, "..." where cut
+    was, now = '"...' + "x" * 24 + "A" + "y" * 35 + '..."', '"...' + "x" * 24 + "B" + "y" * 35 + '..."'
+    assert differ == [f"agent.prompt: {was} in the run, {now} now (they differ from character 101)",
+                      f"the starting prompt differs ({was} in the run, {now} now (they differ from character 101))"]
+    # a difference near the end: the 60 characters before it
+    start["prompt"] = "x" * 100 + "."
+    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "x" * 100 + "!")
+    assert line == ('the starting prompt differs ("...' + "x" * 59 + '." in the run, "...' + "x" * 59
+                    + '!" now (they differ from character 101))')
+    # a newline is one character of the prompt, shown escaped
+    start["prompt"] = "a\n" * 40
+    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "a\n" * 39 + "b\n")
+    assert "(they differ from character 79)" in line and 'a\\nb\\n" now' in line
+
+
 def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_path):
     import shutil
 

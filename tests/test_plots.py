@@ -220,3 +220,52 @@ def test_forest_marks_extrapolated_k():
     plain = plots.plot_forest(pd.DataFrame(rows).drop(columns="extrapolated"))
     assert not plain.axes[0].get_title() and "(extrapolated)" not in str(
         [t.get_text() for t in plain.axes[0].get_yticklabels()])
+
+
+_LONG_AGENTS = ["anthropic/claude-3-5-sonnet-20241022-long-config", "openai/gpt-4o-2024-08-06-temperature-0.7",
+                "meta-llama/Llama-3.1-70B-Instruct-Turbo"]
+
+
+def test_contrast_matrix_keeps_long_agent_names_and_cell_values_readable():
+    """Names of 40-48 characters: the matrix keeps cells wide enough for "0.98", no two labels or values overlap,
+    every name is shown whole and the colour bar runs the matrix's height (it was a 50-pixel strip and a stub)."""
+    vals = [[np.nan, 0.98, 1.0], [0.02, np.nan, 0.7], [0.0, 0.3, np.nan]]
+    fig = plots.plot_contrast_matrix(pd.DataFrame(vals, index=_LONG_AGENTS, columns=_LONG_AGENTS), k=3)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax, cax = fig.axes
+    map_box = ax.get_window_extent(renderer)
+    assert map_box.width >= 3 * 0.7 * fig.dpi  # at least 0.7 inch per column
+    assert cax.get_window_extent(renderer).height > 0.9 * map_box.height
+    cells = [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(cells) == 6
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(cells, 2))
+    for ticks in (ax.get_xticklabels(), ax.get_yticklabels()):
+        boxes = [t.get_window_extent(renderer) for t in ticks]
+        assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+        assert all(t.get_rotation() == 0 for t in ticks)
+    assert [t.get_text() for t in ax.get_yticklabels()] == _LONG_AGENTS
+    assert [t.get_text().replace("\n", "") for t in ax.get_xticklabels()] == _LONG_AGENTS
+    assert max(len(line) for t in ax.get_xticklabels() for line in t.get_text().split("\n")) <= 16
+    title = ax.title.get_window_extent(renderer)
+    assert title.x0 >= 0 and title.x1 <= fig.bbox.width
+    assert ax.get_title() == "P(pass^3[row] > pass^3[column])"
+
+
+def test_ppc_titles_with_long_agent_names_stay_within_their_panels():
+    """The flip-share titles of three 40-48-character agent names ran into each other; wrapped, each stays within
+    its panel's third of the figure and still holds the whole name."""
+    rng = np.random.default_rng(3)
+    names = [f"flip_share[{a}]" for a in _LONG_AGENTS]
+    fig = plots.plot_ppc({n: 0.5 for n in names}, {n: rng.uniform(0.3, 0.7, 200) for n in names},
+                         p_values={n: 0.4 for n in names})
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    third = fig.bbox.width / 3
+    for i, (box, ax, agent) in enumerate(zip(boxes, fig.axes, _LONG_AGENTS, strict=True)):
+        assert i * third - 1 <= box.x0 and box.x1 <= (i + 1) * third + 1
+        lines = ax.get_title().split("\n")
+        assert lines[0] == "Tasks with mixed outcomes:" and lines[1] == agent
+        assert lines[-1] == "posterior predictive p = 0.40"

@@ -103,8 +103,8 @@ def _print(record: dict) -> None:
     out.print(f"[bold {colour}]{record['decision']}[/] (best iteration {record['best_iteration']}); "
               f"stopped: {escape(record['stop_reason'])}: {escape(record['stop_detail'])}", highlight=False,
               soft_wrap=True)
-    out.print(f"cost ${record['cost_usd']:.6f}; {record['n_requests']} requests sent, {record['n_cached']} calls "
-              "answered from the run's cache", highlight=False)
+    out.print(f"cost ${record['cost_usd']:.6f}; {record['n_requests']} requests sent (every invocation of the run); "
+              f"{record['n_cached']} calls answered from the run's cache by this one", highlight=False)
     if record["triggers"]:
         out.print("[bold]human review required:[/]", highlight=False)
         for trig in record["triggers"]:

@@ -151,9 +151,9 @@ class LoopResult:
     triggers : list of Trigger
         Human-review triggers: the best iteration's gate triggers and every policy-text trigger of the run.
     cost_usd : float
-        Money spent by the run's calls (all invocations of a resumed run).
+        Money spent by the run's calls (all invocations of a resumed run: what the log records, plus this one's).
     n_requests : int
-        HTTP requests sent by this invocation.
+        HTTP requests sent by the run's calls (all invocations, as ``cost_usd``).
     n_cached : int
         Calls answered from the run's cache by this invocation.
     run_dir : pathlib.Path
@@ -369,9 +369,28 @@ def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _short(v: Any, n: int = 60) -> str:
-    text = json.dumps(v, ensure_ascii=False)
-    return text if len(text) <= n else text[: n - 3] + "..."
+def _both(was: Any, now: Any, n: int = 60, before: int = 24) -> tuple[str, str, str]:
+    """Two differing values as JSON, each at most about ``n`` characters, cut around their first difference.
+
+    Returns the two texts and a note (``""`` when both are shown whole): values that fit are shown whole; longer
+    ones from ``before`` characters (more near the end) before the first character where they differ (strings
+    compared as text, other values as their JSON), with "..." where a text is cut, so that two long prompts that
+    differ near their end no longer read alike.
+    """
+    texts = [json.dumps(v, ensure_ascii=False) for v in (was, now)]
+    if all(len(t) <= n for t in texts):
+        return texts[0], texts[1], ""
+    raw = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in (was, now)]
+    at = next((i for i, (a, b) in enumerate(zip(*raw, strict=False)) if a != b), min(map(len, raw)))
+    start = max(0, min(at - before, max(map(len, raw)) - n))  # a difference near the end: more context before it
+
+    def cut(t: str, is_text: bool) -> str:
+        end = min(len(t), start + n)
+        part = ("..." if start else "") + t[start:end] + ("..." if end < len(t) else "")
+        return json.dumps(part, ensure_ascii=False) if is_text else part
+
+    return (cut(raw[0], isinstance(was, str)), cut(raw[1], isinstance(now, str)),
+            f" (they differ from character {at + 1})")
 
 
 def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], data_sha: Mapping[str, str],
@@ -391,16 +410,21 @@ def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], d
         old, new = _flat(logged), _flat(settings)
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
-                was = _short(old[key]) if key in old else "not set"
-                now = _short(new[key]) if key in new else "not set"
-                out.append(f"{key}: {was} in the run, {now} now")
+                if key in old and key in new:
+                    was, now, note = _both(old[key], new[key])
+                else:
+                    was = _both(old[key], None)[0] if key in old else "not set"
+                    now = _both(new[key], None)[0] if key in new else "not set"
+                    note = ""
+                out.append(f"{key}: {was} in the run, {now} now{note}")
     logged_data = start.get("data_sha256") or {}
     for k, what in (("eval_set", "the eval set"), ("baseline", "the baseline")):
         if logged_data.get(k) != data_sha.get(k):
             out.append(f"{what}'s content differs (sha256 {str(logged_data.get(k))[:12]} in the run, "
                        f"{str(data_sha.get(k))[:12]} now)")
     if start.get("prompt") != prompt:
-        out.append(f"the starting prompt differs ({_short(start.get('prompt'))} in the run, {_short(prompt)} now)")
+        was, now, note = _both(start.get("prompt"), prompt)
+        out.append(f"the starting prompt differs ({was} in the run, {now} now{note})")
     return out
 
 
@@ -443,8 +467,15 @@ class _Runner:
         self.caller = caller
         self.deadline = caller.deadline
         self.store: LoopStore | None = None
+        #: HTTP requests of the run's earlier invocations (the log's ``n_requests_so_far``, on a resume).
+        self.requests_before = 0
 
     # -- helpers
+    def _so_far(self) -> dict[str, Any]:
+        """Return the log's running totals over every invocation of the run: money spent, HTTP requests sent."""
+        return {"cost_usd_so_far": self.caller.budget.spent,
+                "n_requests_so_far": self.requests_before + self.caller.n_requests}
+
     def _check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise _Stop("wall_time", f"max_wall_seconds ({self.cfg.gate.max_wall_seconds:g} s) passed")
@@ -483,7 +514,7 @@ class _Runner:
         self.log.append({"step": "generation", "iteration": it, "prompt_sha256": _sha(prompt),
                          "outputs": str(path.relative_to(self.run_dir)), "n_examples": len(outputs),
                          "n_cached": sum(bool(o["cached"]) for o in outputs),
-                         "cost_usd_so_far": self.caller.budget.spent})
+                         **self._so_far()})
         return outputs
 
     def _call_user_agent(self, ex: Example, prompt: str) -> dict[str, Any]:
@@ -606,7 +637,7 @@ class _Runner:
         means = {m: float(scores_set.example_means(m).mean()) if len(scores_set.example_means(m)) else None
                  for m in scores_set.metrics}
         self.log.append({"step": "evaluation", "iteration": it, "scores": str(path.relative_to(self.run_dir)),
-                         "means": means, "judge_missing": missing, "cost_usd_so_far": self.caller.budget.spent})
+                         "means": means, "judge_missing": missing, **self._so_far()})
         return records, missing
 
     async def _ajudge(self, by_id: dict[str, dict[str, Any]]) -> dict[tuple[str, str], float | None]:
@@ -669,7 +700,7 @@ class _Runner:
                 "best_before": None if state.best is None else state.best.iteration,
                 "p_better_than_best": p_better, "improved": improved, "metrics": overall,
                 "triggers": [t.kind for t in decision.triggers], "record": str(dpath.relative_to(self.run_dir)),
-                "weighted_score": decision.weighted_score, "cost_usd_so_far": self.caller.budget.spent,
+                "weighted_score": decision.weighted_score, **self._so_far(),
             })
         if self.store is not None:
             self.store.write_iteration(
@@ -714,7 +745,7 @@ class _Runner:
 
         entry = {"step": "revision", "iteration": it, "next_iteration": it + 1, "prompt": new,
                  "prompt_sha256": _sha(new), "diff": diff, "rationale": rationale, "optimizer": source,
-                 "triggers": [asdict(t) for t in triggers], "cost_usd_so_far": self.caller.budget.spent}
+                 "triggers": [asdict(t) for t in triggers], **self._so_far()}
         self.log.append(entry)
         return new
 
@@ -1050,8 +1081,6 @@ def optimize(
                     "prompt": start_prompt, "n_examples": len(examples),
                     "agent": "callable" if agent is not None else "chat",
                     "optimizer": "callable" if optimizer is not None else "chat"})
-    if resume and lines:
-        log.append({"step": "resume", "iteration": 0, "after_lines": len(lines)})
 
     store_path = Path(store) if store is not None else cfg.store
     loop_store = None
@@ -1064,12 +1093,19 @@ def optimize(
 
     cache = JudgeCache(run_path / CACHE_NAME)
     try:
-        budget = Budget.from_cache(cfg.gate.max_total_cost_usd, cache)
+        # the log is the record of what the run spent; the cache (possibly deleted, or not shipped with a copied
+        # run folder) adds the calls that completed after the last logged step
+        cost_before, requests_before = _recorded_so_far(lines, run_path)
+        budget = Budget(cfg.gate.max_total_cost_usd,
+                        max(Budget.from_cache(cfg.gate.max_total_cost_usd, cache).spent, cost_before))
         deadline = None if cfg.gate.max_wall_seconds is None else time.monotonic() + cfg.gate.max_wall_seconds
         caller = Caller(cache, budget, prices, cfg.chars_per_token, jitter_seed=cfg.gate.random_seed,
                         deadline=deadline)
         runner = _Runner(cfg, examples, base, run_path, agent, optimizer, log, caller)
         runner.store = loop_store
+        runner.requests_before = requests_before
+        if resume and lines:
+            log.append({"step": "resume", "iteration": 0, "after_lines": len(lines), **runner._so_far()})
         state = _State()
         try:
             reason, detail = runner.run(start_prompt, state)
@@ -1087,7 +1123,7 @@ def optimize(
             revisions=state.revisions,
             triggers=triggers,
             cost_usd=budget.spent,
-            n_requests=caller.n_requests,
+            n_requests=requests_before + caller.n_requests,
             n_cached=caller.n_cached,
             run_dir=run_path,
             best=best,
@@ -1097,12 +1133,31 @@ def optimize(
 
         log.append({"step": "stop", "iteration": len(state.summaries), "reason": reason, "detail": detail,
                     "decision": result.decision, "best_iteration": result.best_iteration,
-                    "triggers": [asdict(t) for t in triggers], "cost_usd_so_far": budget.spent,
+                    "triggers": [asdict(t) for t in triggers], **runner._so_far(),
                     "budget_refusals": budget.refused})
         atomic_write_text(run_path / "result.json", json.dumps(_jsonable(result.to_record()), indent=2) + "\n")
         return result
     finally:
         cache.close()
+
+
+def _recorded_so_far(lines: list[dict[str, Any]], run_path: Path) -> tuple[float, int]:
+    """Money spent and HTTP requests sent by a run's earlier invocations, as its log records them.
+
+    The last logged ``cost_usd_so_far`` and ``n_requests_so_far`` (0 for a new run). A log written before
+    ``n_requests_so_far`` existed that ends with a ``stop`` line takes the request count of the ``result.json``
+    written with that line (none: 0).
+    """
+    def last(key: str) -> Any:
+        return next((x[key] for x in reversed(lines) if x.get(key) is not None), None)
+
+    cost, requests = last("cost_usd_so_far"), last("n_requests_so_far")
+    if requests is None and lines and lines[-1].get("step") == "stop" and (run_path / "result.json").exists():
+        try:
+            requests = json.loads((run_path / "result.json").read_text(encoding="utf-8")).get("n_requests")
+        except (OSError, ValueError, AttributeError):
+            requests = None
+    return float(cost or 0.0), int(requests or 0)
 
 
 def _file_sha(path: Path) -> str:
