@@ -319,6 +319,11 @@ def check_input(parameters: dict[str, Any]) -> Dataset | None:
             warnings.simplefilter("ignore", TrialLoadWarning)  # skipped records are listed in the report
             return load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
     except TrialLoadError as exc:
+        if not exc.skippable:  # --skip-bad cannot help (nothing left after skipping, a changed file, a wrong format)
+            listed = [f"  {one_line(p)}" for p in exc.problems[:20]]
+            if len(exc.problems) > 20:
+                listed.append(f"  ... and {len(exc.problems) - 20} more")
+            raise ReportInputError("\n".join([f"{exc.head}:", *listed, *([exc.hint] if exc.hint else [])])) from exc
         n = len(exc.problems)
         more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
         rest = [f"  {one_line(p)}" for p in exc.problems[1:20]]

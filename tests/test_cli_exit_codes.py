@@ -348,6 +348,29 @@ def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tm
     assert res.exit_code == EXIT_USAGE and "is 2" in res.output, res.output
 
 
+def test_skip_bad_that_leaves_no_record_exits_2_before_any_work(trials, tmp_path, monkeypatch):
+    """Every record bad under --skip-bad: one input error naming the file (exit 2); no notebook, no empty table."""
+    import agentstats.report as report_mod
+
+    ran = []
+    monkeypatch.setattr(report_mod, "run_report", lambda *a, **kw: ran.append(a))
+    bad = tmp_path / "badcounts.csv"
+    bad.write_text("agent,task_id,n,c\nA,t1,5,6\nA,t2,x,3\nA,t3,-1,0\n")
+    for args in (
+        ["estimate", str(bad)],
+        ["estimate", str(bad), "--paired"],
+        ["fit", str(bad)],
+        ["report", str(bad), "--no-bayes", "--out", str(tmp_path / "r")],
+        ["compare", str(bad), str(trials)],
+    ):
+        res = runner.invoke(app, [*args, "--skip-bad"])
+        text = " ".join(res.output.split())
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert "no usable records left after skipping 3 records" in text and "badcounts.csv" in text, args
+        assert "line 2, field 'c'" in text and "line 4, field 'n'" in text, args
+    assert ran == [] and not (tmp_path / "r").exists()
+
+
 # ---------------------------------------------------------------- options shared by commands
 
 
