@@ -78,7 +78,12 @@ def test_simulate_statuses(tmp_path, monkeypatch):
                            EXIT_USAGE)
     blocked = tmp_path / "file"
     blocked.write_text("")
-    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(blocked / "sub" / "x.jsonl")]), EXIT_FAILURE)
+    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(blocked / "sub" / "x.jsonl")]), EXIT_USAGE)
+    import agentstats.io as io_mod
+
+    with monkeypatch.context() as m:  # a write that fails after the checks (disk full, say)
+        m.setattr(io_mod, "save_trials", _raise(OSError(28, "No space left on device")))
+        _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(tmp_path / "z.jsonl")]), EXIT_FAILURE)
     import agentstats.simulate as sim
 
     monkeypatch.setattr(sim, "simulate_trials", _raise(KeyboardInterrupt()))
@@ -372,6 +377,42 @@ def test_skip_bad_that_leaves_no_record_exits_2_before_any_work(trials, tmp_path
 
 
 # ---------------------------------------------------------------- options shared by commands
+
+
+def test_output_paths_that_cannot_be_written_exit_2_naming_the_option_before_any_work(trials, tmp_path):
+    """--out / --report / --to / --truth / --run-dir: a missing folder, a file for a folder (or the other way round)."""
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("x")
+    missing = tmp_path / "nonexist"
+    cfg = tmp_path / "gate.yaml"
+    cfg.write_text("metrics: {}\n")
+    cases = [  # (arguments, the option and path the message must name, what it says)
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--out", str(missing / "rec.json")],
+         f"--out {missing / 'rec.json'}", f"the folder {missing} does not exist"),
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--out", str(tmp_path)],
+         f"--out {tmp_path}", "is a folder; give a file name"),
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--report", str(a_file)],
+         f"--report {a_file}", "is a file; give a folder"),
+        (["score", str(trials), "--out", str(missing / "s.jsonl")],
+         f"--out {missing / 's.jsonl'}", f"the folder {missing} does not exist"),
+        (["report", str(trials), "--no-bayes", "--out", str(a_file)], f"--out {a_file}", "is a file; give a folder"),
+        (["report", str(trials), "--no-bayes", "--out", str(a_file / "sub")],
+         f"--out {a_file / 'sub'}", f"{a_file} is a file, not a folder"),
+        (["compare", str(trials), str(trials), "--report", str(a_file)], f"--report {a_file}", "is a file"),
+        (["loop", "-c", str(cfg), "--report", str(a_file)], f"--report {a_file}", "is a file"),
+        (["loop", "-c", str(cfg), "--run-dir", str(a_file)], f"--run-dir {a_file}", "is a file"),
+        (["simulate", "--out", str(tmp_path / "sim.jsonl"), "--truth", str(a_file / "t.csv")],
+         f"--truth {a_file / 't.csv'}", f"{a_file} is a file, not a folder"),
+        (["runs", "export", "r", "--store", str(tmp_path / "s.duckdb"), "--to", str(a_file / "r.jsonl")],
+         f"--to {a_file / 'r.jsonl'}", f"{a_file} is a file, not a folder"),
+    ]
+    for args, named, says in cases:
+        res = runner.invoke(app, args)
+        text = " ".join(res.output.split())
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert named in text and says in text, (args, res.output)
+        assert ".tmp" not in text, args  # never the name of an internal temporary file
+    assert not missing.exists() and not (tmp_path / "sim.jsonl").exists()  # refused before any work
 
 
 def test_option_errors_name_the_flag_not_the_python_function(trials):
