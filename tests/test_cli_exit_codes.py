@@ -159,7 +159,10 @@ def test_estimate_agents_and_gaps(trials):
     assert {r["agent"] for r in json.loads(res.stdout)} == {"a"}
     assert "agents left out (--agents): b" in res.stderr
     res = runner.invoke(app, ["estimate", str(trials), "--agents", "c"])
-    assert res.exit_code == EXIT_USAGE and "'c' matches no agent" in res.output
+    assert res.exit_code == EXIT_USAGE and "error: --agents c: 'c' matches no agent" in res.output
+    assert "agents=" not in res.output  # the flag, not the Python keyword
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "a,,b"])
+    assert res.exit_code == EXIT_USAGE and "error: --agents a,,b: empty entry" in res.output
     lines = trials.read_text().splitlines()
     trials.write_text("\n".join(lines[:-1]) + "\n")  # b / t2 / trial 2 never written
     res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "100"])
