@@ -102,6 +102,13 @@ def test_simulate_never_overwrites_without_force(tmp_path, monkeypatch):
     assert default.read_bytes() == before
     res = runner.invoke(app, ["simulate", "--n-tasks", "3", "--n-trials", "2", "--force"])
     assert res.exit_code == 0 and len(default.read_text().splitlines()) == 3 * 3 * 2
+    # the message names the option of the file that exists: --truth for the truth table
+    truth = tmp_path / "truth.csv"
+    truth.write_text("kept")
+    res = runner.invoke(app, ["simulate", "--out", str(tmp_path / "new.jsonl"), "--truth", str(truth)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == EXIT_USAGE and f"--truth {truth}: exists; pass --force to overwrite it, or --truth" in text
+    assert "--out" not in text and truth.read_text() == "kept" and not (tmp_path / "new.jsonl").exists()
 
 
 def test_simulate_default_is_not_the_shipped_example():

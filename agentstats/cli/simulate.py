@@ -36,9 +36,11 @@ def simulate(
 
     check_output_path(out_path, "--out", make_parents=True)
     check_output_path(truth, "--truth", make_parents=True)
-    for path in (out_path, truth):
+    for path, flag in ((out_path, "--out"), (truth, "--truth")):
         if path is not None and path.exists() and not force:
-            raise fail(FileExistsError(f"{path} exists; pass --force to overwrite it, or --out elsewhere"), EXIT_USAGE)
+            raise fail(
+                FileExistsError(f"{flag} {path}: exists; pass --force to overwrite it, or {flag} elsewhere"), EXIT_USAGE
+            )
     try:
         runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
     except ValueError as exc:
