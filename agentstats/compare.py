@@ -43,6 +43,7 @@ from agentstats.io.errors import Problem
 from agentstats.io.loaders import load_counts_any, load_trials
 from agentstats.io.tau_bench import agent_from_filename
 from agentstats.markup import md_text
+from agentstats.options import option_name, option_text
 from agentstats.schema import Trial
 
 __all__ = ["METRIC_COLUMNS", "Run", "RunComparison", "compare_runs", "resolve_run", "trial_metrics"]
@@ -90,9 +91,12 @@ def _single_agent(agents: Iterable[str], source: str) -> str | None:
     if len(names) > 1:
         shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
         raise ValueError(
-            f"{source} holds {len(names)} agents ({shown}); a run is one agent: pick one per run with --run-agents "
-            "A,B on the command line (run_options=[{'agents': 'A'}, {'agents': 'B'}] in Python), e.g. "
-            f"agentstats compare FILE FILE --run-agents {','.join(names[:2])}"
+            f"{source} holds {len(names)} agents ({shown}); a run is one agent: pick one per run with "
+            + option_text(
+                cli=f"--run-agents A,B, e.g. agentstats compare FILE FILE --run-agents {','.join(names[:2])}",
+                python=f"run_options=[{{'agents': 'A'}}, {{'agents': 'B'}}], e.g. "
+                f"compare_runs(path, path, run_options=[{{'agents': {names[0]!r}}}, {{'agents': {names[1]!r}}}])",
+            )
         )
     return names[0] if names else None
 
@@ -101,7 +105,9 @@ def _store_run(store: str | os.PathLike, run: str, options: dict[str, Any]) -> t
     """Read the run named ``run`` from the run store ``store``: its trials and a source label."""
     fmt = options.pop("format", "auto")
     if fmt not in ("auto", "duckdb"):
-        raise ValueError(f"run {run!r} comes from the run store {store}; format={fmt!r} does not apply to it")
+        raise ValueError(
+            f"run {run!r} comes from the run store {store}; {option_name('format', fmt)} does not apply to it"
+        )
     allowed = {"agents", "on_error"}
     unknown = sorted(set(options) - allowed)
     if unknown:

@@ -132,6 +132,22 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _and_list(items: list[str]) -> str:
+    """Join items as in a sentence: ``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _k_values_text(ks: list[int]) -> str:
+    """Write k values in prose: ``"k = 5"``, ``"k = 4 and 5"``, ``"k from 3 to 5"`` (a run of three or more).
+
+    Others as a list: ``"k = 2, 4 and 8"``.
+    """
+    ks = sorted(set(ks))
+    if len(ks) >= 3 and ks[-1] - ks[0] == len(ks) - 1:
+        return f"k from {ks[0]} to {ks[-1]}"
+    return f"k = {_and_list([str(k) for k in ks])}"
+
+
 #: Two estimates closer than this are tied (the unbiased estimators are ratios of small integers: a real difference
 #: is far larger).
 _TIE = 1e-9
@@ -213,11 +229,16 @@ def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> 
             d = diffs[o]
             why = d.text(label) if d is not None else f"no shared task with {k_lo}+ trials"
             shown.append(f"**{md_text(o)}** ({why})")
-        more = f" and {len(unsettled) - 3} more" if len(unsettled) > 3 else ""
+        if len(unsettled) > 3:
+            shown.append(f"{len(unsettled) - 3} more")
+        what = (
+            f"the paired difference between **{md_text(leader)}** and {shown[0]} is"
+            if len(shown) == 1
+            else f"the paired differences between **{md_text(leader)}** and each of {_and_list(shown)} are"
+        )
         lines.append(
-            f"- No agent is shown to be the best at k = {k_lo}: the paired difference between "
-            f"**{md_text(leader)}** and "
-            f"{', '.join(shown)}{more} is not clearly above 0, so these data do not settle which is better."
+            f"- No agent is shown to be the best at k = {k_lo}: {what} not clearly above 0, so these data do not "
+            "settle which is better."
         )
     settled = []
     for _, r in paired[paired["k"] == k_lo].iterrows():
@@ -363,8 +384,9 @@ def read_suite(
     if len(dropped):
         ks_d = sorted(int(k) for k in dropped["k"].unique())
         lines.append(
-            f"- For k in {ks_d}, some tasks had fewer than k recorded trials and are left out of those means, so "
-            "values at different k average different tasks (the table's `n < k` column; open markers in the plot)."
+            f"- For {_k_values_text(ks_d)}, some tasks had fewer than k recorded trials and are left out of those "
+            "means, so values at different k average different tasks (the table's `n < k` column; open markers in "
+            "the plot)."
         )
     if "n_tasks_excluded" in suite:
         per_agent = suite.groupby("agent", sort=False)["n_tasks_excluded"].max()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["option_name", "option_style"]
+__all__ = ["option_name", "option_style", "option_text"]
 
 Style = Literal["python", "cli"]
 
@@ -38,6 +38,15 @@ def option_name(name: str, value: str | None = None) -> str:
         flag = "--" + name.replace("_", "-")
         return flag if value is None else f"{flag} {value}"
     return f"{name}=" if value is None else f"{name}={value!r}"
+
+
+def option_text(*, cli: str, python: str) -> str:
+    """Return ``cli`` on the command line and ``python`` otherwise: advice that is not one option's name.
+
+    For a message whose advice differs in form, not only in spelling (``--run-agents A,B`` on the command line,
+    ``run_options=[{'agents': 'A'}, ...]`` in Python).
+    """
+    return cli if _STYLE.get() == "cli" else python
 
 
 @contextlib.contextmanager

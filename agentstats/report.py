@@ -52,6 +52,7 @@ __all__ = [
     "export_html",
     "packaged_template",
     "register_table_display",
+    "report_command",
     "report_parameters",
     "run_report",
     "safe_report_name",
@@ -287,6 +288,117 @@ def check_parameters(parameters: dict[str, Any], template: str | Path | None = N
         )
 
 
+#: The ``agentstats report`` defaults of the parameters :func:`report_command` writes only when they differ.
+_COMMAND_DEFAULTS: dict[str, Any] = {
+    "input_format": "auto", "seed": 0, "run_bayes": True, "bayes_model": "zoi_beta_binomial",
+    "population": "observed", "judge": "deterministic", "threshold": 0.7, "tool_threshold": 1.0,
+    "require_tools": False,
+}  # fmt: skip
+#: Loader options and their command-line flags (``on_error="skip"`` is ``--skip-bad``).
+_LOADER_FLAGS = {"agent": "--agent", "agent_col": "--agent-col", "task_col": "--task-col",
+                 "success_col": "--success-col", "agents": "--agents", "run": "--run"}  # fmt: skip
+
+
+def _k_spec(ks: list[int]) -> str:
+    """Write k values as ``--k`` reads them: ``"1..5"``, ``"1,2,4"``, ``"1..3,8"`` (runs of three or more as ranges).
+
+    Parameters
+    ----------
+    ks : list of int
+        Positive k values, in any order.
+
+    Returns
+    -------
+    str
+        The shortest ``--k`` text for them, runs of consecutive values written ``lo..hi``.
+    """
+    ks = sorted(set(int(k) for k in ks))
+    parts: list[str] = []
+    i = 0
+    while i < len(ks):
+        j = i
+        while j + 1 < len(ks) and ks[j + 1] == ks[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{ks[i]}..{ks[j]}")
+        else:
+            parts.extend(str(k) for k in ks[i : j + 1])
+        i = j + 1
+    return ",".join(parts)
+
+
+def report_command(parameters: dict[str, Any], k_values: list[int] | None = None) -> str:
+    """Write the ``agentstats report`` command that regenerates a report run with ``parameters``.
+
+    Options are written only when they differ from the command's defaults. Files are named by their base name (a
+    shared report does not show where it was made: no folders, nor ``--base-url``); an input that is not a file
+    path is ``INPUT``.
+
+    Parameters
+    ----------
+    parameters : dict
+        The report's parameters (those of the template's ``parameters`` cell).
+    k_values : list of int, optional
+        The k values the report used (default: ``parameters["k_values"]``; none given: ``--k`` is left out, so the
+        command picks them from the data as the report did).
+
+    Returns
+    -------
+    str
+        One shell command line, values quoted for a POSIX shell where needed.
+    """
+    import shlex
+
+    p = {**_COMMAND_DEFAULTS, **parameters}
+    path = p.get("input_path")
+    words = ["agentstats", "report", shlex.quote(Path(path).name) if isinstance(path, (str, os.PathLike)) else "INPUT"]
+
+    def opt(flag: str, value: Any) -> None:
+        words.extend([flag, shlex.quote(str(value))])
+
+    if p["input_format"] != "auto":
+        opt("--format", p["input_format"])
+    ks = k_values if k_values is not None else p.get("k_values")
+    if ks:
+        opt("--k", _k_spec(list(ks)))
+    loader = p.get("loader_options") or {}
+    for key, flag in _LOADER_FLAGS.items():
+        if loader.get(key) is not None:
+            value = loader[key]
+            opt(flag, value if isinstance(value, str) else ",".join(map(str, value)))
+    if loader.get("on_error") == "skip":
+        words.append("--skip-bad")
+    if p["seed"] != 0:
+        opt("--seed", p["seed"])
+    if not p["run_bayes"]:
+        words.append("--no-bayes")
+    else:
+        if p["bayes_model"] != _COMMAND_DEFAULTS["bayes_model"]:
+            opt("--bayes-model", p["bayes_model"])
+        if p["population"] != _COMMAND_DEFAULTS["population"]:
+            opt("--population", p["population"])
+        if p.get("draws") is not None:
+            opt("--draws", p["draws"])
+        if p.get("target_accept") is not None:
+            opt("--target-accept", p["target_accept"])
+    if p["judge"] != _COMMAND_DEFAULTS["judge"]:
+        opt("--judge", p["judge"])
+    if p.get("judge_model") is not None:
+        opt("--judge-model", p["judge_model"])
+    for key, flag in (("threshold", "--threshold"), ("tool_threshold", "--tool-threshold")):
+        if p[key] != _COMMAND_DEFAULTS[key]:
+            opt(flag, f"{p[key]:g}")
+    if p["require_tools"]:
+        words.append("--require-tools")
+    if p.get("judge_calibration") is not None:
+        opt("--judge-calibration", Path(str(p["judge_calibration"])).name)
+        if p.get("judge_metric") is not None:
+            opt("--judge-metric", p["judge_metric"])
+    if p.get("metrics") is not None:
+        opt("--metrics", p["metrics"])
+    return " ".join(words)
+
+
 def check_input(parameters: dict[str, Any]) -> Dataset | None:
     """Load the report's input as the notebook will (``agentstats.load`` with the same arguments).
 
@@ -319,6 +431,11 @@ def check_input(parameters: dict[str, Any]) -> Dataset | None:
             warnings.simplefilter("ignore", TrialLoadWarning)  # skipped records are listed in the report
             return load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
     except TrialLoadError as exc:
+        if not exc.skippable:  # --skip-bad cannot help (nothing left after skipping, a changed file, a wrong format)
+            listed = [f"  {one_line(p)}" for p in exc.problems[:20]]
+            if len(exc.problems) > 20:
+                listed.append(f"  ... and {len(exc.problems) - 20} more")
+            raise ReportInputError("\n".join([f"{exc.head}:", *listed, *([exc.hint] if exc.hint else [])])) from exc
         n = len(exc.problems)
         more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
         rest = [f"  {one_line(p)}" for p in exc.problems[1:20]]

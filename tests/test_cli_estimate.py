@@ -93,3 +93,27 @@ def test_paired_table_and_json(tmp_path):
     res = runner.invoke(app, ["estimate", str(path), "--paired", "--n-boot", "500"])
     assert res.exit_code == 0, res.output
     assert "paired differences" in res.stdout and "+0.200" in res.stdout and "0.0312" in res.stdout
+
+
+def test_table_says_which_intervals_and_counts_tasks_in_words(tmp_path):
+    """One task: "the 1 task", "that task"; --n-boot 0: the title does not claim a bootstrap that was not done."""
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"agent": "A", "task_id": "t", "trial": i, "success": i == 0}) + "\n"
+                           for i in range(2)))
+    res = runner.invoke(app, ["estimate", str(one)])
+    text = " ".join(res.stdout.split())
+    assert res.exit_code == 0, res.output
+    assert "the 1 task in the input; n < k: share of that task with" in text and "1 tasks" not in text
+    path = _write_trials(tmp_path / "runs.jsonl")
+    res = runner.invoke(app, ["estimate", str(path), "--n-boot", "0", "--k", "1"])
+    text = " ".join(res.stdout.split())
+    assert res.exit_code == 0, res.output
+    assert "95% intervals (no bootstrap, --n-boot 0: Clopper-Pearson † only)" in text and "bootstrap)" not in text
+    assert "--n-boot 0: no bootstrap, so an interval is given only where" in text
+    res = runner.invoke(app, ["estimate", str(path), "--n-boot", "0", "--k", "1", "--paired"])
+    text = " ".join(res.stdout.split())
+    assert res.exit_code == 0, res.output
+    assert "(no bootstrap, --n-boot 0: Clopper-Pearson (MOVER) only)" in text and "resamples the shared" not in text
+    res = runner.invoke(app, ["estimate", str(path), "--n-boot", "200", "--k", "1"])
+    assert "95% intervals (task-cluster bootstrap)" in " ".join(res.stdout.split())
+    assert "the 12 tasks in the input; n < k: share of those 12 tasks" in " ".join(res.stdout.split())

@@ -78,7 +78,12 @@ def test_simulate_statuses(tmp_path, monkeypatch):
                            EXIT_USAGE)
     blocked = tmp_path / "file"
     blocked.write_text("")
-    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(blocked / "sub" / "x.jsonl")]), EXIT_FAILURE)
+    _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(blocked / "sub" / "x.jsonl")]), EXIT_USAGE)
+    import agentstats.io as io_mod
+
+    with monkeypatch.context() as m:  # a write that fails after the checks (disk full, say)
+        m.setattr(io_mod, "save_trials", _raise(OSError(28, "No space left on device")))
+        _assert_one_line_error(runner.invoke(app, ["simulate", "--out", str(tmp_path / "z.jsonl")]), EXIT_FAILURE)
     import agentstats.simulate as sim
 
     monkeypatch.setattr(sim, "simulate_trials", _raise(KeyboardInterrupt()))
@@ -97,6 +102,13 @@ def test_simulate_never_overwrites_without_force(tmp_path, monkeypatch):
     assert default.read_bytes() == before
     res = runner.invoke(app, ["simulate", "--n-tasks", "3", "--n-trials", "2", "--force"])
     assert res.exit_code == 0 and len(default.read_text().splitlines()) == 3 * 3 * 2
+    # the message names the option of the file that exists: --truth for the truth table
+    truth = tmp_path / "truth.csv"
+    truth.write_text("kept")
+    res = runner.invoke(app, ["simulate", "--out", str(tmp_path / "new.jsonl"), "--truth", str(truth)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == EXIT_USAGE and f"--truth {truth}: exists; pass --force to overwrite it, or --truth" in text
+    assert "--out" not in text and truth.read_text() == "kept" and not (tmp_path / "new.jsonl").exists()
 
 
 def test_simulate_default_is_not_the_shipped_example():
@@ -154,7 +166,10 @@ def test_estimate_agents_and_gaps(trials):
     assert {r["agent"] for r in json.loads(res.stdout)} == {"a"}
     assert "agents left out (--agents): b" in res.stderr
     res = runner.invoke(app, ["estimate", str(trials), "--agents", "c"])
-    assert res.exit_code == EXIT_USAGE and "'c' matches no agent" in res.output
+    assert res.exit_code == EXIT_USAGE and "error: --agents c: 'c' matches no agent" in res.output
+    assert "agents=" not in res.output  # the flag, not the Python keyword
+    res = runner.invoke(app, ["estimate", str(trials), "--agents", "a,,b"])
+    assert res.exit_code == EXIT_USAGE and "error: --agents a,,b: empty entry" in res.output
     lines = trials.read_text().splitlines()
     trials.write_text("\n".join(lines[:-1]) + "\n")  # b / t2 / trial 2 never written
     res = runner.invoke(app, ["estimate", str(trials), "--json", "--n-boot", "100"])
@@ -348,7 +363,66 @@ def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tm
     assert res.exit_code == EXIT_USAGE and "is 2" in res.output, res.output
 
 
+def test_skip_bad_that_leaves_no_record_exits_2_before_any_work(trials, tmp_path, monkeypatch):
+    """Every record bad under --skip-bad: one input error naming the file (exit 2); no notebook, no empty table."""
+    import agentstats.report as report_mod
+
+    ran = []
+    monkeypatch.setattr(report_mod, "run_report", lambda *a, **kw: ran.append(a))
+    bad = tmp_path / "badcounts.csv"
+    bad.write_text("agent,task_id,n,c\nA,t1,5,6\nA,t2,x,3\nA,t3,-1,0\n")
+    for args in (
+        ["estimate", str(bad)],
+        ["estimate", str(bad), "--paired"],
+        ["fit", str(bad)],
+        ["report", str(bad), "--no-bayes", "--out", str(tmp_path / "r")],
+        ["compare", str(bad), str(trials)],
+    ):
+        res = runner.invoke(app, [*args, "--skip-bad"])
+        text = " ".join(res.output.split())
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert "no usable records left after skipping 3 records" in text and "badcounts.csv" in text, args
+        assert "line 2, field 'c'" in text and "line 4, field 'n'" in text, args
+    assert ran == [] and not (tmp_path / "r").exists()
+
+
 # ---------------------------------------------------------------- options shared by commands
+
+
+def test_output_paths_that_cannot_be_written_exit_2_naming_the_option_before_any_work(trials, tmp_path):
+    """--out / --report / --to / --truth / --run-dir: a missing folder, a file for a folder (or the other way round)."""
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("x")
+    missing = tmp_path / "nonexist"
+    cfg = tmp_path / "gate.yaml"
+    cfg.write_text("metrics: {}\n")
+    cases = [  # (arguments, the option and path the message must name, what it says)
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--out", str(missing / "rec.json")],
+         f"--out {missing / 'rec.json'}", f"the folder {missing} does not exist"),
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--out", str(tmp_path)],
+         f"--out {tmp_path}", "is a folder; give a file name"),
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--report", str(a_file)],
+         f"--report {a_file}", "is a file; give a folder"),
+        (["score", str(trials), "--out", str(missing / "s.jsonl")],
+         f"--out {missing / 's.jsonl'}", f"the folder {missing} does not exist"),
+        (["report", str(trials), "--no-bayes", "--out", str(a_file)], f"--out {a_file}", "is a file; give a folder"),
+        (["report", str(trials), "--no-bayes", "--out", str(a_file / "sub")],
+         f"--out {a_file / 'sub'}", f"{a_file} is a file, not a folder"),
+        (["compare", str(trials), str(trials), "--report", str(a_file)], f"--report {a_file}", "is a file"),
+        (["loop", "-c", str(cfg), "--report", str(a_file)], f"--report {a_file}", "is a file"),
+        (["loop", "-c", str(cfg), "--run-dir", str(a_file)], f"--run-dir {a_file}", "is a file"),
+        (["simulate", "--out", str(tmp_path / "sim.jsonl"), "--truth", str(a_file / "t.csv")],
+         f"--truth {a_file / 't.csv'}", f"{a_file} is a file, not a folder"),
+        (["runs", "export", "r", "--store", str(tmp_path / "s.duckdb"), "--to", str(a_file / "r.jsonl")],
+         f"--to {a_file / 'r.jsonl'}", f"{a_file} is a file, not a folder"),
+    ]
+    for args, named, says in cases:
+        res = runner.invoke(app, args)
+        text = " ".join(res.output.split())
+        assert res.exit_code == EXIT_USAGE, (args, res.output)
+        assert named in text and says in text, (args, res.output)
+        assert ".tmp" not in text, args  # never the name of an internal temporary file
+    assert not missing.exists() and not (tmp_path / "sim.jsonl").exists()  # refused before any work
 
 
 def test_option_errors_name_the_flag_not_the_python_function(trials):

@@ -444,6 +444,42 @@ def test_skip_mode_returns_valid_records_and_lists_the_rest(tmp_path):
         load_trials(clean, on_error="ignore")
 
 
+@pytest.mark.parametrize("how", ["load_trials", "load_counts_any", "counts_table", "load_counts_any_table"])
+def test_skip_mode_that_leaves_nothing_is_an_error_listing_the_skipped_records(tmp_path, how):
+    """Every record bad: skipping them all leaves nothing to analyse, so the loader says so (not an empty result)."""
+    if how in ("load_trials", "load_counts_any"):
+        path = write_lines(tmp_path / "allbad.jsonl", [
+            jl({"agent": "a", "task_id": "t", "trial": -1, "success": True}),
+            "not json",
+            jl({"agent": "a", "task_id": "t", "trial": "x", "success": True}),
+        ])
+        lines = [1, 2, 3]
+    else:
+        path = tmp_path / "badcounts.csv"
+        path.write_text("agent,task_id,n,c\nA,t1,5,6\nA,t2,x,3\nA,t3,-1,0\n")
+        lines = [2, 3, 4]
+    load = {"load_trials": load_trials, "load_counts_any": load_counts_any, "counts_table": load_counts,
+            "load_counts_any_table": load_counts_any}[how]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrialLoadWarning)
+        with pytest.raises(TrialLoadError) as info:
+            load(path, on_error="skip")
+    exc = info.value
+    assert str(exc).startswith(f"{path}: no usable records left after skipping 3 records:")
+    assert [p.line for p in exc.problems] == lines and not exc.skippable
+    assert "--skip-bad" not in str(exc)  # skipping is what left nothing: no advice to skip
+    # one good record is enough to get a result back
+    if how in ("load_trials", "load_counts_any"):
+        with path.open("a") as fh:
+            fh.write(jl({"agent": "a", "task_id": "t", "trial": 0, "success": True}) + "\n")
+    else:
+        with path.open("a") as fh:
+            fh.write("A,t4,2,1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrialLoadWarning)
+        assert len(load(path, on_error="skip")) == 1
+
+
 def test_tau_bench_problems_name_record_and_raw_field(tmp_path):
     bad_call = tau_record(1, 0)
     bad_call["traj"][4]["tool_calls"][0]["function"].pop("name")

@@ -303,7 +303,7 @@ def test_agents_selection(tmp_path):
     ts = load_trials(path, agents="!human")
     assert {t.agent for t in ts} == {"gpt-4o", "gpt-3.5"} and ts.excluded_agents == ["human"]
     assert load_counts_any(path, agents="!human").attrs["excluded_agents"] == ["human"]
-    with pytest.raises(ValueError, match=r"'humans' matches no agent .*agents: gpt-3.5, gpt-4o, human"):
+    with pytest.raises(ValueError, match=r"^agents='!humans': 'humans' matches no agent .*gpt-3.5, gpt-4o, human"):
         load_trials(path, agents="!humans")
     with pytest.raises(ValueError, match="keeps no agent"):
         load_counts_any(path, agents="!*")

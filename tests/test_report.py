@@ -473,3 +473,49 @@ def test_bayesian_section_follows_the_report_k(tmp_path):
     table = next(t for t in texts if "share extrapolated" in t and "median" in t and "Posterior" not in t)
     ks_shown = {int(m) for m in re.findall(r"^\S*\s+(\d)\s+0\.\d{3}", table, flags=re.M)}
     assert ks_shown == {1, 3, 8}, table
+
+
+# ---- the command that regenerates a report
+
+
+def test_report_command_shows_the_reports_own_k_and_options_and_no_folder():
+    from agentstats.report import report_command
+
+    # defaults only: the file's name, no folder, no option; k given explicitly are written as --k reads them
+    assert report_command({"input_path": "/home/me/secret/runs.jsonl"}) == "agentstats report runs.jsonl"
+    assert report_command({"input_path": "/x/runs.jsonl"}, k_values=[1, 2, 3, 4, 5]) == (
+        "agentstats report runs.jsonl --k 1..5")
+    assert report_command({"input_path": "r.csv"}, k_values=[5, 1, 2]) == "agentstats report r.csv --k 1,2,5"
+    assert report_command({"input_path": "r.csv"}, k_values=[1, 2, 3, 8]) == "agentstats report r.csv --k 1..3,8"
+    cmd = report_command(
+        {"input_path": "/data/my runs.jsonl", "loader_options": {"on_error": "skip", "agents": "!human"},
+         "run_bayes": True, "bayes_model": "beta_binomial", "population": "new", "draws": 500, "seed": 0,
+         "judge_calibration": "/private/cal.jsonl", "judge_metric": "answer_correctness"},
+        k_values=[1, 2, 3, 4],
+    )
+    assert cmd == ("agentstats report 'my runs.jsonl' --k 1..4 --agents '!human' --skip-bad "
+                   "--bayes-model beta_binomial --population new --draws 500 --judge-calibration cal.jsonl "
+                   "--judge-metric answer_correctness")
+    # --no-bayes drops the Bayesian options (they do not apply); a non-path input is a placeholder
+    assert report_command({"input_path": None, "run_bayes": False, "draws": 500}, k_values=[2]) == (
+        "agentstats report INPUT --k 2 --no-bayes")
+
+
+def test_template_writes_the_regenerate_line_from_the_reports_own_values():
+    text = default_notebook().read_text(encoding="utf-8")
+    assert "agentstats report INPUT --k 1..4" not in text  # no fixed command in every report
+    assert "report_command(" in text and "k_values=ks" in text
+
+
+@pytest.mark.slow
+def test_real_report_says_the_command_that_regenerates_it(tmp_path):
+    src = tmp_path / "runs.jsonl"
+    rows = [{"agent": a, "task_id": f"t{t}", "trial": i, "success": (t + i) % 3 != 0}
+            for a in ("A", "B") for t in range(6) for i in range(3)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{not json\n")
+    res = runner.invoke(app, ["report", str(src), "--out", str(tmp_path / "o"), "--no-bayes", "--skip-bad",
+                              "--k", "1..3"])
+    assert res.exit_code == 0, res.output
+    text = " ".join("".join(parse((tmp_path / "o" / "runs.html").read_text()).text).split())
+    assert "Regenerate with agentstats report runs.jsonl --k 1..3 --skip-bad --no-bayes (add" in text
+    assert str(tmp_path) not in text

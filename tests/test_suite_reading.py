@@ -161,3 +161,35 @@ def test_reading_names_pairs_separated_at_larger_k():
     assert "pass^2: **A** above **B** (+0.50, 95% paired interval [" in text
     # only k = 1 given: nothing said about larger k
     assert "At larger k" not in read_suite(suite, paired=paired[paired.k == 1])
+
+
+def test_unsettled_pairs_read_as_one_grammatical_sentence():
+    # one unsettled rival: singular; B and C both within noise of A: "each of B (...) and C (...) are"
+    counts = _one_trial({"A": set(range(20)), "B": set(range(1, 20)) | {30}, "C": set(range(3))}, 40)
+    one = read_suite(suite_pass_k(counts, n_boot=1000), paired=paired_pass_k_table(counts, n_boot=1000))
+    assert "the paired difference between **A** and **B** (" in one
+    assert ") is not clearly above 0, so these data do not settle which is better." in one
+    counts = _one_trial({"A": set(range(20)), "B": set(range(1, 21)), "C": set(range(2, 21)) | {35}}, 40)
+    two = read_suite(suite_pass_k(counts, n_boot=1000), paired=paired_pass_k_table(counts, n_boot=1000))
+    leader = two.split("paired differences between **")[1].split("**")[0]
+    rivals = sorted({"A", "B", "C"} - {leader})
+    assert f"the paired differences between **{leader}** and each of **{rivals[0]}** (" in two
+    assert f") and **{rivals[1]}** (" in two and ") are not clearly above 0" in two
+    assert "), **" not in two  # no bare comma list of pairs
+
+
+def test_tasks_left_out_at_some_k_are_named_in_prose_not_as_a_python_list():
+    def counts_with(n_short: int) -> pd.DataFrame:
+        # tasks t00-t09 with 6 trials, t10-t11 with n_short trials
+        rows = [("A", f"t{i:02d}", 6 if i < 10 else n_short, 3 if i < 10 else 1) for i in range(12)]
+        return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+
+    for n_short, ks, said in (
+        (4, [1, 5], "For k = 5, some tasks"),  # dropped at k = 5 only
+        (3, [1, 4, 5], "For k = 4 and 5, some tasks"),
+        (2, [1, 3, 4, 5], "For k from 3 to 5, some tasks"),
+        (1, [1, 2, 4, 6], "For k = 2, 4 and 6, some tasks"),
+    ):
+        text = read_suite(suite_pass_k(counts_with(n_short), k=ks, n_boot=0))
+        assert said in text, (ks, text)
+        assert "[" not in text.split("some tasks had fewer")[0].split("For k")[-1]

@@ -39,6 +39,7 @@ __all__ = [
     "RunOpt",
     "check_interval_options",
     "check_k",
+    "check_output_path",
     "clean",
     "command",
     "console",
@@ -271,6 +272,53 @@ def check_interval_options(*, n_boot: int | None = None, ci_prob: float | None =
         )
     if ci_prob is not None and not 0.0 < ci_prob < 1.0:
         raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), EXIT_USAGE)
+
+
+def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False) -> None:
+    """Refuse an output path the command could not write to, naming the option (exit status 2), before any work.
+
+    Parameters
+    ----------
+    path : Path or None
+        The path given (``None``: option not given, nothing to check).
+    flag : str
+        The option, e.g. ``"--out"``.
+    folder : bool
+        ``True``: a folder the command creates when missing (with the folders above it); refused when it is a
+        file, or when the nearest folder above it that exists is a file or not writable.
+    make_parents : bool
+        A file whose missing folders the command creates (``simulate --out``); otherwise a file in a folder that
+        does not exist is refused.
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 and one line: a file given as a folder or the other way round, a missing folder, a folder
+        that cannot be written to.
+    """
+    if path is None:
+        return
+
+    def refuse(why: str) -> typer.Exit:
+        return fail(typer.BadParameter(f"{flag} {path}: {why}"), EXIT_USAGE)
+
+    if folder:
+        if path.exists() and not path.is_dir():
+            raise refuse("is a file; give a folder (it is created when missing)")
+        target = path
+    else:
+        if path.is_dir():
+            raise refuse("is a folder; give a file name")
+        target = path.parent
+        if not target.exists() and not make_parents:
+            raise refuse(f"the folder {target} does not exist; create it first, or give a path in an existing folder")
+    anchor = target
+    while not anchor.exists() and anchor != anchor.parent:  # the nearest existing folder above (mkdir starts there)
+        anchor = anchor.parent
+    if not anchor.is_dir():
+        raise refuse(f"{anchor} is a file, not a folder")
+    if not os.access(anchor, os.W_OK | os.X_OK):
+        raise refuse(f"cannot write in the folder {anchor} (permission denied)")
 
 
 def loader_opts(

@@ -26,6 +26,7 @@ from agentstats.cli.common import (
     SuccessColOpt,
     TaskColOpt,
     check_interval_options,
+    check_output_path,
     console,
     fail,
     out,
@@ -107,6 +108,7 @@ def compare(
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
     check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
+    check_output_path(report_dir, "--report", folder=True)
     if mlflow_uri is not None:
         from agentstats.tracking import mlflow_module
 

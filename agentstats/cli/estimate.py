@@ -89,13 +89,13 @@ def estimate(
     # the file's name; for a run store, "store.duckdb:run" (the run read, also when it was the only one)
     label = Path(str(counts.attrs.get("source") or input)).name
     if paired:
-        _print_paired(table, label, as_json)
+        _print_paired(table, label, as_json, n_boot)
         return
     if as_json:
         records = [{c: _jsonable(row[c]) for c in JSON_KEYS} for _, row in table.iterrows()]
         out.print_json(json.dumps(records))
         return
-    _print_suite(table, label, ci_prob)
+    _print_suite(table, label, ci_prob, n_boot)
 
 
 def _jsonable(v: Any) -> Any:
@@ -130,11 +130,18 @@ def _val(x: float) -> str:
     return "n/a" if x != x else f"{x:.3f}"
 
 
-def _print_suite(table: Any, label: str, ci_prob: float) -> None:
+def _interval_method(n_boot: int, bootstrap: str) -> str:
+    """Name the table's intervals: ``bootstrap`` (the resampling done), or none with ``--n-boot 0``."""
+    return bootstrap if n_boot > 0 else f"no bootstrap, --n-boot 0: Clopper-Pearson {BOUNDARY_MARK} only"
+
+
+def _print_suite(table: Any, label: str, ci_prob: float, n_boot: int) -> None:
+    from agentstats.counts import plural
     from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
 
     pct = _pct(ci_prob)
-    t = Table(title=f"{escape(label)}: unbiased estimators, {pct} intervals (task-cluster bootstrap)")
+    method = _interval_method(n_boot, "task-cluster bootstrap")
+    t = Table(title=f"{escape(label)}: unbiased estimators, {pct} intervals ({method})")
     for c in ["agent", "k", "tasks", "n < k", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
         t.add_column(c, justify="left" if c == "agent" else "right")
     any_under = any_boundary = False
@@ -156,11 +163,17 @@ def _print_suite(table: Any, label: str, ci_prob: float) -> None:
         )
     out.print(t)
     n_suite = int(table["n_tasks_suite"].iloc[0]) if len(table) else 0
+    those = "that task" if n_suite == 1 else f"those {plural(n_suite, 'task')}"
     notes = [
-        f"tasks: tasks behind the value / the {n_suite} tasks in the input; n < k: share of those {n_suite} tasks "
+        f"tasks: tasks behind the value / the {plural(n_suite, 'task')} in the input; n < k: share of {those} "
         "with fewer than k usable trials of the agent (none counts as 0), which drop out at that k (values at "
         "different k can average different tasks; `agentstats fit` extrapolates to them; JSON key `extrapolated`)."
     ]
+    if n_boot == 0:
+        notes.append(
+            f"--n-boot 0: no bootstrap, so an interval is given only where the Clopper-Pearson one applies "
+            f"({BOUNDARY_MARK}, near 0 or 1); n/a elsewhere."
+        )
     if any_under:
         notes.append(f"{UNDER_HALF_MARK} rests on under half of the tasks: read with care.")
     if any_boundary:
@@ -185,7 +198,7 @@ def _print_suite(table: Any, label: str, ci_prob: float) -> None:
         )  # fmt: skip
 
 
-def _print_paired(table: Any, label: str, as_json: bool) -> None:
+def _print_paired(table: Any, label: str, as_json: bool, n_boot: int) -> None:
     if as_json:
         records = [{c: _jsonable(row[c]) for c in table.columns} for _, row in table.iterrows()]
         out.print_json(json.dumps(records))
@@ -194,7 +207,9 @@ def _print_paired(table: Any, label: str, as_json: bool) -> None:
         out.print("fewer than two agents: nothing to compare")
         return
     pct = _pct(table["ci_prob"].iloc[0])
-    t = Table(title=f"{escape(label)}: paired differences (agent a - agent b) on shared tasks, {pct} intervals")
+    method = _interval_method(n_boot, "paired task-cluster bootstrap").replace(f" {BOUNDARY_MARK}", " (MOVER)")
+    t = Table(title=f"{escape(label)}: paired differences (agent a - agent b) on shared tasks, {pct} intervals "
+                    f"({method})")
     for c in ["agent a", "agent b", "k", "tasks", "pass@k diff", f"{pct} interval", "pass^k diff",
               f"{pct} interval", "McNemar p"]:  # fmt: skip
         t.add_column(c, justify="left" if c.startswith("agent") else "right")
@@ -212,10 +227,15 @@ def _print_paired(table: Any, label: str, as_json: bool) -> None:
             "" if p != p else f"{p:.3g}",
         )
     out.print(t)
-    out.print(
+    how = (
         "Each interval resamples the shared tasks of its pair (paired task-cluster bootstrap; near 0 or 1 the "
-        "MOVER combination of the two Clopper-Pearson intervals). An interval that excludes 0 separates the two "
-        "agents; overlapping separate intervals do not show that they are equal. McNemar p: exact test, k = 1 with "
-        "one trial per task.",
+        "MOVER combination of the two Clopper-Pearson intervals)."
+        if n_boot > 0
+        else "--n-boot 0: no bootstrap, so an interval is given only where either agent is near 0 or 1 (the MOVER "
+        "combination of the two Clopper-Pearson intervals); n/a elsewhere."
+    )
+    out.print(
+        f"{how} An interval that excludes 0 separates the two agents; overlapping separate intervals do not show "
+        "that they are equal. McNemar p: exact test, k = 1 with one trial per task.",
         highlight=False,
     )

@@ -20,7 +20,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_RETRY, EXIT_USAGE, console, fail, out
+from agentstats.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_RETRY,
+    EXIT_USAGE,
+    check_output_path,
+    console,
+    fail,
+    out,
+)
 
 #: Exit status of each decision.
 EXIT_OF = {"PASS": EXIT_OK, "FAIL": EXIT_FAILURE, "RETRY": EXIT_RETRY}
@@ -64,6 +73,8 @@ def gate(
                    EXIT_USAGE)
     if run is not None and store is None:
         raise fail(typer.BadParameter("--run needs --store: the run store holding the run"), EXIT_USAGE)
+    check_output_path(out_path, "--out")
+    check_output_path(report, "--report", folder=True)
     try:
         cfg = load_gate_config(config)
     except GateConfigError as exc:

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, console, fail, out
+from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, check_output_path, console, fail, out
 
 
 def loop(
@@ -57,6 +57,8 @@ def loop(
     from agentstats.optimize import EndpointError, LoopConfigError, LoopError, load_loop_config, optimize
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
+    check_output_path(run_dir, "--run-dir", folder=True)
+    check_output_path(report, "--report", folder=True)
     try:
         cfg = load_loop_config(config)
     except LoopConfigError as exc:

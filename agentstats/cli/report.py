@@ -29,6 +29,7 @@ from agentstats.cli.common import (
     ThresholdOpt,
     ToolThresholdOpt,
     check_k,
+    check_output_path,
     console,
     deprecated_alias,
     fail,
@@ -118,6 +119,7 @@ def report(
     model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "report")
     if not input.exists():
         raise fail(FileNotFoundError(f"{input}: no such file"), EXIT_USAGE)
+    check_output_path(out_dir, "--out", folder=True)
     params: dict[str, Any] = {
         "input_path": str(input.resolve()),
         "input_format": format,

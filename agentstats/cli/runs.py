@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, FormatOpt, SkipBadOpt, console, fail, out
+from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, FormatOpt, SkipBadOpt, check_output_path, console, fail, out
 
 __all__ = ["import_", "runs_app"]
 
@@ -108,6 +108,7 @@ def runs_export(
     """Export a run to Parquet or to JSONL trials (written atomically)."""
     from agentstats.store import StoreError
 
+    check_output_path(to, "--to", make_parents=True)
     if to.exists() and not force:
         raise fail(FileExistsError(f"{to} exists; pass --force to overwrite it"), EXIT_USAGE)
     name = to.name.lower()

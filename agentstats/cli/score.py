@@ -144,13 +144,14 @@ def score(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agentstats.cli.common import say_skipped
+    from agentstats.cli.common import check_output_path, say_skipped
     from agentstats.io import TrialLoadWarning, load_trials, save_trials
     from agentstats.scoring import JudgeConfigError, resolve_judge, score_trials
     from agentstats.scoring.summary import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring.tools import read_only_tools
 
     model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "score")
+    check_output_path(out_path, "--out")
     judge_kwargs: dict[str, Any] = {"concurrency": concurrency, "cache_dir": cache_dir} if judge == "openai" else {}
     try:
         the_judge = resolve_judge(judge, matcher, model=model, base_url=base_url, **judge_kwargs)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail
+from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_path, console, fail
 
 #: Where ``simulate`` writes by default: the working directory, never the shipped example data.
 DEFAULT_OUT = Path("simulated_trials.jsonl")
@@ -34,9 +34,13 @@ def simulate(
     from agentstats.io.atomic import atomic_write_text
     from agentstats.simulate import simulate_trials
 
-    for path in (out_path, truth):
+    check_output_path(out_path, "--out", make_parents=True)
+    check_output_path(truth, "--truth", make_parents=True)
+    for path, flag in ((out_path, "--out"), (truth, "--truth")):
         if path is not None and path.exists() and not force:
-            raise fail(FileExistsError(f"{path} exists; pass --force to overwrite it, or --out elsewhere"), EXIT_USAGE)
+            raise fail(
+                FileExistsError(f"{flag} {path}: exists; pass --force to overwrite it, or {flag} elsewhere"), EXIT_USAGE
+            )
     try:
         runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
     except ValueError as exc:
@@ -46,6 +50,7 @@ def simulate(
         save_trials(runs.trials, out_path)
         console.print(f"wrote {len(runs.trials):,} trials to {out_path}")
         if truth is not None:
+            truth.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(truth, runs.p.to_csv(float_format="%.6f"))
             console.print(f"wrote true success probabilities to {truth}")
     except OSError as exc:

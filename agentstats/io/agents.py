@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from agentstats.options import option_name
+
 __all__ = ["AgentSelection"]
 
 _MAX_LISTED = 20
@@ -61,7 +63,7 @@ class AgentSelection:
             name = item[1:].strip() if neg else item
             if not name:
                 raise ValueError(
-                    f"agents={text!r}: empty entry; give agent names or patterns separated by commas, "
+                    f"{option_name('agents', text)}: empty entry; give agent names or patterns separated by commas, "
                     "'!' before a name to exclude it (e.g. 'a,b' or '!human')"
                 )
             (exclude if neg else include).append(name)
@@ -80,11 +82,13 @@ class AgentSelection:
         if unmatched:
             listed = ", ".join(present[:_MAX_LISTED]) + (", ..." if len(present) > _MAX_LISTED else "")
             raise ValueError(
-                f"agents={self.spec!r}: {', '.join(map(repr, unmatched))} "
+                f"{option_name('agents', self.spec)}: {', '.join(map(repr, unmatched))} "
                 f"{'matches' if len(unmatched) == 1 else 'match'} no agent in {source} (agents: {listed})"
             )
         kept = {a for a in present if not self.include or any(fnmatchcase(a, p) for p in self.include)}
         kept = {a for a in kept if not any(fnmatchcase(a, p) for p in self.exclude)}
         if not kept:
-            raise ValueError(f"agents={self.spec!r} keeps no agent of {source} (agents: {', '.join(present)})")
+            raise ValueError(
+                f"{option_name('agents', self.spec)} keeps no agent of {source} (agents: {', '.join(present)})"
+            )
         return kept

@@ -78,15 +78,26 @@ class TrialLoadError(ValueError):
         Every problem found, in file order.
     source : str
         The file (or ``"<DataFrame>"``).
+    head : str
+        The message's first line, before the listed problems (default ``"N problems in SOURCE"``).
     """
 
-    def __init__(self, problems: list[Problem], source: str, *, skippable: bool = True, hint: str | None = None):
+    def __init__(
+        self,
+        problems: list[Problem],
+        source: str,
+        *,
+        skippable: bool = True,
+        hint: str | None = None,
+        head: str | None = None,
+    ):
         self.problems = list(problems)
         self.source = source
         self.skippable = skippable
         self.hint = hint
         n = len(self.problems)
-        head = f"{n} problem{'s' if n != 1 else ''} in {source}"
+        head = head if head is not None else f"{n} problem{'s' if n != 1 else ''} in {source}"
+        self.head = head
         # The same problem on many records (typically: a wrong --format, a column that no record has) is said
         # once with the count, not once per line.
         groups: dict[tuple, list[Problem]] = {}
@@ -150,8 +161,23 @@ class ProblemLog:
                 msg = f"{msg} (got {_short(err['input'])})"
             self.add(line, field, msg, unit)
 
-    def finish(self, n_records: int | None = None) -> list[Problem]:
-        """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode)."""
+    def finish(self, n_records: int | None = None, *, kept: int | None = None) -> list[Problem]:
+        """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode).
+
+        Parameters
+        ----------
+        n_records : int, optional
+            Records read (not used; kept for the callers that give it).
+        kept : int, optional
+            Records left after skipping the bad ones. ``0`` with problems raises in skip mode too: a skip that
+            leaves nothing would hand an empty result to the analysis, which then fails far from the cause.
+
+        Raises
+        ------
+        TrialLoadError
+            In raise mode, listing every problem; in skip mode when ``kept == 0``: "no usable records left after
+            skipping N records", listing them (``skippable=False``).
+        """
         if not self.problems:
             return []
         # in file order, whatever order the checks found them in (duplicates are found at the end)
@@ -159,6 +185,13 @@ class ProblemLog:
         if self.on_error == "raise":
             raise TrialLoadError(self.problems, self.source)
         n_bad = len(self.bad_records)
+        if kept == 0:
+            raise TrialLoadError(
+                self.problems,
+                self.source,
+                skippable=False,
+                head=f"{self.source}: no usable records left after skipping {n_bad} record{'s' if n_bad != 1 else ''}",
+            )
         warnings.warn(
             f"{self.source}: skipped {n_bad} record{'s' if n_bad != 1 else ''} with "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} "

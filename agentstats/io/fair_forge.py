@@ -295,7 +295,7 @@ def load_fair_forge(
 
     log = ProblemLog(_source(src), on_error, unit="record")
     trials = read_fair_forge(src, log, agent=agent, task_from=task_from)
-    skipped = log.finish()
+    skipped = log.finish(kept=len(trials))
     return TrialSet(trials, source=_source(src), format="fair_forge", skipped=skipped)
 
 
@@ -438,7 +438,7 @@ def load_fai_jsonl(
 
     log = ProblemLog(_source(path), on_error, unit="line")
     trials = read_fai_jsonl(path, log, agent=agent, require_answer=require_answer)
-    skipped = log.finish()
+    skipped = log.finish(kept=len(trials))
     return TrialSet(trials, source=_source(path), format="fai_jsonl", skipped=skipped)
 
 

@@ -304,7 +304,7 @@ class TrialTally:
                     if out[i] < 0:
                         self.n_unscored -= 1
                 keep &= ~dup
-        self.skipped = self.log.finish()
+        self.skipped = self.log.finish(kept=int(keep.sum()))
         if self.n_unscored:
             message = _unscored_message(self.n_unscored, self.unscored)
             if self.log.notes:

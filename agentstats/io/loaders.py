@@ -216,7 +216,8 @@ def load_trials(
         do not apply to the format, or an ``agents`` entry that matches no agent.
     TrialLoadError
         Also, whatever ``on_error``, for a file written by :func:`save_trials` that no longer matches its
-        manifest (truncated or changed; :mod:`agentstats.io.manifest`).
+        manifest (truncated or changed; :mod:`agentstats.io.manifest`); and with ``on_error="skip"`` when every
+        record has a problem ("no usable records left after skipping N records", listing them).
     FileNotFoundError
         When ``path`` does not exist.
     """
@@ -265,12 +266,12 @@ def load_trials(
                 trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
         else:  # pragma: no cover - normalize_format guards this
             raise ValueError(f"unsupported format {fmt!r}")
-        skipped = log.finish()
+        skipped = log.finish(kept=len(trials))
     except TrialLoadError as exc:
         guess = _other_format(path, fmt) if normalize_format(format) != "auto" else None
         if guess is None:
             raise
-        raise TrialLoadError(exc.problems, exc.source, skippable=False, hint=(
+        raise TrialLoadError(exc.problems, exc.source, skippable=False, head=exc.head, hint=(
             f"The content looks like the {guess!r} format, not {fmt!r}: give {option_name('format', guess)}, "
             "or let it be detected (auto).")) from None
     trials, excluded = _select(trials, selection, name)
@@ -381,7 +382,8 @@ def load_counts(
     Raises
     ------
     TrialLoadError
-        With ``on_error="raise"`` when any row has a problem (file, CSV line or row index, column).
+        With ``on_error="raise"`` when any row has a problem (file, CSV line or row index, column); with
+        ``on_error="skip"`` when every row has one (nothing left).
     ValueError
         When an ``agents`` entry matches no agent.
     """
@@ -397,7 +399,7 @@ def load_counts(
         c_col=c_col,
         n_missing_col=n_missing_col,
     )
-    skipped = log.finish()
+    skipped = log.finish(kept=len(out))
     excluded: set[str] = set()
     if selection is not None and len(out):
         present = set(out["agent"])
