@@ -128,6 +128,7 @@ def test_loop_cli_stops_on_pass_and_exits_0(tmp_path):
     assert record["best_iteration"] == 2 and len(record["iterations"]) == 2
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_budget_stop_never_exceeds_the_budget(tmp_path):
     cfg_path = make_world(tmp_path)
     # iteration 1 costs 80 answered calls (20 agent + 60 judge), the whole run 182: this budget ends it in between
@@ -361,6 +362,7 @@ def test_resume_refuses_other_settings(tmp_path):
     assert [s["iteration"] for s in more.iterations] == [1, 2, 3]
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_resume_keeps_the_logged_cost_and_requests_without_the_cache(tmp_path):
     """A run folder without its cache (data/example_loop ships none): the resume starts from the cost and the
     requests its log records and adds what it sends itself; the result, result.json and the log agree (they were

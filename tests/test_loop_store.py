@@ -207,6 +207,7 @@ def test_tool_call_settings_are_checked(tmp_path):
 
 
 # -- the run store ----------------------------------------------------------------------------------------------
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_iterations_and_baseline_in_the_store(tmp_path):
     store = tmp_path / "agentstats.duckdb"
     with ScriptedOpenAIServer(responder=judge) as srv:

@@ -111,6 +111,7 @@ def _assert_readability_equals_textstat(text):
         textstat.flesch_kincaid_grade(text), abs=1e-9), text
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_readability_matches_flesch_closed_form():
     # 6 words, 1 sentence, 6 syllables
     vals = {"output": "The cat sat on the mat."}
@@ -120,6 +121,7 @@ def test_readability_matches_flesch_closed_form():
         assert readability.reading_ease({"output": v}, {}).value is None
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_pii_pattern_recognizers_offline(monkeypatch, tmp_path):
     import tldextract.tldextract
 

@@ -70,10 +70,10 @@ def _cell_logp(model, point):
     return model.compile_logp(vars=[model["c"]], sum=False, jacobian=False, mode="FAST_COMPILE")(point)[0]
 
 
-# Each case compiles its own model (2-3 s): two run in the everyday suite, the other two with the slow tests.
+# Each case compiles its own model (2-3 s): one runs in the everyday suite, the other three with the slow tests.
 @pytest.mark.parametrize(("name", "complete"), [
     ("zoi_beta_binomial", True),
-    ("beta_binomial", False),
+    pytest.param("beta_binomial", False, marks=pytest.mark.slow),
     pytest.param("zoi_beta_binomial", False, marks=pytest.mark.slow),
     pytest.param("beta_binomial", True, marks=pytest.mark.slow),
 ], ids=["zoi_beta_binomial-complete_grid", "beta_binomial-gaps", "zoi_beta_binomial-gaps",

@@ -186,6 +186,7 @@ def test_all_pairs_table():
     assert agentstats.paired_pass_k_table is paired_pass_k_table and agentstats.paired_pass_k is paired_pass_k
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_paired_interval_coverage_by_simulation():
     # 120 simulated pairs of agents sharing task difficulty (logit-normal), 30 tasks x 1 trial; the true difference
     # in the task population's mean success probability comes from numerical integration

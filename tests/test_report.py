@@ -356,6 +356,7 @@ def _tiny_template(folder: Path, body: str, kernel: dict | None = None) -> Path:
     return path
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_real_run_names_the_kernel_that_ran_it(tmp_path):
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -368,6 +369,7 @@ def test_real_run_names_the_kernel_that_ran_it(tmp_path):
     assert nb.metadata["agentstats"]["status"] == "complete"
 
 
+@pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
 def test_real_failure_is_marked_and_keeps_nothing_half_written(tmp_path):
     template = _tiny_template(tmp_path, "raise ValueError('boom <b>')")
     with pytest.raises(ReportError, match=r"In \[\d+\]: ValueError: boom <b>"):
