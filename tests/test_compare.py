@@ -300,6 +300,9 @@ def test_store_run_refusals(tmp_path):
         compare_runs("prompt-v1", "prompt-v2", store=tmp_path / "missing.duckdb")
     with pytest.raises(ValueError, match="does not apply"):
         compare_runs("prompt-v1", "prompt-v2", store=store, format="jsonl")
+    with pytest.raises(ValueError, match=r"^agent_col= does not apply to a run of the run store .* \(only agents= "
+                                         r"and on_error=\)"):
+        compare_runs("prompt-v1", "prompt-v2", store=store, agent_col="who")
 
 
 def test_cli_compare_store_runs_json(tmp_path):
@@ -318,6 +321,9 @@ def test_cli_compare_store_runs_json(tmp_path):
         assert [r[key] for r in d["pass_k"]] == [r[key] for r in files["pass_k"]]
     res = runner.invoke(app, ["compare", "prompt-v1", "nope", "--store", str(store)])
     assert res.exit_code == 2 and "no run named 'nope'" in res.output
+    res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--agent-col", "who"])
+    assert res.exit_code == 2 and "--agent-col does not apply" in res.output and "(only --agents and --skip-bad)" in (
+        " ".join(res.output.split())), res.output
     res = runner.invoke(app, ["compare", "a", "b", "--store", str(tmp_path / "missing.duckdb")])
     assert res.exit_code == 2 and "no run store" in res.output
 
