@@ -418,8 +418,8 @@ def test_a_refused_resume_shows_where_two_long_prompts_differ():
     differ = _resume_differences(start, {"agent": {"prompt": new}}, data, new)
     # 24 characters before the difference, 60 in all, "..." where cut
     was, now = '"...' + "x" * 24 + "A" + "y" * 35 + '..."', '"...' + "x" * 24 + "B" + "y" * 35 + '..."'
-    assert differ == [f"agent.prompt: {was} in the run, {now} now (they differ from character 101)",
-                      f"the starting prompt differs ({was} in the run, {now} now (they differ from character 101))"]
+    # the config's prompt is the starting prompt: one line, not two
+    assert differ == [f"the starting prompt differs ({was} in the run, {now} now (they differ from character 101))"]
     # a difference near the end: the 60 characters before it
     start["prompt"] = "x" * 100 + "."
     (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "x" * 100 + "!")

@@ -410,6 +410,8 @@ def _resume_differences(start: Mapping[str, Any], settings: Mapping[str, Any], d
         old, new = _flat(logged), _flat(settings)
         for key in sorted(set(old) | set(new)):
             if old.get(key) != new.get(key):
+                if key == "agent.prompt" and old.get(key) == start.get("prompt") and new.get(key) == prompt:
+                    continue  # the starting prompt: named once, below
                 if key in old and key in new:
                     was, now, note = _both(old[key], new[key])
                 else:
