@@ -120,6 +120,7 @@ _API: dict[str, str] = {
     "end_run": "agentstats.capture",
     "node": "agentstats.capture",
     "trace_node": "agentstats.capture",
+    "current_run": "agentstats.capture",
     # simulation
     "simulate_trials": "agentstats.simulate",
     "true_suite_pass_k": "agentstats.simulate",

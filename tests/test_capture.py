@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -158,6 +159,60 @@ def test_results_and_exceptions_are_never_changed(tmp_path):
         nodes = st.frame("r", "node_invocations")
     assert list(nodes["error_type"].fillna("")) == ["", "ValueError", "", "ValueError"]
     assert nodes["error_message"].iloc[1] == "exact object"
+
+
+def test_iterators_are_handed_over_unread_and_inputs_are_recorded_as_given(tmp_path):
+    """A node returning a generator, a map or a file, or taking an iterator, gets it unread (the capture notes it
+    instead of serializing it); a node that changes its state is recorded with the state it was given."""
+    @agentstats.node("squares")
+    def squares(n):
+        return map(lambda i: i * i, range(n))
+
+    @agentstats.node
+    def gen(state):  # a generator function, decorated without parentheses
+        yield state["query"]
+        yield "done"
+
+    @agentstats.node("summer")
+    def summer(values):
+        return sum(values)
+
+    @agentstats.node("planner")
+    def planner(state):
+        state["query"] = "REWRITTEN"
+        state["history"] = ["step1"]
+        return state
+
+    @agentstats.node("lookup", kind="tool")
+    def lookup(state, city):
+        state["city"] = "changed"
+        return {"temp": 21}
+
+    @agentstats.node("app")
+    def app(state):
+        return lookup(state, "Paris")
+
+    with agentstats.run("it", store=tmp_path / "s.duckdb") as run:
+        assert list(squares(4)) == [0, 1, 4, 9]
+        assert list(gen({"task_id": "g", "query": "q"})) == ["q", "done"]
+        assert summer(iter([1, 2, 3])) == 6  # an iterator argument is not read before the node reads it
+        planner({"task_id": "p", "query": "original question", "expected_answer": "x"})
+        app({"task_id": "t", "query": "weather?", "city": "Rome"})
+    nodes = run.to_frame()
+    by = dict(zip(nodes["node"], zip(nodes["inputs"], nodes["outputs"], strict=True), strict=True))
+    assert by["squares"][1] == '"<map: not recorded (reading it would consume what the caller gets)>"'
+    assert "<generator: not recorded" in by["gen"][1]
+    assert "<list_iterator: not recorded" in by["summer"][0] and by["summer"][1] == "6"
+    assert json.loads(by["planner"][0]) == {"state": {"task_id": "p", "query": "original question",
+                                                      "expected_answer": "x"}}
+    assert json.loads(by["lookup"][0])["state"]["city"] == "Rome"  # as the tool got it
+    with RunStore(tmp_path / "s.duckdb", read_only=True) as st:
+        calls = st.frame("it", "tool_calls")
+    assert json.loads(calls["arguments"].iloc[0]) == {"state": {"task_id": "t", "query": "weather?", "city": "Rome"},
+                                                      "city": "Paris"}
+    assert agentstats.current_run is agentstats.capture.current_run  # reachable from the top level
+    with pytest.raises(TypeError, match="node name must be a string"):
+        agentstats.node(3)
 
 
 def test_async_nodes_in_concurrent_tasks_each_get_their_own_trial(tmp_path):

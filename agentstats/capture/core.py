@@ -44,7 +44,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,8 +87,26 @@ def _fallback(v: Any) -> Any:
     return repr(v)
 
 
+#: Values that reading would use up (generators, ``map``, files, other iterators): recorded by a note, never read.
+_ONE_PASS = (Iterator, AsyncIterator)
+
+
+def _unread(v: Any) -> str:
+    return f"<{type(v).__name__}: not recorded (reading it would consume what the caller gets)>"
+
+
 def _dumps(v: Any) -> str:
-    """JSON text of a captured value (pydantic's serializer: models, dataclasses, sets; anything else by ``repr``)."""
+    """JSON text of a captured value (pydantic's serializer: models, dataclasses, sets; anything else by ``repr``).
+
+    An iterator (a generator, ``map``, a file ...) is recorded as a note, not read: the serializer would iterate it
+    and hand the caller an exhausted one. Checked for the value itself and the values of a mapping (a node's
+    arguments by name, a state); an iterator nested deeper inside a state is read.
+    """
+    if isinstance(v, dict):
+        if any(isinstance(x, _ONE_PASS) for x in v.values()):
+            v = {k: _unread(x) if isinstance(x, _ONE_PASS) else x for k, x in v.items()}
+    elif isinstance(v, _ONE_PASS):
+        v = _unread(v)
     try:
         text = to_json(v, fallback=_fallback, inf_nan_mode="null").decode()
     except (PydanticSerializationError, ValueError, TypeError, RecursionError):  # circular or odd: its repr
@@ -261,8 +279,8 @@ class _TrialRec:
 class _Frame:
     """One node invocation in progress."""
 
-    __slots__ = ("cost", "in_tok", "inputs", "interaction", "invocation_id", "kind", "message_id", "model",
-                 "name", "out_tok", "parent", "run", "started", "t0", "trial")
+    __slots__ = ("cost", "in_tok", "inputs", "inputs_json", "interaction", "invocation_id", "kind", "message_id",
+                 "model", "name", "out_tok", "parent", "run", "started", "t0", "trial")
 
     def __init__(self, run: Run, name: str, kind: str, parent: _Frame | None):
         self.run, self.name, self.kind, self.parent = run, name, kind, parent
@@ -272,6 +290,7 @@ class _Frame:
         self.out_tok = 0
         self.cost: float | None = None
         self.inputs: Any = None
+        self.inputs_json = "null"  # the inputs as the node got them (written at entry: a node may change its state)
         self.trial: _TrialRec
         self.interaction: _MsgRec
         self.message_id: str | None = None
@@ -471,8 +490,10 @@ class Run:
             parent = None
         frame = _Frame(self, name, kind, parent)
         frame.inputs = inputs
+        frame.inputs_json = _dumps(inputs)
         if parent is not None:
             frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
+            frame.t0 = time.perf_counter()
             return frame
         if state is None:
             state = next((v for v in inputs.values() if type(v) is dict or isinstance(v, Mapping)), None)
@@ -491,6 +512,7 @@ class Run:
         with self._lock:
             trial.interactions.append(interaction)
         frame.trial, frame.interaction, frame.message_id = trial, interaction, interaction.id
+        frame.t0 = time.perf_counter()  # the node's own latency starts here, after this bookkeeping
         return frame
 
     def _exit(self, frame: _Frame, result: Any, exc: BaseException | None) -> None:
@@ -502,7 +524,7 @@ class Run:
             self._tool_result(frame, outputs, error_type)
         row = (self.run_id, frame.invocation_id, frame.parent.invocation_id if frame.parent is not None else None,
                trial.agent, trial.task_id, trial.trial, trial.conversation_id, frame.message_id, frame.name,
-               frame.started, latency, _dumps(frame.inputs), None if exc is not None else _dumps(outputs),
+               frame.started, latency, frame.inputs_json, None if exc is not None else _dumps(outputs),
                error_type, None if exc is None else str(exc)[:2000], frame.model,
                frame.in_tok if frame.model else None, frame.out_tok if frame.model else None, frame.cost)
         due = False
@@ -552,7 +574,8 @@ class Run:
             if call.name == frame.name and call.result is None:
                 call.result = json.loads(_dumps(result))
                 return
-        args = json.loads(_dumps({k: v for k, v in frame.inputs.items() if k != "self"}))
+        given = json.loads(frame.inputs_json)  # the arguments as the tool got them
+        args = {k: v for k, v in given.items() if k != "self"} if isinstance(given, dict) else given
         calls.append(ToolCall(name=frame.name, arguments=args, result=json.loads(_dumps(result))))
 
     def _observe_llm(self, response: Any) -> None:
@@ -1055,13 +1078,15 @@ def _bind(params: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     return inputs
 
 
-def node(name: str | None = None, *, metrics: Sequence[Any] = (), kind: str = "node") -> Callable[[Any], Any]:
+def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any] = (),
+         kind: str = "node") -> Callable[..., Any]:
     """Decorate a function (sync or async) as a node of the application: each call inside a run is recorded.
 
     Parameters
     ----------
     name : str, optional
-        Node name (default: the function's name).
+        Node name (default: the function's name). ``@agentstats.node`` without parentheses decorates the function
+        under its own name.
     metrics : sequence
         Metrics computed on this node's invocations at :func:`end_run` (:mod:`agentstats.capture.metrics`).
     kind : {"node", "tool"}
@@ -1074,12 +1099,16 @@ def node(name: str | None = None, *, metrics: Sequence[Any] = (), kind: str = "n
         The decorator. Outside a run the function is called directly; inside one, its result and exception are
         those of the function, unchanged.
     """
+    if callable(name):  # @agentstats.node without parentheses: the function itself came as the name
+        return node(None, metrics=metrics, kind=kind)(name)
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"node name must be a string, got {type(name).__name__}")
     if kind not in ("node", "tool"):
         raise ValueError(f"kind must be 'node' or 'tool', got {kind!r}")
     metric_list = [as_metric(m) for m in metrics]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        label: str = name if name is not None else str(getattr(fn, "__name__", "node"))
+        label: str = name if isinstance(name, str) else str(getattr(fn, "__name__", "node"))
         if metric_list:
             _NODE_METRICS[label] = metric_list
         try:
