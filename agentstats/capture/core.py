@@ -91,6 +91,14 @@ def _fallback(v: Any) -> Any:
 _ONE_PASS = (Iterator, AsyncIterator)
 
 
+#: Types that are never iterators: checked first, since an ``isinstance`` against the ABCs costs far more.
+_PLAIN = frozenset({dict, list, tuple, str, int, float, bool, type(None)})
+
+
+def _one_pass(v: Any) -> bool:
+    return type(v) not in _PLAIN and isinstance(v, _ONE_PASS)
+
+
 def _unread(v: Any) -> str:
     return f"<{type(v).__name__}: not recorded (reading it would consume what the caller gets)>"
 
@@ -103,9 +111,9 @@ def _dumps(v: Any) -> str:
     arguments by name, a state); an iterator nested deeper inside a state is read.
     """
     if isinstance(v, dict):
-        if any(isinstance(x, _ONE_PASS) for x in v.values()):
-            v = {k: _unread(x) if isinstance(x, _ONE_PASS) else x for k, x in v.items()}
-    elif isinstance(v, _ONE_PASS):
+        if any(_one_pass(x) for x in v.values()):
+            v = {k: _unread(x) if _one_pass(x) else x for k, x in v.items()}
+    elif _one_pass(v):
         v = _unread(v)
     try:
         text = to_json(v, fallback=_fallback, inf_nan_mode="null").decode()
