@@ -215,6 +215,29 @@ def test_iterators_are_handed_over_unread_and_inputs_are_recorded_as_given(tmp_p
         agentstats.node(3)
 
 
+def test_a_resumed_run_replaces_the_earlier_attempts_node_records_and_node_metrics(tmp_path):
+    store = tmp_path / "rr.duckdb"
+
+    @agentstats.node("rr_app", metrics=["exact_match"])  # node metrics are registered by node name: a name of its own
+    def app(state):
+        return state["ans"]
+
+    with agentstats.run("rr", store=store, metrics=["exact_match"]):
+        app({"task_id": "t0", "trial": 0, "query": "q", "expected_answer": "a", "ans": "wrong"})
+        app({"task_id": "t1", "trial": 0, "query": "q", "expected_answer": "a", "ans": "a"})
+    with agentstats.run("rr", store=store, metrics=["exact_match"], resume=True) as run2:
+        app({"task_id": "t0", "trial": 0, "query": "q", "expected_answer": "a", "ans": "a"})  # t0/0 again
+    res = run2.result()
+    node_row = res[(res["metric"] == "exact_match") & (res["level"] == "node")].iloc[0]
+    assert node_row["n"] == 2 and node_row["mean"] == 1.0  # was n 3, mean 0.667: the replaced attempt counted
+    frame = run2.to_frame()
+    assert sorted(zip(frame["task_id"], frame["outputs"], strict=True)) == [("t0", '"a"'), ("t1", '"a"')]
+    with RunStore(store, read_only=True) as st:
+        assert len(st.frame("rr", "trials")) == 2
+        m = st.frame("rr", "metric_results")
+    assert len(m[(m["level"] == "node") & (m["task_id"] == "t0")]) == 1
+
+
 def test_async_nodes_in_concurrent_tasks_each_get_their_own_trial(tmp_path):
     @agentstats.node("inner")
     async def inner(state):

@@ -409,6 +409,11 @@ class Run:
             ).fetchone()[0])
             # invocation ids: next() on a count is one C call, atomic under the GIL (no lock per call)
             self._invocations = itertools.count(last_invocation + 1)
+            #: Invocations below this id were written by an earlier attempt (before a resume).
+            self._first_invocation = last_invocation + 1
+            #: Trial keys stored before this Run object and started again by it: their earlier attempt's node
+            #: invocations are deleted at the next flush, as the trial's row is replaced.
+            self._replaced: set[tuple[str, int]] = set()
             self._next_trial = {
                 t: int(k) + 1 for t, k in con.execute(
                     "SELECT task_id, max(trial) FROM trials WHERE run_id = ? AND agent = ? GROUP BY task_id",
@@ -466,6 +471,8 @@ class Run:
             if rec is None or rec.conversation_id != cid:
                 rec = _TrialRec(self.agent, task_id, trial, cid)
                 self._keys[(task_id, trial)] = rec
+                if self._done.get((task_id, trial)) is False:  # stored before a resume: this attempt replaces it
+                    self._replaced.add((task_id, trial))
             if cid is not None:
                 self._open[cid] = rec
             expected_calls = field("expected_tool_calls")
@@ -656,20 +663,23 @@ class Run:
             rows, self._nodes = self._nodes, []
             pending, self._dirty = self._dirty, {}
             calls, self._calls_pending = self._calls_pending, False
+            replaced, self._replaced = self._replaced, set()
             try:
-                self._write(rows, list(pending.values()), calls)
+                self._write(rows, list(pending.values()), calls, replaced)
             except BaseException:
                 # the transaction rolled back: keep everything for the next flush (the end of the run at the latest)
                 self._nodes[:0] = rows
                 self._dirty = {**pending, **self._dirty}
                 self._calls_pending = self._calls_pending or calls
+                self._replaced |= replaced
                 raise
 
-    def _write(self, rows: list[tuple[Any, ...]], dirty: list[_TrialRec | TrialRow], calls: bool) -> None:
+    def _write(self, rows: list[tuple[Any, ...]], dirty: list[_TrialRec | TrialRow], calls: bool,
+               replaced: set[tuple[str, int]]) -> None:
         trials = [t if isinstance(t, tuple) else t.row() for t in dirty]
         calls = calls or any(t.has_calls() for t in dirty if isinstance(t, _TrialRec))
         self._last_flush = time.monotonic()
-        if not trials and not rows:
+        if not trials and not rows and not replaced:
             return
         columns: dict[str, Any] = {c: list(v) for c, v in zip(_NODE_COLUMNS, zip(*rows, strict=True), strict=True)
                                    } if rows else {}
@@ -680,6 +690,11 @@ class Run:
             micros = np.rint(np.asarray(columns["started_at"], dtype=np.float64) * 1e6).astype(np.int64)
             columns["started_at"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
         with self.store.transaction():
+            if replaced:  # the earlier attempt's node invocations go with its trial row (metrics are recomputed)
+                self.store.con.executemany(
+                    "DELETE FROM node_invocations WHERE run_id = ? AND agent = ? AND task_id = ? AND trial = ? "
+                    "AND invocation_id < ?",
+                    [[self.run_id, self.agent, t, k, self._first_invocation] for t, k in sorted(replaced)])
             self.store.append_rows("node_invocations", columns)
             self.store.replace_trials(self.run_id, trials, calls=calls)
 
