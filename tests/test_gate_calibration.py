@@ -85,6 +85,7 @@ def test_a_perfect_judge_reproduces_the_uncalibrated_gate(tmp_path):
     assert rec["metrics"]["relevance"]["tp"] == 4000 and len(rec["sha256"]) == 64
 
 
+@pytest.mark.slow  # 1.3-1.6 s; the README's test command stays under 2 minutes
 def test_a_noisy_judge_recovers_the_rogan_gladen_mean_and_widens_the_interval(tmp_path):
     # se ~ Beta(901, 101), sp ~ Beta(851, 151): means 0.8992 and 0.8493, from 1,000 + 1,000 calibration items
     calib = write_calibration(tmp_path / "calib.jsonl", "relevance", 900, 100, 850, 150)

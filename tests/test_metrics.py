@@ -414,6 +414,7 @@ def _pii_fast_path_equals_plain_path(n_texts, floors):
                 text, safety.DEFAULT_PII_ENTITIES, floor), (floor, text)
 
 
+@pytest.mark.slow  # 1.3-1.6 s; the README's test command stays under 2 minutes
 def test_pii_fast_path_equals_every_recognizer_at_the_default_and_phone_floors():
     """Skipped recognizers and regex pre-checks change no entity found, at min_score 0.5 (default) and 0.4."""
     _pii_fast_path_equals_plain_path(100, (0.4, 0.5))

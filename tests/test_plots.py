@@ -70,6 +70,7 @@ def _overlaps(boxes) -> int:
     return sum(a.overlaps(b) for a, b in itertools.pairwise(boxes))
 
 
+@pytest.mark.slow  # 1.3-1.6 s; the README's test command stays under 2 minutes
 def test_task_difficulty_keeps_83_long_labels_readable():
     """METR's 83 tasks: one readable, non-overlapping label per task; the axes use most of the figure."""
     fig = plots.plot_task_difficulty(_task_effects(83))
@@ -133,6 +134,7 @@ def test_tool_breakdown_na_label_is_horizontal_and_readable():
     assert na[0].get_fontsize() >= plt.rcParams["font.size"] * 0.8
 
 
+@pytest.mark.slow  # 1.3-1.6 s; the README's test command stays under 2 minutes
 def test_ppc_of_many_agents_wraps_into_rows_with_a_label_per_agent():
     """METR: 3 cell statistics + one flip share per agent (11) = 14 panels, three to a row, each titled in words."""
     rng = np.random.default_rng(2)
