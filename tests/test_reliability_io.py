@@ -448,3 +448,31 @@ def test_fast_counts_take_usage_and_risk_level(tmp_path):
         path = write(tmp_path / "v.jsonl", [*lines, jl(rec(trial=3, success=True, usage=odd))])
         assert jsonl_counts(path) is None
         assert int(load_counts_any(path).n.sum()) == 4
+
+
+def test_a_corrupt_file_is_not_offered_skip_bad_and_the_hint_names_the_callers_option(tmp_path):
+    """A problem of the whole file (truncated compression) has no record to skip: no --skip-bad advice; a record's
+    problem gets it, as on_error='skip' in Python and --skip-bad on the command line."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+    from agentstats.io import TrialLoadError, load_trials
+
+    rec = '{"agent": "a", "task_id": "t", "trial": %d, "success": %s}\n'
+    whole = gzip.compress("".join(rec % (i, "true") for i in range(2000)).encode())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TrialLoadError) as caught:
+        load_trials(cut, "jsonl")  # read (detection would refuse the file first, naming it as cut too)
+    assert "truncated compression" in str(caught.value) and "skip" not in str(caught.value)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(rec % (0, "true") + rec % (1, '"maybe"'))
+    with pytest.raises(TrialLoadError) as caught:
+        load_trials(bad)
+    assert str(caught.value).endswith("get a list of what was skipped: on_error='skip'.")
+    res = CliRunner().invoke(app, ["estimate", str(bad)])
+    assert res.exit_code == 2 and "get a list of what was skipped: --skip-bad." in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["estimate", str(cut), "--format", "jsonl"])
+    assert res.exit_code == 2 and "skip-bad" not in res.output

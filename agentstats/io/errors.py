@@ -14,6 +14,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Literal
 
+from agentstats.options import option_text
+
 __all__ = ["OnError", "Problem", "ProblemLog", "TrialLoadError", "TrialLoadWarning"]
 
 OnError = Literal["raise", "skip"]
@@ -115,8 +117,8 @@ class TrialLoadError(ValueError):
         if len(lines) > MAX_LISTED:
             lines = [*lines[:MAX_LISTED], f"  ... and more (all {n} in TrialLoadError.problems)"]
         if hint is None and skippable:
-            hint = ("Fix them, or skip the bad records and get a list of what was skipped: on_error='skip' in "
-                    "Python, --skip-bad on the command line.")
+            hint = ("Fix them, or skip the bad records and get a list of what was skipped: "
+                    f"{option_text(cli='--skip-bad', python='on_error=' + repr('skip'))}.")
         super().__init__("\n".join([head + ":", *lines, *([hint] if hint else [])]))
 
 
@@ -183,7 +185,9 @@ class ProblemLog:
         # in file order, whatever order the checks found them in (duplicates are found at the end)
         self.problems.sort(key=lambda p: -1 if p.line is None else p.line)
         if self.on_error == "raise":
-            raise TrialLoadError(self.problems, self.source)
+            # a problem of the whole file (unreadable, corrupt compression) is no record to skip
+            raise TrialLoadError(self.problems, self.source,
+                                 skippable=any(p.line is not None for p in self.problems))
         n_bad = len(self.bad_records)
         if kept == 0:
             raise TrialLoadError(
