@@ -286,8 +286,9 @@ def plan_power(
         difference ``true_diff`` on tasks like these; the between-task variance of ``p_A^k - p_B^k`` (shared task
         effect) over ``T`` tasks is added to the interval, as :func:`plan_interval_width` does. The simulated
         estimate itself is centred with the known hyperparameters (fixed, see the module docstring), so at
-        ``true_diff = 0`` this power falls below ``(1 - ci_prob) / 2`` (conservative: about 0.003-0.01 at 95 %
-        in the tests' designs) and a planned design errs on the side of more tasks.
+        ``true_diff = 0`` this power falls below ``(1 - ci_prob) / 2`` (conservative; checked in
+        ``tests/test_planning.py`` for a Beta-Binomial design of 400 tasks) and a planned design errs on the side
+        of more tasks.
     ci_prob : float
     n_sims : int
     random_seed : int

@@ -19,9 +19,9 @@ the numbers ...) finds something; plain pattern recognizers are matched here wit
 objects; the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the
 results remembered per run and the e-mail domain check per host. Phone numbers go through the same
 ``phonenumbers.PhoneNumberMatcher`` calls as Presidio's phone recognizer (eight regions), without the second parse
-of each match Presidio makes only for its explanation (:func:`_run_phone`); they cost about 1-2.5 ms per answer
-holding five digits in a row (or one of the 30 four-digit numbers phonenumbers accepts, see :data:`_PHONE_PROOF`;
-years skip it). IBANs go through Presidio's ``analyze``.
+of each match Presidio makes only for its explanation (:func:`_run_phone`); they cost about a millisecond
+(docs/benchmarks.md) per answer holding five digits in a row (or one of the 30 four-digit numbers phonenumbers
+accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go through Presidio's ``analyze``.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
