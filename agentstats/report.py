@@ -288,12 +288,10 @@ def check_parameters(parameters: dict[str, Any], template: str | Path | None = N
         )
 
 
-#: The ``agentstats report`` defaults of the parameters :func:`report_command` writes only when they differ.
-_COMMAND_DEFAULTS: dict[str, Any] = {
-    "input_format": "auto", "seed": 0, "run_bayes": True, "bayes_model": "zoi_beta_binomial",
-    "population": "observed", "judge": "deterministic", "threshold": 0.7, "tool_threshold": 1.0,
-    "require_tools": False,
-}  # fmt: skip
+#: Parameters :func:`report_command` writes only when they differ from the template's default (the one source of
+#: the defaults: ``agentstats report``'s options default to the same values, tests/test_report.py checks they agree).
+_DEFAULTED = ("input_format", "seed", "run_bayes", "bayes_model", "population", "judge", "threshold",
+              "tool_threshold", "require_tools")  # fmt: skip
 #: Loader options and their command-line flags (``on_error="skip"`` is ``--skip-bad``).
 _LOADER_FLAGS = {"agent": "--agent", "agent_col": "--agent-col", "task_col": "--task-col",
                  "success_col": "--success-col", "agents": "--agents", "run": "--run"}  # fmt: skip
@@ -327,36 +325,74 @@ def _k_spec(ks: list[int]) -> str:
     return ",".join(parts)
 
 
-def report_command(parameters: dict[str, Any], k_values: list[int] | None = None) -> str:
+def _template_defaults(template: str | Path | None, names: tuple[str, ...]) -> dict[str, Any]:
+    """Default values of ``names`` in the template's ``parameters`` cell (read with ``papermill.inspect_notebook``).
+
+    Raises
+    ------
+    ReportParameterError
+        When the template does not declare one of ``names``, or its default is not a Python literal.
+    """
+    import ast
+
+    template = template or default_notebook()
+    declared = report_parameters(template)
+    defaults = {}
+    for name in names:
+        if name not in declared:
+            raise ReportParameterError(f"{template}: the parameters cell does not declare {name}")
+        try:
+            defaults[name] = ast.literal_eval(declared[name]["default"])
+        except (ValueError, SyntaxError) as exc:
+            raise ReportParameterError(
+                f"{template}: parameters cell, {name} = {declared[name]['default']}: the default must be a Python "
+                "literal (a number, string, True, False or None)"
+            ) from exc
+    return defaults
+
+
+def report_command(parameters: dict[str, Any], k_values: list[int] | None = None,
+                   template: str | Path | None = None) -> str:
     """Write the ``agentstats report`` command that regenerates a report run with ``parameters``.
 
-    Options are written only when they differ from the command's defaults. Files are named by their base name (a
-    shared report does not show where it was made: no folders, nor ``--base-url``); an input that is not a file
-    path is ``INPUT``.
+    Options are written only when they differ from their defaults, which are read from the template's
+    ``parameters`` cell (``agentstats report`` defaults its options to the same values). Files are named by their
+    base name (a shared report does not show where it was made: no folders, nor ``--base-url``); an input that is
+    not a file path is ``INPUT``.
 
     Parameters
     ----------
     parameters : dict
-        The report's parameters (those of the template's ``parameters`` cell).
+        The report's parameters (those of the template's ``parameters`` cell); one left out has its default.
     k_values : list of int, optional
         The k values the report used (default: ``parameters["k_values"]``; none given: ``--k`` is left out, so the
         command picks them from the data as the report did).
+    template : str or pathlib.Path, optional
+        Notebook whose ``parameters`` cell holds the defaults; default :func:`default_notebook`, the template
+        ``agentstats report`` runs.
 
     Returns
     -------
     str
         One shell command line, values quoted for a POSIX shell where needed.
+
+    Raises
+    ------
+    ReportParameterError
+        When the template does not declare a parameter the command line is written from, or its default is not a
+        Python literal.
     """
     import shlex
 
-    p = {**_COMMAND_DEFAULTS, **parameters}
+    defaults = _template_defaults(template, _DEFAULTED)
+    p = {**defaults, **parameters}
     path = p.get("input_path")
     words = ["agentstats", "report", shlex.quote(Path(path).name) if isinstance(path, (str, os.PathLike)) else "INPUT"]
 
     def opt(flag: str, value: Any) -> None:
         words.extend([flag, shlex.quote(str(value))])
 
-    if p["input_format"] != "auto":
+    if p["input_format"] != defaults["input_format"]:
         opt("--format", p["input_format"])
     ks = k_values if k_values is not None else p.get("k_values")
     if ks:
@@ -368,27 +404,27 @@ def report_command(parameters: dict[str, Any], k_values: list[int] | None = None
             opt(flag, value if isinstance(value, str) else ",".join(map(str, value)))
     if loader.get("on_error") == "skip":
         words.append("--skip-bad")
-    if p["seed"] != 0:
+    if p["seed"] != defaults["seed"]:
         opt("--seed", p["seed"])
-    if not p["run_bayes"]:
-        words.append("--no-bayes")
-    else:
-        if p["bayes_model"] != _COMMAND_DEFAULTS["bayes_model"]:
+    if p["run_bayes"] != defaults["run_bayes"]:
+        words.append("--bayes" if p["run_bayes"] else "--no-bayes")
+    if p["run_bayes"]:  # the Bayesian options apply only with the Bayesian section
+        if p["bayes_model"] != defaults["bayes_model"]:
             opt("--bayes-model", p["bayes_model"])
-        if p["population"] != _COMMAND_DEFAULTS["population"]:
+        if p["population"] != defaults["population"]:
             opt("--population", p["population"])
         if p.get("draws") is not None:
             opt("--draws", p["draws"])
         if p.get("target_accept") is not None:
             opt("--target-accept", p["target_accept"])
-    if p["judge"] != _COMMAND_DEFAULTS["judge"]:
+    if p["judge"] != defaults["judge"]:
         opt("--judge", p["judge"])
     if p.get("judge_model") is not None:
         opt("--judge-model", p["judge_model"])
     for key, flag in (("threshold", "--threshold"), ("tool_threshold", "--tool-threshold")):
-        if p[key] != _COMMAND_DEFAULTS[key]:
+        if p[key] != defaults[key]:
             opt(flag, f"{p[key]:g}")
-    if p["require_tools"]:
+    if p["require_tools"] and not defaults["require_tools"]:  # the command line has --require-tools only
         words.append("--require-tools")
     if p.get("judge_calibration") is not None:
         opt("--judge-calibration", Path(str(p["judge_calibration"])).name)

@@ -503,6 +503,63 @@ def test_report_command_shows_the_reports_own_k_and_options_and_no_folder():
         "agentstats report INPUT --k 2 --no-bayes")
 
 
+def _template_with(tmp_path, replace: list[tuple[str, str]]) -> Path:
+    """A copy of the report template with each ``(old, new)`` text of its parameters cell replaced."""
+    nb = nbformat.read(str(default_notebook()), as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    for old, new in replace:
+        assert old in cell.source
+        cell.source = cell.source.replace(old, new)
+    path = tmp_path / "report.ipynb"
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_report_command_follows_the_templates_defaults(tmp_path):
+    from agentstats.report import report_command
+
+    # the template's defaults changed: the old default values are now options, the new ones are not
+    moved = _template_with(tmp_path, [
+        ("threshold = 0.7 ", "threshold = 0.8 "),
+        ('judge = "deterministic"', 'judge = "openai"'),
+        ('population = "observed"', 'population = "new"'),
+        ("seed = 0\n", "seed = 3\n"),
+        ("run_bayes = True", "run_bayes = False"),
+    ])
+    old = {"input_path": "r.jsonl", "threshold": 0.7, "judge": "deterministic", "seed": 0}
+    assert report_command(old, template=moved) == (
+        "agentstats report r.jsonl --seed 0 --judge deterministic --threshold 0.7")
+    new = {"input_path": "r.jsonl", "threshold": 0.8, "judge": "openai", "seed": 3, "run_bayes": False}
+    assert report_command(new, template=moved) == "agentstats report r.jsonl"
+    assert report_command({"input_path": "r.jsonl", "run_bayes": True, "population": "observed"},
+                          template=moved) == "agentstats report r.jsonl --bayes --population observed"
+    assert report_command(new) == (  # the shipped template's defaults are still 0.7, deterministic, 0, observed
+        "agentstats report r.jsonl --seed 3 --no-bayes --judge openai --threshold 0.8")
+
+
+def test_report_command_names_a_template_default_it_cannot_read(tmp_path):
+    from agentstats.report import report_command
+
+    bad = _template_with(tmp_path, [("threshold = 0.7 ", "threshold = 0.5 + 0.2 ")])
+    with pytest.raises(ReportParameterError,
+                       match=r"report\.ipynb: parameters cell, threshold = 0\.5 \+ 0\.2: .*literal"):
+        report_command({"input_path": "r.jsonl"}, template=bad)
+
+
+def test_cli_report_options_default_to_the_templates_values():
+    import ast
+    import inspect
+
+    from agentstats.cli.report import report as cli_report
+
+    # the template is the one source of report_command's defaults; the command's options must default the same
+    cli = {p.name: p.default for p in inspect.signature(cli_report).parameters.values()}
+    declared = papermill.inspect_notebook(str(default_notebook()))
+    cli_name = {"input_format": "format", "run_bayes": "bayes"}
+    for name in report_mod._DEFAULTED:
+        assert cli[cli_name.get(name, name)] == ast.literal_eval(declared[name]["default"]), name
+
+
 def test_template_writes_the_regenerate_line_from_the_reports_own_values():
     text = default_notebook().read_text(encoding="utf-8")
     assert "agentstats report INPUT --k 1..4" not in text  # no fixed command in every report
