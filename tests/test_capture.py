@@ -218,7 +218,7 @@ def test_iterators_are_handed_over_unread_and_inputs_are_recorded_as_given(tmp_p
 def test_a_resumed_run_replaces_the_earlier_attempts_node_records_and_node_metrics(tmp_path):
     store = tmp_path / "rr.duckdb"
 
-    @agentstats.node("rr_app", metrics=["exact_match"])  # node metrics are registered by node name: a name of its own
+    @agentstats.node("rr_app", metrics=["exact_match"])
     def app(state):
         return state["ans"]
 
@@ -330,6 +330,76 @@ def test_set_outcome_and_threads_see_the_run(tmp_path):
             t.join()
     trials = sorted(agentstats.load_trials(tmp_path / "s.duckdb"), key=lambda t: t.task_id)
     assert [t.success for t in trials] == [True, False, True, False]
+
+
+def _node_metrics(run) -> dict[str, tuple[int, float]]:
+    """The run's node-level results: metric -> (invocations scored, mean)."""
+    res = run.result()
+    rows = res[res["level"] == "node"]
+    return {m: (int(n), float(v)) for m, n, v in zip(rows["metric"], rows["n"], rows["mean"], strict=True)}
+
+
+def test_nodes_of_the_same_name_in_two_applications_keep_their_own_metrics(tmp_path):
+    store = tmp_path / "s.duckdb"
+    state = {"task_id": "t", "trial": 0, "query": "q", "expected_answer": "x z"}
+
+    @agentstats.node("retriever", metrics=["exact_match"])
+    def retrieve_a(state):
+        return "x z"
+
+    @agentstats.node("retriever", metrics=["token_f1"])  # decorated after: used to replace the metrics of a
+    def retrieve_b(state):
+        return "x y"
+
+    @agentstats.node("retriever")
+    def retrieve_c(state):
+        return "x z"
+
+    with agentstats.run("a", store=store) as run_a:
+        retrieve_a(state)
+    with agentstats.run("b", store=store) as run_b:
+        retrieve_b(state)
+    with agentstats.run("c", store=store) as run_c:
+        retrieve_c(state)
+        with agentstats.trace_node("retriever", inputs=state) as span:
+            span.set_output("x z")
+    assert _node_metrics(run_a) == {"exact_match": (1, 1.0)}
+    # "x y" against "x z": one of two tokens in common each way, F1 = 2 * 0.5 * 0.5 / (0.5 + 0.5) = 0.5
+    f1 = _node_metrics(run_b)
+    assert set(f1) == {"token_f1"} and f1["token_f1"][0] == 1 and f1["token_f1"][1] == pytest.approx(0.5)
+    assert _node_metrics(run_c) == {}  # no decorator called in this run asked for a metric
+    assert run_a.metric_result("exact_match", node="retriever")["value"].tolist() == [1.0]
+    with pytest.raises(KeyError, match="token_f1"):
+        run_a.metric_result("token_f1", node="retriever")
+
+
+def test_a_resumed_run_scores_its_earlier_node_records_with_a_live_decorators_metrics(tmp_path):
+    import gc
+
+    store = tmp_path / "s.duckdb"
+
+    def make(name):
+        @agentstats.node(name, metrics=["exact_match"])
+        def answer(state):
+            return state["ans"]
+
+        return answer
+
+    kept, dropped = make("kept_node"), make("dropped_node")
+    for run_name, fn in (("k", kept), ("d", dropped)):
+        r = agentstats.start_run(run_name, store=store)
+        fn({"task_id": "t", "trial": 0, "query": "q", "expected_answer": "a", "ans": "a"})
+        agentstats.end_run(r, status="interrupted")  # not scored: metrics are computed when a run completes
+    del dropped, fn
+    gc.collect()
+    # resumed and ended without calling its node: the records stored before are scored with the metrics of the
+    # decorator of that name in this process; a decorated function no longer alive gives none
+    with agentstats.run("k", store=store, resume=True) as run_k:
+        pass
+    with agentstats.run("d", store=store, resume=True) as run_d:
+        pass
+    assert _node_metrics(run_k) == {"exact_match": (1, 1.0)}
+    assert _node_metrics(run_d) == {}
 
 
 def test_a_taken_name_is_refused_unless_resumed_or_replaced(tmp_path):

@@ -44,6 +44,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -63,8 +64,11 @@ _RUN: contextvars.ContextVar[Run | None] = contextvars.ContextVar("agentstats_ru
 _FRAME: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar("agentstats_node", default=None)
 #: Runs started in this process and not ended, most recent last (seen by threads and other notebook cells).
 _ACTIVE: list[Run] = []
-#: Metrics attached to nodes by the decorator: node name -> metrics.
-_NODE_METRICS: dict[str, list[Metric]] = {}
+#: Metrics attached to nodes by the decorator, per decorated function (held weakly: a function no longer alive leaves
+#: it): the function -> (node name, metrics). A run scores the nodes called in it with the metrics of the decorators
+#: it called (``Run._node_metrics``); this registry only gives the metrics of a node name the run did not call, for
+#: its records from before a resume (the newest decorator of that name still alive).
+_NODE_METRICS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, list[Metric]]] = weakref.WeakKeyDictionary()
 #: Longest text kept for one captured input or output (characters of its JSON); longer ones are cut and marked.
 MAX_JSON = 100_000
 
@@ -379,6 +383,8 @@ class Run:
         self.path = self.store.path
         self._lock = threading.RLock()
         self._nodes: list[tuple[Any, ...]] = []
+        #: Node name -> metrics of the decorators called under that name in this run (empty: called, no metrics).
+        self._node_metrics: dict[str, Sequence[Metric]] = {}
         # Trials to write, by key: a record still open (a conversation), or the stored row of a closed one. A trial
         # without a conversation id closes when its outermost call returns and is kept only as its row (a tuple of
         # strings and numbers, which the cyclic GC stops tracking), so that a long run keeps no per-trial objects
@@ -499,7 +505,26 @@ class Run:
         self._keys[key] = rec
         return rec
 
-    def _enter(self, name: str, kind: str, inputs: dict[str, Any], state: Any = None) -> _Frame:
+    def _use_metrics(self, name: str, metrics: Sequence[Metric]) -> None:
+        """Note that node ``name`` was called in this run, by a decorator with ``metrics`` (empty: none)."""
+        known = self._node_metrics.get(name)
+        if known is metrics or (known is not None and not metrics):
+            return
+        with self._lock:
+            known = self._node_metrics.get(name)
+            if not known:
+                self._node_metrics[name] = metrics
+                return
+            # another decorator of the same name in this run: the store tells its invocations apart by name only,
+            # so the node is scored with the metrics of both (a metric name once, the first decorator's)
+            names = {m.name for m in known}
+            new = [m for m in metrics if m.name not in names]
+            if new:
+                self._node_metrics[name] = [*known, *new]
+
+    def _enter(self, name: str, kind: str, inputs: dict[str, Any], state: Any = None,
+               metrics: Sequence[Metric] = ()) -> _Frame:
+        self._use_metrics(name, metrics)
         parent = _FRAME.get()
         if parent is not None and parent.run is not self:
             parent = None
@@ -731,7 +756,11 @@ class Run:
     def score(self) -> None:
         """Compute the node and application metrics from the stored records (replacing earlier results)."""
         con = self.store.con
-        if not self.metrics and not any(_NODE_METRICS.values()):
+        node_metrics = {n: ms for n, ms in self._node_metrics.items() if ms}
+        for n, ms in list(_NODE_METRICS.values()):  # newest last: the newest decorator of a name not called
+            if n not in self._node_metrics:
+                node_metrics[n] = ms
+        if not self.metrics and not node_metrics:
             return
         rows: dict[str, list[Any]] = {c: [] for c in (
             "run_id", "metric", "level", "node", "agent", "task_id", "trial", "conversation_id", "message_id",
@@ -740,7 +769,7 @@ class Run:
             "run_id", "metric", "invocation_id", "agent", "task_id", "trial", "judge", "prompt_version", "verdict",
             "score", "cost_usd")}
         judged: list[tuple[Any, ...]] = []
-        nodes = [n for n in _NODE_METRICS if _NODE_METRICS[n]]
+        nodes = list(node_metrics)
         if nodes:
             inv = con.execute(
                 f"""SELECT invocation_id, node, agent, task_id, trial, conversation_id, message_id, inputs, outputs
@@ -751,7 +780,7 @@ class Run:
             for iid, nname, agent, task, k, cid, mid, inputs, outputs in inv:
                 ins = json.loads(inputs) if inputs else {}
                 answer = _answer_text(json.loads(outputs) if outputs else None, self.fields["answer"])
-                for m in _NODE_METRICS[nname]:
+                for m in node_metrics[nname]:
                     expected = _find_expected(ins, m.expected_field)
                     key = ("node", nname, agent, task, k, cid, mid, iid)
                     if m.name == TOOL_METRIC:
@@ -1111,7 +1140,8 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
         Node name (default: the function's name). ``@agentstats.node`` without parentheses decorates the function
         under its own name.
     metrics : sequence
-        Metrics computed on this node's invocations at :func:`end_run` (:mod:`agentstats.capture.metrics`).
+        Metrics computed on this node's invocations at :func:`end_run` (:mod:`agentstats.capture.metrics`), in a
+        run that calls this function: another function decorated with the same node name does not get them.
     kind : {"node", "tool"}
         ``"tool"`` also records each call as a tool call of the current message (name, arguments, result), so the
         tool-call scorer can grade it.
@@ -1132,8 +1162,6 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         label: str = name if isinstance(name, str) else str(getattr(fn, "__name__", "node"))
-        if metric_list:
-            _NODE_METRICS[label] = metric_list
         try:
             params = tuple(p.name for p in inspect.signature(fn).parameters.values()
                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
@@ -1146,7 +1174,7 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
                 r = current_run()
                 if r is None or r.status != "running":
                     return await fn(*args, **kwargs)
-                frame = r._enter(label, kind, _bind(params, args, kwargs))
+                frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list)
                 token = _FRAME.set(frame)
                 try:
                     result = await fn(*args, **kwargs)
@@ -1158,6 +1186,8 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
                 r._exit(frame, result, None)
                 return result
 
+            if metric_list:
+                _NODE_METRICS[awrapper] = (label, metric_list)
             return awrapper
 
         @functools.wraps(fn)
@@ -1165,7 +1195,7 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
             r = current_run()
             if r is None or r.status != "running":
                 return fn(*args, **kwargs)
-            frame = r._enter(label, kind, _bind(params, args, kwargs))
+            frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list)
             token = _FRAME.set(frame)
             try:
                 result = fn(*args, **kwargs)
@@ -1177,6 +1207,8 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Any]
             r._exit(frame, result, None)
             return result
 
+        if metric_list:
+            _NODE_METRICS[wrapper] = (label, metric_list)
         return wrapper
 
     return decorate
