@@ -223,6 +223,7 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     assert not repeated(second)
     assert result.stop_reason == "no_improvement" and result.best_iteration == 2
     assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST, rel=1e-9)
+    assert result.n_requests == kill_at + len(second)  # the killed step's 30 judge requests too (it logged none)
     steps = [x["step"] for x in _log(run_dir)]
     assert steps.count("generation") == 3 and steps.count("resume") == 1
     # the run store: the baseline and each of the 3 iterations once (iteration 1 replayed, not rewritten)
@@ -392,6 +393,47 @@ def test_resume_keeps_the_logged_cost_and_requests_without_the_cache(tmp_path):
     assert log[-1]["cost_usd_so_far"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
 
 
+def test_requests_of_a_step_cut_short_are_counted_after_the_resume(tmp_path, monkeypatch):
+    """A Ctrl-C in the middle of iteration 1's evaluation (after the 30th judge reply, before it is cached): the
+    resumed run's totals are the server's request count x the price, though the step that was cut short logged
+    nothing and one of its replies never reached the cache (it was counted only from the last logged step)."""
+    from agentstats.scoring.judge.cache import JudgeCache
+
+    cfg_path = make_world(tmp_path, n=20)
+    run = tmp_path / "run"
+    real_put = JudgeCache.put
+    judged = [0]
+
+    def put(self, key, payload, *, model="", prompt_id=""):
+        if prompt_id != "agent":
+            judged[0] += 1
+            if judged[0] == 30:
+                raise KeyboardInterrupt
+        return real_put(self, key, payload, model=model, prompt_id=prompt_id)
+
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        # concurrency 1: no request is in flight at the interrupt, so every request sent got its (priced) reply
+        point_at(cfg_path, srv, agent={"concurrency": 1}, judge={"concurrency": 1}, gate={"max_iterations": 1})
+        monkeypatch.setattr(JudgeCache, "put", put)
+        with pytest.raises(KeyboardInterrupt):
+            optimize(config=cfg_path, run_dir=run)
+        monkeypatch.undo()
+        sent_first = srv.n_requests
+        assert sent_first == 20 + 30  # the 20 answers, then 30 of the 60 verdicts
+        assert [x["step"] for x in _log(run)] == ["start", "generation"]
+        result = optimize(config=cfg_path, run_dir=run, resume=True)
+        sent_all = srv.n_requests
+    assert sent_all == sent_first + 31  # the verdict never cached is asked again, with the 30 not asked before
+    assert result.n_requests == sent_all
+    assert result.cost_usd == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
+    log = _log(run)
+    assert [(x["n_requests_so_far"], x["cost_usd_so_far"]) for x in log if x["step"] == "resume"] == [
+        (sent_first, pytest.approx(sent_first * PER_REQUEST, rel=1e-9))]
+    assert log[-1]["step"] == "stop" and log[-1]["n_requests_so_far"] == sent_all
+    record = json.loads((run / "result.json").read_text())
+    assert record["n_requests"] == sent_all and record["cost_usd"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
+
+
 def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     """Logs written before n_requests_so_far (data/example_loop's): the count is result.json's."""
     from agentstats.optimize.loop import _recorded_so_far
@@ -406,6 +448,21 @@ def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 2.0, "n_requests_so_far": 7}],
                             tmp_path) == (2.0, 7)
     assert _recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
+
+
+def test_the_running_totals_file_adds_what_the_log_missed_and_loses_a_line_cut_short(tmp_path):
+    from agentstats.optimize.loop import SPENT_NAME, _recorded_so_far
+
+    lines = [{"step": "start"}, {"step": "generation", "cost_usd_so_far": 0.5, "n_requests_so_far": 20}]
+    spent = tmp_path / SPENT_NAME
+    whole = [json.dumps({"cost_usd_so_far": 0.5 + 0.01 * i, "n_requests_so_far": 20 + i}) + "\n" for i in range(1, 8)]
+    spent.write_text("".join(whole) + '{"cost_usd_so_far": 9.0, "n_requests_so_')  # a kill mid-write
+    cost, requests = _recorded_so_far(lines, tmp_path)
+    assert requests == 27 and cost == pytest.approx(0.57, abs=1e-12)
+    assert spent.read_text() == "".join(whole)  # the cut-short line is gone; the next line starts on its own
+    # a log ahead of the file (a copied folder without it, or an older run): the log's amounts
+    assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 3.0, "n_requests_so_far": 90}],
+                            tmp_path) == (3.0, 90)
 
 
 def test_a_refused_resume_shows_where_two_long_prompts_differ():
