@@ -37,6 +37,7 @@ from agentstats.optimize.config import JudgeSettings
 from agentstats.optimize.prompts import GROUNDEDNESS
 from agentstats.scoring.judge.verdicts import Verdict
 
+REPO = Path(__file__).resolve().parents[1]
 #: Cost of one answered request of the test server: 120 prompt and 30 completion tokens at $1 / $2 per 1M tokens.
 PER_REQUEST = (120 * 1.0 + 30 * 2.0) / 1e6
 
@@ -774,6 +775,90 @@ def test_gate_cli_report_renders_the_decision_record(tmp_path):
     html = Path(record["report"]).read_text()
     assert "Decision: " in html and "PASS" in html
     assert json.loads((tmp_path / "rep" / "gate-record.json").read_text())["decision"] == "PASS"
+
+
+def _regenerate_line(html: str) -> str:
+    """The command of the report's "Regenerate with `...`" line (HTML-escaped in the page)."""
+    import html as html_module
+    import re
+
+    m = re.search(r"Regenerate with <code>(.*?)</code>", html, re.S)
+    assert m, "no 'Regenerate with' line in the report"
+    return html_module.unescape(m.group(1))
+
+
+def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, monkeypatch):
+    """The line gave a generic `agentstats gate CANDIDATE BASELINE --config gate.yaml --report DIR`."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)  # the command names its files by their base names: run where they are
+    (tmp_path / "cand v2.jsonl").write_text(  # a space: the command quotes it
+        "".join(json.dumps({"id": f"q{i}", "scores": {"safety": 1.0}}) + "\n" for i in range(12)))
+    (tmp_path / "base.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
+    (tmp_path / "gate.json").write_text(json.dumps({"thresholds": {"safety": 0.7}}))
+    args = ["gate", "cand v2.jsonl", "base.jsonl", "--config", "gate.json", "--out", "rec.json", "--report", "rep"]
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    first = json.loads(res.stdout)
+    command = _regenerate_line(Path(first["report"]).read_text())
+    assert command == "agentstats gate 'cand v2.jsonl' base.jsonl --config gate.json --out rec.json --report rep"
+    words = shlex.split(command)
+    assert words[0] == "agentstats" and words[1:] == args
+    (tmp_path / "rep").rename(tmp_path / "rep-first")
+    again = CliRunner().invoke(app, [*words[1:], "--json"])  # the command as the report gives it
+    assert again.exit_code == 0, again.output
+    second = json.loads(again.stdout)
+    assert second["decision"] == first["decision"] == "PASS" and second["metrics"] == first["metrics"]
+    assert _regenerate_line(Path(second["report"]).read_text()) == command
+
+
+@pytest.mark.slow  # a loop run, its replay and two notebooks: about 20 s
+def test_the_loop_report_names_the_resume_command_that_regenerates_it(tmp_path, monkeypatch):
+    import shlex
+
+    cfg_path = make_world(tmp_path, thresholds={"relevance": 0.8})
+    monkeypatch.chdir(tmp_path)
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv)
+        res = CliRunner().invoke(app, ["loop", "--config", "loop.json", "--run-dir", "run", "--report", "rep",
+                                       "--json"])
+        assert res.exit_code == 0, res.output
+        first = json.loads(res.stdout)
+        sent = srv.n_requests
+        command = _regenerate_line(Path(first["report"]).read_text())
+        assert command == "agentstats loop --config loop.json --run-dir run --resume --report rep"
+        (tmp_path / "rep").rename(tmp_path / "rep-first")
+        again = CliRunner().invoke(app, [*shlex.split(command)[1:], "--json"])
+        assert srv.n_requests == sent  # a replay: nothing sent
+    assert again.exit_code == 0, again.output
+    second = json.loads(again.stdout)
+    assert (second["decision"], second["best_iteration"]) == (first["decision"], first["best_iteration"]) == (
+        "PASS", 2)
+    assert _regenerate_line(Path(second["report"]).read_text()) == command
+
+
+@pytest.mark.slow  # two notebooks, one in a fresh interpreter: about 25 s
+def test_a_gate_report_rendered_from_python_names_the_call_that_renders_it(tmp_path, monkeypatch):
+    import shlex
+
+    from agentstats.optimize.report import run_gate_report
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rec.json").write_text((REPO / "data" / "example_loop" / "run" / "iter-001" /
+                                        "decision.json").read_text())
+    record = json.loads((tmp_path / "rec.json").read_text())["vs_baseline"]
+    (tmp_path / "rec.json").write_text(json.dumps(record))
+    paths = run_gate_report(decision="rec.json", out_dir="out", progress_bar=False)
+    command = _regenerate_line(paths.html.read_text())
+    words = shlex.split(command)
+    assert words[:2] == ["python", "-c"]
+    assert words[2] == ('from agentstats.optimize.report import run_gate_report; '
+                       'run_gate_report(decision="rec.json", out_dir="out")')
+    paths.html.unlink()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", words[2]], check=True, cwd=tmp_path, env=env, timeout=300)
+    assert paths.html.is_file() and _regenerate_line(paths.html.read_text()) == command
 
 
 def test_loop_cli_exits_69_when_the_endpoint_is_down(tmp_path):
