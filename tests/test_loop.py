@@ -37,6 +37,7 @@ from agentstats.optimize.config import JudgeSettings
 from agentstats.optimize.prompts import GROUNDEDNESS
 from agentstats.scoring.judge.verdicts import Verdict
 
+REPO = Path(__file__).resolve().parents[1]
 #: Cost of one answered request of the test server: 120 prompt and 30 completion tokens at $1 / $2 per 1M tokens.
 PER_REQUEST = (120 * 1.0 + 30 * 2.0) / 1e6
 
@@ -223,6 +224,7 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     assert not repeated(second)
     assert result.stop_reason == "no_improvement" and result.best_iteration == 2
     assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST, rel=1e-9)
+    assert result.n_requests == kill_at + len(second)  # the killed step's 30 judge requests too (it logged none)
     steps = [x["step"] for x in _log(run_dir)]
     assert steps.count("generation") == 3 and steps.count("resume") == 1
     # the run store: the baseline and each of the 3 iterations once (iteration 1 replayed, not rewritten)
@@ -392,6 +394,47 @@ def test_resume_keeps_the_logged_cost_and_requests_without_the_cache(tmp_path):
     assert log[-1]["cost_usd_so_far"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
 
 
+def test_requests_of_a_step_cut_short_are_counted_after_the_resume(tmp_path, monkeypatch):
+    """A Ctrl-C in the middle of iteration 1's evaluation (after the 30th judge reply, before it is cached): the
+    resumed run's totals are the server's request count x the price, though the step that was cut short logged
+    nothing and one of its replies never reached the cache (it was counted only from the last logged step)."""
+    from agentstats.scoring.judge.cache import JudgeCache
+
+    cfg_path = make_world(tmp_path, n=20)
+    run = tmp_path / "run"
+    real_put = JudgeCache.put
+    judged = [0]
+
+    def put(self, key, payload, *, model="", prompt_id=""):
+        if prompt_id != "agent":
+            judged[0] += 1
+            if judged[0] == 30:
+                raise KeyboardInterrupt
+        return real_put(self, key, payload, model=model, prompt_id=prompt_id)
+
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        # concurrency 1: no request is in flight at the interrupt, so every request sent got its (priced) reply
+        point_at(cfg_path, srv, agent={"concurrency": 1}, judge={"concurrency": 1}, gate={"max_iterations": 1})
+        monkeypatch.setattr(JudgeCache, "put", put)
+        with pytest.raises(KeyboardInterrupt):
+            optimize(config=cfg_path, run_dir=run)
+        monkeypatch.undo()
+        sent_first = srv.n_requests
+        assert sent_first == 20 + 30  # the 20 answers, then 30 of the 60 verdicts
+        assert [x["step"] for x in _log(run)] == ["start", "generation"]
+        result = optimize(config=cfg_path, run_dir=run, resume=True)
+        sent_all = srv.n_requests
+    assert sent_all == sent_first + 31  # the verdict never cached is asked again, with the 30 not asked before
+    assert result.n_requests == sent_all
+    assert result.cost_usd == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
+    log = _log(run)
+    assert [(x["n_requests_so_far"], x["cost_usd_so_far"]) for x in log if x["step"] == "resume"] == [
+        (sent_first, pytest.approx(sent_first * PER_REQUEST, rel=1e-9))]
+    assert log[-1]["step"] == "stop" and log[-1]["n_requests_so_far"] == sent_all
+    record = json.loads((run / "result.json").read_text())
+    assert record["n_requests"] == sent_all and record["cost_usd"] == pytest.approx(sent_all * PER_REQUEST, rel=1e-9)
+
+
 def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     """Logs written before n_requests_so_far (data/example_loop's): the count is result.json's."""
     from agentstats.optimize.loop import _recorded_so_far
@@ -406,6 +449,21 @@ def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 2.0, "n_requests_so_far": 7}],
                             tmp_path) == (2.0, 7)
     assert _recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
+
+
+def test_the_running_totals_file_adds_what_the_log_missed_and_loses_a_line_cut_short(tmp_path):
+    from agentstats.optimize.loop import SPENT_NAME, _recorded_so_far
+
+    lines = [{"step": "start"}, {"step": "generation", "cost_usd_so_far": 0.5, "n_requests_so_far": 20}]
+    spent = tmp_path / SPENT_NAME
+    whole = [json.dumps({"cost_usd_so_far": 0.5 + 0.01 * i, "n_requests_so_far": 20 + i}) + "\n" for i in range(1, 8)]
+    spent.write_text("".join(whole) + '{"cost_usd_so_far": 9.0, "n_requests_so_')  # a kill mid-write
+    cost, requests = _recorded_so_far(lines, tmp_path)
+    assert requests == 27 and cost == pytest.approx(0.57, abs=1e-12)
+    assert spent.read_text() == "".join(whole)  # the cut-short line is gone; the next line starts on its own
+    # a log ahead of the file (a copied folder without it, or an older run): the log's amounts
+    assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 3.0, "n_requests_so_far": 90}],
+                            tmp_path) == (3.0, 90)
 
 
 def test_a_refused_resume_shows_where_two_long_prompts_differ():
@@ -717,6 +775,90 @@ def test_gate_cli_report_renders_the_decision_record(tmp_path):
     html = Path(record["report"]).read_text()
     assert "Decision: " in html and "PASS" in html
     assert json.loads((tmp_path / "rep" / "gate-record.json").read_text())["decision"] == "PASS"
+
+
+def _regenerate_line(html: str) -> str:
+    """The command of the report's "Regenerate with `...`" line (HTML-escaped in the page)."""
+    import html as html_module
+    import re
+
+    m = re.search(r"Regenerate with <code>(.*?)</code>", html, re.S)
+    assert m, "no 'Regenerate with' line in the report"
+    return html_module.unescape(m.group(1))
+
+
+def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, monkeypatch):
+    """The line gave a generic `agentstats gate CANDIDATE BASELINE --config gate.yaml --report DIR`."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)  # the command names its files by their base names: run where they are
+    (tmp_path / "cand v2.jsonl").write_text(  # a space: the command quotes it
+        "".join(json.dumps({"id": f"q{i}", "scores": {"safety": 1.0}}) + "\n" for i in range(12)))
+    (tmp_path / "base.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
+    (tmp_path / "gate.json").write_text(json.dumps({"thresholds": {"safety": 0.7}}))
+    args = ["gate", "cand v2.jsonl", "base.jsonl", "--config", "gate.json", "--out", "rec.json", "--report", "rep"]
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    first = json.loads(res.stdout)
+    command = _regenerate_line(Path(first["report"]).read_text())
+    assert command == "agentstats gate 'cand v2.jsonl' base.jsonl --config gate.json --out rec.json --report rep"
+    words = shlex.split(command)
+    assert words[0] == "agentstats" and words[1:] == args
+    (tmp_path / "rep").rename(tmp_path / "rep-first")
+    again = CliRunner().invoke(app, [*words[1:], "--json"])  # the command as the report gives it
+    assert again.exit_code == 0, again.output
+    second = json.loads(again.stdout)
+    assert second["decision"] == first["decision"] == "PASS" and second["metrics"] == first["metrics"]
+    assert _regenerate_line(Path(second["report"]).read_text()) == command
+
+
+@pytest.mark.slow  # a loop run, its replay and two notebooks: about 20 s
+def test_the_loop_report_names_the_resume_command_that_regenerates_it(tmp_path, monkeypatch):
+    import shlex
+
+    cfg_path = make_world(tmp_path, thresholds={"relevance": 0.8})
+    monkeypatch.chdir(tmp_path)
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv)
+        res = CliRunner().invoke(app, ["loop", "--config", "loop.json", "--run-dir", "run", "--report", "rep",
+                                       "--json"])
+        assert res.exit_code == 0, res.output
+        first = json.loads(res.stdout)
+        sent = srv.n_requests
+        command = _regenerate_line(Path(first["report"]).read_text())
+        assert command == "agentstats loop --config loop.json --run-dir run --resume --report rep"
+        (tmp_path / "rep").rename(tmp_path / "rep-first")
+        again = CliRunner().invoke(app, [*shlex.split(command)[1:], "--json"])
+        assert srv.n_requests == sent  # a replay: nothing sent
+    assert again.exit_code == 0, again.output
+    second = json.loads(again.stdout)
+    assert (second["decision"], second["best_iteration"]) == (first["decision"], first["best_iteration"]) == (
+        "PASS", 2)
+    assert _regenerate_line(Path(second["report"]).read_text()) == command
+
+
+@pytest.mark.slow  # two notebooks, one in a fresh interpreter: about 25 s
+def test_a_gate_report_rendered_from_python_names_the_call_that_renders_it(tmp_path, monkeypatch):
+    import shlex
+
+    from agentstats.optimize.report import run_gate_report
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rec.json").write_text((REPO / "data" / "example_loop" / "run" / "iter-001" /
+                                        "decision.json").read_text())
+    record = json.loads((tmp_path / "rec.json").read_text())["vs_baseline"]
+    (tmp_path / "rec.json").write_text(json.dumps(record))
+    paths = run_gate_report(decision="rec.json", out_dir="out", progress_bar=False)
+    command = _regenerate_line(paths.html.read_text())
+    words = shlex.split(command)
+    assert words[:2] == ["python", "-c"]
+    assert words[2] == ('from agentstats.optimize.report import run_gate_report; '
+                       'run_gate_report(decision="rec.json", out_dir="out")')
+    paths.html.unlink()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", words[2]], check=True, cwd=tmp_path, env=env, timeout=300)
+    assert paths.html.is_file() and _regenerate_line(paths.html.read_text()) == command
 
 
 def test_loop_cli_exits_69_when_the_endpoint_is_down(tmp_path):

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import agentstats
 from agentstats.cli import app
 from agentstats.estimators import pass_at_k, pass_hat_k
-from agentstats.io.errors import TrialLoadError
+from agentstats.io.errors import TrialLoadError, TrialLoadWarning
 from agentstats.schema import Interaction, ToolCall, Trial
 from agentstats.store import SCHEMA_VERSION, RunStore, StoreError, is_store_file
 from agentstats.store.schema import MIGRATIONS
@@ -536,6 +536,34 @@ def test_a_duplicated_key_in_an_imported_file_is_named_by_line_and_skipped_with_
     assert "skipped 1 record" in res.output and "imported 3 trials (3 interactions" in res.output
     trials = {t.task_id: t for t in agentstats.load_trials(store, run="r")}
     assert trials["t1"].success is True and [i.answer for i in trials["t1"].interactions] == ["True"]  # the first
+
+
+def test_one_import_error_names_both_a_bad_record_and_a_duplicated_key(tmp_path):
+    # before: the streamed import raised the record's problem alone; the duplicate surfaced only after a fix
+    from agentstats.store.importing import import_file
+
+    p = tmp_path / "both.jsonl"
+    recs = [{"agent": "a", "task_id": "t1", "trial": 0, "success": True},
+            {"agent": "a", "task_id": "t1", "trial": 1, "success": True},  # same agent and task, other trial
+            {"task_id": "t2", "trial": 0, "success": True},  # line 3: no agent
+            {"agent": "a", "task_id": "t1", "trial": 0, "success": False},  # line 4: the key of line 1
+            {"agent": "b", "task_id": "t1", "trial": 0, "success": False}]  # same task and trial, other agent
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    store = tmp_path / "s.duckdb"
+    with RunStore(store) as st:
+        with pytest.raises(TrialLoadError) as info:
+            import_file(st, p, run="r")
+        assert [(q.line, q.field) for q in info.value.problems] == [(3, "agent"), (4, "(agent, task_id, trial)")]
+        assert "duplicate trial key ('a', 't1', 0), first seen at line 1" in info.value.problems[1].message
+        text = str(info.value)
+        assert text.startswith(f"2 problems in {p}:") and f"{p}, line 3, field 'agent'" in text
+        assert f"{p}, line 4, field '(agent, task_id, trial)'" in text and "--skip-bad" not in text
+        assert st.runs().empty  # rolled back
+    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
+    assert res.exit_code == 2 and "line 3, field 'agent'" in res.output and "line 4, field '(agent" in res.output
+    with RunStore(store) as st, pytest.warns(TrialLoadWarning):  # skip mode: both left out, the other three in
+        result = import_file(st, p, run="r", on_error="skip")
+    assert sorted(q.line for q in result.skipped) == [3, 4] and result.trials == 3
 
 
 def test_estimate_on_a_store_names_the_run_in_its_title(tmp_path):

@@ -110,13 +110,14 @@ def gate(
             raise fail(exc, EXIT_FAILURE) from exc
     if report is not None:
         from agentstats.io.atomic import atomic_write_text
-        from agentstats.optimize.report import run_gate_report
+        from agentstats.optimize.report import gate_command, run_gate_report
 
         try:
             report.mkdir(parents=True, exist_ok=True)
             source = out_path if out_path is not None else atomic_write_text(
                 report / "gate-record.json", json.dumps(record, indent=2) + "\n")
-            paths = run_gate_report(decision=source, out_dir=report, name="gate", progress_bar=False)
+            paths = run_gate_report(decision=source, out_dir=report, name="gate", progress_bar=False,
+                                    command=gate_command(candidate, baseline, config, out=out_path, report=report))
         except Exception as exc:  # the decision stands; the report is an extra
             raise fail(exc, EXIT_FAILURE) from exc
         record["report"] = str(paths.html)

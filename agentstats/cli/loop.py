@@ -75,10 +75,11 @@ def loop(
         raise fail(exc, EXIT_USAGE) from exc
     record = result.to_record()
     if report is not None:
-        from agentstats.optimize.report import run_gate_report
+        from agentstats.optimize.report import loop_command, run_gate_report
 
         try:
-            paths = run_gate_report(run_dir=where, out_dir=report, name="gate", progress_bar=False)
+            paths = run_gate_report(run_dir=where, out_dir=report, name="gate", progress_bar=False,
+                                    command=loop_command(config, where, report=report))
         except Exception as exc:  # the loop's result stands; the report is an extra
             raise fail(exc, EXIT_FAILURE) from exc
         record["report"] = str(paths.html)

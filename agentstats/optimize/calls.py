@@ -20,7 +20,10 @@ Every call goes through :meth:`Caller.chat`:
    reservation and the reply is written to the cache at once, with its cost.
 
 The money spent by a run is the sum of the costs stored in its cache (:meth:`Budget.from_cache`), so it survives a
-crash or a kill and a resumed run starts from the right amount.
+crash or a kill and a resumed run starts from the right amount. :attr:`Caller.on_change` is told of every request as
+it is sent and of every settled cost, for a durable record of the run's totals (the loop's ``spent.jsonl``), which
+also counts the requests and costs the cache keeps no trace of (retries, failed calls, a reply a kill kept from the
+cache).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,6 +202,14 @@ class Caller:
         Seed of the backoff jitter.
     deadline : float, optional
         ``time.monotonic()`` after which no call is sent (:class:`WallTimeExceeded`).
+
+    Attributes
+    ----------
+    n_requests : int
+        HTTP requests sent (counted as each is sent, before its reply).
+    on_change : callable or None
+        Called with no arguments after each request is counted and after each call's cost is settled (also of a
+        call that failed or was cancelled), so a caller can record the totals durably as they change.
     """
 
     def __init__(self, cache: JudgeCache, budget: Budget, prices: Mapping[str, tuple[float, float]],
@@ -210,11 +221,22 @@ class Caller:
         self.chars_per_token = float(chars_per_token)
         self._rng = random.Random(jitter_seed)
         self.n_requests = 0
+        self.on_change: Callable[[], None] | None = None
         self.n_calls = 0
         self.n_cached = 0
         self.retry_waits: list[float] = []
         self._clients: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self._inflight: dict[str, asyncio.Future[CallResult | None]] = {}
+
+    def changed(self) -> None:
+        """Tell :attr:`on_change` that the totals changed (a request sent, a cost settled)."""
+        if self.on_change is not None:
+            self.on_change()
+
+    def _sent(self, counter: dict[str, Any]) -> None:
+        counter["requests"] += 1
+        self.n_requests += 1
+        self.changed()
 
     def _client(self, ep: Endpoint, structured: bool) -> tuple[Any, Any]:
         """Return the batch's ``openai.AsyncOpenAI`` client for this endpoint (and its instructor wrapper)."""
@@ -356,6 +378,7 @@ class Caller:
                 raise
             finally:
                 self.budget.settle(estimate, actual)
+                self.changed()
         payload = {k: v for k, v in result.__dict__.items() if k not in ("cached", "key", "n_requests")}
         self.cache.put(key, payload, model=ep.model, prompt_id=kind)
         return result
@@ -387,64 +410,61 @@ class Caller:
         data: dict[str, Any] | None = None
         calls: list[dict[str, Any]] | None = None
         t0 = time.perf_counter()
+        if response_model is None:
+
+            async def attempt_once() -> None:
+                nonlocal text, calls
+                self._sent(counter)
+                extra: dict[str, Any] = {"tools": tools} if tools else {}
+                resp = await client.chat.completions.create(
+                    model=ep.model, messages=list(messages), temperature=temperature,
+                    max_tokens=ep.max_tokens, **extra)
+                count_usage(resp)
+                message = resp.choices[0].message
+                text = message.content or ""
+                if tools:
+                    calls = _reply_tool_calls(message)
+        else:
+            from instructor.core.hooks import Hooks
+
+            hooks = Hooks()
+            hooks.on("completion:kwargs", lambda *a, **k: self._sent(counter))
+            hooks.on("completion:response", lambda response, *a, **k: count_usage(response))
+
+            async def attempt_once() -> None:
+                nonlocal data
+                try:
+                    parsed = await ic.chat.completions.create(
+                        model=ep.model, messages=list(messages), response_model=response_model,
+                        max_retries=max_retries, context=context, temperature=temperature,
+                        max_tokens=ep.max_tokens, hooks=hooks)
+                except Exception as exc:
+                    inner = unwrap(exc)
+                    if inner is not exc:
+                        raise inner from exc
+                    raise
+                data = parsed.model_dump(mode="json")
+
+        def retryable(exc: BaseException) -> bool:
+            return classify(exc)[1]
+
+        def before_sleep(rs: Any) -> None:
+            self.retry_waits.append(float(rs.upcoming_sleep))
+
         try:
-            if response_model is None:
-
-                async def attempt_once() -> None:
-                    nonlocal text, calls
-                    counter["requests"] += 1
-                    extra: dict[str, Any] = {"tools": tools} if tools else {}
-                    resp = await client.chat.completions.create(
-                        model=ep.model, messages=list(messages), temperature=temperature,
-                        max_tokens=ep.max_tokens, **extra)
-                    count_usage(resp)
-                    message = resp.choices[0].message
-                    text = message.content or ""
-                    if tools:
-                        calls = _reply_tool_calls(message)
-            else:
-                from instructor.core.hooks import Hooks
-
-                hooks = Hooks()
-                hooks.on("completion:kwargs", lambda *a, **k: counter.__setitem__("requests", counter["requests"] + 1))
-                hooks.on("completion:response", lambda response, *a, **k: count_usage(response))
-
-                async def attempt_once() -> None:
-                    nonlocal data
-                    try:
-                        parsed = await ic.chat.completions.create(
-                            model=ep.model, messages=list(messages), response_model=response_model,
-                            max_retries=max_retries, context=context, temperature=temperature,
-                            max_tokens=ep.max_tokens, hooks=hooks)
-                    except Exception as exc:
-                        inner = unwrap(exc)
-                        if inner is not exc:
-                            raise inner from exc
-                        raise
-                    data = parsed.model_dump(mode="json")
-
-            def retryable(exc: BaseException) -> bool:
-                return classify(exc)[1]
-
-            def before_sleep(rs: Any) -> None:
-                self.retry_waits.append(float(rs.upcoming_sleep))
-
-            try:
-                async for attempt in AsyncRetrying(
-                    stop=stop_after_attempt(ep.retry_attempts),
-                    wait=lambda rs: self._wait(rs.attempt_number,
-                                               rs.outcome.exception() if rs.outcome else None, ep),
-                    retry=retry_if_exception(retryable), reraise=True, before_sleep=before_sleep,
-                ):
-                    with attempt:
-                        await attempt_once()
-            except Exception as exc:
-                kind, _ = classify(exc)
-                spent = cost_usd(ep.model, int(counter["prompt"]), int(counter["completion"]), self.prices)
-                raise CallError(f"{ep.model} at {ep.base_url or 'api.openai.com'}: {kind}: "
-                                f"{clip(f'{type(exc).__name__}: {exc}')}", kind, spent) from exc
-        finally:
-            self.n_requests += counter["requests"]
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(ep.retry_attempts),
+                wait=lambda rs: self._wait(rs.attempt_number,
+                                           rs.outcome.exception() if rs.outcome else None, ep),
+                retry=retry_if_exception(retryable), reraise=True, before_sleep=before_sleep,
+            ):
+                with attempt:
+                    await attempt_once()
+        except Exception as exc:
+            kind, _ = classify(exc)
+            spent = cost_usd(ep.model, int(counter["prompt"]), int(counter["completion"]), self.prices)
+            raise CallError(f"{ep.model} at {ep.base_url or 'api.openai.com'}: {kind}: "
+                            f"{clip(f'{type(exc).__name__}: {exc}')}", kind, spent) from exc
         pt = None if counter["usage_missing"] and not counter["prompt"] else int(counter["prompt"])
         ct = None if pt is None else int(counter["completion"])
         return CallResult(text=text, data=data, prompt_tokens=pt, completion_tokens=ct,

@@ -30,7 +30,8 @@ With a run store (``store:``), every decided iteration is also written there in 
 (format in ``docs/gate.md``), and
 every paid call is cached in the run folder the moment it completes: ``resume=True`` replays the logged steps
 and continues where the run stopped (a crash, a kill, Ctrl-C, a budget or wall-time stop) without repeating a
-call that completed.
+call that completed. The run's totals (money spent, HTTP requests sent) are appended to ``spent.jsonl`` as each
+request is sent and each cost settled, so a resumed run counts the requests of a step the interruption cut short.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ LOG_NAME = "loop.jsonl"
 LOG_SCHEMA = "agentstats.loop/1"
 #: The run folder's call cache.
 CACHE_NAME = "cache.sqlite3"
+#: The run folder's running totals: one fsync'd line per request sent and per cost settled.
+SPENT_NAME = "spent.jsonl"
 
 StopReason = Literal["pass", "no_improvement", "budget", "wall_time", "max_iterations"]
 AgentFn = Callable[[dict[str, Any], str], Any]
@@ -478,6 +481,10 @@ class _Runner:
         return {"cost_usd_so_far": self.caller.budget.spent,
                 "n_requests_so_far": self.requests_before + self.caller.n_requests}
 
+    def record_spent(self) -> None:
+        """Append the running totals to the run folder's ``spent.jsonl`` (fsync'd; read back on a resume)."""
+        append_line(self.run_dir / SPENT_NAME, json.dumps(_jsonable(self._so_far()), sort_keys=True))
+
     def _check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise _Stop("wall_time", f"max_wall_seconds ({self.cfg.gate.max_wall_seconds:g} s) passed")
@@ -546,6 +553,7 @@ class _Runner:
         cost = out.get("cost_usd")
         if cost is not None:
             self.caller.budget.settle(0.0, float(cost))
+            self.caller.changed()
         self.caller.cache.put(key, out, model=f"callable:{name}", prompt_id="agent")
         return {**out, "cached": False}
 
@@ -1077,6 +1085,7 @@ def optimize(
                             f"resumed with these: {'; '.join(differ)} (a resume may change only the budgets, "
                             "max_iterations, the store, the endpoints' addresses and where the files are)")
     else:
+        (run_path / SPENT_NAME).unlink(missing_ok=True)  # a new run's totals start at 0
         log.append({"step": "start", "iteration": 0, "config": cfg.model_dump(mode="json"),
                     "config_sha256": cfg.sha256(), "resume_sha256": _resume_hash(settings),
                     "resume_settings": settings, "data_sha256": data_sha,
@@ -1095,8 +1104,8 @@ def optimize(
 
     cache = JudgeCache(run_path / CACHE_NAME)
     try:
-        # the log is the record of what the run spent; the cache (possibly deleted, or not shipped with a copied
-        # run folder) adds the calls that completed after the last logged step
+        # the log and spent.jsonl are the record of what the run spent; the cache (possibly deleted, or not
+        # shipped with a copied run folder) adds the calls that completed after the last logged step
         cost_before, requests_before = _recorded_so_far(lines, run_path)
         budget = Budget(cfg.gate.max_total_cost_usd,
                         max(Budget.from_cache(cfg.gate.max_total_cost_usd, cache).spent, cost_before))
@@ -1106,6 +1115,7 @@ def optimize(
         runner = _Runner(cfg, examples, base, run_path, agent, optimizer, log, caller)
         runner.store = loop_store
         runner.requests_before = requests_before
+        caller.on_change = runner.record_spent
         if resume and lines:
             log.append({"step": "resume", "iteration": 0, "after_lines": len(lines), **runner._so_far()})
         state = _State()
@@ -1144,11 +1154,12 @@ def optimize(
 
 
 def _recorded_so_far(lines: list[dict[str, Any]], run_path: Path) -> tuple[float, int]:
-    """Money spent and HTTP requests sent by a run's earlier invocations, as its log records them.
+    """Money spent and HTTP requests sent by a run's earlier invocations, as its log and ``spent.jsonl`` record them.
 
-    The last logged ``cost_usd_so_far`` and ``n_requests_so_far`` (0 for a new run). A log written before
-    ``n_requests_so_far`` existed that ends with a ``stop`` line takes the request count of the ``result.json``
-    written with that line (none: 0).
+    The larger of the last logged ``cost_usd_so_far`` / ``n_requests_so_far`` and the last line of ``spent.jsonl``
+    (written as each request is sent and each cost settled: it adds what a step cut short by an interruption spent
+    after the last logged step); 0 for a new run. A log written before ``n_requests_so_far`` existed that ends with
+    a ``stop`` line takes the request count of the ``result.json`` written with that line (none: 0).
     """
     def last(key: str) -> Any:
         return next((x[key] for x in reversed(lines) if x.get(key) is not None), None)
@@ -1159,7 +1170,36 @@ def _recorded_so_far(lines: list[dict[str, Any]], run_path: Path) -> tuple[float
             requests = json.loads((run_path / "result.json").read_text(encoding="utf-8")).get("n_requests")
         except (OSError, ValueError, AttributeError):
             requests = None
-    return float(cost or 0.0), int(requests or 0)
+    spent = _last_spent(run_path / SPENT_NAME) if lines else {}
+    cost = max(float(cost or 0.0), float(spent.get("cost_usd_so_far") or 0.0))
+    requests = max(int(requests or 0), int(spent.get("n_requests_so_far") or 0))
+    return cost, requests
+
+
+def _last_spent(path: Path) -> dict[str, Any]:
+    """Read the last whole line of ``spent.jsonl`` (totals only grow: it holds the largest); {} without one.
+
+    Only the file's end is read (its lines are short); a last line cut short by a kill is cut off the file, so that
+    the resumed run's lines start on a line of their own.
+    """
+    try:
+        with open(path, "r+b") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(size - 65536, 0))
+            tail = fh.read()
+            if tail and not tail.endswith(b"\n"):
+                fh.truncate(size - len(tail) + tail.rfind(b"\n") + 1)
+    except FileNotFoundError:
+        return {}
+    for raw in reversed(tail.split(b"\n")[1 if size > 65536 else 0:]):
+        try:
+            got = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(got, dict):
+            return got
+    return {}
 
 
 def _file_sha(path: Path) -> str:

@@ -27,10 +27,13 @@ __all__ = [
     "decision_markdown",
     "default_gate_notebook",
     "efficiency_table",
+    "gate_command",
+    "loop_command",
     "loop_table",
     "metric_bundle",
     "read_decision",
     "read_run",
+    "render_command",
     "run_gate_report",
     "strata_table",
     "threshold_cell",
@@ -317,9 +320,97 @@ def default_gate_notebook() -> Path:
     return packaged_template("gate.ipynb", "gate report template")
 
 
+def _name(path: str | Path) -> str:
+    """Name a file or folder by its base name, shell-quoted (a shared report does not show where it was made)."""
+    import shlex
+
+    return shlex.quote(Path(path).name or str(path))
+
+
+def gate_command(candidate: str | Path, baseline: str | Path, config: str | Path, *, out: str | Path | None = None,
+                 report: str | Path | None = None) -> str:
+    """Write the ``agentstats gate`` command that makes a decision and its gate report again.
+
+    Files by their base names, as :func:`agentstats.report.report_command` (run it in the folder that holds them).
+    ``--store``, ``--run`` and ``--sign-off`` are left out: they add rows and sign-offs, not to the report.
+
+    Parameters
+    ----------
+    candidate, baseline, config : path
+        The scored results and the gate config the decision was made from.
+    out : path, optional
+        Where the decision record was written (``--out``; its sign-offs for the same inputs are kept).
+    report : path, optional
+        The report folder (``--report``).
+
+    Returns
+    -------
+    str
+        One shell command line.
+    """
+    words = ["agentstats", "gate", _name(candidate), _name(baseline), "--config", _name(config)]
+    if out is not None:
+        words += ["--out", _name(out)]
+    if report is not None:
+        words += ["--report", _name(report)]
+    return " ".join(words)
+
+
+def loop_command(config: str | Path, run_dir: str | Path, *, report: str | Path | None = None) -> str:
+    """Write the ``agentstats loop --resume`` command that replays a loop run and renders its gate report again.
+
+    The resume replays the logged steps (no call is sent again: the decisions are recomputed, seeded) and stops where
+    the run stopped, except a run stopped by its wall time, which goes on (the limit counts per invocation). Files by
+    their base names, as :func:`gate_command`.
+
+    Parameters
+    ----------
+    config : path
+        The loop config.
+    run_dir : path
+        The run folder.
+    report : path, optional
+        The report folder (``--report``).
+
+    Returns
+    -------
+    str
+        One shell command line.
+    """
+    words = ["agentstats", "loop", "--config", _name(config), "--run-dir", _name(run_dir), "--resume"]
+    if report is not None:
+        words += ["--report", _name(report)]
+    return " ".join(words)
+
+
+def render_command(run_dir: str | Path | None = None, decision: str | Path | None = None,
+                   out_dir: str | Path = "reports", name: str = "gate") -> str:
+    """Write the ``python -c`` command that renders a gate report again with :func:`run_gate_report`.
+
+    The report of a run folder or decision record as it stands (nothing is decided again); what
+    :func:`run_gate_report` shows when its caller gives no command. Paths by their base names.
+
+    Returns
+    -------
+    str
+        One shell command line.
+    """
+    import shlex
+
+    def text(v: str) -> str:  # a Python string literal in double quotes: the shell's single quotes stay plain
+        return json.dumps(v)
+
+    args = [f"run_dir={text(Path(run_dir).name)}" if run_dir is not None
+            else f"decision={text(Path(str(decision)).name)}", f"out_dir={text(Path(out_dir).name)}"]
+    if name != "gate":
+        args.append(f"name={text(name)}")
+    code = f"from agentstats.optimize.report import run_gate_report; run_gate_report({', '.join(args)})"
+    return f"python -c {shlex.quote(code)}"
+
+
 def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | None = None,
                     out_dir: str | Path = "reports", name: str = "gate", *, progress_bar: bool = True,
-                    show_code: bool = False) -> ReportPaths:
+                    show_code: bool = False, command: str | None = None) -> ReportPaths:
     """Execute ``notebooks/gate.ipynb`` for a loop run folder or a decision record; write ``.ipynb`` and ``.html``.
 
     Parameters
@@ -330,6 +421,9 @@ def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | No
         A gate decision record (``agentstats gate --out``); used when ``run_dir`` is None.
     out_dir, name, progress_bar, show_code
         As :func:`agentstats.report.run_report`.
+    command : str, optional
+        The command that regenerates this report, shown in it ("Regenerate with ..."): the CLI gives its own
+        (:func:`gate_command`, :func:`loop_command`); None: :func:`render_command` of these arguments.
 
     Returns
     -------
@@ -350,6 +444,7 @@ def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | No
         assert decision is not None
         read_decision(decision)
     params = {"run_dir": None if run_dir is None else str(Path(run_dir).resolve()),
-              "decision_path": None if decision is None else str(Path(decision).resolve())}
+              "decision_path": None if decision is None else str(Path(decision).resolve()),
+              "regenerate": command if command is not None else render_command(run_dir, decision, out_dir, name)}
     return run_report(params, out_dir=out_dir, name=name, template=default_gate_notebook(),
                       progress_bar=progress_bar, show_code=show_code)

@@ -575,7 +575,10 @@ class RunStore:
                 raise
             except BaseException as exc:  # an importer's located error, KeyboardInterrupt: re-raised below
                 raised.append(exc)
-                return
+                if not isinstance(exc, TrialLoadError):
+                    return
+                # the importer's own problems, raised after its last record: the rest of the trials is still
+                # written (then rolled back), so that the duplicated keys are listed in the same error
             if batch.n and not problems:
                 written[0] += batch.n
                 yield batch.record_batch()
@@ -590,31 +593,21 @@ class RunStore:
         finally:
             self.con.unregister("_agentstats_stream")
         if raised:
-            raise raised[0]
+            exc = raised[0]
+            if isinstance(exc, TrialLoadError) and written[0]:
+                # one error for the whole file: the importer's problems and the duplicated keys, in file order
+                dup_problems = self._duplicates(rid, int(start), source, locations, unit, limit=True)[0]
+                if dup_problems:
+                    merged = sorted([*exc.problems, *dup_problems], key=lambda p: -1 if p.line is None else p.line)
+                    raise TrialLoadError(merged, exc.source, skippable=exc.skippable, hint=exc.hint) from None
+            raise exc
         if problems:
             raise TrialLoadError(problems, source, skippable=False)
         n_written = written[0]
-        dups = self.con.execute(
-            f"""SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
-               GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq)
-               {'' if skipped is not None else 'LIMIT 50'}""",
-            [rid],
-        ).fetchall()
-        if dups:
-
-            def where(i: int) -> int:
-                return int(locations[i]) if locations is not None and 0 <= i < len(locations) else i
-
-            problems = []
-            drop: list[int] = []
-            for a, t, k, seqs in dups:
-                first = int(seqs[0]) - int(start)
-                seen = f"first seen at {unit} {where(first)}" if first >= 0 else "already stored in this run"
-                for later in seqs[1:] if first >= 0 else seqs:
-                    problems.append(Problem(source, where(int(later) - int(start)), "(agent, task_id, trial)",
-                                            f"duplicate trial key {(a, t, int(k))!r}, {seen}", unit))
-                    drop.append(int(later))
-            if skipped is None or any(int(seqs[0]) < int(start) for *_, seqs in dups):
+        problems, drop, stored_before = self._duplicates(rid, int(start), source, locations, unit,
+                                                          limit=skipped is None)
+        if problems:
+            if skipped is None or stored_before:
                 raise TrialLoadError(problems, source, skippable=False)
             # before the interactions and tool calls are derived (they are keyed by the trial key, not by seq)
             self.con.register("_agentstats_drop", pa.table({"seq": pa.array(drop, pa.int64())}))
@@ -629,6 +622,36 @@ class RunStore:
         if n_written:
             totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
         return totals[0], totals[1], totals[2]
+
+    def _duplicates(
+        self, rid: int, start: int, source: str, locations: Sequence[int] | None, unit: str, *, limit: bool,
+    ) -> tuple[list[Problem], list[int], bool]:
+        """Find the duplicated trial keys among the rows of run ``rid`` from ``seq >= start`` on, in SQL.
+
+        Returns one problem per later copy (at ``locations[seq - start]`` in ``unit``, else at ``seq - start``),
+        the ``seq`` of those copies, and whether a key was already stored before ``start``. ``limit``: at most 50
+        keys (an error lists no more).
+        """
+
+        def where(i: int) -> int:
+            return int(locations[i]) if locations is not None and 0 <= i < len(locations) else i
+
+        dups = self.con.execute(
+            f"""SELECT agent, task_id, trial, list(seq ORDER BY seq) FROM trials WHERE run_id = ?
+               GROUP BY agent, task_id, trial HAVING count(*) > 1 ORDER BY min(seq)
+               {'LIMIT 50' if limit else ''}""",
+            [rid],
+        ).fetchall()
+        problems: list[Problem] = []
+        drop: list[int] = []
+        for a, t, k, seqs in dups:
+            first = int(seqs[0]) - start
+            seen = f"first seen at {unit} {where(first)}" if first >= 0 else "already stored in this run"
+            for later in seqs[1:] if first >= 0 else seqs:
+                problems.append(Problem(source, where(int(later) - start), "(agent, task_id, trial)",
+                                        f"duplicate trial key {(a, t, int(k))!r}, {seen}", unit))
+                drop.append(int(later))
+        return problems, drop, any(int(seqs[0]) < start for *_, seqs in dups)
 
     def write_run(
         self,
