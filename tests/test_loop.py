@@ -811,6 +811,8 @@ def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, mo
     second = json.loads(again.stdout)
     assert second["decision"] == first["decision"] == "PASS" and second["metrics"] == first["metrics"]
     assert _regenerate_line(Path(second["report"]).read_text()) == command
+    html = Path(second["report"]).read_text()
+    assert "rec.json" in html and str(tmp_path) not in html  # the source by its base name: a report is shared
 
 
 @pytest.mark.slow  # a loop run, its replay and two notebooks: about 20 s

@@ -54,6 +54,7 @@ class RunView:
     result : dict or None
         The run's ``result.json`` (None for a single decision record, or a run that has not stopped).
     source : str
+        The run folder's or record's base name (a shared report does not show where it was made).
     """
 
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -116,7 +117,7 @@ def read_run(run_dir: str | Path) -> RunView:
                 decisions[int(entry["iteration"])] = json.loads(path.read_text(encoding="utf-8"))
     result_path = run_dir / "result.json"
     result = json.loads(result_path.read_text(encoding="utf-8")) if result_path.is_file() else None
-    return RunView(log=log, decisions=decisions, result=result, source=str(run_dir))
+    return RunView(log=log, decisions=decisions, result=result, source=Path(run_dir).name)
 
 
 def read_decision(path: str | Path) -> RunView:
@@ -130,7 +131,7 @@ def read_decision(path: str | Path) -> RunView:
     rec = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(rec, dict) or not str(rec.get("schema", "")).startswith("agentstats.gate/"):
         raise ValueError(f"{path}: not a gate decision record")
-    return RunView(decisions={1: {"iteration": 1, "vs_baseline": rec, "vs_best": None}}, source=str(path))
+    return RunView(decisions={1: {"iteration": 1, "vs_baseline": rec, "vs_best": None}}, source=Path(path).name)
 
 
 def _ci(s: dict[str, Any] | None, key: str) -> float | None:
