@@ -480,10 +480,21 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     """
     import phonenumbers
 
-    spans = set()
-    for region in rec.supported_regions:
-        for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency):
-            spans.add((match.start, match.end))
+    regions = tuple(rec.supported_regions)
+    matcher = _region_free_matcher()
+    if (matcher is None or phonenumbers.PhoneNumberMatcher is not matcher.__base__
+            or not all(type(r) is str and r != "001" for r in regions)):
+        matcher = None
+    spans: set[tuple[int, int]] = set()
+    for region in regions:
+        if matcher is None:
+            found = phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency)
+            spans.update((m.start, m.end) for m in found)
+            continue
+        run = matcher(text, region, leniency=rec.leniency)
+        spans.update((m.start, m.end) for m in run)
+        if run.region_free:  # every other region's run is this one (see _region_free_matcher)
+            break
     score = float(rec.SCORE)
     if score == 0:
         return []
@@ -492,6 +503,59 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
         if not any(start >= k[0] and end <= k[1] for k in kept):
             kept.append((start, end))
     return [("PHONE_NUMBER", start, end, score) for start, end in kept]
+
+
+@lru_cache(maxsize=1)
+def _region_free_matcher() -> Any:
+    """``phonenumbers.PhoneNumberMatcher`` noting whether its run is the same in every region (``region_free``).
+
+    A matcher's run depends on its region only through ``parse(candidate, region, keep_raw_input=True)`` in
+    ``_parse_and_verify`` (the candidate search, the checks around it, ``_verify`` and the inner matches do not
+    read the region; phonenumbers 9.0.43, the release this was read off, else None: every region is run). A run in
+    which ``parse`` gives every candidate the same answer in every region (:func:`_same_in_every_region`;
+    ``region_free`` stays True) is repeated step for step in every other region: same candidates, same answers,
+    same matches. Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    """
+    import phonenumbers
+    from phonenumbers import phonenumbermatcher
+
+    base = phonenumbermatcher.PhoneNumberMatcher
+    if getattr(phonenumbers, "__version__", None) != _PHONE_PROOF["phonenumbers"] or not hasattr(
+            base, "_parse_and_verify"):
+        return None
+
+    class RegionFreeMatcher(base):  # type: ignore[misc, valid-type]
+        region_free = True
+
+        def _parse_and_verify(self, candidate: str, offset: int) -> Any:
+            match = super()._parse_and_verify(candidate, offset)
+            if self.region_free and not _same_in_every_region(candidate):
+                self.region_free = False
+            return match
+
+    return RegionFreeMatcher
+
+
+@lru_cache(maxsize=4096)
+def _same_in_every_region(candidate: str) -> bool:
+    """Whether ``phonenumbers.parse(candidate, region, keep_raw_input=True)`` is the same for every region but "001".
+
+    True when it returns a number without a region: the number part of the candidate then starts with "+" and a
+    calling code phonenumbers knows, which ``parse`` reads off before it looks at the region's metadata (a region
+    only decides numbers without "+", or with an unknown code after it), and it goes on with the metadata of the
+    code's own region (for "001", the non-geographic one, it would keep none: :func:`_run_phone` runs every region
+    then). True also when it fails with ``NOT_A_NUMBER``, raised only before the region is read (no text, too few
+    digits, a bad ``phone-context``). False otherwise, so that every region is run.
+    """
+    import phonenumbers
+
+    try:
+        phonenumbers.parse(candidate, None, keep_raw_input=True)
+    except phonenumbers.NumberParseException as exc:
+        return bool(exc.error_type == phonenumbers.NumberParseException.NOT_A_NUMBER)
+    except Exception:  # any other failure: the region may matter, so every region is run
+        return False
+    return True
 
 
 def _found_plain(text: str, entities: tuple[str, ...], min_score: float) -> tuple[tuple[str, int, int, float], ...]:
