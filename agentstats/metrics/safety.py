@@ -19,9 +19,11 @@ the numbers ...) finds something; plain pattern recognizers are matched here wit
 objects; the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the
 results remembered per run and the e-mail domain check per host. Phone numbers go through the same
 ``phonenumbers.PhoneNumberMatcher`` calls as Presidio's phone recognizer (eight regions), without the second parse
-of each match Presidio makes only for its explanation (:func:`_run_phone`); they cost about a millisecond
-(docs/benchmarks.md) per answer holding five digits in a row (or one of the 30 four-digit numbers phonenumbers
-accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go through Presidio's ``analyze``.
+of each match Presidio makes only for its explanation (:func:`_run_phone`), and one run without a region stands for
+the eight when ``parse`` cannot answer any of its candidates differently in another region (numbers in
+international form: :func:`_region_free_matcher`); the matcher is asked only about answers holding five digits in
+a row (or one of the 30 four-digit numbers phonenumbers accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go
+through Presidio's ``analyze``.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
@@ -476,25 +478,24 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     every match scored ``rec.SCORE``, the same duplicate removal (one result per span; a span inside a kept one
     dropped; ordered by start, then longest first, as Presidio sorts equal scores). Presidio also parses each match
     once more, only to name its region in the explanation (about 40 % of the recognizer's time); no result depends
-    on it. Tested equal to ``analyze`` (``tests/test_metrics.py``).
+    on it. First the matcher runs once without a region (:func:`_region_free_matcher`): when ``parse`` answers each
+    of that run's candidates the same in every region (numbers in international form with a known calling code),
+    that run is every region's run, and the eight are not made. Tested equal to ``analyze``
+    (``tests/test_metrics.py``).
     """
     import phonenumbers
 
     regions = tuple(rec.supported_regions)
     matcher = _region_free_matcher()
-    if (matcher is None or phonenumbers.PhoneNumberMatcher is not matcher.__base__
-            or not all(type(r) is str and r != "001" for r in regions)):
-        matcher = None
     spans: set[tuple[int, int]] = set()
+    if (matcher is not None and regions and phonenumbers.PhoneNumberMatcher is matcher.__base__
+            and all(type(r) is str and r != "001" for r in regions)):
+        run = matcher(text, None, leniency=rec.leniency)
+        found = {(m.start, m.end) for m in run}
+        if run.region_free:  # every region's run is this one (see _region_free_matcher)
+            spans, regions = found, ()
     for region in regions:
-        if matcher is None:
-            found = phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency)
-            spans.update((m.start, m.end) for m in found)
-            continue
-        run = matcher(text, region, leniency=rec.leniency)
-        spans.update((m.start, m.end) for m in run)
-        if run.region_free:  # every other region's run is this one (see _region_free_matcher)
-            break
+        spans.update((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency))
     score = float(rec.SCORE)
     if score == 0:
         return []
@@ -514,7 +515,9 @@ def _region_free_matcher() -> Any:
     read the region; phonenumbers 9.0.43, the release this was read off, else None: every region is run). A run in
     which ``parse`` gives every candidate the same answer in every region (:func:`_same_in_every_region`;
     ``region_free`` stays True) is repeated step for step in every other region: same candidates, same answers,
-    same matches. Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    same matches. Run without a region (``region=None``, as :func:`_run_phone` does), a candidate that gives a match
+    was parsed without a region, which is what :func:`_same_in_every_region` asks, so only the others are asked
+    about. Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
     """
     import phonenumbers
     from phonenumbers import phonenumbermatcher
@@ -529,7 +532,8 @@ def _region_free_matcher() -> Any:
 
         def _parse_and_verify(self, candidate: str, offset: int) -> Any:
             match = super()._parse_and_verify(candidate, offset)
-            if self.region_free and not _same_in_every_region(candidate):
+            if (self.region_free and (match is None or self.preferred_region is not None)
+                    and not _same_in_every_region(candidate)):
                 self.region_free = False
             return match
 
