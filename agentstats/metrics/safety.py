@@ -490,9 +490,11 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     spans: set[tuple[int, int]] = set()
     if (matcher is not None and regions and phonenumbers.PhoneNumberMatcher is matcher.__base__
             and all(type(r) is str and r != "001" for r in regions)):
-        run = matcher(text, None, leniency=rec.leniency)
-        found = {(m.start, m.end) for m in run}
-        if run.region_free:  # every region's run is this one (see _region_free_matcher)
+        try:
+            found = {(m.start, m.end) for m in matcher(text, None, leniency=rec.leniency)}
+        except _RegionDependent:  # a candidate the region may decide: every region is run
+            pass
+        else:  # every region's run is this one (see _region_free_matcher)
             spans, regions = found, ()
     for region in regions:
         spans.update((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency))
@@ -506,18 +508,23 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     return [("PHONE_NUMBER", start, end, score) for start, end in kept]
 
 
+class _RegionDependent(Exception):
+    """Raised by :func:`_region_free_matcher`'s matcher at the first candidate whose answer the region may decide."""
+
+
 @lru_cache(maxsize=1)
 def _region_free_matcher() -> Any:
-    """``phonenumbers.PhoneNumberMatcher`` noting whether its run is the same in every region (``region_free``).
+    """``phonenumbers.PhoneNumberMatcher`` whose run is the same in every region, or raises :class:`_RegionDependent`.
 
     A matcher's run depends on its region only through ``parse(candidate, region, keep_raw_input=True)`` in
     ``_parse_and_verify`` (the candidate search, the checks around it, ``_verify`` and the inner matches do not
     read the region; phonenumbers 9.0.43, the release this was read off, else None: every region is run). A run in
-    which ``parse`` gives every candidate the same answer in every region (:func:`_same_in_every_region`;
-    ``region_free`` stays True) is repeated step for step in every other region: same candidates, same answers,
-    same matches. Run without a region (``region=None``, as :func:`_run_phone` does), a candidate that gives a match
-    was parsed without a region, which is what :func:`_same_in_every_region` asks, so only the others are asked
-    about. Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    which ``parse`` gives every candidate the same answer in every region (:func:`_same_in_every_region`) is
+    repeated step for step in every other region: same candidates, same answers, same matches; at the first other
+    candidate the run stops with :class:`_RegionDependent`. Run without a region (``region=None``, as
+    :func:`_run_phone` does), a candidate that gives a match was parsed without a region, which is what
+    :func:`_same_in_every_region` asks, so only the others are asked about. Tested against
+    ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
     """
     import phonenumbers
     from phonenumbers import phonenumbermatcher
@@ -528,13 +535,10 @@ def _region_free_matcher() -> Any:
         return None
 
     class RegionFreeMatcher(base):  # type: ignore[misc, valid-type]
-        region_free = True
-
         def _parse_and_verify(self, candidate: str, offset: int) -> Any:
             match = super()._parse_and_verify(candidate, offset)
-            if (self.region_free and (match is None or self.preferred_region is not None)
-                    and not _same_in_every_region(candidate)):
-                self.region_free = False
+            if (match is None or self.preferred_region is not None) and not _same_in_every_region(candidate):
+                raise _RegionDependent(candidate)
             return match
 
     return RegionFreeMatcher
