@@ -68,9 +68,11 @@ def make_trials(n_interactions: int, per_trial: int, seed: int = 0) -> list[Tria
 
 def clear_caches() -> None:
     answer._tokens_cached.cache_clear()
-    answer._counts.cache_clear()
+    answer._words.cache_clear()
+    answer._word_counts.cache_clear()
     readability._scores.cache_clear()
     safety._found.cache_clear()
+    safety._same_in_every_region.cache_clear()
 
 
 def main() -> None:

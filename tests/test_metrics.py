@@ -495,6 +495,106 @@ def test_pii_phone_runner_equals_presidio_phone_recognizer(monkeypatch):
         ("PHONE_NUMBER", 0, 20, 0.4), ("PHONE_NUMBER", 30, 40, 0.4), ("PHONE_NUMBER", 35, 45, 0.4)]
 
 
+def _phone_candidates(n, seed):
+    """Strings a phone matcher may hand to parse: "+" or "00" or nothing, known and unknown calling codes, digits,
+    separators, extensions, letters, RFC 3966 forms."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    leads = ["+", "\uff0b", "++", "+ ", "00", "011 ", "", "", "(", "tel:+", "x "]
+    codes = ["1", "44", "49", "972", "91", "55", "39", "7", "800", "882", "0", "999", "28", "1 415", "49 30", "", "6"]
+    rests = ["415 555 0123", "20 7946 0958", "30 1234567", "2-1234567", "98765 43210", "11 91234-5678", "06 6982 1234",
+             "0412 345 678", "1234", "555-0199", "12", "(0)30 1234567", "7946 0958 ext 12", "555 0123;ext=9",
+             "9 1234 5678", "123 456 7890 1234", "01 2345 6789"]
+    out = []
+    for _ in range(n):
+        c = str(rng.choice(leads)) + str(rng.choice(codes)) + " " + str(rng.choice(rests))
+        if rng.random() < 0.15:
+            c += str(rng.choice([" x12", "abc", ";phone-context=+44", "/", " 5"]))
+        out.append(c)
+    return out
+
+
+def test_phone_parse_with_a_plus_is_the_same_in_every_region():
+    """What the region-free matcher rests on: a candidate _same_in_every_region accepts parses to the same number
+    (every field, raw input and carrier code included), or fails with the same error, in any region but "001"."""
+    regions = ["US", "UK", "DE", "FE", "IL", "IN", "CA", "BR", "GB", "IT", "RU", "KZ", "JP", "AR", "MX", "us", "ZZ"]
+    _assert_same_parse_in(regions, [*_phone_candidates(400, 31), "", "6", "12", "+", "+49", "tel:;phone-context=x"])
+
+
+def _assert_same_parse_in(regions, candidates):
+    import phonenumbers
+
+    def parsed(c, region):
+        try:
+            return phonenumbers.parse(c, region, keep_raw_input=True)
+        except phonenumbers.NumberParseException as exc:
+            return exc.error_type, str(exc)
+
+    same = 0
+    for c in candidates:
+        if not safety._same_in_every_region(c):
+            continue
+        same += 1
+        ref = parsed(c, None)
+        for region in regions:
+            assert parsed(c, region) == ref, (c, region)
+    assert same > 100
+
+
+@pytest.mark.slow  # about 1 s: every region phonenumbers knows
+def test_phone_parse_with_a_plus_is_the_same_in_every_known_region():
+    import phonenumbers
+
+    _assert_same_parse_in(sorted(phonenumbers.SUPPORTED_REGIONS), _phone_candidates(300, 32))
+
+
+def test_pii_phone_runner_region_free_run_equals_presidio():
+    """A matcher run whose every candidate parses without a region is not repeated for the other regions: the
+    spans are still those of PhoneRecognizer.analyze (eight regions), on texts with numbers in international and
+    national form, unknown calling codes, letters around and several numbers."""
+    import numpy as np
+    import phonenumbers
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    rec = next(r for r in safety._recognizers() if isinstance(r, PhoneRecognizer))
+    matcher = safety._region_free_matcher()
+    assert matcher is not None  # the phonenumbers release the shortcut was read off is installed
+
+    def run(text, region=None):  # the matches, or None when the run stopped at a candidate the region may decide
+        try:
+            return [(x.start, x.end) for x in matcher(text, region, leniency=rec.leniency)]
+        except safety._RegionDependent:
+            return None
+
+    assert run("Call +1 415 555 0123.") == run("Call +1 415 555 0123.", "DE") == [(5, 20)]
+    assert run("Call (415) 555-0123.", "US") is None  # national form: the region decides
+    assert run("Call (415) 555-0123.") is None
+    assert run("Call +1 415 555 0123 or 030 1234567.") is None
+    rng = np.random.default_rng(33)
+    words = ["call", "or", "at", "Tel:", "(", ")", ",", ".", "user", "x", "\n", "%", "$"]
+    cands = _phone_candidates(150, 34)
+    texts = [" ".join(rng.choice(words + cands, size=int(rng.integers(1, 6)))) for _ in range(150)]
+    texts += ["".join(rng.choice(words + cands, size=int(rng.integers(2, 4)))) for _ in range(50)]
+
+    def international(c):  # a valid number in international form
+        try:
+            return phonenumbers.is_valid_number(phonenumbers.parse(c, None))
+        except phonenumbers.NumberParseException:
+            return False
+
+    plus = [c for c in cands if international(c)]
+    texts += [" ".join(rng.choice(["call", "or", "at", "mobile:", ",", ".", *plus], size=int(rng.integers(1, 6))))
+              for _ in range(100)]
+    free = 0
+    for text in texts:
+        want = sorted((r.entity_type, r.start, r.end, float(r.score))
+                      for r in rec.analyze(text, ["PHONE_NUMBER"], None))
+        assert sorted(safety._run_phone(rec, text)) == want, text
+        free += want != [] and run(text) is not None
+    assert free > 40  # the shortcut was taken on texts with numbers
+
+
 def test_pii_counts_phone_numbers_at_the_default_floor():
     """Phone numbers (Presidio scores them 0.4) count by default; min_score 0.5 leaves them, and only them, out."""
     safety._found.cache_clear()
@@ -559,6 +659,62 @@ def test_token_fast_path_equals_squad_normalisation():
     answer._tokens_cached.cache_clear()
     for text in texts:
         assert answer.tokens(text) == tuple(normalize_text(text).split()), text
+
+
+def _k_precision_reference(answer, ctx):
+    """K-precision the plain way: SQuAD tokens of both sides, multiset overlap (the official script's Counter &)."""
+    from collections import Counter
+
+    from agentstats.scoring.answers import normalize_text
+
+    def blank(v):
+        return v is None or (isinstance(v, str) and not v.strip())
+
+    if blank(answer):
+        return None, "empty answer"
+    if blank(ctx) or (isinstance(ctx, list | tuple) and all(blank(c) for c in ctx)):
+        return None, "no context"
+    ctext = "\n".join(str(c) for c in ctx) if isinstance(ctx, list | tuple) else str(ctx)
+    at = normalize_text(answer).split()
+    common = sum((Counter(at) & Counter(normalize_text(ctext).split())).values())
+    return (common / len(at) if at else 0.0), {"common": common, "answer_tokens": len(at)}
+
+
+def test_faithfulness_fast_path_equals_plain_k_precision():
+    """Sets for answers without repeated tokens, counts for repeated ones, articles left in ASCII contexts, the
+    context's blank check: the same value and evidence as the plain multiset overlap of SQuAD tokens."""
+    import numpy as np
+
+    from agentstats.metrics import answer
+
+    # by hand: answer paris x3, is, big; context paris x2, is, capital, of, france -> min(3, 2) + 1 = 3 of 5
+    s = a.faithfulness_token_k_precision({"output": "Paris, paris PARIS is big",
+                                          "context": ["Paris is the capital of France.", "Paris!"]}, {})
+    assert s.value == pytest.approx(3 / 5) and s.evidence == {"common": 3, "answer_tokens": 5}
+    rng = np.random.default_rng(21)
+    pieces = ["a", "an", "the", "The", "A.", "cat", "cat", "Cat!", "dog", "paris", "Paris,", "it's", "e-mail", "U.S.",
+              "42", "--", "\t", "\n", "an,", "naïve", "l\u2019été", "été", "x", "y", "z", "None", "none"]
+    passages = [None, "", " ", "\n", 7, "None"]
+
+    def text(lo, hi):
+        return " ".join(rng.choice(pieces, size=int(rng.integers(lo, hi))))
+
+    cases = [(text(0, 8), text(0, 30)) for _ in range(300)]
+    cases += [(text(1, 25), [text(0, 40) for _ in range(int(rng.integers(0, 4)))]) for _ in range(600)]
+    cases += [(text(1, 25), tuple(text(0, 40) if rng.random() < 0.5 else passages[int(rng.integers(0, 6))]
+                                  for _ in range(int(rng.integers(1, 4))))) for _ in range(600)]
+    cases += [(text(50, 300), [text(500, 3000)]) for _ in range(20)]  # long texts, many repeats
+    cases += [("cat", None), ("cat", [None, None]), ("cat", [None, "cat"]), ("cat", ("", " \n")), ("none", [None, 1]),
+              ("7 cat", [7]), ("a an the", "the cat"), ("!!", "cat"), ("cat cat", ["cat\ncat", "cat"])]
+    answer._words.cache_clear()
+    answer._word_counts.cache_clear()
+    for ans, ctx in cases:
+        s = a.faithfulness_token_k_precision({"output": ans, "context": ctx}, {})
+        value, evidence = _k_precision_reference(ans, ctx)
+        if value is None:
+            assert s.value is None and s.evidence["not_applicable"] == evidence, (ans, ctx)
+        else:
+            assert s.value == value and dict(s.evidence) == evidence, (ans, ctx)
 
 
 def _phone_recognizer():

@@ -111,8 +111,20 @@ def _tokens_cached(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=65536)
-def _counts(text: str) -> Counter[str]:
-    return Counter(_tokens_cached(text))
+def _words(text: str) -> tuple[str, ...]:
+    """Return the words K-precision compares with: SQuAD tokens of ``text``, in ASCII text with the articles left in.
+
+    Only ever looked up with SQuAD tokens, which are never an article, so the articles change no count; leaving
+    them in spares the article test on every (long) context.
+    """
+    if text.isascii():
+        return tuple(text.encode("ascii").translate(None, _PUNCT_BYTES).decode("ascii").lower().split())
+    return _tokens_cached(text)
+
+
+@lru_cache(maxsize=4096)
+def _word_counts(text: str) -> Counter[str]:
+    return Counter(_words(text))
 
 
 def tokens(text: Any) -> tuple[str, ...]:
@@ -196,13 +208,47 @@ def faithfulness_token_k_precision(values: Mapping[str, Any], params: Mapping[st
     answer, ctx = values.get("output"), values.get("context")
     if _blank(answer):
         return not_applicable("empty answer")
-    if _blank(ctx) or (isinstance(ctx, list | tuple) and all(_blank(c) for c in ctx)):
+    ctext = _context_text(ctx)
+    if ctext is None:
         return not_applicable("no context")
-    a, ctext = tokens(answer), _text(ctx)
+    a = tokens(answer)
     if not a:
         return Score(0.0, {"common": 0, "answer_tokens": 0})
-    common = _overlap(a, _tokens_cached(ctext), _counts(ctext))
+    common = _k_common(a, ctext)
     return Score(common / len(a), {"common": common, "answer_tokens": len(a)})
+
+
+def _context_text(ctx: Any) -> str | None:
+    """``_text(ctx)``, or None when there is no context: missing, blank, or a list of passages all None or blank."""
+    if _blank(ctx):
+        return None
+    if not isinstance(ctx, list | tuple):
+        return _text(ctx)
+    ctext = _text(ctx)
+    # a passage with a non-space character in its text is not blank; a None passage (blank) is written "None"
+    if ctext and not ctext.isspace() and "None" not in ctext:
+        return ctext
+    return None if all(_blank(c) for c in ctx) else ctext
+
+
+def _k_common(a: tuple[str, ...], ctext: str) -> int:
+    """``_overlap(a, tokens of ctext)`` for SQuAD tokens ``a``: the multiset overlap, with sets where it can.
+
+    A token that occurs once in the answer adds 1 when the context holds it (``min(1, count) = 1``), so an answer
+    without a repeated token overlaps ``len(set(a) & context words)``; a repeated one adds the smaller count.
+    """
+    words = _words(ctext)
+    distinct = set(a)
+    shared = distinct.intersection(words)
+    common = len(shared)
+    if len(distinct) < len(a) and shared:  # some answer token repeats: count it up to its count in the context
+        ca, cc = Counter(a), _word_counts(ctext)
+        for t in shared:
+            n = ca[t]
+            if n > 1:
+                m = cc[t]
+                common += (n if n < m else m) - 1
+    return common
 
 
 def answer_relevance_token_recall(values: Mapping[str, Any], params: Mapping[str, Any]) -> Score:

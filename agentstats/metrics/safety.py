@@ -19,9 +19,11 @@ the numbers ...) finds something; plain pattern recognizers are matched here wit
 objects; the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the
 results remembered per run and the e-mail domain check per host. Phone numbers go through the same
 ``phonenumbers.PhoneNumberMatcher`` calls as Presidio's phone recognizer (eight regions), without the second parse
-of each match Presidio makes only for its explanation (:func:`_run_phone`); they cost about a millisecond
-(docs/benchmarks.md) per answer holding five digits in a row (or one of the 30 four-digit numbers phonenumbers
-accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go through Presidio's ``analyze``.
+of each match Presidio makes only for its explanation (:func:`_run_phone`), and one run without a region stands for
+the eight when ``parse`` cannot answer any of its candidates differently in another region (numbers in
+international form: :func:`_region_free_matcher`); the matcher is asked only about answers holding five digits in
+a row (or one of the 30 four-digit numbers phonenumbers accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go
+through Presidio's ``analyze``.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
@@ -476,14 +478,26 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     every match scored ``rec.SCORE``, the same duplicate removal (one result per span; a span inside a kept one
     dropped; ordered by start, then longest first, as Presidio sorts equal scores). Presidio also parses each match
     once more, only to name its region in the explanation (about 40 % of the recognizer's time); no result depends
-    on it. Tested equal to ``analyze`` (``tests/test_metrics.py``).
+    on it. First the matcher runs once without a region (:func:`_region_free_matcher`): when ``parse`` answers each
+    of that run's candidates the same in every region (numbers in international form with a known calling code),
+    that run is every region's run, and the eight are not made. Tested equal to ``analyze``
+    (``tests/test_metrics.py``).
     """
     import phonenumbers
 
-    spans = set()
-    for region in rec.supported_regions:
-        for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency):
-            spans.add((match.start, match.end))
+    regions = tuple(rec.supported_regions)
+    matcher = _region_free_matcher()
+    spans: set[tuple[int, int]] = set()
+    if (matcher is not None and regions and phonenumbers.PhoneNumberMatcher is matcher.__base__
+            and all(type(r) is str and r != "001" for r in regions)):
+        try:
+            found = {(m.start, m.end) for m in matcher(text, None, leniency=rec.leniency)}
+        except _RegionDependent:  # a candidate the region may decide: every region is run
+            pass
+        else:  # every region's run is this one (see _region_free_matcher)
+            spans, regions = found, ()
+    for region in regions:
+        spans.update((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency))
     score = float(rec.SCORE)
     if score == 0:
         return []
@@ -492,6 +506,64 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
         if not any(start >= k[0] and end <= k[1] for k in kept):
             kept.append((start, end))
     return [("PHONE_NUMBER", start, end, score) for start, end in kept]
+
+
+class _RegionDependent(Exception):
+    """Raised by :func:`_region_free_matcher`'s matcher at the first candidate whose answer the region may decide."""
+
+
+@lru_cache(maxsize=1)
+def _region_free_matcher() -> Any:
+    """``phonenumbers.PhoneNumberMatcher`` whose run is the same in every region, or raises :class:`_RegionDependent`.
+
+    A matcher's run depends on its region only through ``parse(candidate, region, keep_raw_input=True)`` in
+    ``_parse_and_verify`` (the candidate search, the checks around it, ``_verify`` and the inner matches do not
+    read the region; phonenumbers 9.0.43, the release this was read off, else None: every region is run). A run in
+    which ``parse`` gives every candidate the same answer in every region (:func:`_same_in_every_region`) is
+    repeated step for step in every other region: same candidates, same answers, same matches; at the first other
+    candidate the run stops with :class:`_RegionDependent`. Run without a region (``region=None``, as
+    :func:`_run_phone` does), a candidate that gives a match was parsed without a region, which is what
+    :func:`_same_in_every_region` asks, so only the others are asked about. Tested against
+    ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    """
+    import phonenumbers
+    from phonenumbers import phonenumbermatcher
+
+    base = phonenumbermatcher.PhoneNumberMatcher
+    if getattr(phonenumbers, "__version__", None) != _PHONE_PROOF["phonenumbers"] or not hasattr(
+            base, "_parse_and_verify"):
+        return None
+
+    class RegionFreeMatcher(base):  # type: ignore[misc, valid-type]
+        def _parse_and_verify(self, candidate: str, offset: int) -> Any:
+            match = super()._parse_and_verify(candidate, offset)
+            if (match is None or self.preferred_region is not None) and not _same_in_every_region(candidate):
+                raise _RegionDependent(candidate)
+            return match
+
+    return RegionFreeMatcher
+
+
+@lru_cache(maxsize=4096)
+def _same_in_every_region(candidate: str) -> bool:
+    """Whether ``phonenumbers.parse(candidate, region, keep_raw_input=True)`` is the same for every region but "001".
+
+    True when it returns a number without a region: the number part of the candidate then starts with "+" and a
+    calling code phonenumbers knows, which ``parse`` reads off before it looks at the region's metadata (a region
+    only decides numbers without "+", or with an unknown code after it), and it goes on with the metadata of the
+    code's own region (for "001", the non-geographic one, it would keep none: :func:`_run_phone` runs every region
+    then). True also when it fails with ``NOT_A_NUMBER``, raised only before the region is read (no text, too few
+    digits, a bad ``phone-context``). False otherwise, so that every region is run.
+    """
+    import phonenumbers
+
+    try:
+        phonenumbers.parse(candidate, None, keep_raw_input=True)
+    except phonenumbers.NumberParseException as exc:
+        return bool(exc.error_type == phonenumbers.NumberParseException.NOT_A_NUMBER)
+    except Exception:  # any other failure: the region may matter, so every region is run
+        return False
+    return True
 
 
 def _found_plain(text: str, entities: tuple[str, ...], min_score: float) -> tuple[tuple[str, int, int, float], ...]:
