@@ -1,7 +1,7 @@
 """Time and memory of a default fit as the number of cells grows (run by hand; results in docs/benchmarks.md).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x5000x4] [--pymc-ratio 20x500x4]
-      [--timeout 1800] [--no-write]
+      [--timeout 1800] [--fit-options JSON] [--no-write]
 
 Per size ``AxTxN`` (agents x tasks x trials per cell, simulated from the default model's shape with known truth,
 seed 0), each in a fresh Python process (compilation included, as a user's first fit):
@@ -16,7 +16,8 @@ system, ``cpu_s``; the sampler threads included) and the 1-minute load average a
 on the machine stretches wall time, not CPU time). For the sizes in
 ``--pymc-ratio`` the same model is also sampled with PyMC's own NUTS (``sampler="pymc"``) in the same run, and the
 ratio of the two wall times is reported. Goals: 10,000 cells <= 45 s and <= 1 GB; 100,000 cells <= 5 min and <= 4 GB;
-time and memory linear in cells.
+time and memory linear in cells. ``--fit-options '{"draws": 1000, "parameterization": {"dispersion": "centered"}}'``
+passes keyword arguments to ``fit`` (recorded in the row's ``options`` column).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def simulate(n_agents: int, n_tasks: int, n_trials: int, seed: int = 0) -> pd.Da
     })
 
 
-def run_one(size: str, sampler: str | None) -> dict:
+def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict:
     """One fit and its post-processing in this process (called in a child process)."""
     import warnings
 
@@ -71,7 +72,8 @@ def run_one(size: str, sampler: str | None) -> dict:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = fit(counts, random_seed=1, check_convergence=False, **({"sampler": sampler} if sampler else {}))
+        dt = fit(counts, random_seed=1, check_convergence=False, **({"sampler": sampler} if sampler else {}),
+                 **(options or {}))
     fit_s = time.perf_counter() - t0
     diag = diagnose(dt)
     ks = list(range(1, 9))
@@ -83,6 +85,7 @@ def run_one(size: str, sampler: str | None) -> dict:
         size=size,
         cells=a * t,
         sampler=dt.attrs["sampler"],
+        options=json.dumps(options, sort_keys=True) if options else "",
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),
         max_r_hat=round(float(diag.table.r_hat.max()), 4),
@@ -95,8 +98,9 @@ def run_one(size: str, sampler: str | None) -> dict:
     )
 
 
-def spawn(size: str, sampler: str | None, timeout: float) -> dict:
+def spawn(size: str, sampler: str | None, timeout: float, options: str | None = None) -> dict:
     cmd = [sys.executable, __file__, "--one", size] + (["--sampler", sampler] if sampler else [])
+    cmd += ["--fit-options", options] if options else []
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
@@ -114,19 +118,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="20x500x4,20x1500x4,20x5000x4")
     ap.add_argument("--pymc-ratio", default="20x500x4", help="sizes also sampled with PyMC's own NUTS")
     ap.add_argument("--timeout", type=float, default=1800.0)
+    ap.add_argument("--fit-options", help="JSON object of keyword arguments for fit")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--sampler", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one, args.sampler)))
+        print(json.dumps(run_one(args.one, args.sampler, json.loads(args.fit_options) if args.fit_options else None)))
         return 0
     rows = []
     for size in args.sizes.split(","):
-        rows.append(spawn(size, None, args.timeout))
+        rows.append(spawn(size, None, args.timeout, args.fit_options))
         print(rows[-1], file=sys.stderr, flush=True)
         if size in args.pymc_ratio.split(","):
-            rows.append(spawn(size, "pymc", args.timeout * 4))
+            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options))
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     from _docs import md_table, write_block

@@ -270,6 +270,66 @@ def test_single_agent_drops_the_cell_term_and_family_round_trips():
         BetaBinomialFamily(inflated=False, det_by_agent=True)
 
 
+def test_dispersion_is_centred_only_with_many_cells_of_four_or_more_trials():
+    from agentstats.models.beta_binomial import (
+        CENTERED_DISPERSION_DRAWS,
+        DISPERSION_CENTERED_MIN_CELLS,
+        DISPERSION_CENTERED_MIN_TRIALS,
+        dispersion_form,
+    )
+    from agentstats.models.fit import DRAWS, SamplerConfig
+
+    enough = DISPERSION_CENTERED_MIN_CELLS
+
+    def counts(n_tasks_b: int, n: int) -> pd.DataFrame:
+        rows = [("a", f"t{j}", n, j % (n + 1)) for j in range(enough)]
+        rows += [("b", f"t{j}", n, (j + 1) % (n + 1)) for j in range(n_tasks_b)]
+        return pd.DataFrame(rows, columns=["agent", "task_id", "n", "c"])
+
+    assert DISPERSION_CENTERED_MIN_TRIALS == 4
+    assert dispersion_form(prepare_counts(counts(enough, 4))) == "centered"
+    assert dispersion_form(prepare_counts(counts(enough - 1, 4))) == "non_centered"  # every agent needs them
+    assert dispersion_form(prepare_counts(counts(enough, 3))) == "non_centered"  # 3 trials: measured worse
+    assert dispersion_form(prepare_counts(counts(enough, 2))) == "non_centered"  # two trials: ICC only
+    assert dispersion_form(prepare_counts(counts(0, 4).assign(agent="a"))) == "non_centered"  # one agent
+    fam = get_family("zoi_beta_binomial")
+    data = prepare_counts(counts(enough, 4))
+    _, info = fam.build(data, Priors())
+    assert info.parameterization["dispersion"] == "centered"
+    assert SamplerConfig().resolved_draws(data, fam, info) == CENTERED_DISPERSION_DRAWS < DRAWS
+    assert SamplerConfig(draws=300).resolved_draws(data, fam, info) == 300
+    _, info = fam.build(data, Priors(), {"dispersion": "non_centered"})
+    assert SamplerConfig().resolved_draws(data, fam, info) == DRAWS
+    _, info = get_family("zoi_beta_binomial", dispersion="shared").build(data, Priors())
+    assert "dispersion" not in info.parameterization and SamplerConfig().resolved_draws(data, fam, info) == DRAWS
+
+
+@pytest.mark.slow  # compiles two log-densities: about 3 s
+def test_centred_dispersion_is_the_same_model():
+    """Centred per-agent rho and det_share: the non-centred density less the Jacobian log(sd) of x = mu + sd z."""
+    counts = prepare_counts(COUNTS4)
+    fam = get_family("zoi_beta_binomial", det_by_agent=True)
+    nc, nc_info = fam.build(counts, Priors())
+    c, c_info = fam.build(counts, Priors(), {"dispersion": "centered"})
+    assert nc_info.parameterization["dispersion"] == "non_centered"
+    assert c_info.parameterization["dispersion"] == "centered"
+    assert {"rho_logit", "det_share_logit"} <= {v.name for v in c.free_RVs}
+    assert not {"rho_z", "det_share_z"} & {v.name for v in c.free_RVs}
+    rng = np.random.default_rng(7)
+    point = {k: v + rng.normal(0.0, 0.4, np.shape(v)) for k, v in nc.initial_point().items()}
+    cpoint = {k: v for k, v in point.items() if not k.endswith("_z")}
+    jacobian = 0.0
+    for name in ("rho", "det_share"):
+        sd = np.exp(point[f"{name}_sd_log__"])
+        cpoint[f"{name}_logit"] = point[f"{name}_mu"] + sd * point[f"{name}_z"]
+        jacobian += point[f"{name}_z"].size * np.log(sd)
+    lp_nc = pytensor.function(nc.value_vars, nc.logp(), mode="FAST_COMPILE")
+    lp_c = pytensor.function(c.value_vars, c.logp(), mode="FAST_COMPILE")
+    assert float(lp_c(**cpoint)) == pytest.approx(float(lp_nc(**point)) - jacobian, rel=1e-10, abs=1e-8)
+    with pytest.raises(ValueError, match="dispersion"):
+        fam.build(counts, Priors(), {"dispersion": "centred"})
+
+
 @pytest.mark.slow  # compiles the log-density of every model: about 3 s
 def test_integer_priors_give_the_same_logp_as_floats():
     """Priors(beta_a=100, ...) as ints: stored as float64, so the log-probability is finite and equal to the floats'."""

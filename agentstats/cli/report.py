@@ -52,7 +52,9 @@ def report(
     bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
     draws: Annotated[
         int | None,
-        typer.Option(min=1, help="Posterior draws per chain (default 2000)."),
+        typer.Option(
+            min=1, help="Posterior draws per chain (default 2000; 1000 when every agent has 250+ cells of 4+ trials)."
+        ),
     ] = None,
     bayes_model: Annotated[
         str,

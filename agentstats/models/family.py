@@ -236,6 +236,10 @@ class ModelFamily(ABC):
         """Default NUTS target acceptance rate for ``data``."""
         return 0.9
 
+    def default_draws(self, info: BuildInfo) -> int | None:
+        """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.fit.DRAWS`."""
+        return None
+
     def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:
         """Posterior variables whose R-hat / ESS say whether the sampler converged (sampled, not derived)."""
         return [str(v) for v in post.data_vars if not str(v).endswith("_z") and post[v].dims[:2] == ("chain", "draw")]

@@ -33,7 +33,7 @@ import xarray as xr
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.models.data import CountsData, counts_dataset, prepare_counts
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
-from agentstats.models.family import ModelFamily
+from agentstats.models.family import BuildInfo, ModelFamily
 from agentstats.models.no_pooling import exact_posterior
 from agentstats.models.priors import Priors, as_priors
 from agentstats.models.registry import DEFAULT_MODEL, get_family
@@ -53,7 +53,8 @@ SAMPLERS = ("nutpie", "numpyro", "pymc")
 #: Default posterior draws per chain, at every size: the agent-level hyperparameters (the per-agent dispersion and
 #: the always/never share) mix slowly. METR (10 agents x 748 cells of 2 runs): R-hat 1.006-1.016 and ESS_bulk 330-530
 #: at 4 x 1,000; LiveCodeBench at 2 samples per cell (15 x 713 cells): R-hat 1.014, ESS_bulk 267 on one of three
-#: subsets at 4 x 1,000, R-hat 1.005, ESS_bulk 620 at 4 x 2,000 (docs/validation.md).
+#: subsets at 4 x 1,000, R-hat 1.005, ESS_bulk 620 at 4 x 2,000 (docs/validation.md). Fits whose per-agent
+#: dispersion is centred (250+ cells of 4+ trials per agent) default to 1,000 (``ModelFamily.default_draws``).
 DRAWS = 2000
 #: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
 DEFAULT_SAMPLER = "nutpie"
@@ -86,7 +87,9 @@ class SamplerConfig:
     sampler : {"nutpie", "numpyro", "pymc"} or None
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
     draws : int or None
-        Posterior draws per chain (>= 1); None: :data:`DRAWS` (2,000).
+        Posterior draws per chain (>= 1); None: :data:`DRAWS` (2,000), or the family's default for the data
+        (:meth:`agentstats.models.family.ModelFamily.default_draws`: 1,000 for a Beta-Binomial fit with centred
+        per-agent dispersion).
     tune, chains : int
         Tuning steps per chain (>= 1), number of chains (>= 1).
     target_accept : float or None
@@ -128,10 +131,12 @@ class SamplerConfig:
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {self.sampler!r}")
 
-    def resolved_draws(self, data: CountsData) -> int:
-        """Draws per chain for ``data``: the given number, else :data:`DRAWS`."""
+    def resolved_draws(self, data: CountsData, family: ModelFamily | None = None, info: BuildInfo | None = None) -> int:
+        """Draws per chain: the given number, else the family's default for the built model, else :data:`DRAWS`."""
         if self.draws is not None:
             return int(self.draws)
+        if family is not None and info is not None:
+            return family.default_draws(info) or DRAWS
         return DRAWS
 
     def resolved_sampler(self) -> str:
@@ -349,15 +354,16 @@ def fit(
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     random_seed = int(random_seed)
     target_accept = float(config.target_accept or family.target_accept(data))
-    draws = config.resolved_draws(data)
     if family.p_draws == "exact":
         sampler_used = "exact"
         _, info = family.build(data, priors, parameterization, judge_error=judge_error)
+        draws = config.resolved_draws(data, family, info)
         dt = exact_posterior(data, priors, draws, config.chains, random_seed)
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
+        draws = config.resolved_draws(data, family, info)
         dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws)
         _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
