@@ -561,9 +561,11 @@ def test_one_import_error_names_both_a_bad_record_and_a_duplicated_key(tmp_path)
         assert st.runs().empty  # rolled back
     res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
     assert res.exit_code == 2 and "line 3, field 'agent'" in res.output and "line 4, field '(agent" in res.output
-    with RunStore(store) as st, pytest.warns(TrialLoadWarning):  # skip mode: both left out, the other three in
+    with RunStore(store) as st, pytest.warns(TrialLoadWarning) as caught:  # skip mode: both out, the other 3 in
         result = import_file(st, p, run="r", on_error="skip")
     assert sorted(q.line for q in result.skipped) == [3, 4] and result.trials == 3
+    said = " ".join(str(w.message) for w in caught)
+    assert "skipped 1 record with 1 problem" in said and "skipped 1 record with a duplicated trial key" in said
 
 
 def test_estimate_on_a_store_names_the_run_in_its_title(tmp_path):

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import socket
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ import pandas as pd
 from agentstats.counts import counts_frame, counts_from_codes, grid_gaps
 from agentstats.io.atomic import atomic_path
 from agentstats.io.detect import held_store, hold_store, is_duckdb_file, release_store
-from agentstats.io.errors import Problem, TrialLoadError
+from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
 from agentstats.schema import Trial
 from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -618,6 +619,13 @@ class RunStore:
                 self.con.unregister("_agentstats_drop")
             skipped.extend(problems)
             n_written -= len(drop)
+            # the reader warned of its own skipped records before the keys were compared: say these too
+            warnings.warn(
+                f"{source}: skipped {len(drop)} record{'s' if len(drop) != 1 else ''} with a duplicated trial key "
+                f"(see .skipped); first: {problems[0]}",
+                TrialLoadWarning,
+                stacklevel=4,
+            )
         totals = [n_written, 0, 0]
         if n_written:
             totals[1], totals[2] = self._derive(f"run_id = {int(rid)} AND seq >= {int(start)}")
