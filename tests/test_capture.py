@@ -786,3 +786,15 @@ for i in range(3):
         pass
     summary = run.result()
     assert summary.loc[summary["metric"] == "exact_match", "n"].tolist() == [3, 3]  # messages and conversations
+
+
+def test_a_scripted_run_writes_the_same_records_as_before(tmp_path):
+    """Every row a scripted run writes (trials, interactions, tool calls, node invocations, metrics) is the row the
+    capture code wrote before its per-call path was made faster (times and latencies left out): nested nodes, a
+    tool node, model calls, an error, outcomes, conversations, a continued trial, async, an object state."""
+    from capture_script import scripted_rows
+
+    expected = json.loads((REPO / "tests" / "data" / "capture_script_rows.json").read_text())
+    got = json.loads(json.dumps(scripted_rows(tmp_path / "script.duckdb"), sort_keys=True, ensure_ascii=False))
+    for table, rows in expected.items():
+        assert got[table] == rows, table
