@@ -115,6 +115,32 @@ def test_interactions_and_tool_calls_are_queryable_with_sql(tmp_path):
     con.close()
 
 
+def test_interactions_are_derived_as_from_the_records_interaction_list(tmp_path):
+    """The interactions are read with one json_transform of the whole record: the rows equal those the earlier
+    statement (a json_transform of ``record->'interactions'``, kept here) derives from the same records."""
+    from agentstats.store import db
+
+    expected = ["Paris", 2.5, 1e-05, {"any": [1, 2.5, None, "é ✓ \u2028"]}, None, [True, "x\"y"], 123456789012345]
+    trials = [Trial(agent="a", task_id=f"t{i}", trial=0, success=True,
+                    interactions=[Interaction(id=f"m{i}", query=f"q{i} é", answer=None if i % 3 else "ans",
+                                              expected_answer=e), Interaction(query="second")])
+              for i, e in enumerate(expected)]
+    trials.append(Trial(agent="a", task_id="none", trial=0, success=False))  # no interactions: no row
+    old = db._DERIVE_INTERACTIONS.replace(
+        """json_transform(record, '{{"interactions": [""", """json_transform(record->'interactions', '[""").replace(
+        """"expected_answer": "JSON"}}]}}').interactions AS its""", """"expected_answer": "JSON"}}]') AS its""")
+    assert old != db._DERIVE_INTERACTIONS and "record->'interactions'" in old
+    with RunStore(tmp_path / "s.duckdb") as st:
+        res = st.import_trials(trials, "r1")
+        assert res.interactions == 2 * len(expected)
+        cols = "run_id, agent, task_id, trial, idx, message_id, query, answer, CAST(expected_answer AS VARCHAR)"
+        new = st.con.execute(f"SELECT {cols} FROM interactions ORDER BY ALL").fetchall()
+        st.con.execute("DELETE FROM interactions")
+        st.con.execute(old.format(where="true"))
+        assert st.con.execute(f"SELECT {cols} FROM interactions ORDER BY ALL").fetchall() == new
+    assert ("a", "t3", 0, "m3") == (*new[6][1:4], new[6][5]) and json.loads(new[6][8]) == expected[3]
+
+
 def test_unscored_trials_are_refused_by_counts_with_their_keys(tmp_path):
     store = tmp_path / "s.duckdb"
     with RunStore(store) as st:

@@ -115,8 +115,10 @@ def _dumps(v: Any) -> str:
     arguments by name, a state); an iterator nested deeper inside a state is read.
     """
     if isinstance(v, dict):
-        if any(_one_pass(x) for x in v.values()):
-            v = {k: _unread(x) if _one_pass(x) else x for k, x in v.items()}
+        for x in v.values():  # a loop, not any(<generator>): this runs for every captured call
+            if type(x) not in _PLAIN and isinstance(x, _ONE_PASS):
+                v = {k: _unread(x) if _one_pass(x) else x for k, x in v.items()}
+                break
     elif _one_pass(v):
         v = _unread(v)
     try:
@@ -236,7 +238,12 @@ class _TrialRec:
 
     def has_calls(self) -> bool:
         """Tell whether the trial holds a tool call or an expected tool call (the store then derives them)."""
-        return bool(self.expected_tool_calls) or any(m.tool_calls for m in self.interactions)
+        if self.expected_tool_calls:
+            return True
+        for m in self.interactions:  # a loop, not any(<generator>): run at the end of every outermost call
+            if m.tool_calls:
+                return True
+        return False
 
     def _meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"capture": True}
@@ -264,7 +271,7 @@ class _TrialRec:
         """
         rec: dict[str, Any] = {"agent": self.agent, "task_id": self.task_id, "trial": self.trial}
         if self.status is not Status.completed:
-            rec["status"] = self.status.value
+            rec["status"] = str(self.status)
         if self.success is not None:
             rec["success"] = self.success
         if self.reward is not None:
@@ -283,7 +290,7 @@ class _TrialRec:
             usage["cost_usd"] = self.cost_usd
         rec["usage"] = usage
         rec["meta"] = self._meta()
-        return (self.agent, self.task_id, self.trial, self.status.value, self.success, self.reward,
+        return (self.agent, self.task_id, self.trial, str(self.status), self.success, self.reward,
                 outcome_of(self.status, self.success, self.reward), self.latency_s, self.input_tokens,
                 self.output_tokens, self.cost_usd, to_json(rec, fallback=_fallback, inf_nan_mode="null").decode())
 
@@ -376,6 +383,8 @@ class Run:
         self.fields = {"conversation": conversation_field, "message": message_field, "task": task_field,
                        "trial": trial_field, "query": query_field, "expected": expected_field,
                        "answer": answer_field}
+        # the state fields read at every outermost call, in the order _open_message reads them
+        self._id_fields = (conversation_field, task_field, trial_field, message_field, query_field, expected_field)
         self.prices = dict(prices) if prices is not None else DEFAULT_PRICES
         self.flush_interval = flush_interval
         self._own_store = not isinstance(store, RunStore)
@@ -454,38 +463,58 @@ class Run:
                 return any(t == task_id for t, _ in self._done)
             return (task_id, int(trial)) in self._done
 
-    def _trial_for(self, field: Callable[[str], Any], invocation_id: int) -> _TrialRec:
-        f = self.fields
-        cid = field(f["conversation"])
-        cid = None if cid is None else str(cid)
+    def _open_message(self, field: Callable[[str], Any], invocation_id: int) -> tuple[_TrialRec, _MsgRec]:
+        """Return the trial an outermost call belongs to (found or started) and its new message, appended to it."""
+        conv_f, task_f, trial_f, message_f, query_f, expected_f = self._id_fields
+        cid = field(conv_f)
+        if cid is not None and type(cid) is not str:
+            cid = str(cid)
         with self._lock:
-            if cid is not None and cid in self._open:
-                return self._open[cid]
-            task = field(f["task"])
-            task = None if task is None or not str(task).strip() else task  # a blank id is no id (schema rule)
-            task_id = str(task) if task is not None else (cid if cid and cid.strip() else f"call-{invocation_id}")
-            k = field(f["trial"])
-            if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
-                trial = k
-                self._next_trial[task_id] = max(self._next_trial.get(task_id, 0), k + 1)
-            else:
-                trial = self._next_trial.get(task_id, 0)
-                self._next_trial[task_id] = trial + 1
-            rec = self._keys.get((task_id, trial))
-            if rec is None and cid is None and self._done.get((task_id, trial)):
-                rec = self._reopen((task_id, trial))
-            if rec is None or rec.conversation_id != cid:
-                rec = _TrialRec(self.agent, task_id, trial, cid)
-                self._keys[(task_id, trial)] = rec
-                if self._done.get((task_id, trial)) is False:  # stored before a resume: this attempt replaces it
-                    self._replaced.add((task_id, trial))
-            if cid is not None:
-                self._open[cid] = rec
-            expected_calls = field("expected_tool_calls")
-            if expected_calls and not rec.expected_tool_calls:
-                with contextlib.suppress(Exception):
-                    rec.expected_tool_calls = [ToolCall.model_validate(c) for c in expected_calls]
-            return rec
+            rec = self._open.get(cid) if cid is not None else None
+            if rec is None:
+                rec = self._trial_for(field, cid, task_f, trial_f, invocation_id)
+            mid = field(message_f)
+            query = field(query_f)
+            message = _MsgRec(str(mid) if mid is not None else str(len(rec.interactions)),
+                              query if query is None or isinstance(query, str) else _dumps(query), field(expected_f))
+            rec.interactions.append(message)
+            return rec, message
+
+    def _trial_for(self, field: Callable[[str], Any], cid: str | None, task_f: str, trial_f: str,
+                   invocation_id: int) -> _TrialRec:
+        """Find or start the trial of an outermost call outside an open conversation (the caller holds the lock)."""
+        task = field(task_f)
+        if task is not None:
+            task = str(task) if type(task) is not str else task
+            if not task.strip():  # a blank id is no id (schema rule)
+                task = None
+        task_id = task if task is not None else (cid if cid and cid.strip() else f"call-{invocation_id}")
+        k = field(trial_f)
+        next_trial = self._next_trial
+        if isinstance(k, int) and not isinstance(k, bool) and k >= 0:
+            trial = k
+            if next_trial.get(task_id, 0) <= k:
+                next_trial[task_id] = k + 1
+        else:
+            trial = next_trial.get(task_id, 0)
+            next_trial[task_id] = trial + 1
+        key = (task_id, trial)
+        rec = self._keys.get(key)
+        done = self._done.get(key)
+        if rec is None and cid is None and done:
+            rec = self._reopen(key)
+        if rec is None or rec.conversation_id != cid:
+            rec = _TrialRec(self.agent, task_id, trial, cid)
+            self._keys[key] = rec
+            if done is False:  # stored before a resume: this attempt replaces it
+                self._replaced.add(key)
+        if cid is not None:
+            self._open[cid] = rec
+        expected_calls = field("expected_tool_calls")
+        if expected_calls and not rec.expected_tool_calls:
+            with contextlib.suppress(Exception):
+                rec.expected_tool_calls = [ToolCall.model_validate(c) for c in expected_calls]
+        return rec
 
     def _reopen(self, key: tuple[str, int]) -> _TrialRec | None:
         """Return the record of a trial this run closed, to continue it (from its pending row, else the store)."""
@@ -535,22 +564,17 @@ class Run:
             frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
             frame.t0 = time.perf_counter()
             return frame
-        if state is None:
-            state = next((v for v in inputs.values() if type(v) is dict or isinstance(v, Mapping)), None)
-        if state is None:
-            state = next((v for v in inputs.values() if hasattr(v, self.fields["conversation"])
-                          or hasattr(v, self.fields["task"])), None)
+        if state is None:  # the first mapping argument, else the first object with an id attribute
+            for v in inputs.values():
+                if type(v) is dict or isinstance(v, Mapping):
+                    state = v
+                    break
+            else:
+                conv_f, task_f = self._id_fields[:2]
+                state = next((v for v in inputs.values() if hasattr(v, conv_f) or hasattr(v, task_f)), None)
         if not _PATCHED and "openai" in sys.modules:
             _patch_openai()
-        field = _reader(state)
-        trial = self._trial_for(field, frame.invocation_id)
-        mid = field(self.fields["message"])
-        query = field(self.fields["query"])
-        expected = field(self.fields["expected"])
-        interaction = _MsgRec(str(mid) if mid is not None else str(len(trial.interactions)),
-                              query if isinstance(query, str) or query is None else _dumps(query), expected)
-        with self._lock:
-            trial.interactions.append(interaction)
+        trial, interaction = self._open_message(_reader(state), frame.invocation_id)
         frame.trial, frame.interaction, frame.message_id = trial, interaction, interaction.id
         frame.t0 = time.perf_counter()  # the node's own latency starts here, after this bookkeeping
         return frame

@@ -1053,11 +1053,13 @@ def _trial_schema() -> Any:
 # a trial costs Python only its validation, its outcome and its JSON. ``{where}`` selects the trials just written.
 # The CTEs used twice are NOT MATERIALIZED: DuckDB would otherwise hold them (every record's JSON arrays) in memory
 # for the whole statement, about 370 MB more at 1,000,000 trials; streamed, they are parsed twice instead.
+# The interactions are read with one json_transform of the whole record (not of ``record->'interactions'``, which
+# parses the record, writes the list out and parses it again): about 1 µs less per trial.
 _DERIVE_INTERACTIONS = """
 INSERT INTO interactions (run_id, agent, task_id, trial, idx, message_id, query, answer, expected_answer)
 WITH base AS (SELECT run_id, agent, task_id, trial,
-                     json_transform(record->'interactions', '[{{"id": "VARCHAR", "query": "VARCHAR",
-                                    "answer": "VARCHAR", "expected_answer": "JSON"}}]') AS its
+                     json_transform(record, '{{"interactions": [{{"id": "VARCHAR", "query": "VARCHAR",
+                                    "answer": "VARCHAR", "expected_answer": "JSON"}}]}}').interactions AS its
               FROM trials WHERE {where}),
      x AS (SELECT run_id, agent, task_id, trial, unnest(its) AS it, generate_subscripts(its, 1) - 1 AS idx
            FROM base WHERE len(its) > 0)
