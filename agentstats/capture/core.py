@@ -298,23 +298,22 @@ class _TrialRec:
 class _Frame:
     """One node invocation in progress."""
 
-    __slots__ = ("cost", "in_tok", "inputs", "inputs_json", "interaction", "invocation_id", "kind", "message_id",
-                 "model", "name", "out_tok", "parent", "run", "started", "t0", "trial")
+    __slots__ = ("cost", "in_tok", "inputs_json", "interaction", "invocation_id", "kind", "message_id", "model",
+                 "name", "out_tok", "parent", "run", "started", "t0", "trial")
 
-    def __init__(self, run: Run, name: str, kind: str, parent: _Frame | None):
+    def __init__(self, run: Run, name: str, kind: str, parent: _Frame | None, inputs_json: str):
         self.run, self.name, self.kind, self.parent = run, name, kind, parent
         self.invocation_id = next(run._invocations)
         self.model: str | None = None
         self.in_tok = 0
         self.out_tok = 0
         self.cost: float | None = None
-        self.inputs: Any = None
-        self.inputs_json = "null"  # the inputs as the node got them (written at entry: a node may change its state)
+        self.inputs_json = inputs_json  # the inputs as the node got them (written at entry: a node may change them)
         self.trial: _TrialRec
         self.interaction: _MsgRec
         self.message_id: str | None = None
         self.started = time.time()
-        self.t0 = time.perf_counter()  # wall latency: perf_counter at entry and exit
+        self.t0: float  # wall latency: perf_counter at entry (set by Run._enter once its bookkeeping is done) and exit
 
 
 class Run:
@@ -385,6 +384,7 @@ class Run:
                        "answer": answer_field}
         # the state fields read at every outermost call, in the order _open_message reads them
         self._id_fields = (conversation_field, task_field, trial_field, message_field, query_field, expected_field)
+        self._answer_field = answer_field
         self.prices = dict(prices) if prices is not None else DEFAULT_PRICES
         self.flush_interval = flush_interval
         self._own_store = not isinstance(store, RunStore)
@@ -557,9 +557,7 @@ class Run:
         parent = _FRAME.get()
         if parent is not None and parent.run is not self:
             parent = None
-        frame = _Frame(self, name, kind, parent)
-        frame.inputs = inputs
-        frame.inputs_json = _dumps(inputs)
+        frame = _Frame(self, name, kind, parent, _dumps(inputs))
         if parent is not None:
             frame.trial, frame.interaction, frame.message_id = parent.trial, parent.interaction, parent.message_id
             frame.t0 = time.perf_counter()
@@ -606,7 +604,7 @@ class Run:
                     trial.status = Status.agent_error
                     trial.error_type = error_type
                 elif exc is None:
-                    frame.interaction.answer = _answer_text(result, self.fields["answer"])
+                    frame.interaction.answer = _answer_text(result, self._answer_field)
                 key = (trial.task_id, trial.trial)
                 self._done[key] = True
                 if trial.conversation_id is None:  # the call was the trial (or its latest part): keep only its row
