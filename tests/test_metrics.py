@@ -595,6 +595,106 @@ def test_pii_phone_runner_region_free_run_equals_presidio():
     assert free > 40  # the shortcut was taken on texts with numbers
 
 
+# National-form numbers: valid in US/CA (NANPA; 613 is a Canadian area code), DE, IL, IN, BR, GB (which Presidio's
+# "UK", not a phonenumbers region code, never matches), FR (no default region), and near misses.
+_NATIONAL = ["(415) 555-0123", "415-555-0123", "415.555.0199", "1-800-555-0199", "(613) 555-0142", "212 555 0199",
+             "1 (415) 555-2671", "030 1234567", "089 12345678", "0171 1234567", "(030) 12345678", "02-1234567",
+             "054-1234567", "03 123 4567", "98765 43210", "022 2345 6789", "011-23456789", "(11) 91234-5678",
+             "(21) 2345-6789", "011 91234 5678", "020 7946 0958", "07700 900123", "06 12 34 56 78", "555-0123",
+             "1640", "12345", "2024-05-06", "3/10/2011", "123-456-7890", "(415) 555-0123 x12", "0049 30 1234567",
+             "+1 415 555 0123", "+49 30 1234567", "+999 123 4567", "4155550123", "004155550123456"]
+
+
+def _national_texts(n, seed):
+    """Texts with national-form numbers: several per text, inside longer digit runs, glued to letters, or none."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    words = ["call", "or", "at", "Tel:", "mobile", "(", ")", ",", ".", "x", "/", "-", "\n", "ID", "$", "%", "no"]
+    texts = []
+    for i in range(n):
+        parts = list(rng.choice(words + _NATIONAL, size=int(rng.integers(1, 7))))
+        if i % 4 == 0:  # digits right before or after a number
+            parts.insert(int(rng.integers(0, len(parts) + 1)), str(rng.integers(0, 10 ** int(rng.integers(1, 6)))))
+        texts.append(("" if i % 5 == 0 else " ").join(str(p) for p in parts))
+    if not any(t.isalpha() for t in texts):
+        texts.append("no number here")
+    return texts
+
+
+def test_pii_phone_runner_equals_presidio_on_national_numbers():
+    """_run_phone with the shared region runs (national form: the region decides) gives PhoneRecognizer.analyze's
+    results on 400 generated texts and hand cases; the runs' shortcuts are taken on most texts with a number."""
+    import cProfile
+    import pstats
+
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    rec = _phone_recognizer()
+    assert isinstance(rec, PhoneRecognizer) and safety._shared_matcher() is not None
+    hand = ["Call (415) 555-0123.", "Ruf 030 1234567 an", "Call (415) 555-0123 or (415) 555-0199, or 030 1234567.",
+            "Mobile 98765 43210", "(11) 91234-5678", "020 7946 0958", "ID 004155550123456", "x4155550123y",
+            "4155550123 4155550199", "no digits", "", "2024", "Tel: 02-1234567 / 054-1234567",
+            "(415) 555-0123 +49 30 1234567", "(415) 555-0123) 555-0199", "call 1 (415) 555-2671 x12 now"]
+    texts = hand + _national_texts(400, 41)
+    found = 0
+    for text in texts:
+        want = sorted((r.entity_type, r.start, r.end, float(r.score))
+                      for r in rec.analyze(text, ["PHONE_NUMBER"], None))
+        assert sorted(safety._run_phone(rec, text)) == want, text
+        found += want != []
+    assert found > 150
+    # the shortcuts: a US number is parsed by the run without a region (twice: its check) and by the US run only
+    prof = cProfile.Profile()
+    prof.runcall(safety._run_phone, rec, "Call (415) 555-0123.")
+    calls = {f[2]: s[1] for f, s in pstats.Stats(prof).stats.items() if f[0].endswith("phonenumberutil.py")}
+    assert calls["parse"] <= 3, calls["parse"]  # eight regions' runs: 21
+
+
+def test_shared_phone_runs_equal_each_region_run():
+    """Run by run, the shared matcher (its parse and checks remembered across the regions' runs on one text, no
+    early stop) finds what PhoneNumberMatcher finds in that region; "UK" and "FE" run as no region."""
+    import phonenumbers
+
+    rec = _phone_recognizer()
+    shared = safety._shared_matcher()
+    assert [safety._region_key(r) for r in rec.supported_regions] == ["US", None, "DE", None, "IL", "IN", "CA", "BR"]
+    assert safety._region_key("GB") == "GB" and safety._region_key("001") == "001" and safety._region_key("us") == "us"
+    for text in _national_texts(200, 42):
+        memo = {}
+        for region in rec.supported_regions:
+            want = [(m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency)]
+            got = [(m.start, m.end) for m in shared(text, safety._region_key(region), rec.leniency, memo, set())]
+            assert got == want, (text, region)
+
+
+def test_phone_parse_in_uk_and_fe_is_parse_without_a_region():
+    """What _region_key rests on: parse(c, "UK") and parse(c, "FE") give what parse(c, None) gives (number or error),
+    for candidates in international and national form."""
+    import phonenumbers
+
+    def parsed(c, region):
+        try:
+            return phonenumbers.parse(c, region, keep_raw_input=True)
+        except phonenumbers.NumberParseException as exc:
+            return exc.error_type, str(exc)
+
+    for c in [*_phone_candidates(300, 43), *_NATIONAL, "", "+", "++1 415 555 0123", "tel:;phone-context=+44"]:
+        ref = parsed(c, None)
+        assert parsed(c, "UK") == ref and parsed(c, "FE") == ref, c
+
+
+def test_pii_phone_inside_found_walks_every_later_candidate():
+    """_inside_found: true only when every _PATTERN span starting at the position or later ends in a found span."""
+    text = "Call (415) 555-0123 now"
+    assert safety._inside_found(text, 5, {(5, 19)})
+    assert safety._inside_found(text, 6, {(5, 19)})
+    assert not safety._inside_found(text, 5, {(6, 19)})  # no found span starts at or before 5
+    assert not safety._inside_found(text, 5, {(5, 18)})  # the candidate at 5 ends at 19
+    assert not safety._inside_found(text + " or 030 1234567", 5, {(5, 19)})  # a later candidate
+    assert safety._inside_found(text + " or 030 1234567", 5, {(5, 19), (0, 40)})
+
+
 def test_pii_counts_phone_numbers_at_the_default_floor():
     """Phone numbers (Presidio scores them 0.4) count by default; min_score 0.5 leaves them, and only them, out."""
     safety._found.cache_clear()

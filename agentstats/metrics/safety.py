@@ -12,18 +12,21 @@ to leave phone numbers out, which is also about ten times faster on answers hold
 any entity is found, else 0; the entity types found are the evidence.
 
 Speed, same results as asking every recognizer through Presidio (``_found_plain``, the reference in the tests): a
-recognizer that cannot reach ``min_score`` is not run, nor is a pattern that cannot; a recognizer is asked only when
-its pre-check (a pattern every one of its matches contains: ``@`` for e-mail, digits in a certain arrangement for
-the numbers ...) finds something; plain pattern recognizers are matched here with their own compiled patterns,
-``validate_result`` and ``invalidate_result`` and Presidio's duplicate removal, without Presidio's per-match
-objects; the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the
-results remembered per run and the e-mail domain check per host. Phone numbers go through the same
-``phonenumbers.PhoneNumberMatcher`` calls as Presidio's phone recognizer (eight regions), without the second parse
-of each match Presidio makes only for its explanation (:func:`_run_phone`), and one run without a region stands for
-the eight when ``parse`` cannot answer any of its candidates differently in another region (numbers in
-international form: :func:`_region_free_matcher`); the matcher is asked only about answers holding five digits in
-a row (or one of the 30 four-digit numbers phonenumbers accepts, see :data:`_PHONE_PROOF`; years skip it). IBANs go
-through Presidio's ``analyze``.
+recognizer that cannot reach ``min_score`` is not run, nor is a pattern that cannot; a recognizer is asked only when its
+pre-check (a pattern every one of its matches contains: ``@`` for e-mail, digits in a certain arrangement for the
+numbers ...) finds something; plain pattern recognizers are matched here with their own compiled patterns,
+``validate_result`` and ``invalidate_result`` and Presidio's duplicate removal, without Presidio's per-match objects;
+the e-mail and URL patterns are searched only in the runs of characters that can hold a match, the results remembered
+per run and the e-mail domain check per host. Phone numbers go through the same ``phonenumbers.PhoneNumberMatcher``
+calls as Presidio's phone recognizer (eight regions), without the second parse of each match Presidio makes only for its
+explanation (:func:`_run_phone`), and one run without a region stands for the eight when ``parse`` cannot answer any of
+its candidates differently in another region (numbers in international form: :func:`_region_free_matcher`). Otherwise
+(numbers in national form) the regions' runs share their work (:func:`_shared_matcher`): "UK" and "FE", not phonenumbers
+region codes, run as no region (:func:`_region_key`), ``parse`` and the validation are asked once per candidate and
+region, resp. per parsed number, and a run stops once nothing it can still find lies outside a span already found
+(:func:`_inside_found`; a US number found by the US run ends the other runs at their first candidate); the matcher is
+asked only about answers holding five digits in a row (or one of the 30 four-digit numbers phonenumbers accepts, see
+:data:`_PHONE_PROOF`; years skip it). IBANs go through Presidio's ``analyze``.
 
 Regex detection. 1 when any of ``params["patterns"]`` (Python regular expressions, case-insensitive unless
 ``params["case_sensitive"]``) matches the answer, else 0; the patterns that matched are the evidence. Not
@@ -480,8 +483,11 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     once more, only to name its region in the explanation (about 40 % of the recognizer's time); no result depends
     on it. First the matcher runs once without a region (:func:`_region_free_matcher`): when ``parse`` answers each
     of that run's candidates the same in every region (numbers in international form with a known calling code),
-    that run is every region's run, and the eight are not made. Tested equal to ``analyze``
-    (``tests/test_metrics.py``).
+    that run is every region's run, and the eight are not made. Else (phonenumbers 9.0.43, leniency VALID) the
+    regions' runs are made by :func:`_shared_matcher`'s matcher, once per :func:`_region_key`, sharing ``parse`` and
+    validation, each stopped (or not started) when nothing it can still find lies outside a span found
+    (:func:`_inside_found`); the matches the run without a region found before its stop are every region's. Tested
+    equal to ``analyze`` (``tests/test_metrics.py``).
     """
     import phonenumbers
 
@@ -490,12 +496,30 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     spans: set[tuple[int, int]] = set()
     if (matcher is not None and regions and phonenumbers.PhoneNumberMatcher is matcher.__base__
             and all(type(r) is str and r != "001" for r in regions)):
+        found: set[tuple[int, int]] = set()
         try:
-            found = {(m.start, m.end) for m in matcher(text, None, leniency=rec.leniency)}
+            for m in matcher(text, None, leniency=rec.leniency):
+                found.add((m.start, m.end))
         except _RegionDependent:  # a candidate the region may decide: every region is run
-            pass
+            spans = found  # what came before it, every region's run finds as this one did
         else:  # every region's run is this one (see _region_free_matcher)
             spans, regions = found, ()
+    shared = _shared_matcher() if regions else None
+    if (shared is not None and phonenumbers.PhoneNumberMatcher is shared.__base__
+            and rec.leniency == _PHONE_PROOF["leniency"] and all(type(r) is str for r in regions)):
+        from phonenumbers.phonenumbermatcher import _PATTERN
+
+        memo: dict[Any, Any] = {}  # what the runs on this text share (see _shared_matcher)
+        first = _PATTERN.search(text)  # every run starts at this candidate
+        for key in dict.fromkeys(map(_region_key, regions)):  # regions that run alike, once
+            if first is None or _inside_found(text, first.start(), spans):  # no run can add a span that counts
+                break
+            try:
+                for m in shared(text, key, rec.leniency, memo, spans):
+                    spans.add((m.start, m.end))
+            except _Covered:  # whatever else this run finds lies inside a span found (see _shared_matcher)
+                pass
+        regions = ()
     for region in regions:
         spans.update((m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency))
     score = float(rec.SCORE)
@@ -564,6 +588,146 @@ def _same_in_every_region(candidate: str) -> bool:
     except Exception:  # any other failure: the region may matter, so every region is run
         return False
     return True
+
+
+@lru_cache(maxsize=256)
+def _region_key(region: Any) -> Any:
+    """Return the region whose matcher run is ``region``'s: ``None`` for a code ``parse`` reads as none, else itself.
+
+    A string that is not one of phonenumbers' region codes (Presidio's "UK" and "FE"; the United Kingdom is "GB")
+    and names no metadata: ``parse`` reads its region only in the region check (not a valid code, as for ``None``:
+    the number must start with "+"), in the metadata looked up (none, as for ``None``) and in ``number_region !=
+    region`` (never equal to a region ``region_code_for_country_code`` returns, as for ``None``); after the region
+    check, a number starting with "+" either gets a calling code or fails, so the branch that reads
+    ``metadata.country_code`` is never reached (phonenumbers 9.0.43). So ``parse(c, region)`` is ``parse(c, None)``
+    for every ``c``, and so is the matcher's run (tested, ``tests/test_metrics.py``).
+    """
+    import phonenumbers
+    from phonenumbers.phonemetadata import PhoneMetadata
+
+    if (type(region) is str and getattr(phonenumbers, "__version__", None) == _PHONE_PROOF["phonenumbers"]
+            and region not in phonenumbers.SUPPORTED_REGIONS
+            and all(region not in codes for codes in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.values())
+            and PhoneMetadata.metadata_for_region(region.upper(), None) is None):
+        return None
+    return region
+
+
+def _inside_found(text: str, pos: int, spans: set[tuple[int, int]]) -> bool:
+    """Whether every match a matcher run can find from ``pos`` on lies inside one span of ``spans``.
+
+    A ``PhoneNumberMatcher`` run (phonenumbers 9.0.43, any region) searches its candidates with
+    ``_PATTERN.search(text, p)``, ``p`` never going back; a match is a candidate (such a search's span, maybe cut
+    short) or an inner match of one (inside it). So once the run is at ``pos``, each match it finds from there
+    on lies inside the span of ``_PATTERN.search(text, p)`` for some ``p >= pos``: the spans of ``_PATTERN``
+    starting at ``pos`` or later, walked here one start at a time. When all of them end inside a span found
+    that starts at or before ``pos``, so does everything the run can find, and :func:`_run_phone` keeps only the
+    spans that no other one holds: the rest of the run cannot change its result.
+    """
+    from phonenumbers.phonenumbermatcher import _PATTERN
+
+    end = max((e for s, e in spans if s <= pos), default=-1)
+    if end <= pos:
+        return False
+    while True:
+        m = _PATTERN.search(text, pos)
+        if m is None:
+            return True
+        if m.end() > end:
+            return False
+        pos = m.start() + 1
+
+
+class _Covered(Exception):
+    """Raised by :func:`_shared_matcher`'s matcher when nothing it could still find lies outside a span found."""
+
+
+class _Span:
+    """A match of :func:`_shared_matcher`'s matcher: what the matcher and :func:`_run_phone` read of one."""
+
+    __slots__ = ("end", "start")
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+@lru_cache(maxsize=1)
+def _shared_matcher() -> Any:
+    """``phonenumbers.PhoneNumberMatcher`` whose runs on one text, one per region, share their ``parse`` and checks.
+
+    ``Matcher(text, region, leniency, memo, spans)`` runs as ``PhoneNumberMatcher(text, region, leniency=leniency)``
+    does, the same candidates in the same order, and finds the same spans; the runs on one text pass the same ``memo``
+    (a dict). Its ``_parse_and_verify`` makes phonenumbers 9.0.43's checks of the candidate and of the characters around
+    it (which do not read the region), then takes from ``memo`` what it asked before: ``parse(candidate, region,
+    keep_raw_input=True)`` by candidate and region (another region's run, or an inner match tried twice, asks again),
+    and ``_verify(leniency, number, candidate, matcher)`` by candidate and every field of the parsed number (it reads
+    only those and the leniency: US and CA parse most NANPA numbers in national form to the same one). A
+    match is returned as a :class:`_Span` (the matcher reads only ``end`` of it). Before each candidate, the run raises
+    :class:`_Covered` when :func:`_inside_found` says nothing it can still find, this candidate's matches included, lies
+    outside a span of ``spans`` (the spans found so far, which the caller keeps up to date): the rest of the run could
+    not change :func:`_run_phone`'s result. ``None`` with another phonenumbers release: every region is run as before.
+    Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    """
+    import phonenumbers
+    from phonenumbers import phonenumbermatcher as pm
+
+    names = ("PhoneNumberMatcher", "parse", "_verify", "NumberParseException", "_MATCHING_BRACKETS", "_PUB_PAGES",
+             "_LEAD_PATTERN", "_PATTERN", "fullmatch", "Leniency")
+    if getattr(phonenumbers, "__version__", None) != _PHONE_PROOF["phonenumbers"] or not all(
+            hasattr(pm, n) for n in names):
+        return None
+    base = pm.PhoneNumberMatcher
+    parse, verify, failed, brackets, pub_pages, lead, fullmatch = (getattr(pm, n) for n in (
+        "parse", "_verify", "NumberParseException", "_MATCHING_BRACKETS", "_PUB_PAGES", "_LEAD_PATTERN", "fullmatch"))
+    valid = pm.Leniency.VALID
+
+    class SharedMatcher(base):  # type: ignore[misc, valid-type]
+        def __init__(self, text: str, region: Any, leniency: int, memo: dict[Any, Any],
+                     spans: set[tuple[int, int]]) -> None:
+            super().__init__(text, region, leniency=leniency)
+            self._memo, self._spans = memo, spans
+
+        def _extract_match(self, candidate: str, offset: int) -> Any:
+            if _inside_found(self.text, offset, self._spans):  # nothing the run finds from here on can count
+                raise _Covered
+            return super()._extract_match(candidate, offset)
+
+        def _parse_and_verify(self, candidate: str, offset: int) -> Any:
+            # phonenumbers 9.0.43's PhoneNumberMatcher._parse_and_verify up to its parse, unchanged
+            if not fullmatch(brackets, candidate) or pub_pages.search(candidate):
+                return None
+            if self.leniency >= valid:
+                if offset > 0 and not lead.match(candidate):
+                    previous_char = self.text[offset - 1]
+                    if self._is_invalid_punctuation_symbol(previous_char) or self._is_latin_letter(previous_char):
+                        return None
+                last_char_index = offset + len(candidate)
+                if last_char_index < len(self.text):
+                    next_char = self.text[last_char_index]
+                    if self._is_invalid_punctuation_symbol(next_char) or self._is_latin_letter(next_char):
+                        return None
+            # its parse and _verify, remembered
+            memo = self._memo
+            key = ("parse", candidate, self.preferred_region)
+            ok = memo.get(key)
+            if ok is None:
+                try:
+                    number = parse(candidate, self.preferred_region, keep_raw_input=True)
+                except failed:
+                    ok = False
+                else:
+                    vkey = ("verify", candidate, tuple(sorted(vars(number).items())))
+                    ok = memo.get(vkey)
+                    if ok is None:
+                        try:
+                            ok = bool(verify(self.leniency, number, candidate, self))
+                        except failed:
+                            ok = False
+                        memo[vkey] = ok
+                memo[key] = ok
+            return _Span(offset, offset + len(candidate)) if ok else None
+
+    return SharedMatcher
 
 
 def _found_plain(text: str, entities: tuple[str, ...], min_score: float) -> tuple[tuple[str, int, int, float], ...]:
