@@ -6,7 +6,8 @@ Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x
 Per size ``AxTxN`` (agents x tasks x trials per cell, simulated from the default model's shape with known truth,
 seed 0), each in a fresh Python process (compilation included, as a user's first fit):
 
-1. ``agentstats.fit(counts)`` at the defaults (model, dispersion, sampler, 4 chains x 1,000 tune + 1,000 draws);
+1. ``agentstats.fit(counts)`` at the defaults (model, dispersion, sampler, 4 chains; tuning steps and the draws kept
+   are reported: these sizes stop at the first converged checkpoint, docs/models.md "Until converged");
 2. ``diagnose``; posterior pass@k / pass^k for k = 1..8 on the observed tasks and for new tasks;
    ``consistency`` per agent.
 
@@ -92,6 +93,8 @@ def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict
         min_ess_bulk=round(float(diag.table.ess_bulk.min())),
         divergences=int(diag.divergences),
         target_accept=dt.attrs["target_accept"],
+        tune=int(dt.attrs["tune"]),
+        draws=int(dt.attrs["draws"]),
         peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         cpu_s=round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1),
         load_1min=round(os.getloadavg()[0], 1),

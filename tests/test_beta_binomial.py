@@ -273,11 +273,12 @@ def test_single_agent_drops_the_cell_term_and_family_round_trips():
 def test_dispersion_is_centred_only_with_many_cells_of_four_or_more_trials():
     from agentstats.models.beta_binomial import (
         CENTERED_DISPERSION_DRAWS,
+        CENTERED_DISPERSION_TUNE,
         DISPERSION_CENTERED_MIN_CELLS,
         DISPERSION_CENTERED_MIN_TRIALS,
         dispersion_form,
     )
-    from agentstats.models.fit import DRAWS, SamplerConfig
+    from agentstats.models.fit import DRAWS, TUNE, SamplerConfig
 
     enough = DISPERSION_CENTERED_MIN_CELLS
 
@@ -296,12 +297,17 @@ def test_dispersion_is_centred_only_with_many_cells_of_four_or_more_trials():
     data = prepare_counts(counts(enough, 4))
     _, info = fam.build(data, Priors())
     assert info.parameterization["dispersion"] == "centered"
-    assert SamplerConfig().resolved_draws(data, fam, info) == CENTERED_DISPERSION_DRAWS < DRAWS
-    assert SamplerConfig(draws=300).resolved_draws(data, fam, info) == 300
+    assert SamplerConfig().resolved_draws(fam, info) == CENTERED_DISPERSION_DRAWS < DRAWS
+    assert SamplerConfig(draws=300).resolved_draws(fam, info) == 300
+    # nutpie tunes 300 steps (its own default: the same R-hat and ESS as 1,000 in three designs); PyMC keeps 1,000
+    assert SamplerConfig().resolved_tune("nutpie", fam, info) == CENTERED_DISPERSION_TUNE == 300
+    assert SamplerConfig().resolved_tune("pymc", fam, info) == TUNE == 1000
+    assert SamplerConfig(tune=50).resolved_tune("nutpie", fam, info) == 50
     _, info = fam.build(data, Priors(), {"dispersion": "non_centered"})
-    assert SamplerConfig().resolved_draws(data, fam, info) == DRAWS
+    assert SamplerConfig().resolved_draws(fam, info) == DRAWS
+    assert SamplerConfig().resolved_tune("nutpie", fam, info) == TUNE
     _, info = get_family("zoi_beta_binomial", dispersion="shared").build(data, Priors())
-    assert "dispersion" not in info.parameterization and SamplerConfig().resolved_draws(data, fam, info) == DRAWS
+    assert "dispersion" not in info.parameterization and SamplerConfig().resolved_draws(fam, info) == DRAWS
 
 
 @pytest.mark.slow  # compiles two log-densities: about 3 s

@@ -424,3 +424,143 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
         assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT_LARGE
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
     assert dt.attrs["target_accept"] == 0.9
+
+
+# ---------------------------------------------------------------- until_converged: stop at the first checkpoint
+class _FakeRun:
+    """Stands in for nutpie's background sampler: every chain has ``ready`` draws after tuning."""
+
+    def __init__(self, trace, tune, ready, finished=False, interrupt_on_inspect=False):
+        self.trace, self.tune, self.ready, self.finished = trace, tune, ready, finished
+        self.interrupt_on_inspect = interrupt_on_inspect
+        self.calls: list[str] = []
+        self.callback = None
+
+    @property
+    def is_finished(self):
+        return self.finished
+
+    def _advance(self):
+        self.ready = min(self.ready + 250, self.trace["posterior"].sizes["draw"])
+        self.finished = self.ready == self.trace["posterior"].sizes["draw"]
+        self.callback([type("P", (), {"finished_draws": self.tune + self.ready})() for _ in range(2)])
+
+    def inspect(self):
+        self.calls.append("inspect")
+        if self.interrupt_on_inspect:
+            raise KeyboardInterrupt
+        return self.trace.isel(draw=slice(0, self.ready))
+
+    def abort(self):
+        self.calls.append("abort")
+        return self.trace.isel(draw=slice(0, self.ready))
+
+    def wait(self):
+        self.calls.append("wait")
+        return self.trace
+
+    def cancel(self):
+        self.calls.append("cancel")
+
+
+def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500):
+    """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never)."""
+    import sys
+
+    import nutpie
+
+    fit_mod = sys.modules["agentstats.models.fit"]  # the package's ``fit`` attribute is the function
+    rng = np.random.default_rng(0)
+    trace = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(2, draws)))}),
+        "sample_stats": xr.Dataset(
+            {"diverging": (("chain", "draw"), np.zeros((2, draws), bool))},
+            attrs={"inference_library_settings": json.dumps({"settings": {"num_tune": 100}})},
+        ),
+    })
+    run = _FakeRun(trace, tune=100, ready=draws if finished else 0, finished=finished, interrupt_on_inspect=interrupt)
+
+    def fake_sample(compiled, **kwargs):
+        run.callback = kwargs["progress_callback"]
+        assert kwargs["blocking"] is False and kwargs["draws"] == draws and kwargs["tune"] == 100
+        return run
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", lambda model, **kw: None)
+    monkeypatch.setattr(nutpie, "sample", fake_sample)
+    import pymc.backends.arviz as pm_arviz
+
+    monkeypatch.setattr(pm_arviz, "patch_nutpie_idata", lambda *a, **k: None)
+    seen: list[int] = []
+
+    def check(dt):
+        k = dt["posterior"].sizes["draw"]
+        seen.append(k)
+        return (passes_from is not None and k >= passes_from), 1.0, 1000.0
+
+    # the sampler advances 250 draws per poll (sleep), whatever the checks do
+    monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
+    config = fit_mod.SamplerConfig(chains=2)
+    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check)
+    return dt, kept, log, seen, run
+
+
+def test_until_converged_stops_at_the_first_passing_checkpoint(monkeypatch):
+    """Checkpoints 500, 750, ... (< draws) are checked in order on the first k draws of every chain; the fit keeps
+    exactly k draws of the first that passes, and the result does not depend on how far the sampler had run."""
+    from agentstats.models.fit import STOP_EVERY_DRAWS, STOP_FIRST_DRAWS
+
+    assert (STOP_FIRST_DRAWS, STOP_EVERY_DRAWS) == (500, 250)
+    dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=1000)
+    assert kept == 1000 and dt["posterior"].sizes["draw"] == 1000 and seen == [500, 750, 1000]
+    assert [c["passed"] for c in log] == [False, False, True] and [c["draws"] for c in log] == [500, 750, 1000]
+    assert "abort" in run.calls and "wait" not in run.calls
+    full = run.trace["posterior"]["mu"].to_numpy()
+    np.testing.assert_array_equal(dt["posterior"]["mu"].to_numpy(), full[:, :1000])
+    # the sampler already finished (a fast model, a slow check): the same checkpoints, the same draws kept
+    dt2, kept2, log2, seen2, _ = _run_fake(monkeypatch, passes_from=1000, finished=True)
+    assert kept2 == 1000 and seen2 == [500, 750, 1000] and log2 == log
+    np.testing.assert_array_equal(dt2["posterior"]["mu"].to_numpy(), full[:, :1000])
+    # never passes: every checkpoint below draws checked, all draws kept
+    dt3, kept3, log3, seen3, run3 = _run_fake(monkeypatch, passes_from=None)
+    assert kept3 == 1500 and seen3 == [500, 750, 1000, 1250] and not any(c["passed"] for c in log3)
+    assert dt3["posterior"].sizes["draw"] == 1500 and "wait" in run3.calls
+
+
+def test_until_converged_interrupt_keeps_nothing(monkeypatch):
+    with pytest.raises(SamplingInterrupted, match="interrupted"):
+        _run_fake(monkeypatch, passes_from=500, interrupt=True)
+
+
+def test_until_converged_defaults_and_refusals():
+    """On by default only for nutpie fits without draws on UNTIL_CONVERGED_MIN_CELLS+ observed cells."""
+    from agentstats.models.fit import UNTIL_CONVERGED_MIN_CELLS, SamplerConfig
+
+    big = prepare_counts(_counts([("a", f"t{j}", 2, 1) for j in range(UNTIL_CONVERGED_MIN_CELLS)]))
+    small = prepare_counts(_counts([("a", f"t{j}", 2, 1) for j in range(UNTIL_CONVERGED_MIN_CELLS - 1)]))
+    assert SamplerConfig().resolved_until_converged("nutpie", big)
+    assert not SamplerConfig().resolved_until_converged("nutpie", small)
+    assert not SamplerConfig(draws=800).resolved_until_converged("nutpie", big)  # a given number is kept
+    assert not SamplerConfig().resolved_until_converged("pymc", big)
+    assert SamplerConfig(until_converged=True, draws=800).resolved_until_converged("nutpie", small)
+    assert not SamplerConfig(until_converged=False).resolved_until_converged("nutpie", big)
+    with pytest.raises(ValueError, match="needs sampler='nutpie'"):
+        SamplerConfig(until_converged=True).resolved_until_converged("pymc", small)
+
+
+@pytest.mark.slow  # compiles a small model and samples it twice with nutpie: about 10 s
+def test_until_converged_real_fit_keeps_the_first_draws_of_the_full_run():
+    """A real nutpie fit that converges early keeps 500 draws: the first 500 of the same seed's full run, which
+    meet the rule (R-hat <= 1.01, bulk and tail ESS >= 500) when diagnosed independently."""
+    from agentstats.models.fit import STOP_ESS_MIN
+
+    counts = _counts([(a, f"t{j}", 4, (j * 3 + i) % 5) for i, a in enumerate("abc") for j in range(12)])
+    short = fit(counts, "beta_binomial", draws=1500, until_converged=True, random_seed=3, progressbar=False)
+    full = fit(counts, "beta_binomial", draws=1500, until_converged=False, random_seed=3, progressbar=False)
+    assert short.attrs["draws"] == 500 and short.attrs["draws_max"] == 1500
+    assert json.loads(short.attrs["checkpoints"])[0]["passed"] and json.loads(full.attrs["checkpoints"]) == []
+    assert short["posterior"].sizes["draw"] == 500 and full["posterior"].sizes["draw"] == 1500
+    np.testing.assert_allclose(
+        short["posterior"]["mu"].to_numpy(), full["posterior"]["mu"].to_numpy()[:, :500], rtol=1e-12
+    )
+    table = diagnose(short).table
+    assert (table.r_hat <= 1.01).all() and (table[["ess_bulk", "ess_tail"]] >= STOP_ESS_MIN).all().all()

@@ -143,9 +143,16 @@ def fit(
     sampler: Annotated[str | None, typer.Option(help="nutpie, numpyro or pymc (default: fastest installed).")] = None,
     draws: Annotated[
         int | None,
-        typer.Option(min=1, help="Draws per chain (default 2000; 1000 when every agent has 250+ cells of 4+ trials)."),
+        typer.Option(
+            min=1,
+            help="Draws per chain (default at most 2000; 1500 when every agent has 250+ cells of 4+ trials; "
+            "from 5000 cells on the fit stops at the first of 500, 750, ... draws where it has converged).",
+        ),
     ] = None,
-    tune: Annotated[int, typer.Option(min=1, help="Tuning steps per chain.")] = 1000,
+    tune: Annotated[
+        int | None,
+        typer.Option(min=1, help="Tuning steps per chain (default 1000; 300 with nutpie for those many-cell agents)."),
+    ] = None,
     chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     target_accept: Annotated[
@@ -194,6 +201,7 @@ def fit(
 
     from agentstats.models import ConvergenceWarning, diagnose
     from agentstats.models import fit as fit_model
+    from agentstats.models.fit import STOP_ESS_MIN
     from agentstats.posterior import consistency, posterior_pass_k, predict_rerun, summarize_pass_k
 
     bayes_model = deprecated_alias(bayes_model, DEFAULT_MODEL, old_model, "--model", "--bayes-model", "fit")
@@ -245,6 +253,9 @@ def fit(
             "target_accept": dt.attrs.get("target_accept"),
             "chains": dt.attrs.get("chains"),
             "draws": dt.attrs.get("draws"),
+            "tune": dt.attrs.get("tune"),
+            "draws_max": dt.attrs.get("draws_max"),
+            "checkpoints": json.loads(dt.attrs.get("checkpoints") or "[]"),
             "random_seed": dt.attrs.get("random_seed"),
         }
         payload: dict[str, Any] = {"summary": _records(summary), "diagnostics": diag_json}
@@ -299,9 +310,20 @@ def fit(
                 )
         out.print(
             f"model {dt.attrs.get('agentstats_model')} (dispersion {dt.attrs.get('dispersion')}), sampler "
-            f"{dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('draws')} draws, "
-            f"target_accept {dt.attrs.get('target_accept')}, divergences {diag.divergences}"
+            f"{dt.attrs.get('sampler')}, {dt.attrs.get('chains')} chains x {dt.attrs.get('tune')} tuning + "
+            f"{dt.attrs.get('draws')} draws, target_accept {dt.attrs.get('target_accept')}, divergences "
+            f"{diag.divergences}"
         )
+        checks = json.loads(dt.attrs.get("checkpoints") or "[]")
+        if checks:
+            said = "; ".join(
+                f"{c['draws']}: R-hat {c['max_r_hat']:.3f}, ESS {c['min_ess']:.0f}{' (stopped)' if c['passed'] else ''}"
+                for c in checks
+            )
+            out.print(
+                f"until converged (at most {dt.attrs.get('draws_max')} draws; stop at the first checkpoint with "
+                f"R-hat <= 1.01 and bulk/tail ESS >= {STOP_ESS_MIN}): {said}"
+            )
         if calibration is not None:
             post = dt["posterior"]
             out.print(

@@ -97,6 +97,7 @@ from agentstats.models.priors import Priors
 
 __all__ = [
     "CENTERED_DISPERSION_DRAWS",
+    "CENTERED_DISPERSION_TUNE",
     "DISPERSION_CENTERED_MIN_CELLS",
     "DISPERSION_CENTERED_MIN_TRIALS",
     "LARGE_CELLS",
@@ -130,9 +131,14 @@ TARGET_ACCEPT_LARGE = 0.85
 DISPERSION_CENTERED_MIN_TRIALS = 4
 #: Cells of :data:`DISPERSION_CENTERED_MIN_TRIALS`+ trials every agent needs for centred per-agent dispersion.
 DISPERSION_CENTERED_MIN_CELLS = 250
-#: Default draws per chain of a fit with centred dispersion: its slowest hyperparameter reached ESS_bulk 1,326-1,337
-#: at 4 x 1,000 (15 x 713 x 4 and 20 x 500 x 4 cells), where the non-centred form needs 2,000 (docs/models.md).
-CENTERED_DISPERSION_DRAWS = 1000
+#: Default (most) draws per chain of a fit with centred dispersion: its slowest hyperparameter reached ESS_bulk
+#: 1,326-1,337 at 4 x 1,000 (15 x 713 x 4 and 20 x 500 x 4 cells), where the non-centred form needs 2,000, but R-hat
+#: of ``det_share`` was 1.007-1.011 there (docs/models.md); large fits stop earlier once converged
+#: (:data:`agentstats.models.fit.UNTIL_CONVERGED_MIN_CELLS`).
+CENTERED_DISPERSION_DRAWS = 1500
+#: Default tuning steps per chain of a centred-dispersion fit with nutpie (its own default): 300 tuning steps gave
+#: the same R-hat and ESS at every number of draws as 1,000 in three designs (docs/models.md, "Centred dispersion").
+CENTERED_DISPERSION_TUNE = 300
 
 
 # ------------------------------------------------------------------------------------------------ likelihood
@@ -660,6 +666,11 @@ class BetaBinomialFamily(ModelFamily):
     def default_draws(self, info: BuildInfo) -> int | None:
         """:data:`CENTERED_DISPERSION_DRAWS` when the per-agent dispersion is centred, else fit's default."""
         return CENTERED_DISPERSION_DRAWS if info.parameterization.get("dispersion") == "centered" else None
+
+    def default_tune(self, info: BuildInfo, sampler: str) -> int | None:
+        """:data:`CENTERED_DISPERSION_TUNE` for nutpie when the per-agent dispersion is centred, else fit's default."""
+        centred = info.parameterization.get("dispersion") == "centered"
+        return CENTERED_DISPERSION_TUNE if centred and sampler == "nutpie" else None
 
     def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:
         """List the sampled parameters (``p`` and the derived ``phi`` are not sampled by NUTS)."""

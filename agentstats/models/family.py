@@ -240,6 +240,10 @@ class ModelFamily(ABC):
         """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.fit.DRAWS`."""
         return None
 
+    def default_tune(self, info: BuildInfo, sampler: str) -> int | None:
+        """Default tuning steps per chain for the built model and sampler; None: :data:`agentstats.models.fit.TUNE`."""
+        return None
+
     def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:
         """Posterior variables whose R-hat / ESS say whether the sampler converged (sampled, not derived)."""
         return [str(v) for v in post.data_vars if not str(v).endswith("_z") and post[v].dims[:2] == ("chain", "draw")]

@@ -20,8 +20,9 @@ import logging
 import os
 import signal
 import threading
+import time
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -42,6 +43,11 @@ __all__ = [
     "DEFAULT_SAMPLER",
     "DRAWS",
     "SAMPLERS",
+    "STOP_ESS_MIN",
+    "STOP_EVERY_DRAWS",
+    "STOP_FIRST_DRAWS",
+    "TUNE",
+    "UNTIL_CONVERGED_MIN_CELLS",
     "SamplerConfig",
     "SamplingInterrupted",
     "available_cpus",
@@ -56,6 +62,20 @@ SAMPLERS = ("nutpie", "numpyro", "pymc")
 #: subsets at 4 x 1,000, R-hat 1.005, ESS_bulk 620 at 4 x 2,000 (docs/validation.md). Fits whose per-agent
 #: dispersion is centred (250+ cells of 4+ trials per agent) default to 1,000 (``ModelFamily.default_draws``).
 DRAWS = 2000
+#: Default tuning steps per chain (PyMC's); a family may choose fewer for nutpie (``ModelFamily.default_tune``).
+TUNE = 1000
+#: From this many observed cells on (where a fit takes minutes), a fit without ``draws`` stops at the first
+#: converged checkpoint (``SamplerConfig.until_converged``); smaller fits draw all their draws, as they cost little.
+UNTIL_CONVERGED_MIN_CELLS = 5000
+#: First checkpoint (draws per chain) of ``until_converged``, and the spacing of the later ones.
+STOP_FIRST_DRAWS = 500
+STOP_EVERY_DRAWS = 250
+#: Bulk and tail ESS every diagnosed parameter needs at a checkpoint to stop there: 1.25x the 400 that
+#: :func:`agentstats.models.diagnostics.diagnose` asks, so that the estimate's own noise (about 10 % at this size)
+#: does not end a fit that has not reached 400.
+STOP_ESS_MIN = 500
+#: Largest R-hat every diagnosed parameter may have at a checkpoint to stop there (the threshold of ``diagnose``).
+R_HAT_MAX = 1.01
 #: Measured fastest reliable sampler on small and medium sizes (docs/models.md); falls back in SAMPLERS order.
 DEFAULT_SAMPLER = "nutpie"
 _PACKAGES = {"nutpie": "nutpie", "numpyro": "numpyro", "pymc": "pymc"}
@@ -88,10 +108,19 @@ class SamplerConfig:
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
     draws : int or None
         Posterior draws per chain (>= 1); None: :data:`DRAWS` (2,000), or the family's default for the data
-        (:meth:`agentstats.models.family.ModelFamily.default_draws`: 1,000 for a Beta-Binomial fit with centred
-        per-agent dispersion).
-    tune, chains : int
-        Tuning steps per chain (>= 1), number of chains (>= 1).
+        (:meth:`agentstats.models.family.ModelFamily.default_draws`: 1,500 for a Beta-Binomial fit with centred
+        per-agent dispersion); a large fit then stops at the first checkpoint where it has converged
+        (``until_converged``).
+    tune : int or None
+        Tuning steps per chain (>= 1); None: :data:`TUNE` (1,000), or the family's default for the data and sampler
+        (:meth:`agentstats.models.family.ModelFamily.default_tune`: 300 with nutpie for centred dispersion).
+    chains : int
+        Number of chains (>= 1).
+    until_converged : bool or None
+        Sample at most ``draws`` per chain but stop at the first checkpoint (:data:`STOP_FIRST_DRAWS` draws, then every
+        :data:`STOP_EVERY_DRAWS`) where every diagnosed parameter has R-hat <= 1.01 and bulk and tail ESS >=
+        :data:`STOP_ESS_MIN` (:func:`sample_until_converged`). None: on when ``draws`` is not given, the sampler is
+        nutpie and the data have at least :data:`UNTIL_CONVERGED_MIN_CELLS` observed cells. Needs nutpie.
     target_accept : float or None
         NUTS target acceptance rate in (0, 1); None: the family's default for the data
         (:meth:`agentstats.models.family.ModelFamily.target_accept`).
@@ -110,8 +139,9 @@ class SamplerConfig:
 
     sampler: str | None = None
     draws: int | None = None
-    tune: int = 1000
+    tune: int | None = None
     chains: int = 4
+    until_converged: bool | None = None
     target_accept: float | None = None
     cores: int | None = None
     progressbar: bool = False
@@ -120,7 +150,7 @@ class SamplerConfig:
     def __post_init__(self) -> None:
         for name in ("draws", "tune", "chains"):
             value = getattr(self, name)
-            if name == "draws" and value is None:
+            if name in ("draws", "tune") and value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
@@ -131,13 +161,36 @@ class SamplerConfig:
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS} (or None for the default), got {self.sampler!r}")
 
-    def resolved_draws(self, data: CountsData, family: ModelFamily | None = None, info: BuildInfo | None = None) -> int:
-        """Draws per chain: the given number, else the family's default for the built model, else :data:`DRAWS`."""
+    def resolved_draws(self, family: ModelFamily | None = None, info: BuildInfo | None = None) -> int:
+        """Draws per chain (the most, with ``until_converged``): given, else the family's default, else DRAWS."""
         if self.draws is not None:
             return int(self.draws)
         if family is not None and info is not None:
             return family.default_draws(info) or DRAWS
         return DRAWS
+
+    def resolved_tune(self, sampler: str, family: ModelFamily | None = None, info: BuildInfo | None = None) -> int:
+        """Tuning steps per chain: given, else the family's default for the model and sampler, else :data:`TUNE`."""
+        if self.tune is not None:
+            return int(self.tune)
+        if family is not None and info is not None:
+            return family.default_tune(info, sampler) or TUNE
+        return TUNE
+
+    def resolved_until_converged(self, sampler: str, data: CountsData) -> bool:
+        """Whether to stop at the first converged checkpoint (see ``until_converged``).
+
+        Raises
+        ------
+        ValueError
+            When ``until_converged=True`` with a sampler other than nutpie or with ``sample_kwargs``.
+        """
+        if self.until_converged is None:
+            large = int(np.count_nonzero(data.n)) >= UNTIL_CONVERGED_MIN_CELLS
+            return self.draws is None and sampler == "nutpie" and not self.sample_kwargs and large
+        if self.until_converged and (sampler != "nutpie" or self.sample_kwargs):
+            raise ValueError("until_converged=True needs sampler='nutpie' and no sample_kwargs")
+        return bool(self.until_converged)
 
     def resolved_sampler(self) -> str:
         """Resolve the sampler that will run.
@@ -200,12 +253,132 @@ def _check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
             )
 
 
+def _cores(config: SamplerConfig) -> int:
+    return int(config.cores) if config.cores is not None else min(int(config.chains), available_cpus())
+
+
+def _first_draws(dt: xr.DataTree, k: int) -> xr.DataTree:
+    """Keep the first ``k`` draws of every chain (groups without a ``draw`` dim unchanged)."""
+    return dt.isel(draw=slice(0, k), missing_dims="ignore")
+
+
+def _converged(family: ModelFamily) -> Callable[[xr.DataTree], tuple[bool, float, float]]:
+    """Return the stopping rule of ``until_converged``: R-hat <= 1.01, bulk and tail ESS >= :data:`STOP_ESS_MIN`.
+
+    Checks the parameters without a task or cell dim first (few, and the slow ones), then the rest only when those
+    pass. Returns ``(passed, worst R-hat, smallest ESS)`` of the variables checked.
+    """
+
+    def check(dt: xr.DataTree) -> tuple[bool, float, float]:
+        post = dt["posterior"].to_dataset()
+        names = family.diagnostic_var_names(post)
+        hyper = [v for v in names if not {"task", "cell"} & set(post[v].dims)]
+        worst_r_hat, least_ess = 1.0, float("inf")
+        for group in (hyper, [v for v in names if v not in hyper]):
+            if not group:
+                continue
+            table = diagnose(dt, ess_min=STOP_ESS_MIN, var_names=group).table
+            worst_r_hat = max(worst_r_hat, float(table["r_hat"].max()))
+            least_ess = min(least_ess, float(table[["ess_bulk", "ess_tail"]].min().min()))
+            # NaN (a parameter whose draws never change) compares False: not converged
+            ess_ok = (table[["ess_bulk", "ess_tail"]] >= STOP_ESS_MIN).all().all()
+            if not bool((table["r_hat"] <= R_HAT_MAX).all() and ess_ok):
+                return False, worst_r_hat, least_ess
+        return True, worst_r_hat, least_ess
+
+    return check
+
+
+def _finished(run: Any) -> bool:
+    """Whether nutpie's background sampler has finished (its ``is_finished`` raises TimeoutError while running)."""
+    try:
+        return bool(run.is_finished)
+    except TimeoutError:
+        return False
+
+
+def _sample_nutpie(
+    model: pm.Model,
+    config: SamplerConfig,
+    seed: int,
+    target_accept: float,
+    draws: int,
+    tune: int,
+    check: Callable[[xr.DataTree], tuple[bool, float, float]] | None,
+) -> tuple[xr.DataTree, int, list[dict[str, Any]]]:
+    """Sample with nutpie in the background; with ``check``, stop at its first passing checkpoint.
+
+    Checkpoints are fixed draw counts (:data:`STOP_FIRST_DRAWS`, then every :data:`STOP_EVERY_DRAWS`, below
+    ``draws``), checked in order on the first ``k`` draws of every chain, so the draws kept depend on the seed
+    only, never on timing. Returns the trace (``k`` or ``draws`` draws per chain), the draws kept and the log of
+    checkpoints (``draws``, ``passed``, ``max_r_hat``, ``min_ess``).
+    """
+    import nutpie
+    from pymc.backends.arviz import patch_nutpie_idata
+    from pymc.util import get_random_generator
+
+    chains = int(config.chains)
+    # the seed pm.sample would give nutpie for this random_seed
+    nutpie_seed = int(get_random_generator(seed).spawn(chains)[0].integers(2**30))
+    compiled = nutpie.compile_pymc_model(model, backend="numba")
+    done = [0] * chains
+
+    def on_progress(progress: Any) -> None:
+        for i, chain in enumerate(progress):
+            done[i] = int(chain.finished_draws)
+
+    checkpoints = list(range(STOP_FIRST_DRAWS, draws, STOP_EVERY_DRAWS)) if check is not None else []
+    log: list[dict[str, Any]] = []
+    kept = draws
+    start = time.time()
+    with _interrupt_flag() as flag:
+        run = nutpie.sample(
+            compiled,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=_cores(config),
+            seed=nutpie_seed,
+            target_accept=target_accept,
+            save_warmup=False,
+            progress_bar=config.progressbar,
+            progress_callback=on_progress,
+            blocking=False,
+        )
+        final: xr.DataTree | None = None
+        try:
+            while checkpoints:
+                k = checkpoints[0]
+                if final is None and _finished(run):
+                    final = run.wait()
+                if final is None and min(done) - tune < k:
+                    time.sleep(0.2)
+                    continue
+                checkpoints.pop(0)
+                passed, r_hat, ess = check(_first_draws(final if final is not None else run.inspect(), k))  # type: ignore[misc]
+                log.append({"draws": k, "passed": passed, "max_r_hat": round(r_hat, 4), "min_ess": round(ess, 1)})
+                if passed:
+                    kept = k
+                    break
+            if final is None:
+                final = run.abort() if kept < draws else run.wait()
+        except KeyboardInterrupt:
+            with contextlib.suppress(Exception):
+                run.cancel()
+            raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
+        if flag["hit"]:
+            raise SamplingInterrupted("sampling interrupted; nothing was kept")
+    dt = _first_draws(final, kept)
+    patch_nutpie_idata(dt, model, sampling_time=time.time() - start)
+    return dt, kept, log
+
+
 def _sample(
-    model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int
+    model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int, tune: int
 ) -> xr.DataTree:
     kwargs: dict[str, Any] = dict(
         draws=draws,
-        tune=config.tune,
+        tune=tune,
         chains=config.chains,
         random_seed=seed,
         target_accept=target_accept,
@@ -214,7 +387,7 @@ def _sample(
         quiet=not config.progressbar,
         compute_convergence_checks=False,
         model=model,
-        cores=int(config.cores) if config.cores is not None else min(int(config.chains), available_cpus()),
+        cores=_cores(config),
     )
     kwargs.update(config.sample_kwargs)
     pymc_logger = logging.getLogger("pymc")
@@ -354,17 +527,25 @@ def fit(
         random_seed = int(np.random.SeedSequence().generate_state(1)[0])
     random_seed = int(random_seed)
     target_accept = float(config.target_accept or family.target_accept(data))
+    checkpoints: list[dict[str, Any]] = []  # the stopping rule's log (until_converged)
     if family.p_draws == "exact":
         sampler_used = "exact"
         _, info = family.build(data, priors, parameterization, judge_error=judge_error)
-        draws = config.resolved_draws(data, family, info)
+        draws = draws_max = config.resolved_draws(family, info)
+        tune = 0
         dt = exact_posterior(data, priors, draws, config.chains, random_seed)
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
-        draws = config.resolved_draws(data, family, info)
-        dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws)
+        draws = draws_max = config.resolved_draws(family, info)
+        tune = config.resolved_tune(sampler_used, family, info)
+        if sampler_used == "nutpie" and not config.sample_kwargs:
+            check = _converged(family) if config.resolved_until_converged(sampler_used, data) else None
+            dt, draws, checkpoints = _sample_nutpie(pm_model, config, random_seed, target_accept, draws, tune, check)
+        else:
+            config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True here
+            dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune)
         _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
     if "constant_data" in dt.children:
@@ -386,7 +567,9 @@ def fit(
         counts_hash=data.hash,
         random_seed=random_seed,
         draws=draws,
-        tune=int(config.tune) if sampler_used != "exact" else 0,
+        tune=tune,
+        draws_max=draws_max,
+        checkpoints=json.dumps(checkpoints),
         chains=int(config.chains),
         target_accept=target_accept,
         has_agent_effect=int(info.has_agent_effect),
