@@ -443,7 +443,7 @@ class _FakeRun:
     def _advance(self):
         self.ready = min(self.ready + 250, self.trace["posterior"].sizes["draw"])
         self.finished = self.ready == self.trace["posterior"].sizes["draw"]
-        self.callback([type("P", (), {"finished_draws": self.tune + self.ready})() for _ in range(2)])
+        self.callback([type("P", (), {"finished_draws": self.tune + self.ready})() for _ in range(5)])
 
     def inspect(self):
         self.calls.append("inspect")
@@ -472,9 +472,9 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     fit_mod = sys.modules["agentstats.models.fit"]  # the package's ``fit`` attribute is the function
     rng = np.random.default_rng(0)
     trace = xr.DataTree.from_dict({
-        "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(2, draws)))}),
+        "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(5, draws)))}),
         "sample_stats": xr.Dataset(
-            {"diverging": (("chain", "draw"), np.zeros((2, draws), bool))},
+            {"diverging": (("chain", "draw"), np.zeros((5, draws), bool))},
             attrs={"inference_library_settings": json.dumps({"settings": {"num_tune": 100}})},
         ),
     })
@@ -483,6 +483,8 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     def fake_sample(compiled, **kwargs):
         run.callback = kwargs["progress_callback"]
         assert kwargs["blocking"] is False and kwargs["draws"] == draws and kwargs["tune"] == 100
+        # with a stopping rule every chain runs at once (nutpie runs batches of `cores` chains to their end)
+        assert kwargs["cores"] == kwargs["chains"] == 5
         return run
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", lambda model, **kw: None)
@@ -499,7 +501,7 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
 
     # the sampler advances 250 draws per poll (sleep), whatever the checks do
     monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
-    config = fit_mod.SamplerConfig(chains=2)
+    config = fit_mod.SamplerConfig(chains=5)
     dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check)
     return dt, kept, log, seen, run
 

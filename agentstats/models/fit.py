@@ -125,7 +125,8 @@ class SamplerConfig:
         NUTS target acceptance rate in (0, 1); None: the family's default for the data
         (:meth:`agentstats.models.family.ModelFamily.target_accept`).
     cores : int or None
-        Chains run in parallel; default ``min(chains, available_cpus())`` (PyMC's own default halves the CPU count).
+        Chains run in parallel; default ``min(chains, available_cpus())`` (PyMC's own default halves the CPU count),
+        and every chain at once when ``until_converged`` is on (nutpie runs batches of ``cores`` chains to their end).
     progressbar : bool
         Show the sampler's progress bar.
     sample_kwargs : dict
@@ -337,7 +338,9 @@ def _sample_nutpie(
             draws=draws,
             tune=tune,
             chains=chains,
-            cores=_cores(config),
+            # nutpie runs `cores` chains at a time, each to its end: a checkpoint would wait for the last batch while
+            # the first ran past it, so with a stopping rule every chain gets its thread (the OS shares the CPUs)
+            cores=_cores(config) if check is None or config.cores is not None else chains,
             seed=nutpie_seed,
             target_accept=target_accept,
             save_warmup=False,
