@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from agentstats.models._rank_diagnostics import rank_diagnostics
+
 __all__ = [
     "ConvergenceWarning",
     "Diagnostics",
@@ -29,6 +31,7 @@ __all__ = [
     "posterior_predictive_cells",
     "warn_if_not_converged",
 ]
+
 
 class ConvergenceWarning(UserWarning):
     """Raised (as a warning) when a fit fails R-hat, ESS or divergence thresholds."""
@@ -127,22 +130,23 @@ def diagnose(
     if absent:
         raise ValueError(f"diagnose: variable(s) {absent} not in the posterior")
     n_chains = post.sizes.get("chain", 1)
-    with np.errstate(invalid="ignore", divide="ignore"):  # constant or non-finite draws give NaN: handled below
-        rhat = az.rhat(post[names]) if n_chains > 1 else None
-        ess_b = az.ess(post[names], method="bulk")
-        ess_t = az.ess(post[names], method="tail")
+    want = ("rhat", "ess_bulk", "ess_tail") if n_chains > 1 else ("ess_bulk", "ess_tail")
     rows = []
     for v in names:
         size = int(np.prod([post[v].sizes[d] for d in post[v].dims if d not in ("chain", "draw")]))
+        # az.rhat (method "rank") and az.ess (bulk, tail) of every element at once, equal to ArviZ's to rounding
+        with np.errstate(invalid="ignore", divide="ignore"):  # constant or non-finite draws give NaN: handled below
+            draws = post[v].transpose("chain", "draw", ...).to_numpy()
+            found = dict(zip(want, rank_diagnostics(draws, want), strict=True))
         # worst element; one NaN element makes the variable NaN (a failure), never a silently skipped pass
-        r = float(np.max(np.asarray(rhat[v], dtype=float))) if rhat is not None else np.nan
+        r = float(np.max(found["rhat"])) if "rhat" in found else np.nan
         rows.append(
             dict(
                 variable=v,
                 size=size,
                 r_hat=r,
-                ess_bulk=float(np.min(np.asarray(ess_b[v], dtype=float))),
-                ess_tail=float(np.min(np.asarray(ess_t[v], dtype=float))),
+                ess_bulk=float(np.min(found["ess_bulk"])),
+                ess_tail=float(np.min(found["ess_tail"])),
             )
         )
     table = pd.DataFrame(rows, columns=["variable", "size", "r_hat", "ess_bulk", "ess_tail"])
