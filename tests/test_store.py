@@ -22,6 +22,7 @@ from agentstats.estimators import pass_at_k, pass_hat_k
 from agentstats.io.errors import TrialLoadError, TrialLoadWarning
 from agentstats.schema import Interaction, ToolCall, Trial
 from agentstats.store import SCHEMA_VERSION, RunStore, StoreError, is_store_file
+from agentstats.store.importing import import_file
 from agentstats.store.schema import MIGRATIONS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -391,6 +392,18 @@ def test_cli_import_of_bad_input_is_located_and_leaves_nothing(tmp_path):
     wrong.write_text('{"hello": 1}\n')
     r = runner.invoke(app, ["import", str(wrong), "--store", str(store), "--run", "w"])
     assert r.exit_code == 2 and "neither a trial record" in r.output
+
+
+def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_error(tmp_path):
+    # the records are read on DuckDB's thread: the message is still worded for the caller (CLI flag vs keyword)
+    trunc = tmp_path / "trunc.jsonl"
+    trunc.write_bytes(EXAMPLE.read_bytes()[:3000])
+    r = runner.invoke(app, ["import", str(trunc), "--store", str(tmp_path / "s.duckdb"), "--run", "t"])
+    assert r.exit_code == 2
+    assert "malformed JSON" in r.output and "--skip-bad" in r.output and "on_error" not in r.output
+    with RunStore(tmp_path / "p.duckdb") as st, pytest.raises(TrialLoadError, match="on_error='skip'") as err:
+        import_file(st, trunc, run="t")
+    assert "--skip-bad" not in str(err.value)
 
 
 def test_cli_runs_on_a_missing_store_exits_2(tmp_path):
