@@ -406,6 +406,22 @@ def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_er
     assert "--skip-bad" not in str(err.value)
 
 
+def test_a_parquet_export_is_named_as_such_on_import_and_the_jsonl_export_imports(tmp_path):
+    store = tmp_path / "s.duckdb"
+    assert runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "ex"]).exit_code == 0
+    for suffix in ("parquet", "jsonl"):
+        r = runner.invoke(app, ["runs", "export", "ex", "--store", str(store), "--to", str(tmp_path / f"x.{suffix}")])
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--run", "pq"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
+    assert "problem" not in out and "skip-bad" not in out
+    r = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--store", str(store), "--run", "again"])
+    assert r.exit_code == 0 and "imported 600 trials" in r.output
+    with RunStore(store, read_only=True) as st:
+        assert st.trials("again") == st.trials("ex")
+
+
 def test_cli_runs_on_a_missing_store_exits_2(tmp_path):
     r = runner.invoke(app, ["runs", "list", "--store", str(tmp_path / "none.duckdb")])
     assert r.exit_code == 2 and "no run store" in r.output
