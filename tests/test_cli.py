@@ -212,6 +212,33 @@ def test_report_passes_bayesian_choices_to_the_notebook(tmp_path, monkeypatch):
         assert res.exit_code == 2, res.output
 
 
+def test_report_of_a_store_run_is_named_after_the_store_and_the_run(tmp_path, monkeypatch):
+    """Two runs of one store get two reports (``store-RUN``), not one ``store.duckdb.html``; --name still wins."""
+    import agentstats.report as report_mod
+    from agentstats.store import RunStore
+
+    names = []
+
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
+        names.append(name)
+        return report_mod.ReportPaths(notebook=out_dir / f"{name}.ipynb", html=out_dir / f"{name}.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    store = tmp_path / "store.duckdb"
+    trials = [{"agent": "a", "task_id": f"t{i}", "trial": j, "success": (i + j) % 2 == 0}
+              for i in range(3) for j in range(2)]
+    with RunStore(store) as st:
+        for run in ("v1", "loop/v2"):
+            st.import_trials(trials, run)
+    for run in ("v1", "loop/v2"):
+        res = runner.invoke(app, ["report", str(store), "--run", run, "--out", str(tmp_path / "rep"), "--k", "1"])
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["report", str(store), "--run", "v1", "--out", str(tmp_path / "rep"), "--k", "1",
+                              "--name", "mine"])
+    assert res.exit_code == 0, res.output
+    assert names == ["store-v1", "store-loop_v2", "mine"]
+
+
 def test_the_command_line_starts_without_the_model_stack():
     """``agentstats --help`` and every command's options load without PyMC, PyTensor, ArviZ or pandas (6 s -> <1 s)."""
     import subprocess

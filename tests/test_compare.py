@@ -181,6 +181,21 @@ def test_cli_table_says_left_out(tmp_path):
     assert "4 shared tasks" in res.output and "a 1 of 5" in res.output and "b 2 of 6" in res.output
 
 
+def test_cli_table_prints_tiny_costs_with_significant_digits(tmp_path):
+    # 3.6e-5 dollars a trial on every task of the baseline, 4.8e-5 on every task of the run: per-task means are
+    # those constants, the paired difference 1.2e-5 on every task (interval of no width)
+    p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    save_trials(_run("a", BASE, cost=dict.fromkeys(BASE, 3.6e-5)), p1)
+    save_trials(_run("b", CAND, cost=dict.fromkeys(CAND, 4.8e-5)), p2)
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100"])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.output.splitlines() if "cost_usd" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[1:] == ["cost_usd", "4", "3.6e-05", "4.8e-05", "1.2e-05", "[1.2e-05, 1.2e-05]"]
+    latency = next(line for line in res.output.splitlines() if "latency_s" in line)
+    assert "2.000" in latency  # values of 0.01 and above keep three decimals
+
+
 def test_cli_skip_bad_lists_what_it_skipped(tmp_path):
     p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_trials(_run("a", BASE), p1)

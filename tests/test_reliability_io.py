@@ -476,3 +476,32 @@ def test_a_corrupt_file_is_not_offered_skip_bad_and_the_hint_names_the_callers_o
     assert res.exit_code == 2 and "get a list of what was skipped: --skip-bad." in " ".join(res.output.split())
     res = CliRunner().invoke(app, ["estimate", str(cut), "--format", "jsonl"])
     assert res.exit_code == 2 and "skip-bad" not in res.output
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("tau2", '{"info": {"num_trials": 1}, "tasks": [], "simulations": [{"id": "cut sh'),
+        ("tau-bench", '[{"task_id": 1, "trial": 0, "reward": 1.0, "info": {"note": "cut sh'),
+    ],
+)
+def test_a_cut_one_value_json_file_says_where_once_and_is_not_offered_skip_bad(tmp_path, fmt, text):
+    """A tau2 results file (one JSON object) or a tau-bench file (one JSON array) cut short: json's "Unterminated
+    string starting at" is followed by the column once, and no skip is offered (nothing is read past the error)."""
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+    from agentstats.io import TrialLoadError, load_trials
+
+    path = tmp_path / "cut.json"
+    path.write_text(text)
+    column = text.index('"cut') + 1  # json's columns are 1-based, at the string's opening quote
+    with pytest.raises(TrialLoadError) as caught:
+        load_trials(path, fmt)
+    msg = str(caught.value)
+    assert "line 1: malformed JSON" in msg and f"Unterminated string starting at column {column}" in msg
+    assert "at at" not in msg and "skip" not in msg
+    res = CliRunner().invoke(app, ["import", str(path), "--format", fmt, "--store", str(tmp_path / "s.duckdb"),
+                                   "--run", "r"])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"starting at column {column}" in out and "skip" not in out

@@ -22,6 +22,7 @@ from agentstats.estimators import pass_at_k, pass_hat_k
 from agentstats.io.errors import TrialLoadError, TrialLoadWarning
 from agentstats.schema import Interaction, ToolCall, Trial
 from agentstats.store import SCHEMA_VERSION, RunStore, StoreError, is_store_file
+from agentstats.store.importing import import_file
 from agentstats.store.schema import MIGRATIONS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -391,6 +392,34 @@ def test_cli_import_of_bad_input_is_located_and_leaves_nothing(tmp_path):
     wrong.write_text('{"hello": 1}\n')
     r = runner.invoke(app, ["import", str(wrong), "--store", str(store), "--run", "w"])
     assert r.exit_code == 2 and "neither a trial record" in r.output
+
+
+def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_error(tmp_path):
+    # the records are read on DuckDB's thread: the message is still worded for the caller (CLI flag vs keyword)
+    trunc = tmp_path / "trunc.jsonl"
+    trunc.write_bytes(EXAMPLE.read_bytes()[:3000])
+    r = runner.invoke(app, ["import", str(trunc), "--store", str(tmp_path / "s.duckdb"), "--run", "t"])
+    assert r.exit_code == 2
+    assert "malformed JSON" in r.output and "--skip-bad" in r.output and "on_error" not in r.output
+    with RunStore(tmp_path / "p.duckdb") as st, pytest.raises(TrialLoadError, match="on_error='skip'") as err:
+        import_file(st, trunc, run="t")
+    assert "--skip-bad" not in str(err.value)
+
+
+def test_a_parquet_export_is_named_as_such_on_import_and_the_jsonl_export_imports(tmp_path):
+    store = tmp_path / "s.duckdb"
+    assert runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "ex"]).exit_code == 0
+    for suffix in ("parquet", "jsonl"):
+        r = runner.invoke(app, ["runs", "export", "ex", "--store", str(store), "--to", str(tmp_path / f"x.{suffix}")])
+        assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--run", "pq"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
+    assert "problem" not in out and "skip-bad" not in out
+    r = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--store", str(store), "--run", "again"])
+    assert r.exit_code == 0 and "imported 600 trials" in r.output
+    with RunStore(store, read_only=True) as st:
+        assert st.trials("again") == st.trials("ex")
 
 
 def test_cli_runs_on_a_missing_store_exits_2(tmp_path):

@@ -176,6 +176,16 @@ def _fmt(x: Any) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def _fmt_metric(x: Any) -> str:
+    """Format a metric: as :func:`_fmt`, but below 0.01 in size with three significant digits (``3.6e-05``).
+
+    A cost of a few thousandths of a cent a trial would print as ``0.000`` otherwise.
+    """
+    if x is None or x != x or x == 0 or abs(x) >= 0.01:
+        return _fmt(x)
+    return f"{x:.3g}"
+
+
 def _print(cmp: Any) -> None:
     from agentstats.compare import METHOD_NO_SPREAD
 
@@ -211,8 +221,9 @@ def _print(cmp: Any) -> None:
         for c in ("run", "metric", "tasks", "baseline", "run value", "diff", "interval"):
             m.add_column(c, justify="left" if c in ("run", "metric") else "right")
         for _, r in cmp.metrics.iterrows():
-            m.add_row(escape(str(r["run"])), escape(str(r["metric"])), str(r["n_tasks"]), _fmt(r["mean_baseline"]),
-                      _fmt(r["mean_run"]), _fmt(r["diff"]), f"[{_fmt(r['diff_ci_low'])}, {_fmt(r['diff_ci_high'])}]")
+            m.add_row(escape(str(r["run"])), escape(str(r["metric"])), str(r["n_tasks"]),
+                      _fmt_metric(r["mean_baseline"]), _fmt_metric(r["mean_run"]), _fmt_metric(r["diff"]),
+                      f"[{_fmt_metric(r['diff_ci_low'])}, {_fmt_metric(r['diff_ci_high'])}]")
         out.print(m)
         flat = cmp.metrics[cmp.metrics["diff_ci_method"] == METHOD_NO_SPREAD]
         if len(flat):

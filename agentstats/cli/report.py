@@ -47,7 +47,10 @@ def report(
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder for .ipynb and .html.")] = Path(
         "reports"
     ),
-    name: Annotated[str | None, typer.Option(help="Report file stem (default: input file stem).")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(help="Report file stem (default: the input file's stem; for a run store with --run, STORE-RUN)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for bootstrap and sampling.")] = 0,
     bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
     draws: Annotated[
@@ -171,7 +174,7 @@ def report(
     if data is not None:
         say_skipped(data.skipped, input)
         check_k(params["k_values"], _trials_per_cell(data), "report", str(input))
-    wanted = name if name is not None else stem(input)
+    wanted = name if name is not None else _default_name(input, run)
     safe = safe_report_name(wanted)
     if name is not None and safe != name:
         console.print(f"report name {name!r} is not a plain file name; using {safe!r}", highlight=False)
@@ -213,3 +216,14 @@ def _trials_per_cell(data: Any) -> Any:
         if t.outcome() != "missing":
             per_cell[(t.agent, t.task_id)] = per_cell.get((t.agent, t.task_id), 0) + 1
     return pd.DataFrame({"n": list(per_cell.values())}, dtype="int64")
+
+
+def _default_name(input: Path, run: str | None) -> str:
+    """Return the report's file stem without ``--name``: the input's stem, and with ``--run`` the run's too.
+
+    ``store.duckdb --run prompt-v2`` gives ``store-prompt-v2`` (made a plain file name by ``safe_report_name``), so
+    the reports of two runs of one store do not overwrite each other.
+    """
+    if run is None:
+        return stem(input).removesuffix(".duckdb")
+    return f"{stem(input).removesuffix('.duckdb')}-{run}"

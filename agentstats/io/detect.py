@@ -228,6 +228,11 @@ def _head(path: Path) -> bytes:
             raise ValueError(f"{path}: cannot decompress: {exc}") from exc
 
 
+#: Columns of the run store's ``trials`` table, written by ``agentstats runs export --to FILE.parquet``: a Parquet
+#: file holding them all is such an export (its trials are JSON in ``record``), not a run table.
+STORE_EXPORT_COLUMNS = frozenset({"run_id", "seq", "agent", "task_id", "trial", "outcome", "record"})
+
+
 def detect_format(
     src: Any,
     *,
@@ -251,7 +256,8 @@ def detect_format(
     Raises
     ------
     ValueError
-        When the content matches no known format; the message says what was seen.
+        When the content matches no known format (the message says what was seen), or is a run-store Parquet
+        export (:data:`STORE_EXPORT_COLUMNS`; the message says to export JSONL instead).
     """
     run_cols = (agent_col, task_col, success_col)
     if not isinstance(src, (str, os.PathLike)):
@@ -274,7 +280,13 @@ def detect_format(
     if _magic(path) == PARQUET_MAGIC:
         import pyarrow.parquet as pq
 
-        return _table_kind(set(pq.read_schema(path).names), run_cols, name)
+        cols = set(pq.read_schema(path).names)
+        if STORE_EXPORT_COLUMNS <= cols:
+            raise ValueError(
+                f"{name} is a run-store export (the trials table of `agentstats runs export ... --to FILE.parquet`, "
+                "for analysis tools), not an input format; export the run as JSONL instead (agentstats runs export "
+                "RUN --store STORE --to run.jsonl), which imports and loads again")
+        return _table_kind(cols, run_cols, name)
     head = _head(path)
     for fmt, detector in _DETECTORS:
         if detector(path, head):

@@ -141,11 +141,20 @@ class ProblemLog:
         self.notes: list[Problem] = []
         #: Where each kept trial was read: (agent, task_id, trial) -> (unit, location), filled by the readers.
         self.locations: dict[tuple[str, str, int], tuple[str, int]] = {}
+        #: A problem that leaves no record to read (a file parsed as one JSON value, cut short): skipping cannot help.
+        self.whole_file = False
 
-    def add(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
-        """Record one problem at ``line`` (in ``unit``, default this log's unit)."""
+    def add(
+        self, line: int | None, field: str | None, message: str, unit: str | None = None, *, whole_file: bool = False
+    ) -> None:
+        """Record one problem at ``line`` (in ``unit``, default this log's unit).
+
+        ``whole_file=True``: the problem (located at ``line``) spoils the whole file, e.g. malformed JSON in a file
+        read as one JSON value; the error then does not offer to skip bad records.
+        """
         self.problems.append(Problem(self.source, line, field, message, unit or self.unit))
         self.bad_records.add(line)
+        self.whole_file |= whole_file
 
     def note(self, line: int | None, field: str | None, message: str, unit: str | None = None) -> None:
         """Record a remark on a record that is kept (not a problem: the record is not skipped)."""
@@ -187,7 +196,7 @@ class ProblemLog:
         if self.on_error == "raise":
             # a problem of the whole file (unreadable, corrupt compression) is no record to skip
             raise TrialLoadError(self.problems, self.source,
-                                 skippable=any(p.line is not None for p in self.problems))
+                                 skippable=not self.whole_file and any(p.line is not None for p in self.problems))
         n_bad = len(self.bad_records)
         if kept == 0:
             raise TrialLoadError(

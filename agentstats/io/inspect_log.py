@@ -340,7 +340,7 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
             data = json.load(text)
     except json.JSONDecodeError as exc:
         log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}",
-                unit="line")
+                unit="line", whole_file=True)
         return None
     except (OSError, EOFError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         log.add(None, None, f"cannot read file: {exc}")

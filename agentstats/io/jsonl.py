@@ -142,7 +142,8 @@ def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[
         with open_text(path) as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
-        log.add(exc.lineno, None, f"malformed JSON: {exc.msg} at column {exc.colno}", unit="line")
+        log.add(exc.lineno, None, f"malformed JSON: {json_error_text(exc.msg, exc.colno)}", unit="line",
+                whole_file=True)  # one JSON array: no element is read past the error
         return
     except (OSError, EOFError) as exc:
         log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")

@@ -50,7 +50,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agentstats.io.detect import open_text
-from agentstats.io.errors import ProblemLog
+from agentstats.io.errors import ProblemLog, json_error_text
 from agentstats.io.jsonl import build_trials
 from agentstats.schema import Status, Trial
 
@@ -209,7 +209,7 @@ def iter_spans(path: str | os.PathLike, log: ProblemLog) -> Iterator[Span]:
         try:
             obj, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            log.add(exc.lineno, None, f"malformed JSON (truncated file?): {exc.msg} at column {exc.colno}")
+            log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}")
             return
         except RecursionError:
             log.add(line, None, "JSON nested too deeply to read")

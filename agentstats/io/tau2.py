@@ -57,7 +57,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentstats.io.detect import open_text
-from agentstats.io.errors import ProblemLog
+from agentstats.io.errors import ProblemLog, json_error_text
 from agentstats.io.jsonl import build_trials
 from agentstats.io.tau_bench import STOP_TOKEN, agent_from_filename
 from agentstats.schema import Status, Trial
@@ -353,7 +353,8 @@ def _load(path: str | os.PathLike, log: ProblemLog) -> dict[str, Any] | None:
         with open_text(path) as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
-        log.add(exc.lineno, None, f"malformed JSON (truncated file?): {exc.msg} at column {exc.colno}", unit="line")
+        log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}",
+                unit="line", whole_file=True)  # one JSON object: nothing left to read past the error
         return None
     except (OSError, EOFError) as exc:
         log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")

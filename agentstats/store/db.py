@@ -14,6 +14,7 @@ for writing, with every record it had flushed kept.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import datetime as dt
 import functools
@@ -94,6 +95,24 @@ def is_store_file(path: Any) -> bool:
         return False
     return is_duckdb_file(path)  # never opens a store this process holds (agentstats.io.detect)
 
+
+def _in_context(ctx: contextvars.Context, items: Iterator[Any]) -> Iterator[Any]:
+    """Yield from ``items`` with each step run in ``ctx`` (whichever thread asks for the next item).
+
+    Context variables (:func:`agentstats.options.option_style`) are per thread: a generator that another
+    library's thread drives (DuckDB reading a :class:`pyarrow.RecordBatchReader`) would see their defaults.
+    """
+    try:
+        while True:
+            try:
+                item = ctx.run(next, items)
+            except StopIteration:
+                return
+            yield item
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            ctx.run(close)
 
 @dataclass(frozen=True)
 class ImportResult:
@@ -584,7 +603,9 @@ class RunStore:
                 written[0] += batch.n
                 yield batch.record_batch()
 
-        reader = pa.RecordBatchReader.from_batches(_trial_schema(), batches())
+        # DuckDB pulls the batches on a thread of its own: run them in this caller's context, so that what the
+        # importer raises is worded as the caller asked (option_style: the CLI's --skip-bad, not on_error=)
+        reader = pa.RecordBatchReader.from_batches(_trial_schema(), _in_context(contextvars.copy_context(), batches()))
         self._settle()
         self.con.register("_agentstats_stream", reader)
         try:
