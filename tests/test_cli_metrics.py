@@ -109,3 +109,20 @@ def test_score_metrics_uses_the_openai_judge(tmp_path, monkeypatch):
         assert srv.n_requests == 2
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["value"] == 0.0 and row["passed"] is True and row["evidence"]["reasoning"] == "benign"
+
+
+def test_score_metrics_name_colon_method_picks_the_method(tmp_path):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / "m.jsonl"
+    res = runner.invoke(app, ["score", str(data), "--metrics", "answer_similarity:token_recall,faithfulness:judge",
+                              "--metrics-out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["metric"], r["method"]) for r in rows} == {("answer_similarity", "token_recall"),
+                                                          ("faithfulness", "judge")}
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    assert {(m["metric"], m["method"]) for m in payload["metrics"]} == {("answer_similarity", "token_recall"),
+                                                                        ("faithfulness", "judge")}
+    bad = runner.invoke(app, ["score", str(data), "--metrics", "faithfulness:bleu", "--metrics-out", str(out)])
+    assert bad.exit_code == 2
+    assert "metric faithfulness: unknown method 'bleu'" in " ".join(bad.output.split())

@@ -884,3 +884,23 @@ def test_one_metric_name_twice_with_other_settings_is_refused_and_renaming_keeps
         get_metric("answer_similarity", lower_limit="high")
     with pytest.raises(ValueError, match=r"unknown metric 'answer_similarty'; did you mean 'answer_similarity'\?"):
         resolve_metrics("answer_similarty")
+
+
+def test_metric_spec_string_picks_a_method_after_a_colon():
+    chosen = resolve_metrics("harm, faithfulness:judge ,answer_similarity : token_recall")
+    assert [(m.name, m.method) for m in chosen] == [
+        ("harm", "judge"), ("faithfulness", "judge"), ("answer_similarity", "token_recall")]
+    assert chosen[1] == get_metric("faithfulness", method="judge")
+    # the default method without a colon
+    assert resolve_metrics("faithfulness")[0].method == "token_k_precision"
+    with pytest.raises(ValueError, match=r"metric faithfulness: unknown method 'bleu'; choose one of "
+                                         r"\['judge', 'token_k_precision'\]"):
+        resolve_metrics("faithfulness:bleu")
+    with pytest.raises(ValueError, match=r"unknown metric 'faithfulnes'; did you mean 'faithfulness'"):
+        resolve_metrics("faithfulnes:judge")
+    with pytest.raises(ValueError, match=r"no method after ':'; metric 'faithfulness' offers"):
+        resolve_metrics("faithfulness:")
+    with pytest.raises(ValueError, match="a group takes no method"):
+        resolve_metrics("answer_quality:judge")
+    with pytest.raises(ValueError, match="'answer_similarity' is selected twice with different settings"):
+        resolve_metrics("answer_similarity,answer_similarity:token_recall")

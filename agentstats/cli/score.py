@@ -116,7 +116,8 @@ def score(
             "--metrics",
             help="Also compute these metrics (comma-separated names or groups: answer_quality, retrieval_quality, "
             "content_safety, readability, usage; see docs/metrics.md) into one tidy table, written to "
-            "--metrics-out. Judge-based metrics use the --judge openai judge (without it they are not applicable).",
+            "--metrics-out. NAME:METHOD picks a metric's method (harm,faithfulness:judge); otherwise its default. "
+            "Judge-based metrics use the --judge openai judge (without it they are not applicable).",
         ),
     ] = None,
     metrics_out: Annotated[
