@@ -904,3 +904,32 @@ def test_metric_spec_string_picks_a_method_after_a_colon():
         resolve_metrics("answer_quality:judge")
     with pytest.raises(ValueError, match="'answer_similarity' is selected twice with different settings"):
         resolve_metrics("answer_similarity,answer_similarity:token_recall")
+
+
+def test_summarize_frame_counts_judge_missing_rows_apart_from_not_applicable(tmp_path):
+    from agentstats.metrics import summarize_frame, write_metrics
+
+    trials = [_trial(agent=ag, trial=i, interactions=[{"query": "q", "answer": "a" if i else ""}])
+              for ag in ("A", "B") for i in range(4)]
+    frame = compute(trials, ["harm", "reading_ease"])
+    harm = frame.index[frame["metric"] == "harm"]
+    # A: trial 0 blank (n/a by nature), 1 invalid output, 2 transport, 3 invalid output; B: 1 judged, 2-3 judged
+    missing = {harm[1]: "invalid_output", harm[2]: "transport", harm[3]: "invalid_output"}
+    for i, kind in missing.items():
+        frame.at[i, "evidence"] = {"not_applicable": "judge_missing", "judge_missing": kind, "error": "x"}
+    for i in harm[5:]:
+        frame.loc[i, ["value", "applicable", "passed"]] = [0.0, True, True]
+        frame.at[i, "evidence"] = {"reasoning": "benign"}
+    want = {("A", "harm"): (0, 3, {"invalid_output": 2, "transport": 1}), ("B", "harm"): (3, 0, {}),
+            ("A", "reading_ease"): (3, 0, {}), ("B", "reading_ease"): (3, 0, {})}
+    s = summarize_frame(frame)
+    got = {(r.agent, r.metric): (r.n_applicable, r.n_judge_missing, r.judge_missing_by_kind) for r in s.itertuples()}
+    assert got == want
+    # the same counts from the table read back from CSV and Parquet (evidence as JSON text there)
+    for suffix in (".csv", ".parquet"):
+        path = write_metrics(frame, tmp_path / f"m{suffix}")
+        back = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        s2 = summarize_frame(back)
+        assert {(r.agent, r.metric): (r.n_applicable, r.n_judge_missing, r.judge_missing_by_kind)
+                for r in s2.itertuples()} == want
+    assert list(summarize_frame(frame.iloc[:0]).columns) == list(s.columns)
