@@ -933,3 +933,20 @@ def test_summarize_frame_counts_judge_missing_rows_apart_from_not_applicable(tmp
         assert {(r.agent, r.metric): (r.n_applicable, r.n_judge_missing, r.judge_missing_by_kind)
                 for r in s2.itertuples()} == want
     assert list(summarize_frame(frame.iloc[:0]).columns) == list(s.columns)
+
+
+def test_record_keywords_replace_params_keywords_and_a_trial_without_interactions_has_no_interaction_rows():
+    # pins what docs/metrics.md says: a record's own non-empty keywords win over params["keywords"] (not merged);
+    # an empty record list falls back to them
+    m = get_metric("keyword_inclusion", params={"keywords": ["paris", "france"]})
+    trials = [_trial(interactions=[{"query": "q", "answer": "Paris", "keywords": ["lyon"]},
+                                   {"query": "q", "answer": "Paris", "keywords": []},
+                                   {"query": "q", "answer": "Paris"}]),
+              _trial(task_id="t2", interactions=[])]
+    f = compute(trials, [m, "latency"])
+    kw = f[f["metric"] == "keyword_inclusion"]
+    assert kw["task_id"].tolist() == ["t1"] * 3  # t2 has no interaction records: no rows, not n/a rows
+    assert kw["value"].tolist() == [0.0, 0.5, 0.5]
+    assert [e["missing"] for e in kw["evidence"]] == [["lyon"], ["france"], ["france"]]
+    lat = f[f["metric"] == "latency"]  # trial level: one row per trial, t2 included
+    assert lat["task_id"].tolist() == ["t1", "t2"] and not lat["applicable"].any()
