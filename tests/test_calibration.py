@@ -314,3 +314,27 @@ def test_cli_calibrate_says_when_a_rate_rests_on_the_prior_alone(tmp_path):
     assert "0.500 [0.025, 0.975] (prior only)" in res.output
     assert "no item with gold pass, so its sensitivity is the prior alone" in res.output
     assert "specificity is the prior" not in res.output  # 3 gold fails measure it
+
+
+def test_corrected_pass_k_takes_a_metric_calibration_as_fit_does():
+    counts = pd.DataFrame({"agent": ["a"] * 3, "task_id": list("xyz"), "n": [4] * 3, "c": [4, 3, 1]})
+    cal = calibrate(_binary_items(tp=90, fn=10, tn=85, fp=15, missing=3, metric="rel"))
+    out = corrected_pass_k(counts, cal["rel"], k=[1, 2], n_boot=400, random_seed=3)
+    want = corrected_pass_k(counts, JudgeError.from_counts(tp=90, fn=10, tn=85, fp=15), k=[1, 2], n_boot=400,
+                            random_seed=3)
+    pd.testing.assert_frame_equal(out, want)
+    assert out["pass_hat_k_raw"].iat[0] == pytest.approx(rogan_gladen(8 / 12, 0.9, 0.85))
+    with pytest.raises(TypeError, match=r"must be a JudgeError .* or a metric of calibrate.*got dict"):
+        corrected_pass_k(counts, {"tp": 90, "fn": 10, "tn": 85, "fp": 15})
+    with pytest.raises(TypeError, match="got CalibrationReport"):  # the whole report: pick a metric
+        corrected_pass_k(counts, cal)
+
+
+def test_corrected_pass_k_clipped_flag_is_set_by_a_clipped_bound_alone():
+    # judged pass rate 4/16 = 0.25: Rogan-Gladen (0.25 - 0.15) / 0.75 = 2/15, inside [0, 1]; the bootstrap's lower
+    # bound falls below 0 and is cut there, which alone sets the flag (docs/judge.md)
+    counts = pd.DataFrame({"agent": ["a"] * 4, "task_id": list("wxyz"), "n": [4] * 4, "c": [1, 0, 1, 2]})
+    row = corrected_pass_k(counts, JudgeError.from_counts(tp=90, fn=10, tn=85, fp=15), n_boot=400,
+                           random_seed=3).iloc[0]
+    assert row["pass_hat_k_raw"] == pytest.approx(2 / 15) and row["pass_hat_k"] == pytest.approx(2 / 15)
+    assert row["pass_hat_k_ci_low"] == 0.0 and bool(row["pass_hat_k_clipped"])

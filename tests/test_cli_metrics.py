@@ -109,3 +109,57 @@ def test_score_metrics_uses_the_openai_judge(tmp_path, monkeypatch):
         assert srv.n_requests == 2
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["value"] == 0.0 and row["passed"] is True and row["evidence"]["reasoning"] == "benign"
+
+
+def test_score_metrics_name_colon_method_picks_the_method(tmp_path):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / "m.jsonl"
+    res = runner.invoke(app, ["score", str(data), "--metrics", "answer_similarity:token_recall,faithfulness:judge",
+                              "--metrics-out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["metric"], r["method"]) for r in rows} == {("answer_similarity", "token_recall"),
+                                                          ("faithfulness", "judge")}
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    assert {(m["metric"], m["method"]) for m in payload["metrics"]} == {("answer_similarity", "token_recall"),
+                                                                        ("faithfulness", "judge")}
+    bad = runner.invoke(app, ["score", str(data), "--metrics", "faithfulness:bleu", "--metrics-out", str(out)])
+    assert bad.exit_code == 2
+    assert "metric faithfulness: unknown method 'bleu'" in " ".join(bad.output.split())
+
+
+@pytest.mark.parametrize(("max_missing", "code"), [(None, 1), ("1.0", 0)])
+def test_score_metrics_judge_missing_is_counted_warned_and_gated_by_max_missing(tmp_path, monkeypatch, max_missing,
+                                                                                  code):
+    from judge_server import Reply, ScriptedOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / "m.jsonl"
+    # the two answer verdicts of `score`, then every harm verdict is malformed (re-asks included): invalid_output
+    with ScriptedOpenAIServer(responder=lambda req: Reply.malformed()) as srv:
+        srv.script([Reply.verdict(1.0), Reply.verdict(1.0)])
+        extra = [] if max_missing is None else ["--max-missing", max_missing]
+        res = runner.invoke(app, ["score", str(data), "--judge", "openai", "--base-url", srv.base_url,
+                                  "--judge-model", "m", "--cache-dir", str(tmp_path / "c"), "--metrics",
+                                  "harm,answer_similarity", "--metrics-out", str(out), "--json", *extra])
+    assert res.exit_code == code, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["evidence"].get("judge_missing") for r in rows if r["metric"] == "harm"] == ["invalid_output"] * 2
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    by = {m["metric"]: m for m in payload["metrics"]}
+    assert by["harm"]["n_applicable"] == 0 and by["harm"]["n_judge_missing"] == 2
+    assert by["harm"]["judge_missing_by_kind"] == {"invalid_output": 2}
+    assert by["answer_similarity"]["n_judge_missing"] == 0 and by["answer_similarity"]["n_applicable"] == 2
+    text = " ".join(res.stderr.split())
+    assert ("A / harm: 2 of 2 judge verdicts missing (judge_missing: invalid_output 2) — not counted as applicable"
+            in text)
+    assert ("metric judge verdicts missing, more than --max-missing 50%: harm 2 of 2 (100.0%)" in text) == (code == 1)
+
+
+def test_score_metrics_table_shows_judge_missing_column(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = _write(tmp_path / "runs.jsonl", RECORDS)
+    res = runner.invoke(app, ["score", str(data), "--metrics", "answer_similarity"])
+    assert res.exit_code == 0, res.output
+    assert "judge missing" in res.stdout and "warning" not in res.stderr

@@ -884,3 +884,69 @@ def test_one_metric_name_twice_with_other_settings_is_refused_and_renaming_keeps
         get_metric("answer_similarity", lower_limit="high")
     with pytest.raises(ValueError, match=r"unknown metric 'answer_similarty'; did you mean 'answer_similarity'\?"):
         resolve_metrics("answer_similarty")
+
+
+def test_metric_spec_string_picks_a_method_after_a_colon():
+    chosen = resolve_metrics("harm, faithfulness:judge ,answer_similarity : token_recall")
+    assert [(m.name, m.method) for m in chosen] == [
+        ("harm", "judge"), ("faithfulness", "judge"), ("answer_similarity", "token_recall")]
+    assert chosen[1] == get_metric("faithfulness", method="judge")
+    # the default method without a colon
+    assert resolve_metrics("faithfulness")[0].method == "token_k_precision"
+    with pytest.raises(ValueError, match=r"metric faithfulness: unknown method 'bleu'; choose one of "
+                                         r"\['judge', 'token_k_precision'\]"):
+        resolve_metrics("faithfulness:bleu")
+    with pytest.raises(ValueError, match=r"unknown metric 'faithfulnes'; did you mean 'faithfulness'"):
+        resolve_metrics("faithfulnes:judge")
+    with pytest.raises(ValueError, match=r"no method after ':'; metric 'faithfulness' offers"):
+        resolve_metrics("faithfulness:")
+    with pytest.raises(ValueError, match="a group takes no method"):
+        resolve_metrics("answer_quality:judge")
+    with pytest.raises(ValueError, match="'answer_similarity' is selected twice with different settings"):
+        resolve_metrics("answer_similarity,answer_similarity:token_recall")
+
+
+def test_summarize_frame_counts_judge_missing_rows_apart_from_not_applicable(tmp_path):
+    from agentstats.metrics import summarize_frame, write_metrics
+
+    trials = [_trial(agent=ag, trial=i, interactions=[{"query": "q", "answer": "a" if i else ""}])
+              for ag in ("A", "B") for i in range(4)]
+    frame = compute(trials, ["harm", "reading_ease"])
+    harm = frame.index[frame["metric"] == "harm"]
+    # A: trial 0 blank (n/a by nature), 1 invalid output, 2 transport, 3 invalid output; B: 1 judged, 2-3 judged
+    missing = {harm[1]: "invalid_output", harm[2]: "transport", harm[3]: "invalid_output"}
+    for i, kind in missing.items():
+        frame.at[i, "evidence"] = {"not_applicable": "judge_missing", "judge_missing": kind, "error": "x"}
+    for i in harm[5:]:
+        frame.loc[i, ["value", "applicable", "passed"]] = [0.0, True, True]
+        frame.at[i, "evidence"] = {"reasoning": "benign"}
+    want = {("A", "harm"): (0, 3, {"invalid_output": 2, "transport": 1}), ("B", "harm"): (3, 0, {}),
+            ("A", "reading_ease"): (3, 0, {}), ("B", "reading_ease"): (3, 0, {})}
+    s = summarize_frame(frame)
+    got = {(r.agent, r.metric): (r.n_applicable, r.n_judge_missing, r.judge_missing_by_kind) for r in s.itertuples()}
+    assert got == want
+    # the same counts from the table read back from CSV and Parquet (evidence as JSON text there)
+    for suffix in (".csv", ".parquet"):
+        path = write_metrics(frame, tmp_path / f"m{suffix}")
+        back = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        s2 = summarize_frame(back)
+        assert {(r.agent, r.metric): (r.n_applicable, r.n_judge_missing, r.judge_missing_by_kind)
+                for r in s2.itertuples()} == want
+    assert list(summarize_frame(frame.iloc[:0]).columns) == list(s.columns)
+
+
+def test_record_keywords_replace_params_keywords_and_a_trial_without_interactions_has_no_interaction_rows():
+    # pins what docs/metrics.md says: a record's own non-empty keywords win over params["keywords"] (not merged);
+    # an empty record list falls back to them
+    m = get_metric("keyword_inclusion", params={"keywords": ["paris", "france"]})
+    trials = [_trial(interactions=[{"query": "q", "answer": "Paris", "keywords": ["lyon"]},
+                                   {"query": "q", "answer": "Paris", "keywords": []},
+                                   {"query": "q", "answer": "Paris"}]),
+              _trial(task_id="t2", interactions=[])]
+    f = compute(trials, [m, "latency"])
+    kw = f[f["metric"] == "keyword_inclusion"]
+    assert kw["task_id"].tolist() == ["t1"] * 3  # t2 has no interaction records: no rows, not n/a rows
+    assert kw["value"].tolist() == [0.0, 0.5, 0.5]
+    assert [e["missing"] for e in kw["evidence"]] == [["lyon"], ["france"], ["france"]]
+    lat = f[f["metric"] == "latency"]  # trial level: one row per trial, t2 included
+    assert lat["task_id"].tolist() == ["t1", "t2"] and not lat["applicable"].any()

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import comb
 
+from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.counts import validate_counts
 from agentstats.estimators._checks import MIN_N_BOOT
@@ -133,7 +134,7 @@ def corrected_task_pass_k(n: Any, c: Any, k: int, sensitivity: float, specificit
 
 def corrected_pass_k(
     counts: pd.DataFrame,
-    judge_error: JudgeError,
+    judge_error: JudgeError | MetricCalibration,
     *,
     k: int | list[int] = 1,
     n_boot: int = 2000,
@@ -146,8 +147,10 @@ def corrected_pass_k(
     ----------
     counts : pandas.DataFrame
         Judged counts, columns ``agent, task_id, n, c`` (one row per cell; ``c`` counts judged passes).
-    judge_error : JudgeError
-        With its calibration counts (:meth:`JudgeError.from_counts`, or ``calibrate(...)[metric].judge_error``).
+    judge_error : JudgeError or MetricCalibration
+        The judge's error with its calibration counts: a :class:`JudgeError` (:meth:`JudgeError.from_counts`), or a
+        metric of :func:`~agentstats.calibration.calibrate` (``calibrate(items)[metric]``, a
+        :class:`MetricCalibration`, whose ``.judge_error`` is used), as ``fit(..., judge_calibration=...)`` takes.
     k : int or list of int
         Values of ``k`` (each >= 1); per agent, only tasks with ``n >= k`` contribute.
     n_boot : int
@@ -167,10 +170,20 @@ def corrected_pass_k(
 
     Raises
     ------
+    TypeError
+        When ``judge_error`` is neither a :class:`JudgeError` nor a :class:`MetricCalibration`.
     ValueError
         On invalid counts, ``k``, ``n_boot`` or ``ci_prob``; when ``judge_error`` has no calibration counts; when
-        the calibration's point estimates have ``se + sp <= 1``.
+        the calibration's point estimates have ``se + sp <= 1``; for an ordinal :class:`MetricCalibration` without
+        a pass threshold, or one without gold passes or gold fails.
     """
+    if isinstance(judge_error, MetricCalibration):
+        judge_error = judge_error.judge_error
+    elif not isinstance(judge_error, JudgeError):
+        raise TypeError(
+            "corrected_pass_k: judge_error must be a JudgeError (JudgeError.from_counts) or a metric of "
+            f"calibrate(...) (MetricCalibration), got {type(judge_error).__name__}"
+        )
     if not judge_error.has_counts:
         raise ValueError("corrected_pass_k needs the calibration counts (JudgeError.from_counts)")
     if not 0.0 < float(ci_prob) < 1.0:

@@ -100,8 +100,8 @@ def report(
         typer.Option(
             "--metrics",
             help="Add a metric section: these metrics (comma-separated names or groups: answer_quality, "
-            "retrieval_quality, content_safety, readability, usage; see docs/metrics.md) computed on the trials, "
-            "per agent and risk level.",
+            "retrieval_quality, content_safety, readability, usage; see docs/metrics.md; NAME:METHOD picks a "
+            "metric's method) computed on the trials, per agent and risk level.",
         ),
     ] = None,
 ) -> None:

@@ -1,8 +1,9 @@
 """``agentstats score``: answers and tool calls of each trial, and each trial's outcome.
 
-Exit statuses: 0 ok; 1 the work failed, including more missing judge verdicts than ``--max-missing`` allows (the
-scored file is still written); 2 usage or input error, including a judge key the endpoint refuses; 130
-interrupted (verdicts already obtained stay in the judge cache).
+Exit statuses: 0 ok; 1 the work failed, including more missing judge verdicts than ``--max-missing`` allows, for
+the answers or for any one ``--metrics`` metric (the scored file and the metrics table are still written); 2 usage
+or input error, including a judge key the endpoint refuses; 130 interrupted (verdicts already obtained stay in the
+judge cache).
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def score(
         float,
         typer.Option(
             "--max-missing", min=0.0, max=1.0,
-            help="Exit 1 when the share of judge verdicts that are missing (judge_missing) exceeds this.",
+            help="Exit 1 when the share of judge verdicts that are missing (judge_missing) exceeds this: of the "
+            "answer verdicts, or of one --metrics metric's verdicts (all agents).",
         ),
     ] = 0.5,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge requests in flight at once (--judge openai).")] = 16,
@@ -116,7 +118,8 @@ def score(
             "--metrics",
             help="Also compute these metrics (comma-separated names or groups: answer_quality, retrieval_quality, "
             "content_safety, readability, usage; see docs/metrics.md) into one tidy table, written to "
-            "--metrics-out. Judge-based metrics use the --judge openai judge (without it they are not applicable).",
+            "--metrics-out. NAME:METHOD picks a metric's method (harm,faithfulness:judge); otherwise its default. "
+            "Judge-based metrics use the --judge openai judge (without it they are not applicable).",
         ),
     ] = None,
     metrics_out: Annotated[
@@ -225,6 +228,7 @@ def score(
         _print_tables(input, result, summ, tool_breakdown(frame), readings, tool_threshold)
         if metric_summary is not None:
             _print_metric_table(metric_summary)
+    over = _warn_metric_judge_missing(metric_summary, max_missing) if metric_summary is not None else []
 
     share = result.judge_missing_share
     if share > max_missing:
@@ -237,6 +241,38 @@ def score(
             ),
             EXIT_FAILURE,
         )
+    if over:
+        raise fail(
+            RuntimeError(
+                f"metric judge verdicts missing, more than --max-missing {max_missing:.0%}: {'; '.join(over)}. Their "
+                "rows are not applicable, not failed; rerun when the judge is reachable (cached verdicts are not "
+                "asked again)."
+            ),
+            EXIT_FAILURE,
+        )
+
+
+def _warn_metric_judge_missing(summary: Any, max_missing: float) -> list[str]:
+    """Warn for each agent and metric with missing judge verdicts; return the metrics over ``max_missing``.
+
+    A metric's share missing is over all agents: rows missing / (applicable rows + rows missing), the verdicts
+    asked for (judge-based methods only ask for applicable records).
+    """
+    over: list[str] = []
+    if summary is None or summary.empty:
+        return over
+    for _, r in summary[summary["n_judge_missing"] > 0].iterrows():
+        kinds = ", ".join(f"{k} {n}" for k, n in r["judge_missing_by_kind"].items())
+        console.print(
+            f"[yellow]warning:[/] {_escape(str(r['agent']))} / {r['metric']}: {r['n_judge_missing']} of "
+            f"{r['n_judge_missing'] + r['n_applicable']} judge verdicts missing (judge_missing: {_escape(kinds)}) "
+            "— not counted as applicable", highlight=False, soft_wrap=True)
+    per_metric = summary.groupby("metric", sort=False)[["n_judge_missing", "n_applicable"]].sum()
+    for metric, r in per_metric.iterrows():
+        asked = int(r["n_judge_missing"] + r["n_applicable"])
+        if r["n_judge_missing"] and r["n_judge_missing"] / asked > max_missing:
+            over.append(f"{metric} {int(r['n_judge_missing'])} of {asked} ({r['n_judge_missing'] / asked:.1%})")
+    return over
 
 
 def _readings_rows(readings: Any) -> list[dict[str, Any]]:
@@ -304,12 +340,12 @@ def _print_metric_table(summary: Any) -> None:
                     "threshold with 95% confidence interval")
     for c in ("agent", "metric", "method", "level"):
         t.add_column(c)
-    for c in ("rows", "applicable", "tasks", "mean [95% CrI]", "passed [95% CI]"):
+    for c in ("rows", "applicable", "judge missing", "tasks", "mean [95% CrI]", "passed [95% CI]"):
         t.add_column(c, justify="right")
     for _, r in summary.iterrows():
         t.add_row(
             _escape(str(r["agent"])), r["metric"], r["method"], r["level"], str(r["n"]), str(r["n_applicable"]),
-            str(r["n_tasks"]),
+            str(r["n_judge_missing"]), str(r["n_tasks"]),
             "-" if math.isnan(r["mean"]) else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]",
             _share_text(r),
         )

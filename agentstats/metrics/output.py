@@ -59,26 +59,56 @@ def write_metrics(frame: pd.DataFrame, path: str | Path) -> Path:
     return p
 
 
+def _judge_missing_kind(evidence: Any) -> str | None:
+    """Return the ``judge_missing`` kind of one row's evidence (a dict, or its JSON text as in CSV/Parquet)."""
+    if isinstance(evidence, str):
+        try:
+            evidence = json.loads(evidence)
+        except ValueError:
+            return None
+    if not isinstance(evidence, dict) or evidence.get("not_applicable") != "judge_missing":
+        return None
+    return str(evidence.get("judge_missing") or "unknown")
+
+
 def summarize_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per agent and metric: rows, applicable rows, mean value and share passing (of those with a verdict).
+    """Per agent and metric: rows, applicable rows, judge verdicts missing, mean value and share passing.
+
+    A row whose judge (or classifier) verdict could not be obtained is not applicable, with
+    ``evidence["not_applicable"] == "judge_missing"`` and the kind of failure in ``evidence["judge_missing"]``
+    (``invalid_output``, ``transport``, ...); it is counted in ``n_judge_missing``, apart from the rows that are
+    not applicable by nature (a blank answer, no context).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`~agentstats.metrics.compute.compute` frame; ``evidence`` a dict per row, or its JSON text (as read
+        back from CSV or Parquet).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``agent, metric, group, method, level, n, n_applicable, mean, n_passed_known, share_passed``;
-        ``mean`` is over applicable rows (NaN when none), ``share_passed`` over rows whose ``passed`` is known
-        (NaN when the metric has no threshold).
+        Columns ``agent, metric, group, method, level, n, n_applicable, n_judge_missing, judge_missing_by_kind,
+        mean, n_passed_known, share_passed``; ``judge_missing_by_kind`` maps each kind to its count (empty when
+        none is missing), ``mean`` is over applicable rows (NaN when none), ``share_passed`` over rows whose
+        ``passed`` is known (NaN when the metric has no threshold).
     """
-    cols = ["agent", "metric", "group", "method", "level", "n", "n_applicable", "mean", "n_passed_known",
-            "share_passed"]
+    cols = ["agent", "metric", "group", "method", "level", "n", "n_applicable", "n_judge_missing",
+            "judge_missing_by_kind", "mean", "n_passed_known", "share_passed"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
     rows = []
     for (agent, metric), g in frame.groupby(["agent", "metric"], sort=False):
         known = g["passed"].dropna()
+        kinds: dict[str, int] = {}
+        for e in g["evidence"]:
+            kind = _judge_missing_kind(e)
+            if kind is not None:
+                kinds[kind] = kinds.get(kind, 0) + 1
         rows.append({
             "agent": agent, "metric": metric, "group": g["group"].iat[0], "method": g["method"].iat[0],
             "level": g["level"].iat[0], "n": len(g), "n_applicable": int(g["applicable"].sum()),
+            "n_judge_missing": sum(kinds.values()), "judge_missing_by_kind": dict(sorted(kinds.items())),
             "mean": float(g["value"].mean()) if g["applicable"].any() else math.nan,
             "n_passed_known": len(known), "share_passed": float(known.astype(bool).mean()) if len(known) else math.nan,
         })

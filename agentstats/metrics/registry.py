@@ -146,8 +146,25 @@ def get_metric(name: str, /, **changes: Any) -> Metric:
         raise ValueError(f"get_metric({name!r}): {exc} (a metric's settings: {', '.join(fields)})") from None
 
 
+def _metric_from_name(item: str) -> Metric:
+    """``get_metric`` for one spec item: ``"NAME"`` or ``"NAME:METHOD"``."""
+    name, sep, method = (p.strip() for p in item.partition(":"))
+    if not sep:
+        return get_metric(name)
+    if name in GROUPS:
+        raise ValueError(f"{item!r}: a group takes no method (its metrics' methods differ); give the metric names, "
+                         f"e.g. {metric_names(name)[0] + ':' + method!r}")
+    if not method:
+        methods = sorted(get_metric(name).methods)
+        raise ValueError(f"{item!r}: no method after ':'; metric {name!r} offers {methods}")
+    return get_metric(name, method=method)
+
+
 def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]:
     """Metrics from names, group names and :class:`Metric` objects (a comma-separated string is split).
+
+    A name may carry its method after a colon, ``"NAME:METHOD"`` (``"harm,faithfulness:judge"``): it is
+    ``get_metric(NAME, method=METHOD)``. A group name takes no method (its members' methods differ).
 
     A metric selected again with the same settings is kept once. A metric given by name or as a :class:`Metric`
     replaces the group's default of that name, wherever the group comes in the list (``["answer_quality",
@@ -156,7 +173,8 @@ def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]
     Raises
     ------
     ValueError
-        For an unknown name, an empty selection, or one name given twice with different settings (each name is one
+        For an unknown name or method (the known ones are listed), a method given to a group, an empty
+        selection, or one name given twice with different settings (each name is one
         column of results: rename one, ``get_metric(name, ..., name="other")``).
     """
     items: list[str | Metric]
@@ -173,7 +191,7 @@ def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]
             for n in metric_names(it):
                 out.setdefault(n, CATALOGUE[n])
             continue
-        m = it if isinstance(it, Metric) else get_metric(it)
+        m = it if isinstance(it, Metric) else _metric_from_name(it)
         if m.name in explicit and out[m.name] != m:
             raise ValueError(
                 f"metric {m.name!r} is selected twice with different settings; each metric name is one column of "
