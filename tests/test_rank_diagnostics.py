@@ -167,6 +167,7 @@ def _assert_table(diag, expected):
     pd.testing.assert_frame_equal(got, expected, check_exact=False, rtol=RTOL, atol=0)
 
 
+@pytest.mark.slow  # uses the session's real fit (about 17 s to make when no slow test has made it yet)
 def test_diagnose_table_on_a_real_fit_equals_arviz(models_fit):
     names = [str(v) for v in models_fit["posterior"].data_vars]
     expected = _arviz_table(models_fit, names)
