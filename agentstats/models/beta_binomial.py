@@ -70,6 +70,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import betaln, expit, gammaln, log_expit
 
+from agentstats.models._bb_kernel import cell_logp
 from agentstats.models.data import CountsData
 from agentstats.models.family import (
     GH_NODES,
@@ -102,7 +103,6 @@ __all__ = [
     "DISPERSION_CENTERED_MIN_TRIALS",
     "LARGE_CELLS",
     "RISING_MAX_MEAN_TRIALS",
-    "RISING_PRODUCT_MAX",
     "TARGET_ACCEPT",
     "TARGET_ACCEPT_LARGE",
     "BetaBinomialFamily",
@@ -114,8 +114,6 @@ __all__ = [
 
 #: Mean trials per observed cell up to which the log-pmf is summed as dense rising factorials (module docstring).
 RISING_MAX_MEAN_TRIALS = 24
-#: Largest trial count per cell for which a rising factorial is computed as the log of a product (:func:`_rising`).
-RISING_PRODUCT_MAX = 6
 #: Largest k for which the post-processing computes Beta moments ``E[p^k]`` as a running product of rising-factorial
 #: ratios (one multiply per k) instead of ``betaln``; above it, ``betaln``.
 RISING_K_MAX = 64
@@ -151,43 +149,19 @@ def _dense(n: np.ndarray) -> bool:
     return float(n.mean()) <= RISING_MAX_MEAN_TRIALS and k_max * n.size <= 2 * max(int(n.sum()), 1)
 
 
-def _rising(x, counts, k_max: int):
-    """``log Gamma(x + counts) - log Gamma(x)`` per cell as ``sum_{i < counts} log(x + i)`` (dense, ``k_max`` wide).
-
-    Up to :data:`RISING_PRODUCT_MAX` trials the factors are multiplied and one ``log`` taken,
-    ``log prod_{i < counts} (x + i)``: one logarithm per cell instead of ``k_max``, and a gradient of products and one
-    division (the product stays finite for ``x`` below about 1e51, a concentration far beyond any posterior).
-    """
-    if k_max == 0:
-        return pt.zeros_like(x)
-    counts = pt.as_tensor(counts)
-    if k_max <= RISING_PRODUCT_MAX:
-        prod = pt.switch(pt.gt(counts, 0), x, 1.0)
-        for j in range(1, k_max):
-            prod = prod * pt.switch(pt.gt(counts, j), x + float(j), 1.0)
-        return pt.log(prod)
-    i = np.arange(k_max, dtype="float64")
-    mask = pt.lt(i[None, :], counts[:, None])
-    return pt.switch(mask, pt.log(x[:, None] + i[None, :]), 0.0).sum(axis=1)
+def _log_bb(value, a, b, phi_term, n):
+    """Log Beta-Binomial pmf per cell with ``gammaln``; ``phi_term`` = ``log Gamma(phi + n) - log Gamma(phi)``."""
+    body = pt.gammaln(a + value) - pt.gammaln(a) + pt.gammaln(b + n - value) - pt.gammaln(b)
+    return _log_comb(value, n) + body - phi_term
 
 
-def _log_bb(value, a, b, phi_term, n, dense: bool, k_max: int):
-    """Log Beta-Binomial pmf per cell; ``phi_term`` = ``log Gamma(phi + n) - log Gamma(phi)`` per cell."""
-    log_comb = pt.gammaln(n + 1.0) - pt.gammaln(value + 1.0) - pt.gammaln(n - value + 1.0)
-    if dense:
-        body = _rising(a, value, k_max) + _rising(b, n - value, k_max)
-    else:
-        body = pt.gammaln(a + value) - pt.gammaln(a) + pt.gammaln(b + n - value) - pt.gammaln(b)
-    return log_comb + body - phi_term
-
-
-def _make_logp(inflated: bool, dense: bool, k_max: int):
-    """Make the CustomDist log-pmf: params ``eta`` (logit m), ``phi``, ``phi_term``, [``det``], ``n`` per cell."""
+def _make_logp(inflated: bool):
+    """Make the ``gammaln`` CustomDist log-pmf: params ``eta`` (logit m), ``phi``, ``phi_term``, [``det``], ``n``."""
 
     def logp_bb(value, eta, phi, phi_term, n):
         a = phi * pt.sigmoid(eta)  # m phi and (1 - m) phi via sigmoid(+-eta): no cancellation near 0 or 1
         b = phi * pt.sigmoid(-eta)
-        return _log_bb(value, a, b, phi_term, n, dense, k_max)
+        return _log_bb(value, a, b, phi_term, n)
 
     def logp_zoi(value, eta, phi, phi_term, det, n):
         log_bb = logp_bb(value, eta, phi, phi_term, n)
@@ -199,6 +173,31 @@ def _make_logp(inflated: bool, dense: bool, k_max: int):
         return pt.switch(up | down, mixed, pt.log1p(-det) + log_bb)
 
     return logp_zoi if inflated else logp_bb
+
+
+def _log_comb(value, n):
+    """``log C(n, c)`` per cell (folded into a constant for observed counts)."""
+    return pt.gammaln(n + 1.0) - pt.gammaln(value + 1.0) - pt.gammaln(n - value + 1.0)
+
+
+def _kernel_logp_bb(value, eta, phi, n):
+    """Log-pmf of the Beta-Binomial by the one-pass kernel (:mod:`agentstats.models._bb_kernel`): params per cell."""
+    return cell_logp(eta, phi, pt.zeros_like(eta), value, n, _log_comb(value, n))
+
+
+def _kernel_logp_zoi(value, eta, phi, det, n):
+    """As :func:`_kernel_logp_bb`, zero/one-inflated with deterministic share ``det`` per cell."""
+    return cell_logp(eta, phi, det, value, n, _log_comb(value, n))
+
+
+def _kernel_dist_bb(eta, phi, n, size):
+    """Build the generative graph for the kernel's parameters (:func:`_dist_bb` without ``phi_term``)."""
+    return _dist_bb(eta, phi, None, n, size)
+
+
+def _kernel_dist_zoi(eta, phi, det, n, size):
+    """Build the generative graph for the kernel's parameters (:func:`_dist_zoi` without ``phi_term``)."""
+    return _dist_zoi(eta, phi, None, det, n, size)
 
 
 _TINY = float(np.finfo(float).tiny)
@@ -285,7 +284,7 @@ def _dist_zoi(eta, phi, phi_term, det, n, size):
     return pm.Binomial.dist(n, p, size=size)
 
 
-def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: bool, grid: tuple[int, int] | None):
+def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, grid: tuple[int, int] | None):
     """``log Gamma(phi[a] + n) - log Gamma(phi[a])`` per observed cell, computed per (agent, distinct n) and gathered.
 
     ``phi_agent`` has shape (agent,) (a shared dispersion is broadcast to every agent by the caller). With ``grid``
@@ -293,13 +292,7 @@ def _phi_term_tensor(phi_agent, agent_idx: np.ndarray, n: np.ndarray, dense: boo
     constant one-hot table over the distinct ``n`` (no scatter-add in the gradient).
     """
     values, inverse = np.unique(n, return_inverse=True)
-    if dense:
-        k_max = int(values.max()) if values.size else 0
-        steps = pt.log(phi_agent[:, None] + np.arange(max(k_max, 1), dtype="float64")[None, :])
-        cum = pt.concatenate([pt.zeros((phi_agent.shape[0], 1)), pt.cumsum(steps, axis=1)], axis=1)
-        table = cum[:, values]
-    else:
-        table = pt.gammaln(phi_agent[:, None] + values.astype("float64")[None, :]) - pt.gammaln(phi_agent[:, None])
+    table = pt.gammaln(phi_agent[:, None] + values.astype("float64")[None, :]) - pt.gammaln(phi_agent[:, None])
     if grid is None:
         return table[agent_idx, inverse]
     if values.size == 1:
@@ -619,10 +612,11 @@ class BetaBinomialFamily(ModelFamily):
                     rho = pm.Beta("rho", priors.rho_a, priors.rho_b)
                     phi = pm.Deterministic("phi", (1.0 - rho) / rho)
                     phi_agent = pt.repeat(phi[None], n_agents)
-                dense = _dense(n_obs)
-                k_max = int(n_obs.max()) if n_obs.size else 0
-                phi_term = _phi_term_tensor(phi_agent, ai, n_obs, dense, grid)
-                params = [eta_obs, _per_cell(phi_agent, ai, grid), phi_term]
+                # few trials per cell: the one-pass kernel (module docstring); many: gammaln and its digammas
+                kernel = judge is None and _dense(n_obs)
+                params = [eta_obs, _per_cell(phi_agent, ai, grid)]
+                if not kernel:
+                    params.append(_phi_term_tensor(phi_agent, ai, n_obs, grid))
                 if self.inflated:
                     if self.det_by_agent:
                         det = _agent_level("det_share", priors.det_mu_sd, priors.det_sd, disp_form)
@@ -637,8 +631,11 @@ class BetaBinomialFamily(ModelFamily):
                     params.extend(judge)
                     logp = _make_judged_logp(self.inflated, n_obs, c_obs)
                     dist = _dist_zoi_judged if self.inflated else _dist_bb_judged
+                elif kernel:
+                    logp = _kernel_logp_zoi if self.inflated else _kernel_logp_bb
+                    dist = _kernel_dist_zoi if self.inflated else _kernel_dist_bb
                 else:
-                    logp = _make_logp(self.inflated, dense, k_max)
+                    logp = _make_logp(self.inflated)
                     dist = _dist_zoi if self.inflated else _dist_bb
                 pm.CustomDist(
                     "c",
