@@ -61,7 +61,7 @@ def simulate(n_agents: int, n_tasks: int, n_trials: int, seed: int = 0) -> pd.Da
     })
 
 
-def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict:
+def run_one(size: str, sampler: str | None, options: dict | None = None, data_seed: int = 0) -> dict:
     """One fit and its post-processing in this process (called in a child process)."""
     import warnings
 
@@ -69,7 +69,7 @@ def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict
     from agentstats.posterior import consistency, posterior_pass_k
 
     a, t, n = (int(x) for x in size.split("x"))
-    counts = simulate(a, t, n)
+    counts = simulate(a, t, n, seed=data_seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -87,6 +87,8 @@ def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict
         cells=a * t,
         sampler=dt.attrs["sampler"],
         options=json.dumps(options, sort_keys=True) if options else "",
+        data_seed=data_seed,
+        compile_s=dt.attrs.get("compile_seconds"),
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),
         max_r_hat=round(float(diag.table.r_hat.max()), 4),
@@ -101,8 +103,9 @@ def run_one(size: str, sampler: str | None, options: dict | None = None) -> dict
     )
 
 
-def spawn(size: str, sampler: str | None, timeout: float, options: str | None = None) -> dict:
-    cmd = [sys.executable, __file__, "--one", size] + (["--sampler", sampler] if sampler else [])
+def spawn(size: str, sampler: str | None, timeout: float, options: str | None = None, data_seed: int = 0) -> dict:
+    cmd = [sys.executable, __file__, "--one", size, "--data-seed", str(data_seed)]
+    cmd += ["--sampler", sampler] if sampler else []
     cmd += ["--fit-options", options] if options else []
     t0 = time.perf_counter()
     try:
@@ -123,18 +126,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--fit-options", help="JSON object of keyword arguments for fit")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--data-seed", type=int, default=0, help="seed of the simulated counts (a new seed: new data)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--sampler", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one, args.sampler, json.loads(args.fit_options) if args.fit_options else None)))
+        options = json.loads(args.fit_options) if args.fit_options else None
+        print(json.dumps(run_one(args.one, args.sampler, options, args.data_seed)))
         return 0
     rows = []
     for size in args.sizes.split(","):
-        rows.append(spawn(size, None, args.timeout, args.fit_options))
+        rows.append(spawn(size, None, args.timeout, args.fit_options, args.data_seed))
         print(rows[-1], file=sys.stderr, flush=True)
         if size in args.pymc_ratio.split(","):
-            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options))
+            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options, args.data_seed))
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     from _docs import md_table, write_block

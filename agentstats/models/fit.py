@@ -32,6 +32,7 @@ import pymc as pm
 import xarray as xr
 
 from agentstats.calibration.judge_error import JudgeError
+from agentstats.models._nutpie_model import compile_nutpie
 from agentstats.models.data import CountsData, counts_dataset, prepare_counts
 from agentstats.models.diagnostics import diagnose, warn_if_not_converged
 from agentstats.models.family import BuildInfo, ModelFamily
@@ -321,7 +322,9 @@ def _sample_nutpie(
     chains = int(config.chains)
     # the seed pm.sample would give nutpie for this random_seed
     nutpie_seed = int(get_random_generator(seed).spawn(chains)[0].integers(2**30))
-    compiled = nutpie.compile_pymc_model(model, backend="numba")
+    compile_start = time.perf_counter()
+    compiled = compile_nutpie(model)  # nutpie's numba model, its callbacks cached on disk
+    compile_seconds = time.perf_counter() - compile_start
     done = [0] * chains
 
     def on_progress(progress: Any) -> None:
@@ -373,12 +376,17 @@ def _sample_nutpie(
             raise SamplingInterrupted("sampling interrupted; nothing was kept")
     dt = _first_draws(final, kept)
     patch_nutpie_idata(dt, model, sampling_time=time.time() - start)
+    dt.attrs["compile_seconds"] = round(compile_seconds, 2)
     return dt, kept, log
 
 
 def _sample(
     model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int, tune: int
 ) -> xr.DataTree:
+    if sampler == "numpyro":
+        from agentstats.models._bb_kernel import register_jax
+
+        register_jax()  # the Beta-Binomial cell kernel's JAX form
     kwargs: dict[str, Any] = dict(
         draws=draws,
         tune=tune,
