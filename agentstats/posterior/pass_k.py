@@ -85,31 +85,36 @@ def posterior_pass_k(
         shape = (post.sizes["chain"], post.sizes["draw"], data.shape[0], ks.size)
         hat = np.zeros(shape)
         miss = np.zeros(shape)
-        for sl, p in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0))):
+        order = np.unique(ks)
+
+        def sums(sl: slice, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Weighted sums over the chunk's tasks of p^k and (1 - p)^k, shape (chain, draw, agent, K)."""
             w = weight[:, sl]
-            p = np.clip(p, 0.0, 1.0)
+            np.clip(p, 0.0, 1.0, out=p)
             q = 1.0 - p
+            h_sum = np.empty(shape)
+            m_sum = np.empty(shape)
             # p^k and (1 - p)^k by running products over the sorted k (one multiply per step; a power for a gap):
             # block-sized temporaries only, so memory stays bounded
-            pow_p = np.ones_like(p)
-            pow_q = np.ones_like(p)
-            prev = 0
-            for kv in np.unique(ks):
+            pow_p, pow_q = p, q
+            prev = 1
+            for i, kv in enumerate(order):
                 gap = int(kv) - prev
-                if gap == 1:
-                    pow_p *= p
-                    pow_q *= q
-                else:
-                    pow_p *= np.power(p, gap)
-                    pow_q *= np.power(q, gap)
+                if i == 0 and gap:
+                    pow_p, pow_q = np.power(p, int(kv)), np.power(q, int(kv))
+                elif i and gap == 1:
+                    pow_p, pow_q = pow_p * p, pow_q * q
+                elif i:
+                    pow_p, pow_q = pow_p * np.power(p, gap), pow_q * np.power(q, gap)
                 prev = int(kv)
                 cols = np.flatnonzero(ks == kv)
-                h = np.einsum("cdat,at->cda", pow_p, w)
-                mm = np.einsum("cdat,at->cda", pow_q, w)
-                for j in cols:
-                    hat[..., j] += h
-                    miss[..., j] += mm
-            del p, q, pow_p, pow_q
+                h_sum[..., cols] = np.einsum("cdat,at->cda", pow_p, w)[..., None]
+                m_sum[..., cols] = np.einsum("cdat,at->cda", pow_q, w)[..., None]
+            return h_sum, m_sum
+
+        for _, (h_sum, m_sum) in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0)), apply=sums):
+            hat += h_sum
+            miss += m_sum
         with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
             hat /= n_used[None, None, :, None]
             at = 1.0 - miss / n_used[None, None, :, None]
