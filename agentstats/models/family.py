@@ -152,15 +152,16 @@ def map_rows(
     """Evaluate ``func`` on blocks of rows of broadcast arrays, so that memory does not grow with the draws.
 
     The arrays (``None`` passes through) are broadcast to a common shape ``S`` and flattened; ``func`` gets blocks of
-    at most :data:`ROW_BLOCK` rows (1-d arrays) and returns arrays of shape ``(rows, width)``; the results are
-    reassembled to shape ``S + (width,)``. The computation is row-wise, so the result does not depend on the block
-    size; blocks run on :data:`POST_THREADS` threads (``func`` must be thread-safe: pure numpy).
+    at most :data:`ROW_BLOCK` / :data:`POST_THREADS` rows (1-d arrays) and returns arrays of shape ``(rows, width)``;
+    the results are reassembled to shape ``S + (width,)``. The computation is row-wise, so the result does not depend
+    on the block size; blocks run on :data:`POST_THREADS` threads (``func`` must be thread-safe: pure numpy).
     """
     present = [np.asarray(a, float) for a in arrays if a is not None]
     shape = np.broadcast_shapes(*(a.shape for a in present))
     flat = [None if a is None else np.broadcast_to(np.asarray(a, float), shape).reshape(-1) for a in arrays]
     rows = int(np.prod(shape, dtype=np.int64))
-    blocks = [slice(start, min(start + ROW_BLOCK, rows)) for start in range(0, max(rows, 1), ROW_BLOCK)]
+    step = max(1, ROW_BLOCK // POST_THREADS)  # the threads share ROW_BLOCK rows: memory as with one thread
+    blocks = [slice(start, min(start + step, rows)) for start in range(0, max(rows, 1), step)]
 
     def run(sl: slice) -> tuple[np.ndarray, ...]:
         return tuple(func(*(None if a is None else a[sl] for a in flat)))
@@ -305,7 +306,7 @@ class ModelFamily(ABC):
         max_bytes: int = 32 * 2**20,
         apply: Callable[[slice, np.ndarray], Any] | None = None,
     ) -> Iterator[tuple[slice, Any]]:
-        """Yield ``(tasks, p)`` over all tasks in chunks of whole task blocks of at most about ``max_bytes``.
+        """Yield ``(tasks, p)`` over all tasks in chunks of whole task blocks, about ``max_bytes`` in memory at once.
 
         The same seed gives the same draws whatever ``max_bytes`` is. Chunks are drawn on :data:`POST_THREADS`
         threads, in order; with ``apply``, each thread also reduces its chunk and ``(tasks, apply(tasks, p))`` is
@@ -313,7 +314,9 @@ class ModelFamily(ABC):
         """
         n_tasks = data.shape[1]
         per_task = post.sizes["chain"] * post.sizes["draw"] * data.shape[0] * 8
-        blocks = max(1, int(max_bytes // max(per_task * TASK_BLOCK, 1)))
+        # POST_THREADS chunks are drawn while the caller holds one: share max_bytes among them
+        per_chunk = max_bytes // (POST_THREADS + 1)
+        blocks = max(1, int(per_chunk // max(per_task * TASK_BLOCK, 1)))
         step = blocks * TASK_BLOCK
         chunks = iter([slice(start, min(start + step, n_tasks)) for start in range(0, n_tasks, step)])
 
