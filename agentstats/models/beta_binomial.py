@@ -43,11 +43,13 @@ Abramowitz & Stegun 1964, 6.1.22)::
 
     log BB(c | n, a, b) = log C(n, c) + sum_{i<c} log(a + i) + sum_{j<n-c} log(b + j) - sum_{l<n} log(phi + l)
 
-with ``a + b = phi``, as dense ``(cell, max n)`` sums when that is cheap (at most :data:`RISING_MAX_MEAN_TRIALS`
-trials per cell on average and padding at most doubling the work: one ``log`` per trial instead of six ``gammaln``
-and their digamma gradients), else with ``gammaln``. The masks and ``log C(n, c)`` depend on the observed counts only,
-so PyTensor folds them into constants. The ``sum_{l<n} log(phi + l)`` term depends on the agent and ``n`` only: it
-is computed once per (agent, distinct n) and gathered.
+with ``a + b = phi``. When that is cheap (at most :data:`RISING_MAX_MEAN_TRIALS` trials per cell on average) the
+log-pmf and its partial derivatives come from one pass over the cells
+(:mod:`agentstats.models._bb_kernel`: the rising factorials as products with their derivatives by the product rule,
+the inflation mixed in probability space; one ``exp``, one ``log`` and one division per cell, 2.9x faster than the
+same formula as a PyTensor graph at 10,000 cells); otherwise with ``gammaln``, whose ``sum_{l<n} log(phi + l)``
+term depends on the agent and ``n`` only and is computed once per (agent, distinct n) and gathered. ``log C(n, c)``
+depends on the observed counts only, so PyTensor folds it into a constant.
 
 Per-cell ``p`` draws are exact given each posterior draw of the hyperparameters, from the conjugate conditional
 ``p[a, t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (BDA3 sec. 2.4 / 5.3), after the deterministic
@@ -112,7 +114,7 @@ __all__ = [
     "new_task_moments_beta",
 ]
 
-#: Mean trials per observed cell up to which the log-pmf is summed as dense rising factorials (module docstring).
+#: Mean trials per observed cell up to which the log-pmf comes from the one-pass kernel (module docstring).
 RISING_MAX_MEAN_TRIALS = 24
 #: Largest k for which the post-processing computes Beta moments ``E[p^k]`` as a running product of rising-factorial
 #: ratios (one multiply per k) instead of ``betaln``; above it, ``betaln``.
@@ -140,13 +142,13 @@ CENTERED_DISPERSION_TUNE = 300
 
 
 # ------------------------------------------------------------------------------------------------ likelihood
-def _dense(n: np.ndarray) -> bool:
-    """Dense rising-factorial sums are cheaper than ``gammaln`` for these trial counts (module docstring)."""
+def _use_kernel(n: np.ndarray) -> bool:
+    """Whether the one-pass kernel is cheaper than ``gammaln`` for these trial counts (a loop over each cell's trials).
+
+    Up to :data:`RISING_MAX_MEAN_TRIALS` trials per cell on average; a few large cells cost their trials each.
+    """
     n = np.asarray(n)
-    if n.size == 0:
-        return True
-    k_max = int(n.max())
-    return float(n.mean()) <= RISING_MAX_MEAN_TRIALS and k_max * n.size <= 2 * max(int(n.sum()), 1)
+    return n.size == 0 or float(n.mean()) <= RISING_MAX_MEAN_TRIALS
 
 
 def _log_bb(value, a, b, phi_term, n):
@@ -613,7 +615,7 @@ class BetaBinomialFamily(ModelFamily):
                     phi = pm.Deterministic("phi", (1.0 - rho) / rho)
                     phi_agent = pt.repeat(phi[None], n_agents)
                 # few trials per cell: the one-pass kernel (module docstring); many: gammaln and its digammas
-                kernel = judge is None and _dense(n_obs)
+                kernel = judge is None and _use_kernel(n_obs)
                 params = [eta_obs, _per_cell(phi_agent, ai, grid)]
                 if not kernel:
                     params.append(_phi_term_tensor(phi_agent, ai, n_obs, grid))
