@@ -338,3 +338,13 @@ def test_corrected_pass_k_clipped_flag_is_set_by_a_clipped_bound_alone():
                            random_seed=3).iloc[0]
     assert row["pass_hat_k_raw"] == pytest.approx(2 / 15) and row["pass_hat_k"] == pytest.approx(2 / 15)
     assert row["pass_hat_k_ci_low"] == 0.0 and bool(row["pass_hat_k_clipped"])
+
+
+def test_clipped_flag_ignores_missing_bounds():
+    """``*_clipped``: a finite value was outside [0, 1]; NaN bounds (no valid bootstrap replicate) are not clipped."""
+    from agentstats.calibration.correction import _outside_unit
+
+    assert not _outside_unit(0.4, np.nan, np.nan)
+    assert not _outside_unit(0.0, 0.2, 1.0)
+    assert _outside_unit(1.02, np.nan, np.nan)
+    assert _outside_unit(0.5, -0.01, 0.7)

@@ -535,6 +535,29 @@ def test_until_converged_interrupt_keeps_nothing(monkeypatch):
         _run_fake(monkeypatch, passes_from=500, interrupt=True)
 
 
+def test_until_converged_rule_uses_diagnose_verdict_and_needs_two_chains():
+    """The stopping rule passes independent draws (4 chains x 1,000, ESS about 4,000) and fails them with one chain
+    (no R-hat), with a constant parameter (NaN R-hat) or with too few draws for ESS 500."""
+    from agentstats.models.fit import _converged
+
+    rng = np.random.default_rng(8)
+
+    def trace(chains: int, draws: int, constant: bool = False) -> xr.DataTree:
+        beta = rng.normal(size=(chains, draws, 3))
+        post = xr.Dataset({
+            "mu": (("chain", "draw"), np.zeros((chains, draws)) if constant else rng.normal(size=(chains, draws))),
+            "beta": (("chain", "draw", "task"), beta),
+        })
+        return xr.DataTree.from_dict({"posterior": post})
+
+    rule = _converged(get_family("beta_binomial"))
+    passed, r_hat, ess = rule(trace(4, 1000))
+    assert passed and r_hat < 1.01 and ess > 2000
+    assert not rule(trace(1, 4000))[0]
+    assert not rule(trace(4, 1000, constant=True))[0]
+    assert not rule(trace(4, 100))[0]  # ESS about 400 < 500
+
+
 def test_until_converged_defaults_and_refusals():
     """On by default only for nutpie fits without draws on UNTIL_CONVERGED_MIN_CELLS+ observed cells."""
     from agentstats.models.fit import UNTIL_CONVERGED_MIN_CELLS, SamplerConfig

@@ -416,6 +416,11 @@ def test_a_parquet_export_is_named_as_such_on_import_and_the_jsonl_export_import
     out = " ".join(r.output.split())
     assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
     assert "problem" not in out and "skip-bad" not in out
+    # the same when the run-table format is given explicitly
+    pq2 = ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--run", "pq2", "--format", "runs"]
+    r = runner.invoke(app, pq2)
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
     r = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--store", str(store), "--run", "again"])
     assert r.exit_code == 0 and "imported 600 trials" in r.output
     with RunStore(store, read_only=True) as st:

@@ -132,6 +132,11 @@ def corrected_task_pass_k(n: Any, c: Any, k: int, sensitivity: float, specificit
     }
 
 
+def _outside_unit(*values: float) -> bool:
+    """Whether a finite value lies outside [0, 1] (a NaN bound, when no bootstrap replicate was valid, is not)."""
+    return any(bool(np.isfinite(v)) and not 0.0 <= v <= 1.0 for v in values)
+
+
 def corrected_pass_k(
     counts: pd.DataFrame,
     judge_error: JudgeError | MetricCalibration,
@@ -234,7 +239,7 @@ def corrected_pass_k(
                 b = boot[q][valid]
                 lo, hi = (np.quantile(b, [tail, 1.0 - tail]) if b.size else (np.nan, np.nan))
                 raw = float(est[q])
-                clipped = not (0.0 <= raw <= 1.0) or not (0.0 <= lo <= 1.0) or not (0.0 <= hi <= 1.0)
+                clipped = _outside_unit(raw, lo, hi)
                 row.update({
                     f"{q}_raw": raw,
                     q: float(np.clip(raw, 0.0, 1.0)),

@@ -233,6 +233,25 @@ def _head(path: Path) -> bytes:
 STORE_EXPORT_COLUMNS = frozenset({"run_id", "seq", "agent", "task_id", "trial", "outcome", "record"})
 
 
+def refuse_store_export(path: str | os.PathLike[str]) -> set[str]:
+    """Return a Parquet file's column names; raise if it is a run-store export (:data:`STORE_EXPORT_COLUMNS`).
+
+    Raises
+    ------
+    ValueError
+        For a run-store export (the message says to export JSONL instead).
+    """
+    import pyarrow.parquet as pq
+
+    cols = set(pq.read_schema(path).names)
+    if STORE_EXPORT_COLUMNS <= cols:
+        raise ValueError(
+            f"{path} is a run-store export (the trials table of `agentstats runs export ... --to FILE.parquet`, "
+            "for analysis tools), not an input format; export the run as JSONL instead (agentstats runs export "
+            "RUN --store STORE --to run.jsonl), which imports and loads again")
+    return cols
+
+
 def detect_format(
     src: Any,
     *,
@@ -278,15 +297,7 @@ def detect_format(
     if is_duckdb_file(path):
         return "duckdb"
     if _magic(path) == PARQUET_MAGIC:
-        import pyarrow.parquet as pq
-
-        cols = set(pq.read_schema(path).names)
-        if STORE_EXPORT_COLUMNS <= cols:
-            raise ValueError(
-                f"{name} is a run-store export (the trials table of `agentstats runs export ... --to FILE.parquet`, "
-                "for analysis tools), not an input format; export the run as JSONL instead (agentstats runs export "
-                "RUN --store STORE --to run.jsonl), which imports and loads again")
-        return _table_kind(cols, run_cols, name)
+        return _table_kind(refuse_store_export(path), run_cols, name)
     head = _head(path)
     for fmt, detector in _DETECTORS:
         if detector(path, head):

@@ -12,6 +12,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -22,8 +23,11 @@ from agentstats.io.counts import read_counts_table, read_table
 from agentstats.io.detect import (
     _ALIASES,
     FORMATS,
+    PARQUET_MAGIC,
+    _magic,
     detect_format,
     normalize_format,
+    refuse_store_export,
     register_detector,
     source_name,
 )
@@ -261,6 +265,8 @@ def load_trials(
             if isinstance(path, (str, os.PathLike)) and not _is_table_file(path):
                 trials = read_runs(path, log, **run_cols, **opt)
             else:
+                if isinstance(path, (str, os.PathLike)) and _magic(Path(path)) == PARQUET_MAGIC:
+                    refuse_store_export(path)  # --format runs given explicitly: the same refusal as detection's
                 df, offset = read_table(path, log, all_text=True)
                 rows = [] if df is None else list(table_records(df, line_offset=offset))
                 trials = runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
