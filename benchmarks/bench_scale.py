@@ -4,7 +4,9 @@ Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x
       [--timeout 1800] [--fit-options JSON] [--no-write]
 
 Per size ``AxTxN`` (agents x tasks x trials per cell, simulated from the default model's shape with known truth,
-seed 0), each in a fresh Python process (compilation included, as a user's first fit):
+``--data-seed``, default 0), each in a fresh Python process, compilation included. The compiled model is kept in
+PyTensor's on-disk cache, keyed on the graph and so on the data: a second run with the same data seed measures a
+rerun on the same data, a new ``--data-seed`` a first fit of new data (``compile_s``: model to sampler):
 
 1. ``agentstats.fit(counts)`` at the defaults (model, dispersion, sampler, 4 chains; tuning steps and the draws kept
    are reported: these sizes stop at the first converged checkpoint, docs/models.md "Until converged");
