@@ -103,8 +103,8 @@ def compile_nutpie(model: pm.Model) -> Any:
     # No fast-math: with it, LLVM reassociates and contracts differently depending on what it sees in one unit, so
     # code just compiled and the same code loaded from the cache differed in the gradient's last bit, and a fit's
     # 2,500 iterations turned that into visibly different chains (an LCB subset: max R-hat 1.0102 against 1.0065).
-    # Without it, both agree to the bit (tests/test_nutpie_model.py), for about 15 % more time per gradient (0.69
-    # against 0.59 ms at 10,000 cells, medians of alternating runs): same seed, same numbers.
+    # Without it, both agree to the bit (tests/test_nutpie_model.py), for about 15 % more time per gradient (0.70
+    # against 0.62 ms at 10,000 cells, benchmarks/bench_fastmath.py): same seed, same numbers.
     with config.change_flags(numba__fastmath=False):
         return _compile(model)
 

@@ -96,15 +96,14 @@ def posterior_pass_k(
             m_sum = np.empty(shape)
             # p^k and (1 - p)^k by running products over the sorted k (one multiply per step; a power for a gap):
             # block-sized temporaries only, so memory stays bounded
-            pow_p, pow_q = p, q
-            prev = 1
-            for i, kv in enumerate(order):
+            prev = 0
+            for kv in order:
                 gap = int(kv) - prev
-                if i == 0 and gap:
-                    pow_p, pow_q = np.power(p, int(kv)), np.power(q, int(kv))
-                elif i and gap == 1:
+                if prev == 0:
+                    pow_p, pow_q = (p, q) if gap == 1 else (np.power(p, gap), np.power(q, gap))
+                elif gap == 1:
                     pow_p, pow_q = pow_p * p, pow_q * q
-                elif i:
+                else:
                     pow_p, pow_q = pow_p * np.power(p, gap), pow_q * np.power(q, gap)
                 prev = int(kv)
                 cols = np.flatnonzero(ks == kv)
