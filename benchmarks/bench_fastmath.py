@@ -27,10 +27,12 @@ def time_gradient(size: str, fastmath: bool, calls: int) -> float:
     import pytensor.tensor as pt
     from bench_scale import simulate
 
+    from agentstats.models._bb_kernel import register_numba
     from agentstats.models.data import prepare_counts
     from agentstats.models.priors import DEFAULT_PRIORS
     from agentstats.models.registry import get_family
 
+    register_numba()
     a, t, n = (int(x) for x in size.split("x"))
     model, _ = get_family("zoi_beta_binomial").build(prepare_counts(simulate(a, t, n)), DEFAULT_PRIORS)
     values = model.value_vars

@@ -12,7 +12,14 @@ import pytensor.tensor as pt
 import pytest
 from scipy.special import gammaln
 
-from agentstats.models._bb_kernel import PRODUCT_MAX_TRIALS, CellLogp, _run, cell_logp, register_jax
+from agentstats.models._bb_kernel import (
+    PRODUCT_MAX_TRIALS,
+    CellLogp,
+    _run,
+    cell_logp,
+    register_jax,
+    register_numba,
+)
 from agentstats.models.beta_binomial import beta_binomial_logpmf
 
 
@@ -93,6 +100,7 @@ def test_gradient_through_pytensor_and_the_numba_backend_agree():
     ref = _run(eta, phi, det, c, n, _log_comb(c, n))
     for got, want in zip(py, ref, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+    register_numba()
     nb = pytensor.function(inputs, outputs, mode="NUMBA")(eta, phi, det)
     for got, want in zip(nb, py, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)

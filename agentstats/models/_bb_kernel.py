@@ -30,19 +30,19 @@ differences, on both paths (``tests/test_bb_kernel.py``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import math
 from typing import Any
 
-import numba
 import numpy as np
 import pytensor.tensor as pt
 from pytensor.gradient import DisconnectedType, disconnected_type
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
-__all__ = ["PRODUCT_MAX_TRIALS", "PRODUCT_MIN_P", "CellLogp", "cell_logp", "register_jax"]
+__all__ = ["PRODUCT_MAX_TRIALS", "PRODUCT_MIN_P", "CellLogp", "cell_logp", "register_jax", "register_numba"]
 
 #: Most trials per cell for the product form: rising factorials of up to 32 factors stay far inside float64's range
 #: for any concentration below 1e9 (``(1e9 + 32)^32 = 1e288``).
@@ -52,9 +52,8 @@ PRODUCT_MAX_TRIALS = 32
 PRODUCT_MIN_P = 1e-250
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _kernel(eta, phi, det, c, n, log_comb, logp, d_eta, d_phi, d_det):  # pragma: no cover - compiled by numba
-    """Fill ``logp`` and the partial derivatives per cell (module docstring); returns nothing."""
+    """Fill ``logp`` and the partial derivatives per cell (module docstring); returns nothing (numba: _compiled)."""
     last_phi = np.nan
     last_n = -1
     inv = 1.0  # 1 / (phi)_n
@@ -165,6 +164,14 @@ def _kernel(eta, phi, det, c, n, log_comb, logp, d_eta, d_phi, d_det):  # pragma
             d_phi[i] = dl_dphi
 
 
+@functools.cache
+def _compiled() -> Any:
+    """Return :func:`_kernel` compiled by numba (imported on first use, not with the model families)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(_kernel)
+
+
 def _source_version() -> int:
     """Return an integer from the kernel's source, so that PyTensor's numba cache key changes with the kernel."""
     src = inspect.getsource(_kernel) + f"{PRODUCT_MAX_TRIALS} {PRODUCT_MIN_P}"
@@ -176,7 +183,7 @@ def _run(eta, phi, det, c, n, log_comb):
     f64 = [np.ascontiguousarray(x, dtype=np.float64) for x in (eta, phi, det, log_comb)]
     i64 = [np.ascontiguousarray(x, dtype=np.int64) for x in (c, n)]
     outs = [np.empty_like(f64[0]) for _ in range(4)]
-    _kernel(f64[0], f64[1], f64[2], i64[0], i64[1], f64[3], *outs)
+    _compiled()(f64[0], f64[1], f64[2], i64[0], i64[1], f64[3], *outs)
     return outs
 
 
@@ -251,7 +258,7 @@ def _numba_funcify_cell_logp(op: CellLogp, node=None, **kwargs: Any):
     """Return the numba form of :class:`CellLogp` (PyTensor's numba backend, nutpie), keyed on the kernel's source."""
     from pytensor.link.numba.dispatch import basic as numba_basic
 
-    kernel = _kernel
+    kernel = _compiled()
 
     @numba_basic.numba_njit
     def cell_logp_numba(eta, phi, det, c, n, log_comb):
@@ -276,13 +283,17 @@ def _numba_funcify_cell_logp(op: CellLogp, node=None, **kwargs: Any):
     return cell_logp_numba, _source_version()
 
 
-def _register_numba() -> None:
+@functools.cache
+def register_numba() -> None:
+    """Register the numba form of :class:`CellLogp` with PyTensor's numba backend. Idempotent.
+
+    Called before anything compiles a model to numba (:func:`agentstats.models._nutpie_model.compile_nutpie`, PyMC's
+    ``pm.sample(nuts_sampler="nutpie")``), not at import: importing numba and PyTensor's numba dispatch costs about
+    0.8 s, which commands that never fit need not pay.
+    """
     from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
 
     register_funcify_default_op_cache_key(CellLogp)(_numba_funcify_cell_logp)
-
-
-_register_numba()
 
 _JAX_REGISTERED = False
 

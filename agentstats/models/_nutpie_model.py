@@ -100,6 +100,9 @@ def compile_nutpie(model: pm.Model) -> Any:
     """
     from pytensor import config
 
+    from agentstats.models._bb_kernel import register_numba
+
+    register_numba()  # the Beta-Binomial cell kernel's numba form
     # No fast-math: with it, LLVM reassociates and contracts differently depending on what it sees in one unit, so
     # code just compiled and the same code loaded from the cache differed in the gradient's last bit, and a fit's
     # 2,500 iterations turned that into visibly different chains (an LCB subset: max R-hat 1.0102 against 1.0065).

@@ -385,10 +385,12 @@ def _sample_nutpie(
 def _sample(
     model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int, tune: int
 ) -> xr.DataTree:
-    if sampler == "numpyro":
-        from agentstats.models._bb_kernel import register_jax
+    from agentstats.models._bb_kernel import register_jax, register_numba
 
+    if sampler == "numpyro":
         register_jax()  # the Beta-Binomial cell kernel's JAX form
+    elif sampler == "nutpie":
+        register_numba()  # pm.sample compiles nutpie's model to numba
     kwargs: dict[str, Any] = dict(
         draws=draws,
         tune=tune,
