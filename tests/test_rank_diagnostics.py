@@ -105,6 +105,21 @@ def test_single_functions_match_the_combined_one():
     np.testing.assert_array_equal(got_rhat, rhat)
 
 
+@pytest.mark.parametrize("name", ["ar095_4x500x37", "constant_nan_inf_4x200x5"])
+def test_blocks_give_the_numbers_of_one_block(name, monkeypatch):
+    """Elements are diagnosed in blocks to bound memory; block edges (a partial last block, NaN elements skipped
+    between blocks) must not change a number."""
+    import agentstats.models._rank_diagnostics as rd
+
+    a = CASES[name]
+    with np.errstate(all="ignore"):
+        whole = rank_diagnostics(a)
+        monkeypatch.setattr(rd, "_BLOCK_VALUES", 2 * a.shape[0] * a.shape[1])  # two elements a block
+        blocked = rank_diagnostics(a)
+    for got, ref in zip(blocked, whole, strict=True):
+        np.testing.assert_array_equal(got, ref)
+
+
 def test_cases_reach_the_branches_they_are_meant_for():
     """The seeded draws exercise what they are named for (else the equality above would prove less)."""
     rhat, bulk, tail = rank_diagnostics(CASES["ar095_4x1000"])
