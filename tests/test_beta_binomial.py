@@ -19,6 +19,7 @@ from scipy import integrate, special, stats
 from agentstats.models import Priors, family_of, fit, get_family, prepare_counts
 from agentstats.models.beta_binomial import (
     BetaBinomialFamily,
+    _kernel_data,
     _kernel_logp_bb,
     _kernel_logp_zoi,
     _make_logp,
@@ -204,7 +205,8 @@ def test_custom_dist_logp_equals_scipy_in_both_forms(design, inflated):
     got = _eval(_make_logp(inflated)(*cell, phi_term, *det, n_t))
     np.testing.assert_allclose(got, want, rtol=1e-10)
     kernel = _kernel_logp_zoi if inflated else _kernel_logp_bb
-    got = _eval(kernel(*cell, *det, n_t))
+    c_shared, n_shared, log_comb = _kernel_data(c, n)  # the data as the model holds them: shared variables
+    got = _eval(kernel(c_shared, *cell[1:], *det, n_shared, log_comb))
     np.testing.assert_allclose(got, want, rtol=1e-10)
 
 

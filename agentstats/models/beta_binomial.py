@@ -68,6 +68,7 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 import pymc as pm
+import pytensor
 import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import betaln, expit, gammaln, log_expit
@@ -182,24 +183,46 @@ def _log_comb(value, n):
     return pt.gammaln(n + 1.0) - pt.gammaln(value + 1.0) - pt.gammaln(n - value + 1.0)
 
 
-def _kernel_logp_bb(value, eta, phi, n):
-    """Log-pmf of the Beta-Binomial by the one-pass kernel (:mod:`agentstats.models._bb_kernel`): params per cell."""
-    return cell_logp(eta, phi, pt.zeros_like(eta), value, n, _log_comb(value, n))
+def _kernel_logp_bb(value, eta, phi, n, log_comb):
+    """Log-pmf of the Beta-Binomial by the one-pass kernel (:mod:`agentstats.models._bb_kernel`): params per cell.
+
+    ``log_comb`` is ``log C(n, c)`` of the observed counts, a parameter (not computed from ``value``) so that the
+    data stay shared variables, outside the compiled graph (:func:`_kernel_data`).
+    """
+    return cell_logp(eta, phi, pt.zeros_like(eta), value, n, log_comb)
 
 
-def _kernel_logp_zoi(value, eta, phi, det, n):
+def _kernel_logp_zoi(value, eta, phi, det, n, log_comb):
     """As :func:`_kernel_logp_bb`, zero/one-inflated with deterministic share ``det`` per cell."""
-    return cell_logp(eta, phi, det, value, n, _log_comb(value, n))
+    return cell_logp(eta, phi, det, value, n, log_comb)
 
 
-def _kernel_dist_bb(eta, phi, n, size):
+def _kernel_dist_bb(eta, phi, n, log_comb, size):
     """Build the generative graph for the kernel's parameters (:func:`_dist_bb` without ``phi_term``)."""
     return _dist_bb(eta, phi, None, n, size)
 
 
-def _kernel_dist_zoi(eta, phi, det, n, size):
+def _kernel_dist_zoi(eta, phi, det, n, log_comb, size):
     """Build the generative graph for the kernel's parameters (:func:`_dist_zoi` without ``phi_term``)."""
     return _dist_zoi(eta, phi, None, det, n, size)
+
+
+def _kernel_data(c_obs: np.ndarray, n_obs: np.ndarray) -> tuple[Any, Any, Any]:
+    """Shared variables for the kernel likelihood's data: counts ``c``, trials ``n`` and ``log C(n, c)`` per cell.
+
+    As shared variables, not constants, the data are inputs of the compiled log-density rather than part of it, so a
+    compiled model serves any data with the same cells (``agentstats.models._nutpie_model`` caches it on disk by the
+    graph alone: a new dataset of the same shape does not compile again). ``log C(n, c)`` is computed here once
+    (``scipy.special.gammaln``), not in the graph.
+    """
+    c = np.ascontiguousarray(c_obs, dtype=np.int64)
+    n = np.ascontiguousarray(n_obs, dtype=np.int64)
+    log_comb = gammaln(n + 1.0) - gammaln(c + 1.0) - gammaln(n - c + 1.0)
+    return (
+        pytensor.shared(c, name="cell_c"),
+        pytensor.shared(n, name="cell_n"),
+        pytensor.shared(log_comb, name="cell_log_comb"),
+    )
 
 
 _TINY = float(np.finfo(float).tiny)
@@ -626,7 +649,12 @@ class BetaBinomialFamily(ModelFamily):
                     else:
                         det = pm.Beta("det_share", priors.det_a, priors.det_b)
                         params.append(pt.repeat(det[None], ai.size))
-                params.append(pt.as_tensor(n_obs.astype("float64")))
+                observed: Any = c_obs
+                if kernel:
+                    observed, n_shared, log_comb = _kernel_data(c_obs, n_obs)
+                    params.extend([n_shared, log_comb])
+                else:
+                    params.append(pt.as_tensor(n_obs.astype("float64")))
                 logp: Callable[..., Any]
                 dist: Callable[..., Any]
                 if judge is not None:
@@ -645,7 +673,7 @@ class BetaBinomialFamily(ModelFamily):
                     logp=logp,
                     dist=dist,
                     dtype="int64",
-                    observed=c_obs,
+                    observed=observed,
                     dims="cell",
                 )
         per_agent = not single and (self.dispersion == "agent" or (self.inflated and self.det_by_agent))
