@@ -464,8 +464,11 @@ class _FakeRun:
         self.calls.append("cancel")
 
 
-def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500):
-    """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never)."""
+def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None):
+    """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never).
+
+    With ``diverge_at`` (a draw index), chain 0 diverges there and ``fit``'s ``abandon`` rule (``_diverged``) is
+    passed, as for a centred-dispersion fit."""
     import sys
 
     import nutpie
@@ -475,7 +478,7 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     trace = xr.DataTree.from_dict({
         "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(5, draws)))}),
         "sample_stats": xr.Dataset(
-            {"diverging": (("chain", "draw"), np.zeros((5, draws), bool))},
+            {"diverging": (("chain", "draw"), np.arange(draws)[None, :] == np.array([diverge_at] + [-1] * 4)[:, None])},
             attrs={"inference_library_settings": json.dumps({"settings": {"num_tune": 100}})},
         ),
     })
@@ -504,7 +507,8 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     # the sampler advances 250 draws per poll (sleep), whatever the checks do
     monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
     config = fit_mod.SamplerConfig(chains=5)
-    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check)
+    abandon = fit_mod._diverged if diverge_at is not None else None
+    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check, abandon)
     return dt, kept, log, seen, run
 
 
@@ -528,6 +532,52 @@ def test_until_converged_stops_at_the_first_passing_checkpoint(monkeypatch):
     dt3, kept3, log3, seen3, run3 = _run_fake(monkeypatch, passes_from=None)
     assert kept3 == 1500 and seen3 == [500, 750, 1000, 1250] and not any(c["passed"] for c in log3)
     assert dt3["posterior"].sizes["draw"] == 1500 and "wait" in run3.calls
+
+
+def test_until_converged_abandons_a_diverging_run(monkeypatch):
+    """With ``abandon`` (centred dispersion), divergences are asked for at 100 draws and at every checkpoint before the
+    stopping rule; the first checkpoint that sees one stops the run and returns no trace."""
+    from agentstats.models.fit import ABANDON_FIRST_DRAWS
+
+    assert ABANDON_FIRST_DRAWS == 100
+    dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=None, diverge_at=40)
+    assert dt is None and kept == 100 and seen == [] and "abort" in run.calls
+    assert log == [{"draws": 100, "passed": False, "abandoned": True, "divergences": 1}]
+    # a divergence at draw 600: 100 clean (not checked: below the first stopping checkpoint), 500 checked, 750 abandons
+    dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=None, diverge_at=600)
+    assert dt is None and kept == 750 and seen == [500] and [c["draws"] for c in log] == [500, 750]
+    assert log[-1]["abandoned"] and log[-1]["divergences"] == 1
+    # none: the run goes on as without the rule
+    dt, kept, log, seen, _ = _run_fake(monkeypatch, passes_from=750, diverge_at=-1)
+    assert kept == 750 and seen == [500, 750] and dt["posterior"].sizes["draw"] == 750
+
+
+def test_centred_dispersion_that_diverges_is_refitted_non_centred(monkeypatch):
+    """A per-agent dispersion centred by the rule whose fit diverges (a funnel: agents about equally consistent) is
+    refitted non-centred, and the fit says so; asked-for centring is kept (and warned about, as any divergence)."""
+    import agentstats.models.beta_binomial as bb_mod
+
+    monkeypatch.setattr(bb_mod, "DISPERSION_CENTERED_MIN_CELLS", 1)  # SMALL: 2 agents with 2 and 2 cells
+    monkeypatch.setattr(bb_mod, "DISPERSION_CENTERED_MIN_TRIALS", 1)
+    forms = []
+
+    def sampler(**kwargs):
+        centred = "rho_logit" in kwargs["model"].named_vars
+        forms.append("centred" if centred else "non_centred")
+        flags = (lambda size: np.ones(size, dtype=bool)) if centred else (lambda size: np.zeros(size, dtype=bool))
+        return mock_sample(sample_stats={"diverging": flags}, **kwargs)
+
+    monkeypatch.setattr(pm, "sample", sampler)
+    dt = fit(SMALL, sampler="pymc", draws=6, chains=2, random_seed=3, check_convergence=False)
+    assert forms == ["centred", "non_centred"]
+    assert json.loads(dt.attrs["parameterization"])["dispersion"] == "non_centered"
+    assert "rho_z" in dt["posterior"] and int(dt["sample_stats"]["diverging"].sum()) == 0
+    log = json.loads(dt.attrs["checkpoints"])
+    assert log[-1]["abandoned"] and log[-1]["divergences"] == 12 and "refitted non-centred" in log[-1]["reason"]
+    forms.clear()
+    dt = fit(SMALL, sampler="pymc", draws=6, chains=2, random_seed=3, check_convergence=False,
+             parameterization={"dispersion": "centered"})
+    assert forms == ["centred"] and json.loads(dt.attrs["parameterization"])["dispersion"] == "centered"
 
 
 def test_until_converged_interrupt_keeps_nothing(monkeypatch):

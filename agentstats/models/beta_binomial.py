@@ -49,7 +49,9 @@ log-pmf and its partial derivatives come from one pass over the cells
 the inflation mixed in probability space; one ``exp``, one ``log`` and one division per cell, 2.9x faster than the
 same formula as a PyTensor graph at 10,000 cells); otherwise with ``gammaln``, whose ``sum_{l<n} log(phi + l)``
 term depends on the agent and ``n`` only and is computed once per (agent, distinct n) and gathered. ``log C(n, c)``
-depends on the observed counts only, so PyTensor folds it into a constant.
+depends on the observed counts only: the kernel takes it, with the counts and trials, as shared variables computed once
+(so a compiled model serves new data with the same cells, :func:`_kernel_data`); the ``gammaln`` form folds it into a
+constant.
 
 Per-cell ``p`` draws are exact given each posterior draw of the hyperparameters, from the conjugate conditional
 ``p[a, t] | c, m, phi ~ Beta(m phi + c, (1 - m) phi + n - c)`` (BDA3 sec. 2.4 / 5.3), after the deterministic
@@ -528,7 +530,9 @@ def dispersion_form(data: CountsData) -> Param:
     :data:`DISPERSION_CENTERED_MIN_TRIALS` trials: each agent's ``rho`` is then well identified and the centred
     form mixed 1.5-4.4x better; with fewer cells, or 3 trials, it mixed worse, and with 2 trials a cell's counts
     identify only ``det_share + (1 - det_share) rho`` (docs/models.md, "Centred dispersion"; one fit per design,
-    nutpie, 4 x 1,000 draws).
+    nutpie, 4 x 1,000 draws). The counts cannot show whether agents differ in consistency; when they do not,
+    ``rho_sd`` nears 0 and the centred form is a funnel that diverges, so ``fit`` refits a diverging centred fit
+    non-centred (``agentstats.models.fit``).
     """
     if data.shape[0] < 2:
         return "non_centered"

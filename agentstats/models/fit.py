@@ -41,6 +41,7 @@ from agentstats.models.priors import Priors, as_priors
 from agentstats.models.registry import DEFAULT_MODEL, get_family
 
 __all__ = [
+    "ABANDON_FIRST_DRAWS",
     "DEFAULT_SAMPLER",
     "DRAWS",
     "SAMPLERS",
@@ -71,6 +72,9 @@ UNTIL_CONVERGED_MIN_CELLS = 5000
 #: First checkpoint (draws per chain) of ``until_converged``, and the spacing of the later ones.
 STOP_FIRST_DRAWS = 500
 STOP_EVERY_DRAWS = 250
+#: Draws per chain after which a centred-dispersion fit with the stopping rule is first asked for divergences, so that
+#: a funnel is left early for the non-centred form (``fit``).
+ABANDON_FIRST_DRAWS = 100
 #: Bulk and tail ESS every diagnosed parameter needs at a checkpoint to stop there: 1.25x the 400 that
 #: :func:`agentstats.models.diagnostics.diagnose` asks, so that the estimate's own noise (about 10 % at this size)
 #: does not end a fit that has not reached 400.
@@ -293,6 +297,18 @@ def _converged(family: ModelFamily) -> Callable[[xr.DataTree], tuple[bool, float
     return check
 
 
+def _divergences(dt: xr.DataTree) -> int:
+    """Divergent transitions after warm-up in a trace (0 without ``sample_stats.diverging``)."""
+    if "sample_stats" not in dt.children or "diverging" not in dt["sample_stats"].dataset:
+        return 0
+    return int(dt["sample_stats"]["diverging"].sum())
+
+
+def _diverged(dt: xr.DataTree) -> bool:
+    """Whether a centred-dispersion trace has divergent transitions (then ``fit`` refits non-centred)."""
+    return _divergences(dt) > 0
+
+
 def _finished(run: Any) -> bool:
     """Whether nutpie's background sampler has finished (its ``is_finished`` raises TimeoutError while running)."""
     try:
@@ -309,13 +325,15 @@ def _sample_nutpie(
     draws: int,
     tune: int,
     check: Callable[[xr.DataTree], tuple[bool, float, float]] | None,
-) -> tuple[xr.DataTree, int, list[dict[str, Any]]]:
+    abandon: Callable[[xr.DataTree], bool] | None = None,
+) -> tuple[xr.DataTree | None, int, list[dict[str, Any]]]:
     """Sample with nutpie in the background; with ``check``, stop at its first passing checkpoint.
 
     Checkpoints are fixed draw counts (:data:`STOP_FIRST_DRAWS`, then every :data:`STOP_EVERY_DRAWS`, below
     ``draws``), checked in order on the first ``k`` draws of every chain, so the draws kept depend on the seed
     only, never on timing. Returns the trace (``k`` or ``draws`` draws per chain), the draws kept and the log of
-    checkpoints (``draws``, ``passed``, ``max_r_hat``, ``min_ess``).
+    checkpoints (``draws``, ``passed``, ``max_r_hat``, ``min_ess``). With ``abandon``, a checkpoint where it returns
+    True stops the run and returns no trace (``None``).
     """
     import nutpie
     from pymc.backends.arviz import patch_nutpie_idata
@@ -334,6 +352,8 @@ def _sample_nutpie(
             done[i] = int(chain.finished_draws)
 
     checkpoints = list(range(STOP_FIRST_DRAWS, draws, STOP_EVERY_DRAWS)) if check is not None else []
+    if checkpoints and abandon is not None:
+        checkpoints.insert(0, ABANDON_FIRST_DRAWS)  # only ``abandon`` is asked there: divergences show early
     log: list[dict[str, Any]] = []
     kept = draws
     start = time.time()
@@ -363,7 +383,15 @@ def _sample_nutpie(
                     time.sleep(0.2)
                     continue
                 checkpoints.pop(0)
-                passed, r_hat, ess = check(_first_draws(final if final is not None else run.inspect(), k))  # type: ignore[misc]
+                trace = _first_draws(final if final is not None else run.inspect(), k)
+                if abandon is not None and abandon(trace):
+                    log.append({"draws": k, "passed": False, "abandoned": True, "divergences": _divergences(trace)})
+                    if final is None:
+                        run.abort()
+                    return None, k, log
+                if k < STOP_FIRST_DRAWS:
+                    continue
+                passed, r_hat, ess = check(trace)  # type: ignore[misc]
                 log.append({"draws": k, "passed": passed, "max_r_hat": round(r_hat, 4), "min_ess": round(ess, 1)})
                 if passed:
                     kept = k
@@ -481,7 +509,10 @@ def fit(
         Default :data:`agentstats.models.priors.DEFAULT_PRIORS`. A mapping sets the fields of :class:`Priors` it
         names (``{"sigma_task": 1.0}``) and keeps the defaults of the others.
     parameterization : dict, optional
-        Per-level override of the centred/non-centred rule (``agent``, ``task``, ``cell``).
+        Per-level override of the centred/non-centred rule (``agent``, ``task``, ``cell``; ``dispersion`` for the
+        per-agent dispersion of the Beta-Binomial families). A per-agent dispersion that the rule centred and that
+        diverges is refitted non-centred with the same seed (a funnel: agents about equally consistent); the
+        attempt is logged in ``attrs["checkpoints"]``. A form asked for here is kept.
     log_likelihood : bool
         Add a ``log_likelihood`` group (per observed cell, variable ``c``; ``pymc.compute_log_likelihood``) for LOO.
     store_p : bool
@@ -553,14 +584,36 @@ def fit(
     else:
         sampler_used = config.resolved_sampler()
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
-        draws = draws_max = config.resolved_draws(family, info)
-        tune = config.resolved_tune(sampler_used, family, info)
-        if sampler_used == "nutpie" and not config.sample_kwargs:
-            check = _converged(family) if config.resolved_until_converged(sampler_used, data) else None
-            dt, draws, checkpoints = _sample_nutpie(pm_model, config, random_seed, target_accept, draws, tune, check)
-        else:
-            config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True here
-            dt = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune)
+        # a centred per-agent dispersion chosen by the rule (not asked for) that diverges is a funnel: agents about
+        # equally consistent put rho_sd near 0 (docs/models.md, "Centred dispersion"); then refit non-centred
+        asked = "dispersion" in (parameterization or {})
+        fallback = info.parameterization.get("dispersion") == "centered" and not asked
+        for attempt in ("first", "non_centred") if fallback else ("first",):
+            if attempt == "non_centred":
+                parameterization = {**(parameterization or {}), "dispersion": "non_centered"}
+                pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
+            draws = draws_max = config.resolved_draws(family, info)
+            tune = config.resolved_tune(sampler_used, family, info)
+            abandon = _diverged if fallback and attempt == "first" else None
+            result: xr.DataTree | None
+            if sampler_used == "nutpie" and not config.sample_kwargs:
+                check = _converged(family) if config.resolved_until_converged(sampler_used, data) else None
+                result, draws, log = _sample_nutpie(
+                    pm_model, config, random_seed, target_accept, draws, tune, check, abandon
+                )
+                checkpoints += log
+            else:
+                config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True here
+                result = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune)
+            if result is not None and (abandon is None or not abandon(result)):
+                break
+            reason = {"reason": "centred dispersion diverged: refitted non-centred"}
+            if result is None:  # abandoned at a checkpoint (its entry is the log's last)
+                checkpoints[-1].update(reason)
+            else:
+                checkpoints.append({"draws": draws, "passed": False, "abandoned": True,
+                                    "divergences": _divergences(result)} | reason)
+        dt = result  # type: ignore[assignment]
         _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
     if "constant_data" in dt.children:
