@@ -464,11 +464,11 @@ class _FakeRun:
         self.calls.append("cancel")
 
 
-def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None):
+def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None, rule=True):
     """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never).
 
     With ``diverge_at`` (a draw index), chain 0 diverges there and ``fit``'s ``abandon`` rule (``_diverged``) is
-    passed, as for a centred-dispersion fit."""
+    passed, as for a centred-dispersion fit; ``rule=False``: no stopping rule (``check`` None)."""
     import sys
 
     import nutpie
@@ -508,7 +508,7 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
     config = fit_mod.SamplerConfig(chains=5)
     abandon = fit_mod._diverged if diverge_at is not None else None
-    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check, abandon)
+    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check if rule else None, abandon)
     return dt, kept, log, seen, run
 
 
@@ -550,6 +550,11 @@ def test_until_converged_abandons_a_diverging_run(monkeypatch):
     # none: the run goes on as without the rule
     dt, kept, log, seen, _ = _run_fake(monkeypatch, passes_from=750, diverge_at=-1)
     assert kept == 750 and seen == [500, 750] and dt["posterior"].sizes["draw"] == 750
+    # without a stopping rule (draws asked for): divergences are still asked for at 100 draws, and the run is kept
+    dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=None, diverge_at=30, rule=False)
+    assert dt is None and kept == 100 and seen == [] and log[-1]["abandoned"] and "abort" in run.calls
+    dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=None, diverge_at=-1, rule=False)
+    assert kept == 1500 and seen == [] and log == [] and dt["posterior"].sizes["draw"] == 1500
 
 
 def test_centred_dispersion_that_diverges_is_refitted_non_centred(monkeypatch):

@@ -332,7 +332,8 @@ def _sample_nutpie(
     Checkpoints are fixed draw counts (:data:`STOP_FIRST_DRAWS`, then every :data:`STOP_EVERY_DRAWS`, below
     ``draws``), checked in order on the first ``k`` draws of every chain, so the draws kept depend on the seed
     only, never on timing. Returns the trace (``k`` or ``draws`` draws per chain), the draws kept and the log of
-    checkpoints (``draws``, ``passed``, ``max_r_hat``, ``min_ess``). With ``abandon``, a checkpoint where it returns
+    checkpoints (``draws``, ``passed``, ``max_r_hat``, ``min_ess``). With ``abandon`` (asked at
+    :data:`ABANDON_FIRST_DRAWS` and at every checkpoint, with or without ``check``), a checkpoint where it returns
     True stops the run and returns no trace (``None``).
     """
     import nutpie
@@ -352,7 +353,7 @@ def _sample_nutpie(
             done[i] = int(chain.finished_draws)
 
     checkpoints = list(range(STOP_FIRST_DRAWS, draws, STOP_EVERY_DRAWS)) if check is not None else []
-    if checkpoints and abandon is not None:
+    if abandon is not None and ABANDON_FIRST_DRAWS < draws:
         checkpoints.insert(0, ABANDON_FIRST_DRAWS)  # only ``abandon`` is asked there: divergences show early
     log: list[dict[str, Any]] = []
     kept = draws
@@ -364,8 +365,8 @@ def _sample_nutpie(
             tune=tune,
             chains=chains,
             # nutpie runs `cores` chains at a time, each to its end: a checkpoint would wait for the last batch while
-            # the first ran past it, so with a stopping rule every chain gets its thread (the OS shares the CPUs)
-            cores=_cores(config) if check is None or config.cores is not None else chains,
+            # the first ran past it, so with checkpoints every chain gets its thread (the OS shares the CPUs)
+            cores=_cores(config) if not checkpoints or config.cores is not None else chains,
             seed=nutpie_seed,
             target_accept=target_accept,
             save_warmup=False,
@@ -389,7 +390,7 @@ def _sample_nutpie(
                     if final is None:
                         run.abort()
                     return None, k, log
-                if k < STOP_FIRST_DRAWS:
+                if check is None or k < STOP_FIRST_DRAWS:
                     continue
                 passed, r_hat, ess = check(trace)  # type: ignore[misc]
                 log.append({"draws": k, "passed": passed, "max_r_hat": round(r_hat, 4), "min_ess": round(ess, 1)})
