@@ -46,8 +46,9 @@ Abramowitz & Stegun 1964, 6.1.22)::
 with ``a + b = phi``. When that is cheap (at most :data:`RISING_MAX_MEAN_TRIALS` trials per cell on average) the
 log-pmf and its partial derivatives come from one pass over the cells
 (:mod:`agentstats.models._bb_kernel`: the rising factorials as products with their derivatives by the product rule,
-the inflation mixed in probability space; one ``exp``, one ``log`` and one division per cell: 0.83 ms a gradient
-against 2.85 ms for the per-cell ``gammaln`` graph, 3.4x, at 10 x 1,000 x 8 cells, ``benchmarks/bench_gradient.py``);
+the inflation mixed in probability space; one ``exp``, one ``log`` and one division per cell: 0.57 ms a gradient
+against 2.35 ms for the per-cell ``gammaln`` graph, 4.1x (3.4-4.5x over three runs), at 10 x 1,000 x 8 cells,
+``benchmarks/bench_gradient.py``, docs/benchmarks.md);
 otherwise with ``gammaln``, whose ``sum_{l<n} log(phi + l)``
 term depends on the agent and ``n`` only and is computed once per (agent, distinct n) and gathered. ``log C(n, c)``
 depends on the observed counts only: the kernel takes it, with the counts and trials, as shared variables computed once

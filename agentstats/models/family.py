@@ -142,9 +142,9 @@ def _cpus() -> int:
 
 #: Threads that post-process posterior draws (:func:`map_rows`, :meth:`ModelFamily.iter_cell_p`): numpy's random
 #: draws and array arithmetic release the GIL, so blocks run in parallel (pass@k / pass^k of the observed tasks at
-#: 10,000 cells: 1.7-2.0x faster on 2 CPUs than on one thread, new tasks 1.1-1.4x; ``benchmarks/bench_post_threads.py``);
-#: each thread holds one block, so memory grows with this number, not with the draws. The draws do not depend on it;
-#: the sums over chunks may group differently (6.7e-16 at most there).
+#: 10,000 cells: 1.7-2.0x faster on 2 CPUs than on one thread, new tasks 1.1-1.4x;
+#: ``benchmarks/bench_post_threads.py``); each thread holds one block, so memory grows with this number, not with the
+#: draws. The draws do not depend on it; the sums over chunks may group differently (6.7e-16 at most there).
 POST_THREADS = max(1, min(4, _cpus()))
 
 
