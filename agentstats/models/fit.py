@@ -392,7 +392,7 @@ def _sample_nutpie(
                     return None, k, log
                 if check is None or k < STOP_FIRST_DRAWS:
                     continue
-                passed, r_hat, ess = check(trace)  # type: ignore[misc]
+                passed, r_hat, ess = check(trace)
                 log.append({"draws": k, "passed": passed, "max_r_hat": round(r_hat, 4), "min_ess": round(ess, 1)})
                 if passed:
                     kept = k
