@@ -14,8 +14,8 @@ from agentstats.models.priors import DEFAULT_PRIORS
 nutpie = pytest.importorskip("nutpie")
 
 
-def _model() -> pm.Model:
-    rng = np.random.default_rng(4)
+def _model(seed: int = 4) -> pm.Model:
+    rng = np.random.default_rng(seed)
     counts = pd.DataFrame({
         "agent": np.repeat(["a", "b", "c"], 12),
         "task_id": np.tile([f"t{i:02d}" for i in range(12)], 3),
@@ -73,18 +73,9 @@ def test_data_are_inputs_one_compiled_model_serves_new_data():
     callbacks (one cache key), and each callback evaluates its own data's log-density (PyMC's, to rounding)."""
     from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS
 
-    rng = np.random.default_rng(11)
-    compiled, models = [], []
-    for _ in range(2):
-        counts = pd.DataFrame({
-            "agent": np.repeat(["a", "b"], 9),
-            "task_id": np.tile([f"t{i}" for i in range(9)], 2),
-            "n": 3,
-            "c": rng.integers(0, 4, 18),
-        })
-        model, _ = get_family("zoi_beta_binomial").build(prepare_counts(counts), DEFAULT_PRIORS)
-        models.append(model)
-        compiled.append(compile_nutpie(model))
+    # the cells of _model(), new counts: compiled once in this file (a fresh cache compiles for about 15 s)
+    models = [_model(seed) for seed in (11, 12)]
+    compiled = [compile_nutpie(model) for model in models]
     keys = [CACHED_SRC_FUNCTIONS[c.compiled_logp_func._pyfunc] for c in compiled]
     assert keys[0] == keys[1]
     x = np.random.default_rng(0).normal(size=compiled[0].n_dim) * 0.3
