@@ -111,3 +111,25 @@ def test_rerun_at_a_k_beyond_n_plus_n_future_is_named_not_dropped(zero_trials, s
     assert {r["interval"] for r in json.loads(res.stdout)["summary"]} == {"credible"}  # never read as confidence
     at8 = [r for r in rows if r["k"] == 8]
     assert all(r["n_tasks"] == 3 and r["note"] is None and r["mean"] == pytest.approx(0.01) for r in at8)
+
+
+def test_an_abandoned_centred_attempt_and_the_checkpoints_are_printed(zero_trials, stand_in, monkeypatch):
+    """A fit whose centred dispersion diverged and was refitted non-centred says so, next to its checkpoints (the
+    abandoned entry has no R-hat: printing it as a checkpoint raised KeyError)."""
+    import agentstats.models as models
+
+    log = [{"draws": 100, "passed": False, "abandoned": True, "divergences": 7,
+            "reason": "centred dispersion diverged: refitted non-centred"},
+           {"draws": 500, "passed": False, "max_r_hat": 1.0123, "min_ess": 380.0},
+           {"draws": 750, "passed": True, "max_r_hat": 1.008, "min_ess": 900.0}]
+
+    class _Refitted(_DT):
+        attrs: ClassVar[dict] = {**_DT.attrs, "checkpoints": json.dumps(log), "draws_max": 2000}
+
+    monkeypatch.setattr(models, "fit", lambda counts, model, **kw: _Refitted())
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert ("first attempt abandoned after 100 draws: 7 divergent transitions with the centred per-agent dispersion; "
+            "centred dispersion diverged: refitted non-centred") in text
+    assert "500: R-hat 1.012, ESS 380; 750: R-hat 1.008, ESS 900 (stopped)" in text

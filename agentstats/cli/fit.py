@@ -62,6 +62,17 @@ def _records(summary: Any, interval: str = "credible") -> list[dict[str, Any]]:
     return rows
 
 
+def _checkpoint_text(check: dict[str, Any]) -> str:
+    """One entry of a fit's ``attrs["checkpoints"]`` in words: a stopping-rule checkpoint or an abandoned attempt."""
+    if check.get("abandoned"):
+        return (
+            f"first attempt abandoned after {check['draws']} draws: {check.get('divergences', '?')} divergent "
+            f"transitions with the centred per-agent dispersion; {check.get('reason', 'refitted')}"
+        )
+    stopped = " (stopped)" if check["passed"] else ""
+    return f"{check['draws']}: R-hat {check['max_r_hat']:.3f}, ESS {check['min_ess']:.0f}{stopped}"
+
+
 def _p(x: float) -> str:
     """Format a probability with 3 decimals, never as an exact 0 or 1 it is not (``<0.001``, ``>0.999``)."""
     if x != x:  # NaN
@@ -315,11 +326,12 @@ def fit(
             f"{diag.divergences}"
         )
         checks = json.loads(dt.attrs.get("checkpoints") or "[]")
+        for c in checks:
+            if c.get("abandoned"):
+                out.print(_checkpoint_text(c))
+        checks = [c for c in checks if not c.get("abandoned")]
         if checks:
-            said = "; ".join(
-                f"{c['draws']}: R-hat {c['max_r_hat']:.3f}, ESS {c['min_ess']:.0f}{' (stopped)' if c['passed'] else ''}"
-                for c in checks
-            )
+            said = "; ".join(_checkpoint_text(c) for c in checks)
             out.print(
                 f"until converged (at most {dt.attrs.get('draws_max')} draws; stop at the first checkpoint with "
                 f"R-hat <= 1.01 and bulk/tail ESS >= {STOP_ESS_MIN}): {said}"
