@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -591,7 +592,8 @@ def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) 
     Parameters
     ----------
     attrs : dict
-        ``attrs`` of the fit (``agentstats_model``, ``sampler``, ``chains``, ``draws``, ``target_accept``).
+        ``attrs`` of the fit (``agentstats_model``, ``sampler``, ``chains``, ``draws``, ``target_accept``; from
+        ``checkpoints`` an abandoned first attempt, which is then named).
     ok, divergences, problems
         From :func:`agentstats.diagnose` (:class:`agentstats.models.Diagnostics`).
 
@@ -600,6 +602,19 @@ def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) 
     str
         Markdown, every value from the fit escaped; it ends with exactly one period.
     """
+    try:
+        log = json.loads(attrs.get("checkpoints") or "[]")
+    except (TypeError, ValueError):
+        log = []
+    abandoned = [c for c in log if isinstance(c, dict) and c.get("abandoned")]
+    refit = ""
+    if abandoned:
+        first = abandoned[0]
+        refit = (
+            f" A first attempt with a centred per-agent dispersion had {md_text(str(first.get('divergences', '?')))} "
+            f"divergent transitions in its first {md_text(str(first.get('draws', '?')))} draws and was discarded; "
+            "this is the non-centred refit with the same seed."
+        )
     if ok:
         status = "all thresholds met"
     else:
@@ -611,7 +626,7 @@ def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) 
     return (
         f"Model {md_code(str(attrs.get('agentstats_model')))}, sampler {md_code(str(attrs.get('sampler')))}, "
         f"{attrs.get('chains')} chains × {attrs.get('draws')} draws, target_accept {attrs.get('target_accept')}; "
-        f"divergences: {int(divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}."
+        f"divergences: {int(divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}.{refit}"
     )
 
 

@@ -3,6 +3,8 @@ estimable" instead of a false 0, empty tables replaced by a sentence, compact co
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -200,6 +202,12 @@ def test_fit_status_ends_with_one_period():
     assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
     good = fit_status(attrs, ok=True, divergences=0, problems=[])
     assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
+    log = [{"draws": 100, "passed": False, "abandoned": True, "divergences": 18, "reason": "refitted non-centred"},
+           {"draws": 500, "passed": True, "max_r_hat": 1.004, "min_ess": 900.0}]
+    refit = fit_status({**attrs, "checkpoints": json.dumps(log)}, ok=True, divergences=0, problems=[])
+    assert refit.startswith(good[:-1] + ". A first attempt with a centred per-agent dispersion had 18 divergent")
+    assert "in its first 100 draws and was discarded; this is the non-centred refit with the same seed." in refit
+    assert refit.endswith("seed.") and not refit.endswith("..")
 
 
 def test_ppc_table_shows_counts_as_whole_numbers():
