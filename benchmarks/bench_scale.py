@@ -1,12 +1,15 @@
 """Time and memory of a default fit as the number of cells grows (run by hand; results in docs/benchmarks.md).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x5000x4] [--pymc-ratio 20x500x4]
-      [--timeout 1800] [--fit-options JSON] [--no-write]
+      [--timeout 1800] [--fit-options JSON] [--no-write] [--data-seed 0] [--truth scale|shared-spread]
 
-Per size ``AxTxN`` (agents x tasks x trials per cell, simulated from the default model's shape with known truth,
-``--data-seed``, default 0), each in a fresh Python process, compilation included. The compiled model is kept in
-PyTensor's on-disk cache, keyed on the graph and so on the data: a second run with the same data seed measures a
-rerun on the same data, a new ``--data-seed`` a first fit of new data (``compile_s``: model to sampler):
+Per size ``AxTxN`` (agents x tasks x trials per cell, simulated with known truth, ``--data-seed``, default 0), each
+in a fresh Python process, compilation included. ``--truth scale`` (default): the default model's shape, agents of
+different consistency (:func:`simulate`); ``--truth shared-spread``: ``bench_sampling.simulate_counts``, a crossed
+logit-normal truth with one within-cell spread for every agent (where a centred per-agent dispersion diverges and
+``fit`` refits non-centred: the ``dispersion`` and ``abandoned`` columns). The compiled model is kept in PyTensor's
+on-disk cache, keyed on the graph, which holds the model and which cells are observed but not the counts: the first
+run of a size compiles, later runs (same or new ``--data-seed``) load it (``compile_s``: model to sampler):
 
 1. ``agentstats.fit(counts)`` at the defaults (model, dispersion, sampler, 4 chains; tuning steps and the draws kept
    are reported: these sizes stop at the first converged checkpoint, docs/models.md "Until converged");
@@ -63,15 +66,28 @@ def simulate(n_agents: int, n_tasks: int, n_trials: int, seed: int = 0) -> pd.Da
     })
 
 
-def run_one(size: str, sampler: str | None, options: dict | None = None, data_seed: int = 0) -> dict:
+def _counts(size: str, data_seed: int, truth: str) -> pd.DataFrame:
+    """Simulated counts of ``size`` (AxTxN) for ``truth`` (module docstring)."""
+    a, t, n = (int(x) for x in size.split("x"))
+    if truth == "shared-spread":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from bench_sampling import simulate_counts
+
+        return simulate_counts(a, t, n, seed=data_seed)
+    return simulate(a, t, n, seed=data_seed)
+
+
+def run_one(
+    size: str, sampler: str | None, options: dict | None = None, data_seed: int = 0, truth: str = "scale"
+) -> dict:
     """One fit and its post-processing in this process (called in a child process)."""
     import warnings
 
     from agentstats.models import diagnose, fit
     from agentstats.posterior import consistency, posterior_pass_k
 
-    a, t, n = (int(x) for x in size.split("x"))
-    counts = simulate(a, t, n, seed=data_seed)
+    a, t, _ = (int(x) for x in size.split("x"))
+    counts = _counts(size, data_seed, truth)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -90,6 +106,10 @@ def run_one(size: str, sampler: str | None, options: dict | None = None, data_se
         sampler=dt.attrs["sampler"],
         options=json.dumps(options, sort_keys=True) if options else "",
         data_seed=data_seed,
+        truth=truth,
+        dispersion=json.loads(dt.attrs["parameterization"]).get("dispersion", ""),
+        abandoned="; ".join(f"{c['divergences']} div. at {c['draws']}" for c in json.loads(dt.attrs["checkpoints"])
+                            if c.get("abandoned")),
         compile_s=dt.attrs.get("compile_seconds"),
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),
@@ -105,8 +125,10 @@ def run_one(size: str, sampler: str | None, options: dict | None = None, data_se
     )
 
 
-def spawn(size: str, sampler: str | None, timeout: float, options: str | None = None, data_seed: int = 0) -> dict:
-    cmd = [sys.executable, __file__, "--one", size, "--data-seed", str(data_seed)]
+def spawn(
+    size: str, sampler: str | None, timeout: float, options: str | None = None, data_seed: int = 0, truth: str = "scale"
+) -> dict:
+    cmd = [sys.executable, __file__, "--one", size, "--data-seed", str(data_seed), "--truth", truth]
     cmd += ["--sampler", sampler] if sampler else []
     cmd += ["--fit-options", options] if options else []
     t0 = time.perf_counter()
@@ -129,19 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-options", help="JSON object of keyword arguments for fit")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--data-seed", type=int, default=0, help="seed of the simulated counts (a new seed: new data)")
+    ap.add_argument("--truth", choices=["scale", "shared-spread"], default="scale", help="simulated truth")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--sampler", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         options = json.loads(args.fit_options) if args.fit_options else None
-        print(json.dumps(run_one(args.one, args.sampler, options, args.data_seed)))
+        print(json.dumps(run_one(args.one, args.sampler, options, args.data_seed, args.truth)))
         return 0
     rows = []
     for size in args.sizes.split(","):
-        rows.append(spawn(size, None, args.timeout, args.fit_options, args.data_seed))
+        rows.append(spawn(size, None, args.timeout, args.fit_options, args.data_seed, args.truth))
         print(rows[-1], file=sys.stderr, flush=True)
         if size in args.pymc_ratio.split(","):
-            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options, args.data_seed))
+            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options, args.data_seed, args.truth))
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     from _docs import md_table, write_block

@@ -117,7 +117,10 @@ def test_blocks_give_the_numbers_of_one_block(name, monkeypatch):
         monkeypatch.setattr(rd, "_BLOCK_VALUES", 2 * a.shape[0] * a.shape[1])  # two elements a block
         blocked = rank_diagnostics(a)
     for got, ref in zip(blocked, whole, strict=True):
-        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+        # the same arithmetic per element; a tolerance, not bit-equality, since FFT kernels may vectorize across a
+        # block's rows differently from one CPU to another
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=0, equal_nan=True)
 
 
 def test_cases_reach_the_branches_they_are_meant_for():

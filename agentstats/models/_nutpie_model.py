@@ -19,10 +19,10 @@ from nutpie's user-data record (addresses and shapes, ``nutpie.compile_pymc.make
 implementations would otherwise be compiled again in every process too. The functions, initial points, shapes, dims
 and coordinates come from nutpie's own helpers, so nuts-rs sees the same model and, for a seed, makes the same draws
 (tested: ``tests/test_nutpie_model.py``). Measured (docs/benchmarks.md, "Scale"): at 10,000 cells 2-4 s from model
-to sampler for a graph compiled before, at 240 cells 4.4 s for new data with the same cells (was 14-18 s: the
-counts were constants of the graph then), against 15-17 s at 10,000 cells for ``nutpie.compile_pymc_model`` every
-time. Graphs PyTensor cannot cache, and nutpie versions without these helpers, go through
-``nutpie.compile_pymc_model`` unchanged.
+to sampler for a graph compiled before, at 240 cells 3.6 s for new data with the same cells (was 9.4-11.8 s in the
+same minutes, when the counts were constants of the graph), against 15-17 s at 10,000 cells for
+``nutpie.compile_pymc_model`` every time. Graphs PyTensor cannot cache, and nutpie versions without these helpers,
+go through ``nutpie.compile_pymc_model`` unchanged.
 """
 
 from __future__ import annotations

@@ -100,6 +100,9 @@ from agentstats.models.misclassification import (
     judged_log_likelihood,
     judged_probability,
 )
+from agentstats.models.misclassification import (
+    _log_comb as _log_comb_np,
+)
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization
 from agentstats.models.priors import Priors
 
@@ -217,15 +220,14 @@ def _kernel_data(c_obs: np.ndarray, n_obs: np.ndarray) -> tuple[Any, Any, Any]:
     As shared variables, not constants, the data are inputs of the compiled log-density rather than part of it, so a
     compiled model serves any data with the same cells (``agentstats.models._nutpie_model`` caches it on disk by the
     graph alone: a new dataset of the same shape does not compile again). ``log C(n, c)`` is computed here once
-    (``scipy.special.gammaln``), not in the graph.
+    (``misclassification._log_comb``, ``scipy.special.gammaln``), not in the graph.
     """
     c = np.ascontiguousarray(c_obs, dtype=np.int64)
     n = np.ascontiguousarray(n_obs, dtype=np.int64)
-    log_comb = gammaln(n + 1.0) - gammaln(c + 1.0) - gammaln(n - c + 1.0)
     return (
         pytensor.shared(c, name="cell_c"),
         pytensor.shared(n, name="cell_n"),
-        pytensor.shared(log_comb, name="cell_log_comb"),
+        pytensor.shared(_log_comb_np(n, c), name="cell_log_comb"),
     )
 
 

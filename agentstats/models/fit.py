@@ -585,36 +585,36 @@ def fit(
     else:
         sampler_used = config.resolved_sampler()
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
+        until = config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True off nutpie
+
+        def run(pm_model: pm.Model, info: Any, abandon: Callable[[xr.DataTree], bool] | None) -> Any:
+            """Sample ``pm_model``; returns (trace or None when abandoned, draws kept, draws asked, tune)."""
+            draws = config.resolved_draws(family, info)
+            tune = config.resolved_tune(sampler_used, family, info)
+            if sampler_used == "nutpie" and not config.sample_kwargs:
+                check = _converged(family) if until else None
+                result, kept, log = _sample_nutpie(
+                    pm_model, config, random_seed, target_accept, draws, tune, check, abandon
+                )
+                checkpoints.extend(log)
+                return result, kept, draws, tune
+            return _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune), draws, draws, tune
+
         # a centred per-agent dispersion chosen by the rule (not asked for) that diverges is a funnel: agents about
         # equally consistent put rho_sd near 0 (docs/models.md, "Centred dispersion"); then refit non-centred
         asked = "dispersion" in (parameterization or {})
         fallback = info.parameterization.get("dispersion") == "centered" and not asked
-        for attempt in ("first", "non_centred") if fallback else ("first",):
-            if attempt == "non_centred":
-                parameterization = {**(parameterization or {}), "dispersion": "non_centered"}
-                pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
-            draws = draws_max = config.resolved_draws(family, info)
-            tune = config.resolved_tune(sampler_used, family, info)
-            abandon = _diverged if fallback and attempt == "first" else None
-            result: xr.DataTree | None
-            if sampler_used == "nutpie" and not config.sample_kwargs:
-                check = _converged(family) if config.resolved_until_converged(sampler_used, data) else None
-                result, draws, log = _sample_nutpie(
-                    pm_model, config, random_seed, target_accept, draws, tune, check, abandon
-                )
-                checkpoints += log
-            else:
-                config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True here
-                result = _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune)
-            if result is not None and (abandon is None or not abandon(result)):
-                break
+        dt, draws, draws_max, tune = run(pm_model, info, _diverged if fallback else None)
+        if fallback and (dt is None or _diverged(dt)):
             reason = {"reason": "centred dispersion diverged: refitted non-centred"}
-            if result is None:  # abandoned at a checkpoint (its entry is the log's last)
+            if dt is None:  # abandoned at a checkpoint (its entry is the log's last)
                 checkpoints[-1].update(reason)
             else:
                 checkpoints.append({"draws": draws, "passed": False, "abandoned": True,
-                                    "divergences": _divergences(result)} | reason)
-        dt = result  # type: ignore[assignment]
+                                    "divergences": _divergences(dt)} | reason)
+            parameterization = {**(parameterization or {}), "dispersion": "non_centered"}
+            pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
+            dt, draws, draws_max, tune = run(pm_model, info, None)
         _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
     cdata = counts_dataset(data)
     if "constant_data" in dt.children:
