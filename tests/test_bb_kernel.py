@@ -128,3 +128,24 @@ def test_bad_inputs_and_second_derivatives_are_refused():
     bad = pytensor.function([eta], two, mode="FAST_COMPILE")
     with pytest.raises(ValueError, match="differ in length"):
         bad(np.zeros(3))
+
+
+@pytest.mark.slow
+def test_a_graph_holding_the_op_registers_its_numba_form_first():
+    """PyTensor 3 compiles to numba by default, PyMC's own NUTS too: building the cell log-pmf registers the kernel's
+    numba form, so no graph falls back to an object-mode call of ``perform`` (3x slower fits with
+    ``sampler="pymc"``). A fresh process: this one may have registered it already."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, pytensor.tensor as pt\n"
+        "from pytensor.link.numba.dispatch.basic import numba_funcify_default_op_cache_key as f\n"
+        "from agentstats.models import _bb_kernel as k\n"
+        "before = f.dispatch(k.CellLogp) is k._numba_funcify_cell_logp\n"
+        "x = pt.vector()\n"
+        "k.cell_logp(x, x, x, np.array([1]), np.array([2]), np.array([0.0]))\n"
+        "print(before, f.dispatch(k.CellLogp) is k._numba_funcify_cell_logp)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert res.stdout.split() == ["False", "True"]
