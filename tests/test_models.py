@@ -646,3 +646,19 @@ def test_until_converged_real_fit_keeps_the_first_draws_of_the_full_run():
     )
     table = diagnose(short).table
     assert (table.r_hat <= 1.01).all() and (table[["ess_bulk", "ess_tail"]] >= STOP_ESS_MIN).all().all()
+
+
+def test_which_samplers_are_installed_is_answered_without_importing_them():
+    """ArviZ registers numpyro as a lazily loaded module; ``importlib.util.find_spec`` read its spec and so loaded
+    numpyro (about 2 s) in every fit. A fresh process: this one may have imported them already."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, arviz\n"
+        "from agentstats.models.fit import available_samplers\n"
+        "print(available_samplers(), 'numpyro.diagnostics' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert res.stdout.split()[-1] == "False", res.stdout
+    assert "'pymc'" in res.stdout and "'numpyro'" in res.stdout  # still found: installed with the dev extras
