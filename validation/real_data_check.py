@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", type=int, default=len(MODELS),
                     help="fit the first N models of MODELS on the subsets (1: the default model only)")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--reuse", action="store_true", help="tabulate the saved per-pair results instead of refitting")
+    ap.add_argument("--reuse", action="store_true",
+                    help="tabulate the saved per-pair results instead of refitting (with the --seed of those fits)")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     if args.data == "lcb":
