@@ -648,6 +648,7 @@ def test_until_converged_real_fit_keeps_the_first_draws_of_the_full_run():
     assert (table.r_hat <= 1.01).all() and (table[["ess_bulk", "ess_tail"]] >= STOP_ESS_MIN).all().all()
 
 
+@pytest.mark.slow  # a fresh process importing ArviZ and agentstats: about 7 s
 def test_which_samplers_are_installed_is_answered_without_importing_them():
     """ArviZ registers numpyro as a lazily loaded module; ``importlib.util.find_spec`` read its spec and so loaded
     numpyro (about 2 s) in every fit. A fresh process: this one may have imported them already."""
