@@ -17,9 +17,11 @@ run of a size compiles, later runs (same or new ``--data-seed``) load it (``comp
    ``consistency`` per agent.
 
 Reported: wall time of 1 (``fit_s``) and of 1 + 2 (``total_s``, "to the diagnostics and the numbers"), the worst
-R-hat and ESS_bulk, divergences, the peak resident memory of the process (``ru_maxrss``), its CPU time (user +
-system, ``cpu_s``; the sampler threads included) and the 1-minute load average at the end (``load_1min``: other work
-on the machine stretches wall time, not CPU time). For the sizes in
+R-hat and ESS_bulk, divergences, the mean leapfrog steps a draw and adapted step size (``steps_per_draw``,
+``step_size``: why larger fits take more than their share of time), the peak resident memory of the process
+(``ru_maxrss``), its CPU time (user + system, ``cpu_s``; the sampler threads included) and the 1-minute load average
+at the end (``load_1min``: other work on the machine stretches wall time, not CPU time).
+For the sizes in
 ``--pymc-ratio`` the same model is also sampled with PyMC's own NUTS (``sampler="pymc"``) in the same run, and the
 ratio of the two wall times is reported. Goals: 10,000 cells <= 45 s and <= 1 GB; 100,000 cells <= 5 min and <= 4 GB;
 time and memory linear in cells. ``--fit-options '{"draws": 1000, "parameterization": {"dispersion": "centered"}}'``
@@ -119,6 +121,9 @@ def run_one(
         target_accept=dt.attrs["target_accept"],
         tune=int(dt.attrs["tune"]),
         draws=int(dt.attrs["draws"]),
+        # leapfrog steps a draw and the adapted step size (nutpie and PyMC name them so): where the time goes
+        steps_per_draw=round(float(dt.sample_stats["n_steps"].mean()), 1) if "n_steps" in dt.sample_stats else None,
+        step_size=round(float(dt.sample_stats["step_size"].mean()), 3) if "step_size" in dt.sample_stats else None,
         peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         cpu_s=round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1),
         load_1min=round(os.getloadavg()[0], 1),

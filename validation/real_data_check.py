@@ -144,9 +144,14 @@ def fit_and_predict(counts2, full, min_runs, ks, model, options, seed):
     return out, info, dt
 
 
-def plugin(counts2: pd.DataFrame, full: pd.DataFrame, min_runs: int, ks: np.ndarray) -> pd.DataFrame:
+def _evaluation_cells(counts2: pd.DataFrame, full: pd.DataFrame, min_runs: int) -> pd.DataFrame:
+    """The 2-trial counts of the evaluation cells (those with >= ``min_runs`` trials in the full data)."""
     ev = counts2.merge(full[["agent", "task_id", "n"]].rename(columns={"n": "n_full"}), on=["agent", "task_id"])
-    ev = ev[ev["n_full"] >= min_runs]
+    return ev[ev["n_full"] >= min_runs]
+
+
+def plugin(counts2: pd.DataFrame, full: pd.DataFrame, min_runs: int, ks: np.ndarray) -> pd.DataFrame:
+    ev = _evaluation_cells(counts2, full, min_runs)
     rows = [
         dict(agent=a, k=int(k), plugin=float(np.mean((g["c"] / g["n"]) ** k)))
         for a, g in ev.groupby("agent", sort=False)
@@ -187,8 +192,7 @@ def conditional_consistency(res: pd.DataFrame, full: pd.DataFrame, shares2: pd.D
 
 def share_2of2(counts2: pd.DataFrame, full: pd.DataFrame, min_runs: int, subset: int) -> pd.DataFrame:
     """Per agent, the share of evaluation cells whose 2 kept trials both pass."""
-    ev = counts2.merge(full[["agent", "task_id", "n"]].rename(columns={"n": "n_full"}), on=["agent", "task_id"])
-    ev = ev[ev["n_full"] >= min_runs]
+    ev = _evaluation_cells(counts2, full, min_runs)
     out = ev.assign(both=ev["c"] == 2).groupby("agent", sort=False)["both"].mean().rename("share_2of2").reset_index()
     return out.assign(subset=subset)
 

@@ -251,7 +251,7 @@ def cell_logp(eta, phi, det, c, n, log_comb):
     TensorVariable
         ``log p(c | n, eta, phi, det)`` per cell (natural log), with its gradient through ``eta``, ``phi``, ``det``.
     """
-    register_numba()  # before any graph holding the Op compiles (module docstring of register_numba)
+    register_numba()  # before any graph holding the Op compiles (docstring of register_numba)
     return _CELL_LOGP(eta, phi, det, c, n, log_comb)[0]
 
 
@@ -292,7 +292,7 @@ def register_numba() -> None:
     (``linker="auto"``), so PyMC's own NUTS, ``compute_log_likelihood`` and posterior predictive draws go through
     numba as nutpie does. Unregistered, PyTensor wraps :meth:`CellLogp.perform` in an object-mode call that is
     compiled again for every function: a test-size fit with ``sampler="pymc"`` (the example data, 2 chains x 200
-    steps) took 14-20 s instead of 5-6 s once warm, 18-23 s instead of 8-14 s cold. Not at import: importing numba and
+    steps) took 14-20 s instead of 5-7 s once warm, 18-23 s instead of 8-14 s cold. Not at import: importing numba and
     PyTensor's numba dispatch costs about 0.8 s, which commands that never build a model need not pay.
     """
     from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
