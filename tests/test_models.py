@@ -464,11 +464,13 @@ class _FakeRun:
         self.calls.append("cancel")
 
 
-def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None, rule=True):
+def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None, rule=True,
+              nutpie_kwargs=None, seen_kwargs=None):
     """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never).
 
     With ``diverge_at`` (a draw index), chain 0 diverges there and ``fit``'s ``abandon`` rule (``_diverged``) is
-    passed, as for a centred-dispersion fit; ``rule=False``: no stopping rule (``check`` None)."""
+    passed, as for a centred-dispersion fit; ``rule=False``: no stopping rule (``check`` None). ``nutpie_kwargs``
+    go into the config; the arguments nutpie received are put into ``seen_kwargs`` (a dict)."""
     import sys
 
     import nutpie
@@ -486,6 +488,8 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
 
     def fake_sample(compiled, **kwargs):
         run.callback = kwargs["progress_callback"]
+        if seen_kwargs is not None:
+            seen_kwargs.update(kwargs)
         assert kwargs["blocking"] is False and kwargs["draws"] == draws and kwargs["tune"] == 100
         # with a stopping rule every chain runs at once (nutpie runs batches of `cores` chains to their end)
         assert kwargs["cores"] == kwargs["chains"] == 5
@@ -506,7 +510,7 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
 
     # the sampler advances 250 draws per poll (sleep), whatever the checks do
     monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
-    config = fit_mod.SamplerConfig(chains=5)
+    config = fit_mod.SamplerConfig(chains=5, nutpie_kwargs=nutpie_kwargs or {})
     abandon = fit_mod._diverged if diverge_at is not None else None
     dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check if rule else None, abandon)
     return dt, kept, log, seen, run
@@ -627,6 +631,38 @@ def test_until_converged_defaults_and_refusals():
     assert not SamplerConfig(until_converged=False).resolved_until_converged("nutpie", big)
     with pytest.raises(ValueError, match="needs sampler='nutpie'"):
         SamplerConfig(until_converged=True).resolved_until_converged("pymc", small)
+
+
+def test_nutpie_kwargs_reach_nutpie_with_the_stopping_rule_and_refuse_fit_settings(monkeypatch):
+    """nutpie settings (e.g. ``adaptation``, ``maxdepth``) go to ``nutpie.sample`` with the stopping rule kept; the
+    run-length and seed settings stay SamplerConfig's own; other samplers refuse them."""
+    from agentstats.models.fit import SamplerConfig
+
+    seen: dict = {}
+    _, kept, _, checked, _ = _run_fake(monkeypatch, passes_from=750,
+                                       nutpie_kwargs={"adaptation": "low_rank", "maxdepth": 6}, seen_kwargs=seen)
+    assert kept == 750 and checked == [500, 750]
+    assert seen["adaptation"] == "low_rank" and seen["maxdepth"] == 6
+    for own in ("draws", "tune", "seed", "target_accept", "num_draws"):
+        with pytest.raises(ValueError, match=f"must not set \\['{own}'\\]"):
+            SamplerConfig(nutpie_kwargs={own: 1})
+    with pytest.raises(ValueError, match="needs sampler='nutpie'"):
+        SamplerConfig(sampler="pymc", nutpie_kwargs={"maxdepth": 6})
+    counts = _counts([("a", "t0", 2, 1), ("b", "t0", 2, 0)])
+    monkeypatch.setattr(importlib.import_module("agentstats.models.fit"), "available_samplers", lambda: ["pymc"])
+    with pytest.raises(ValueError, match="needs the nutpie sampler; this fit would use 'pymc'"):
+        fit(counts, nutpie_kwargs={"maxdepth": 6})
+
+
+@pytest.mark.slow  # compiles a small model and samples it with nutpie: about 8 s
+def test_nutpie_kwargs_real_fit_caps_the_tree_depth():
+    """A real nutpie fit with ``maxdepth=2`` takes at most 2^2 - 1 = 3 leapfrog steps a draw (about 2^10 allowed by
+    default), and records the settings in ``attrs["nutpie_kwargs"]``."""
+    counts = _counts([(a, f"t{j}", 4, (j * 3 + i) % 5) for i, a in enumerate("abc") for j in range(12)])
+    dt = fit(counts, "beta_binomial", draws=100, tune=100, random_seed=3, nutpie_kwargs={"maxdepth": 2},
+             check_convergence=False)
+    assert int(dt["sample_stats"]["n_steps"].max()) <= 3
+    assert json.loads(dt.attrs["nutpie_kwargs"]) == {"maxdepth": 2}
 
 
 @pytest.mark.slow  # compiles a small model and samples it twice with nutpie: about 10 s

@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 SAMPLERS = ("nutpie", "numpyro", "pymc")
+#: ``nutpie.sample`` arguments that ``fit`` sets itself; ``SamplerConfig.nutpie_kwargs`` may not name them.
+NUTPIE_OWN_KWARGS = ("compiled_model", "draws", "tune", "chains", "cores", "seed", "target_accept", "save_warmup",
+                     "progress_bar", "progress_callback", "blocking", "num_draws", "num_tune", "num_chains")
 #: Default posterior draws per chain, at every size: the agent-level hyperparameters (the per-agent dispersion and
 #: the always/never share) mix slowly. METR (10 agents x 748 cells of 2 runs): R-hat 1.006-1.016 and ESS_bulk 330-530
 #: at 4 x 1,000; LiveCodeBench at 2 samples per cell (15 x 713 cells): R-hat 1.014, ESS_bulk 267 on one of three
@@ -143,7 +146,13 @@ class SamplerConfig:
     progressbar : bool
         Show the sampler's progress bar.
     sample_kwargs : dict
-        Extra keyword arguments for ``pymc.sample``.
+        Extra keyword arguments for ``pymc.sample`` (a fit with them samples through ``pymc.sample``, without the
+        stopping rule ``until_converged``).
+    nutpie_kwargs : dict
+        Settings for nutpie's sampler (``sampler="nutpie"`` only), kept with the stopping rule: e.g.
+        ``{"adaptation": "low_rank"}`` (its low-rank mass-matrix adaptation) or ``{"maxdepth": 8}`` (the largest tree
+        depth). The run-length and seed settings are ``SamplerConfig``'s own and are refused here
+        (:data:`NUTPIE_OWN_KWARGS`).
 
     Raises
     ------
@@ -160,8 +169,14 @@ class SamplerConfig:
     cores: int | None = None
     progressbar: bool = False
     sample_kwargs: dict[str, Any] = field(default_factory=dict)
+    nutpie_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        own = sorted(set(self.nutpie_kwargs) & set(NUTPIE_OWN_KWARGS))
+        if own:
+            raise ValueError(f"nutpie_kwargs must not set {own}: give them as SamplerConfig's own fields")
+        if self.nutpie_kwargs and self.sampler not in (None, "nutpie"):
+            raise ValueError(f"nutpie_kwargs needs sampler='nutpie', got sampler={self.sampler!r}")
         for name in ("draws", "tune", "chains"):
             value = getattr(self, name)
             if name in ("draws", "tune") and value is None:
@@ -381,6 +396,7 @@ def _sample_nutpie(
             progress_bar=config.progressbar,
             progress_callback=on_progress,
             blocking=False,
+            **config.nutpie_kwargs,
         )
         final: xr.DataTree | None = None
         try:
@@ -441,6 +457,8 @@ def _sample(
         model=model,
         cores=_cores(config),
     )
+    if config.nutpie_kwargs:
+        kwargs["nuts_sampler_kwargs"] = dict(config.nutpie_kwargs)
     kwargs.update(config.sample_kwargs)
     pymc_logger = logging.getLogger("pymc")
     level = pymc_logger.level
@@ -592,6 +610,8 @@ def fit(
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
+        if config.nutpie_kwargs and sampler_used != "nutpie":
+            raise ValueError(f"nutpie_kwargs needs the nutpie sampler; this fit would use {sampler_used!r}")
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
         until = config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True off nutpie
 
@@ -649,6 +669,7 @@ def fit(
         checkpoints=json.dumps(checkpoints),
         chains=int(config.chains),
         target_accept=target_accept,
+        nutpie_kwargs=json.dumps(config.nutpie_kwargs, sort_keys=True, default=str),
         has_agent_effect=int(info.has_agent_effect),
         has_cell_effect=int(info.has_cell_effect),
     )
