@@ -1,7 +1,8 @@
 """Time and memory of a default fit as the number of cells grows (run by hand; results in docs/benchmarks.md).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py [--sizes 20x500x4,20x1500x4,20x5000x4] [--pymc-ratio 20x500x4]
-      [--timeout 1800] [--fit-options JSON] [--no-write] [--data-seed 0] [--truth scale|shared-spread]
+      [--timeout 1800] [--fit-options JSON] [--no-write] [--results FILE.jsonl] [--data-seed 0]
+      [--truth scale|shared-spread]
 
 Per size ``AxTxN`` (agents x tasks x trials per cell, simulated with known truth, ``--data-seed``, default 0), each
 in a fresh Python process, compilation included. ``--truth scale`` (default): the default model's shape, agents of
@@ -17,7 +18,8 @@ run of a size compiles, later runs (same or new ``--data-seed``) load it (``comp
    ``consistency`` per agent.
 
 Reported: wall time of 1 (``fit_s``) and of 1 + 2 (``total_s``, "to the diagnostics and the numbers"), the worst
-R-hat and ESS_bulk, divergences, the mean leapfrog steps a draw and adapted step size (``steps_per_draw``,
+R-hat and ESS_bulk, divergences, the stopping rule's checkpoints (draws: worst R-hat / least ESS), the mean
+leapfrog steps a draw and adapted step size (``steps_per_draw``,
 ``step_size``: why larger fits take more than their share of time), the peak resident memory of the process
 (``ru_maxrss``), its CPU time (user + system, ``cpu_s``; the sampler threads included) and the 1-minute load average
 at the end (``load_1min``: other work on the machine stretches wall time, not CPU time).
@@ -110,6 +112,9 @@ def run_one(
         data_seed=data_seed,
         truth=truth,
         dispersion=json.loads(dt.attrs["parameterization"]).get("dispersion", ""),
+        # the stopping rule's checkpoints: draws, worst R-hat and least ESS at each (docs/models.md "Until converged")
+        checkpoints="; ".join(f"{c['draws']}: {c.get('max_r_hat')} / {c.get('min_ess')}"
+                              for c in json.loads(dt.attrs["checkpoints"]) if not c.get("abandoned")),
         abandoned="; ".join(f"{c['divergences']} div. at {c['draws']}" for c in json.loads(dt.attrs["checkpoints"])
                             if c.get("abandoned")),
         compile_s=dt.attrs.get("compile_seconds"),
@@ -155,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--fit-options", help="JSON object of keyword arguments for fit")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--results", help="append every row as one JSON line to this file (kept under benchmarks/results)")
     ap.add_argument("--data-seed", type=int, default=0, help="seed of the simulated counts (a new seed: new data)")
     ap.add_argument("--truth", choices=["scale", "shared-spread"], default="scale", help="simulated truth")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -164,13 +170,20 @@ def main(argv: list[str] | None = None) -> int:
         options = json.loads(args.fit_options) if args.fit_options else None
         print(json.dumps(run_one(args.one, args.sampler, options, args.data_seed, args.truth)))
         return 0
-    rows = []
+    rows: list[dict] = []
+
+    def keep(row: dict) -> None:
+        row["date"] = time.strftime("%Y-%m-%d %H:%M")
+        rows.append(row)
+        print(row, file=sys.stderr, flush=True)
+        if args.results:
+            with open(args.results, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row) + "\n")
+
     for size in args.sizes.split(","):
-        rows.append(spawn(size, None, args.timeout, args.fit_options, args.data_seed, args.truth))
-        print(rows[-1], file=sys.stderr, flush=True)
+        keep(spawn(size, None, args.timeout, args.fit_options, args.data_seed, args.truth))
         if size in args.pymc_ratio.split(","):
-            rows.append(spawn(size, "pymc", args.timeout * 4, args.fit_options, args.data_seed, args.truth))
-            print(rows[-1], file=sys.stderr, flush=True)
+            keep(spawn(size, "pymc", args.timeout * 4, args.fit_options, args.data_seed, args.truth))
     df = pd.DataFrame(rows)
     from _docs import md_table, write_block
 
