@@ -113,6 +113,35 @@ def test_rerun_at_a_k_beyond_n_plus_n_future_is_named_not_dropped(zero_trials, s
     assert all(r["n_tasks"] == 3 and r["note"] is None and r["mean"] == pytest.approx(0.01) for r in at8)
 
 
+def test_tasks_behind_every_value_are_shown_and_under_half_is_marked(zero_trials, stand_in, monkeypatch):
+    """Both tables and both JSON summaries give the tasks behind each value of the input's 3; a re-run value that
+    rests on 1 of them is marked (under half) and says how many tasks were left out at that k."""
+    import agentstats.posterior as post
+
+    def predict_rerun(dt, n_future, ks):
+        ks = list(ks)
+        vals = np.full((4, len(ks)), 0.01)
+        ds = xr.Dataset({"pass_at_k": _draws(vals, ks, "pass_at_k", "rerun"),
+                         "pass_hat_k": _draws(vals, ks, "pass_hat_k", "rerun")})
+        return ds.assign_coords(n_tasks=(("agent", "k"), np.array([[3 if k <= 4 else 1 for k in ks]])))
+
+    monkeypatch.setattr(post, "predict_rerun", predict_rerun)
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "4,6", "--rerun", "2"])
+    assert res.exit_code == 0, res.output
+    head, rerun_part = res.output.split("predicted unbiased estimates")
+    posterior_rows = [ln for ln in head.splitlines() if ln.strip().startswith("│ X")][:2]
+    assert all(" 3/3 │" in r for r in posterior_rows), head
+    rows = {int(ln.split("│")[2]): ln for ln in rerun_part.splitlines() if ln.strip().startswith("│ X")}
+    assert " 3/3 │" in rows[4] and "left out" not in rows[4]
+    assert " 1/3 * │" in rows[6] and "2 of the tasks have n + N < 6: left out at this k" in rows[6]
+    assert "* under half of them: read with care" in " ".join(res.output.split())
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "4,6", "--rerun", "2", "--json"])
+    payload = json.loads(res.stdout)
+    assert {(r["n_tasks"], r["n_tasks_suite"], r["under_half"]) for r in payload["summary"]} == {(3, 3, False)}
+    behind = {(r["k"], r["n_tasks"], r["under_half"]) for r in payload["rerun"]["summary"]}
+    assert behind == {(4, 3, False), (6, 1, True)}
+
+
 def test_an_abandoned_centred_attempt_and_the_checkpoints_are_printed(zero_trials, stand_in, monkeypatch):
     """A fit whose centred dispersion diverged and was refitted non-centred says so, next to its checkpoints (the
     abandoned entry has no R-hat: printing it as a checkpoint raised KeyError)."""

@@ -290,6 +290,12 @@ def test_diagnose_treats_nan_r_hat_as_a_named_failure():
     assert not res.ok
     assert any(p.startswith("stuck:") and "NaN" in p for p in res.problems), res.problems
     assert res.table.set_index("variable").loc["x", "ok"]
+    # printed: R-hat to 3 decimals and ESS in whole draws (the table keeps full precision), NaN shown as NaN
+    lines = [ln.split() for ln in str(res).splitlines()]
+    x_row, stuck_row = (next(ln for ln in lines if ln[:1] == [v]) for v in ("x", "stuck"))
+    table = res.table.set_index("variable")
+    assert x_row[2] == f"{table.loc['x', 'r_hat']:.3f}" and x_row[3] == f"{table.loc['x', 'ess_bulk']:,.0f}"
+    assert stuck_row[2] == "NaN"
 
 
 # ---------------------------------------------------------------- PPC and LOO
@@ -636,8 +642,14 @@ def test_until_converged_defaults_and_refusals():
 def test_nutpie_kwargs_reach_nutpie_with_the_stopping_rule_and_refuse_fit_settings(monkeypatch):
     """nutpie settings (e.g. ``adaptation``, ``maxdepth``) go to ``nutpie.sample`` with the stopping rule kept; the
     run-length and seed settings stay SamplerConfig's own; other samplers refuse them."""
-    from agentstats.models.fit import SamplerConfig
+    from agentstats.models.fit import SamplerConfig, _check_nutpie_kwargs
 
+    # a setting nutpie does not have, or a value it cannot take: refused before compiling, naming key and value
+    _check_nutpie_kwargs({"adaptation": "low_rank", "maxdepth": 6})
+    with pytest.raises(ValueError, match=r"nutpie_kwargs: max_depth=6 is not a setting nutpie .* takes"):
+        _check_nutpie_kwargs({"max_depth": 6})
+    with pytest.raises(ValueError, match=r"nutpie_kwargs: maxdepth='deep' is not a setting"):
+        _check_nutpie_kwargs({"maxdepth": "deep"})
     seen: dict = {}
     _, kept, _, checked, _ = _run_fake(monkeypatch, passes_from=750,
                                        nutpie_kwargs={"adaptation": "low_rank", "maxdepth": 6}, seen_kwargs=seen)

@@ -269,6 +269,10 @@ def test_predict_rerun_matches_exact_predictive():
     assert rr.mean() == pytest.approx(float(values @ probs), abs=0.005)
     for v in np.unique(values):
         assert np.mean(rr <= v + 1e-12) == pytest.approx(float(probs[values <= v + 1e-12].sum()), abs=0.01)
+    # the tidy summary keeps the tasks behind each value: both tasks reach k = 5 only with the re-run's 2 trials
+    # where n + 2 >= 5, i.e. the second task alone (n = 3); k = 6: none
+    table = summarize_pass_k(predict_rerun(dt, n_future, [2, 5, 6], n_draws=50))
+    assert table.set_index(["quantity", "k"]).loc["pass_hat_k", "n_tasks"].to_dict() == {2: 2, 5: 1, 6: 0}
     with pytest.raises(ValueError, match="n_future"):
         predict_rerun(dt, -1, 2)
 

@@ -36,6 +36,7 @@ __all__ = [
     "FIT_K_FACTOR",
     "K_LIMIT",
     "MAX_K_VALUES",
+    "UNDER_HALF_MARK",
     "RunOpt",
     "check_interval_options",
     "check_k",
@@ -51,6 +52,9 @@ __all__ = [
     "parse_k",
     "stem",
 ]
+
+#: Mark of a value that rests on under half of the input's tasks (`estimate`, `fit` tables).
+UNDER_HALF_MARK = "*"
 
 EXIT_OK = 0
 EXIT_FAILURE = 1

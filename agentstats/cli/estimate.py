@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentstats.cli.common import (
+    UNDER_HALF_MARK,
     AgentColOpt,
     AgentOpt,
     AgentsOpt,
@@ -41,7 +42,6 @@ JSON_KEYS = (
 )  # fmt: skip
 
 #: Marks in the table, explained under it.
-UNDER_HALF_MARK = "*"
 BOUNDARY_MARK = "†"
 #: Excluded tasks named per agent under the table (all of them are in ``--json``).
 MAX_LISTED = 10

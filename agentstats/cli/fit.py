@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from agentstats.cli.common import (
+    UNDER_HALF_MARK,
     AgentColOpt,
     AgentOpt,
     AgentsOpt,
@@ -53,8 +54,11 @@ def _records(summary: Any, interval: str = "credible") -> list[dict[str, Any]]:
             "ci_prob": clean(r["ci_prob"]),
             "extrapolated": clean(r["extrapolated"]),
         }
-        if "n_tasks" in summary.columns:  # a re-run prediction: the tasks behind each value, and why none
+        if "n_tasks" in summary.columns:  # the tasks behind each value, of the input's tasks
             row["n_tasks"] = int(r["n_tasks"])
+            row["n_tasks_suite"] = int(r["n_tasks_suite"])
+            row["under_half"] = bool(r["n_tasks"] < r["n_tasks_suite"] / 2)
+        if interval == "posterior predictive":  # a re-run prediction: why a value is missing
             row["note"] = RERUN_UNREACHABLE if int(r["n_tasks"]) == 0 else None
             if int(r["n_tasks"]) == 0:
                 row["extrapolated"] = None
@@ -85,15 +89,18 @@ def _p(x: float) -> str:
 
 
 def _table(title: str, summary: Any) -> Table:
+    """One row per agent and k: tasks behind the value (of the input's, ``*`` under half), both quantities, a note."""
     t = Table(title=title)
-    for c in ["agent", "k", "pass@k (interval)", "pass^k (interval)", "note"]:
+    for c in ["agent", "k", "tasks", "pass@k (interval)", "pass^k (interval)", "note"]:
         t.add_column(c, justify="left" if c in ("agent", "note") else "right")
     wide = summary.pivot_table(
         index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first", sort=False,
         dropna=False,  # a k without a value (a re-run that cannot reach it) is shown and explained, not dropped
     )
     extra = summary.groupby(["agent", "k"], sort=False)["extrapolated"].max()
-    tasks = summary.groupby(["agent", "k"], sort=False)["n_tasks"].min() if "n_tasks" in summary.columns else None
+    tasks = summary.groupby(["agent", "k"], sort=False)["n_tasks"].min()
+    suite = int(summary["n_tasks_suite"].iloc[0]) if len(summary) else 0
+    rerun = bool((summary["population"] == "rerun").any())
     for (a, kk), r in wide.iterrows():
         if (a, kk) not in extra.index:
             continue
@@ -104,10 +111,26 @@ def _table(title: str, summary: Any) -> Table:
         ]
         share = float(extra[(a, kk)])
         note = f"extrapolated: {share:.0%} of tasks have < {kk} trials" if share > 0 else ""
-        if tasks is not None and int(tasks[(a, kk)]) == 0:
+        behind = int(tasks[(a, kk)])
+        if behind == 0:
             note = "k > n + N on every task: not computable"
-        t.add_row(str(a), str(kk), *cells, note)
+        elif rerun and behind < suite and not note:
+            note = f"{suite - behind} of the tasks have n + N < {kk}: left out at this k"
+        mark = f" {UNDER_HALF_MARK}" if behind < suite / 2 else ""
+        t.add_row(str(a), str(kk), f"{behind}/{suite}{mark}", *cells, note)
     return t
+
+
+def _with_tasks(summary: Any, counts: Any) -> Any:
+    """Return ``summary`` with the tasks behind each value and the input's tasks.
+
+    ``n_tasks``, where absent: the agent's tasks with a recorded trial, which every posterior value averages over;
+    ``n_tasks_suite``: the tasks in the input.
+    """
+    if "n_tasks" not in summary.columns:
+        per_agent = counts.loc[counts["n"] > 0].groupby("agent")["task_id"].nunique()
+        summary = summary.assign(n_tasks=summary["agent"].map(per_agent).fillna(0).astype(int))
+    return summary.assign(n_tasks_suite=int(counts["task_id"].nunique()))
 
 
 def _judge_calibration(path: Path | None, metric: str | None) -> Any:
@@ -243,15 +266,15 @@ def fit(
             raise fail(exc, 2) from exc
     diag = diagnose(dt)
     pop: Literal["observed", "new"] = "new" if population == "new" else "observed"
-    summary = summarize_pass_k(posterior_pass_k(dt, ks, population=pop), ci_prob=ci_prob, ci_kind=kind)
+    summary = _with_tasks(
+        summarize_pass_k(posterior_pass_k(dt, ks, population=pop), ci_prob=ci_prob, ci_kind=kind), counts
+    )
     cons = consistency(counts, dt, ci_prob=ci_prob, ci_kind=kind) if bayes_model != "no_pooling" else None
     rerun_summary = None
     if rerun is not None:
-        predicted = predict_rerun(dt, rerun, ks)
-        rerun_summary = summarize_pass_k(predicted, ci_prob=ci_prob, ci_kind=kind)
-        behind = predicted["n_tasks"].to_series()  # tasks with n + N >= k, per (agent, k)
-        rerun_summary["n_tasks"] = [int(behind[(a, kk)]) for a, kk in zip(rerun_summary["agent"],
-                                                                          rerun_summary["k"], strict=True)]
+        # n_tasks: tasks with n + N >= k, per (agent, k)
+        rerun_summary = _with_tasks(summarize_pass_k(predict_rerun(dt, rerun, ks), ci_prob=ci_prob, ci_kind=kind),
+                                    counts)
     if as_json:
         diag_json = {
             "ok": bool(diag.ok),
@@ -285,6 +308,12 @@ def fit(
                 summary,
             )
         )
+        under = [t for t in (summary, rerun_summary) if t is not None and (t["n_tasks"] < t["n_tasks_suite"] / 2).any()]
+        out.print(
+            "tasks: the tasks behind each value / the tasks in the input (posterior: the agent's tasks with a recorded "
+            "trial; re-run: those with n + N >= k)"
+            + (f"; {UNDER_HALF_MARK} under half of them: read with care." if under else ".")
+        )
         if cons is not None:
             ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
             for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
@@ -307,8 +336,8 @@ def fit(
         if rerun_summary is not None:
             out.print(
                 _table(
-                    f"predicted unbiased estimates after {rerun} more trials per task ({ci_prob:.0%} posterior "
-                    "predictive intervals)",
+                    f"predicted unbiased estimates from the recorded trials plus {rerun} more per task "
+                    f"({ci_prob:.0%} posterior predictive intervals)",
                     rerun_summary,
                 )
             )

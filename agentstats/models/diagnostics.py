@@ -61,7 +61,10 @@ class Diagnostics:
 
     def __str__(self) -> str:
         head = "diagnostics OK" if self.ok else "diagnostics FAILED:\n  " + "\n  ".join(self.problems)
-        return f"{head}\n{self.table.to_string(index=False)}"
+        # R-hat to 3 decimals (the 1.01 rule's precision), ESS as whole draws; the table itself keeps full precision
+        fmt = {"r_hat": "{:.3f}".format, "ess_bulk": "{:,.0f}".format, "ess_tail": "{:,.0f}".format}
+        shown = {c: f for c, f in fmt.items() if c in self.table.columns}
+        return f"{head}\n{self.table.to_string(index=False, formatters=shown)}"
 
 
 def _default_var_names(dt: xr.DataTree) -> list[str]:

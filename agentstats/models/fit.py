@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -284,6 +285,36 @@ def _check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
 
 def _cores(config: SamplerConfig) -> int:
     return int(config.cores) if config.cores is not None else min(int(config.chains), available_cpus())
+
+
+def _check_nutpie_kwargs(kwargs: dict[str, Any]) -> None:
+    """Refuse ``nutpie_kwargs`` that nutpie would not take, before the model is compiled.
+
+    Arguments of ``nutpie.sample`` itself (e.g. ``adaptation``) pass; every other key must be a setting of nutpie's
+    sampler for that adaptation, tried on a fresh settings object as ``nutpie.sample`` applies them.
+
+    Raises
+    ------
+    ValueError
+        Naming the key, its value and nutpie's reason.
+    """
+    import nutpie
+
+    own = set(inspect.signature(nutpie.sample).parameters) - {"kwargs"}
+    try:
+        kinds = {"low_rank": "LowRank", "flow": "Flow"}
+        settings = getattr(nutpie._lib.PyNutsSettings, kinds.get(kwargs.get("adaptation", "diag"), "Diag"))(0)
+    except AttributeError:  # another nutpie layout: nutpie.sample checks them itself
+        return
+    for key, value in kwargs.items():
+        if key in own:
+            continue
+        try:
+            settings.update({key: value})
+        except Exception as exc:  # nutpie raises AttributeError, TypeError or ValueError from Rust
+            raise ValueError(
+                f"nutpie_kwargs: {key}={value!r} is not a setting nutpie {_version('nutpie')} takes ({exc})"
+            ) from None
 
 
 def _first_draws(dt: xr.DataTree, k: int) -> xr.DataTree:
@@ -612,6 +643,8 @@ def fit(
         sampler_used = config.resolved_sampler()
         if config.nutpie_kwargs and sampler_used != "nutpie":
             raise ValueError(f"nutpie_kwargs needs the nutpie sampler; this fit would use {sampler_used!r}")
+        if config.nutpie_kwargs:
+            _check_nutpie_kwargs(config.nutpie_kwargs)  # before compiling: a misspelt setting fails at once
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
         until = config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True off nutpie
 

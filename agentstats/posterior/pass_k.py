@@ -190,7 +190,8 @@ def summarize_pass_k(
     -------
     pandas.DataFrame
         Columns ``agent, k, quantity, population, mean, median, ci_low, ci_high, ci_kind, ci_prob, extrapolated``
-        (``extrapolated``: share of the agent's tasks with n < k).
+        (``extrapolated``: share of the agent's tasks with n < k), and ``n_tasks`` (the tasks behind each value) when
+        the draws carry that coordinate (:func:`agentstats.posterior.predict_rerun`).
 
     Raises
     ------
@@ -218,6 +219,9 @@ def summarize_pass_k(
             if "extrapolated" in da.coords
             else np.zeros(mean.shape)
         )
+        behind = (
+            np.asarray(da.coords["n_tasks"].transpose("agent", "k"), dtype=int) if "n_tasks" in da.coords else None
+        )
         for i, agent in enumerate(da["agent"].values):
             for j, kk in enumerate(da["k"].values):
                 frames.append(
@@ -234,6 +238,7 @@ def summarize_pass_k(
                         ci_prob=ci_prob,
                         extrapolated=float(extrap[i, j]),
                     )
+                    | ({"n_tasks": int(behind[i, j])} if behind is not None else {})
                 )
     return pd.DataFrame(frames)
 
