@@ -133,7 +133,7 @@ def test_tasks_behind_every_value_are_shown_and_under_half_is_marked(zero_trials
     assert all(" 3/3 │" in r for r in posterior_rows), head
     rows = {int(ln.split("│")[2]): ln for ln in rerun_part.splitlines() if ln.strip().startswith("│ X")}
     assert " 3/3 │" in rows[4] and "left out" not in rows[4]
-    assert " 1/3 * │" in rows[6] and "2 of the tasks have n + N < 6: left out at this k" in rows[6]
+    assert " 1/3 * │" in rows[6] and "2 tasks left out at this k (n + N < 6, or no recorded trial)" in rows[6]
     assert "* under half of them: read with care" in " ".join(res.output.split())
     res = runner.invoke(app, ["fit", str(zero_trials), "--k", "4,6", "--rerun", "2", "--json"])
     payload = json.loads(res.stdout)

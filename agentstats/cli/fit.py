@@ -115,7 +115,7 @@ def _table(title: str, summary: Any) -> Table:
         if behind == 0:
             note = "k > n + N on every task: not computable"
         elif rerun and behind < suite and not note:
-            note = f"{suite - behind} of the tasks have n + N < {kk}: left out at this k"
+            note = f"{suite - behind} tasks left out at this k (n + N < {kk}, or no recorded trial)"
         mark = f" {UNDER_HALF_MARK}" if behind < suite / 2 else ""
         t.add_row(str(a), str(kk), f"{behind}/{suite}{mark}", *cells, note)
     return t
