@@ -787,6 +787,7 @@ def _regenerate_line(html: str) -> str:
     return html_module.unescape(m.group(1))
 
 
+@pytest.mark.slow  # executes the gate notebook (papermill + nbconvert): about 11 s
 def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, monkeypatch):
     """The line gave a generic `agentstats gate CANDIDATE BASELINE --config gate.yaml --report DIR`."""
     import shlex

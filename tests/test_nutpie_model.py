@@ -68,6 +68,7 @@ def _callback_logp(compiled, x: np.ndarray) -> tuple[float, np.ndarray]:
     return float(lp[0]), out
 
 
+@pytest.mark.slow  # compiles a model and samples it on two data sets: about 9 s
 def test_data_are_inputs_one_compiled_model_serves_new_data():
     """The Beta-Binomial data are shared variables: two datasets with the same cells compile to the same cached
     callbacks (one cache key), and each callback evaluates its own data's log-density (PyMC's, to rounding)."""
