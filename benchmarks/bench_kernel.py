@@ -30,14 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def cell_inputs(size: str) -> tuple[np.ndarray, ...]:
     """Kernel inputs ``eta, phi, det, c, n, log_comb`` for the cells of ``bench_scale.simulate`` at ``size``."""
-    from bench_scale import simulate
+    from bench_scale import simulate, truth
     from scipy.special import gammaln
 
     a, t, n_trials = (int(x) for x in size.split("x"))
-    counts = simulate(a, t, n_trials, seed=0)
-    rng = np.random.default_rng(0)
-    eta = 0.3 + np.repeat(rng.normal(0, 1, a), t) + np.tile(rng.normal(0, 1.5, t), a)
-    phi = np.repeat(np.exp(rng.normal(1.0, 0.7, a)), t)
+    counts = simulate(a, t, n_trials, seed=0)  # cells agent by agent, as eta and phi below
+    eta_at, phi_a = truth(a, t, np.random.default_rng(0))  # the truth simulate drew these counts from
+    eta = eta_at.ravel()
+    phi = np.repeat(phi_a, t)
     det = np.full(a * t, 0.3)
     c = counts["c"].to_numpy(np.int64)
     n = counts["n"].to_numpy(np.int64)

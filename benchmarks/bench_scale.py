@@ -48,16 +48,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "validation"))
 
 
+def truth(n_agents: int, n_tasks: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The logit cell means ``eta`` (agent, task) and per-agent concentrations ``phi`` that :func:`simulate` draws."""
+    from scipy.special import expit
+
+    alpha = rng.normal(0, 1, n_agents)
+    beta = rng.normal(0, 1.5, n_tasks)
+    rho = expit(rng.normal(-1.0, 0.7, n_agents))
+    return 0.3 + alpha[:, None] + beta[None, :], (1 - rho) / rho
+
+
 def simulate(n_agents: int, n_tasks: int, n_trials: int, seed: int = 0) -> pd.DataFrame:
     """Counts from the zero/one-inflated Beta-Binomial shape: agent and task effects, per-agent rho, 30 % det."""
     from scipy.special import expit
 
     rng = np.random.default_rng(seed)
-    alpha = rng.normal(0, 1, n_agents)
-    beta = rng.normal(0, 1.5, n_tasks)
-    rho = expit(rng.normal(-1.0, 0.7, n_agents))
-    phi = (1 - rho) / rho
-    m = expit(0.3 + alpha[:, None] + beta[None, :])
+    eta, phi = truth(n_agents, n_tasks, rng)
+    m = expit(eta)
     p = rng.beta(m * phi[:, None], (1 - m) * phi[:, None])
     det = rng.random(m.shape) < 0.3
     p = np.where(det, (rng.random(m.shape) < m).astype(float), p)
@@ -104,6 +111,7 @@ def run_one(
     posterior_pass_k(dt, ks, population="new")
     consistency(counts, dt)
     total_s = time.perf_counter() - t0
+    checks = json.loads(dt.attrs["checkpoints"])
     return dict(
         size=size,
         cells=a * t,
@@ -114,9 +122,8 @@ def run_one(
         dispersion=json.loads(dt.attrs["parameterization"]).get("dispersion", ""),
         # the stopping rule's checkpoints: draws, worst R-hat and least ESS at each (docs/models.md "Until converged")
         checkpoints="; ".join(f"{c['draws']}: {c.get('max_r_hat')} / {c.get('min_ess')}"
-                              for c in json.loads(dt.attrs["checkpoints"]) if not c.get("abandoned")),
-        abandoned="; ".join(f"{c['divergences']} div. at {c['draws']}" for c in json.loads(dt.attrs["checkpoints"])
-                            if c.get("abandoned")),
+                              for c in checks if not c.get("abandoned")),
+        abandoned="; ".join(f"{c['divergences']} div. at {c['draws']}" for c in checks if c.get("abandoned")),
         compile_s=dt.attrs.get("compile_seconds"),
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),

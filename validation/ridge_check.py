@@ -25,12 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, md_table, write_block
 from real_data_check import MODELS, fit_and_predict, load_lcb, reference, subsample
 
 from agentstats.models import prepare_counts
+from agentstats.models.registry import family_of
 from agentstats.posterior import posterior_pass_k
 
 #: Fractions of the largest ``det_share`` each draw's ``kappa`` allows.
@@ -39,13 +41,18 @@ MIN_RUNS = 10
 K = 10
 
 
-def along_ridge(post, fraction: float):
-    """A copy of the posterior with ``det_share`` and ``phi`` moved along the ridge of constant ``kappa`` (above)."""
-    det = post["det_share"]  # (chain, draw)
-    rho = 1.0 / (1.0 + post["phi"])  # (chain, draw, agent): phi = (1 - rho) / rho
-    kappa = det + (1.0 - det) * rho
-    new_det = fraction * kappa.min("agent")
-    new_rho = (kappa - new_det) / (1.0 - new_det)
+def kappa(dt) -> xr.DataArray:
+    """Per draw and agent, ``det_share + (1 - det_share) rho[a]``: the fit family's ``icc_cell``."""
+    post = dt["posterior"].to_dataset()
+    return xr.DataArray(family_of(dt).icc(post)["icc_cell"], dims=("chain", "draw", "agent"),
+                        coords={d: post[d] for d in ("chain", "draw", "agent")})
+
+
+def along_ridge(post, kap: xr.DataArray, fraction: float):
+    """A copy of the posterior with ``det_share`` and ``phi`` moved along the ridge of constant ``kappa`` ``kap``."""
+    det = post["det_share"]
+    new_det = fraction * kap.min("agent")
+    new_rho = (kap - new_det) / (1.0 - new_det)
     out = post.copy()
     out["det_share"] = new_det.transpose(*det.dims)
     out["phi"] = ((1.0 - new_rho) / new_rho).transpose(*post["phi"].dims)
@@ -71,10 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{label}: expected one det_share shared by the agents")
     table = reference(full, MIN_RUNS, np.array([K]))[["agent", "truth"]].rename(columns={"truth": "all_trials"})
     table = table.merge(out[["agent", "mean"]].rename(columns={"mean": "fitted"}), on="agent")
-    kappa = post["det_share"] + (1 - post["det_share"]) / (1 + post["phi"])
+    kap = kappa(dt)
     for f in FRACTIONS:
         moved = dt.copy()
-        moved["posterior"] = along_ridge(post, f)
+        moved["posterior"] = along_ridge(post, kap, f)
         pk = posterior_pass_k(moved, [K], include=include)["pass_hat_k"].sel(k=K).mean(("chain", "draw"))
         table = table.merge(pd.DataFrame({"agent": pk["agent"].values, f"f={f:g}": pk.values}), on="agent")
     cols = [f"f={f:g}" for f in FRACTIONS]
@@ -88,7 +95,7 @@ machine, {time.strftime('%Y-%m-%d')}).
 
 Posterior mean pass^{K} over the {int(include.sum())} cells per agent, fitted and with every draw moved along the
 ridge of constant `kappa_a` (`det_share' = f x min_a kappa_a`; the fit's own `det_share` has mean {det_mean:.3f},
-min_a kappa_a mean {float(kappa.min('agent').mean()):.3f}); `all_trials`: the unbiased value from all 10 samples:
+min_a kappa_a mean {float(kap.min('agent').mean()):.3f}); `all_trials`: the unbiased value from all 10 samples:
 
 {md_table(table)}
 

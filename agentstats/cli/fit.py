@@ -57,7 +57,7 @@ def _records(summary: Any, interval: str = "credible") -> list[dict[str, Any]]:
         if "n_tasks" in summary.columns:  # the tasks behind each value, of the input's tasks
             row["n_tasks"] = int(r["n_tasks"])
             row["n_tasks_suite"] = int(r["n_tasks_suite"])
-            row["under_half"] = bool(r["n_tasks"] < r["n_tasks_suite"] / 2)
+            row["under_half"] = bool(r["under_half"])
         if interval == "posterior predictive":  # a re-run prediction: why a value is missing
             row["note"] = RERUN_UNREACHABLE if int(r["n_tasks"]) == 0 else None
             if int(r["n_tasks"]) == 0:
@@ -99,6 +99,7 @@ def _table(title: str, summary: Any) -> Table:
     )
     extra = summary.groupby(["agent", "k"], sort=False)["extrapolated"].max()
     tasks = summary.groupby(["agent", "k"], sort=False)["n_tasks"].min()
+    under = summary.groupby(["agent", "k"], sort=False)["under_half"].any()
     suite = int(summary["n_tasks_suite"].iloc[0]) if len(summary) else 0
     rerun = bool((summary["population"] == "rerun").any())
     for (a, kk), r in wide.iterrows():
@@ -116,7 +117,7 @@ def _table(title: str, summary: Any) -> Table:
             note = "k > n + N on every task: not computable"
         elif rerun and behind < suite and not note:
             note = f"{suite - behind} tasks left out at this k (n + N < {kk}, or no recorded trial)"
-        mark = f" {UNDER_HALF_MARK}" if behind < suite / 2 else ""
+        mark = f" {UNDER_HALF_MARK}" if under[(a, kk)] else ""
         t.add_row(str(a), str(kk), f"{behind}/{suite}{mark}", *cells, note)
     return t
 
@@ -125,12 +126,13 @@ def _with_tasks(summary: Any, counts: Any) -> Any:
     """Return ``summary`` with the tasks behind each value and the input's tasks.
 
     ``n_tasks``, where absent: the agent's tasks with a recorded trial, which every posterior value averages over;
-    ``n_tasks_suite``: the tasks in the input.
+    ``n_tasks_suite``: the tasks in the input; ``under_half``: ``n_tasks`` below half of them.
     """
     if "n_tasks" not in summary.columns:
         per_agent = counts.loc[counts["n"] > 0].groupby("agent")["task_id"].nunique()
         summary = summary.assign(n_tasks=summary["agent"].map(per_agent).fillna(0).astype(int))
-    return summary.assign(n_tasks_suite=int(counts["task_id"].nunique()))
+    suite = int(counts["task_id"].nunique())
+    return summary.assign(n_tasks_suite=suite, under_half=summary["n_tasks"] < suite / 2)
 
 
 def _judge_calibration(path: Path | None, metric: str | None) -> Any:
@@ -308,7 +310,7 @@ def fit(
                 summary,
             )
         )
-        under = [t for t in (summary, rerun_summary) if t is not None and (t["n_tasks"] < t["n_tasks_suite"] / 2).any()]
+        under = [t for t in (summary, rerun_summary) if t is not None and t["under_half"].any()]
         out.print(
             "tasks: the tasks behind each value / the tasks in the input (posterior: the agent's tasks with a recorded "
             "trial; re-run: those with n + N >= k)"

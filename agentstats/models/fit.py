@@ -641,9 +641,9 @@ def fit(
         pm_model = None
     else:
         sampler_used = config.resolved_sampler()
-        if config.nutpie_kwargs and sampler_used != "nutpie":
-            raise ValueError(f"nutpie_kwargs needs the nutpie sampler; this fit would use {sampler_used!r}")
         if config.nutpie_kwargs:
+            if sampler_used != "nutpie":
+                raise ValueError(f"nutpie_kwargs needs the nutpie sampler; this fit would use {sampler_used!r}")
             _check_nutpie_kwargs(config.nutpie_kwargs)  # before compiling: a misspelt setting fails at once
         pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
         until = config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True off nutpie
