@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from agentstats.lazy import lazy_attributes
+from agentstats._util.lazy import lazy_attributes
 
 try:  # the installed distribution's version (pyproject.toml), the one place it is written
     __version__ = version("agentstats")
@@ -24,12 +24,12 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 # public name -> module that defines it
 _API: dict[str, str] = {
     # schema
-    "Trial": "agentstats.schema",
-    "Interaction": "agentstats.schema",
-    "ToolCall": "agentstats.schema",
-    "ToolSpec": "agentstats.schema",
-    "Usage": "agentstats.schema",
-    "Status": "agentstats.schema",
+    "Trial": "agentstats.records.trial",
+    "Interaction": "agentstats.records.trial",
+    "ToolCall": "agentstats.records.trial",
+    "ToolSpec": "agentstats.records.trial",
+    "Usage": "agentstats.records.trial",
+    "Status": "agentstats.records.trial",
     # loading
     "load": "agentstats.io",
     "Dataset": "agentstats.io",
@@ -39,7 +39,7 @@ _API: dict[str, str] = {
     "save_trials": "agentstats.io",
     "TrialSet": "agentstats.io",
     "TrialLoadError": "agentstats.io",
-    "to_counts": "agentstats.counts",
+    "to_counts": "agentstats.records.counts",
     "load_bfcl": "agentstats.io",
     "load_fair_forge": "agentstats.io",
     "load_fai_jsonl": "agentstats.io",
@@ -65,8 +65,8 @@ _API: dict[str, str] = {
     "paired_pass_k_table": "agentstats.estimators",
     "clopper_pearson_interval": "agentstats.estimators",
     # experiments: runs compared on their shared tasks
-    "compare_runs": "agentstats.compare",
-    "resolve_run": "agentstats.compare",
+    "compare_runs": "agentstats.compare.runs",
+    "resolve_run": "agentstats.compare.runs",
     # judge calibration
     "calibrate": "agentstats.calibration",
     "load_calibration": "agentstats.calibration",
@@ -108,11 +108,11 @@ _API: dict[str, str] = {
     "LoopResult": "agentstats.optimize",
     "load_loop_config": "agentstats.optimize",
     # summaries and reports
-    "describe_counts": "agentstats.describe",
-    "format_suite_table": "agentstats.describe",
-    "read_suite": "agentstats.describe",
-    "suggest_k": "agentstats.describe",
-    "run_report": "agentstats.report",
+    "describe_counts": "agentstats.report.describe",
+    "format_suite_table": "agentstats.report.describe",
+    "read_suite": "agentstats.report.describe",
+    "suggest_k": "agentstats.report.describe",
+    "run_report": "agentstats.report.notebook",
     # run store and live capture
     "RunStore": "agentstats.store",
     "run": "agentstats.capture",

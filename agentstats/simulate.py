@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from agentstats.schema import Status, Trial
+from agentstats.records.trial import Status, Trial
 
 __all__ = ["SimulatedRuns", "simulate_trials", "true_suite_pass_k"]
 

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from agentstats.metrics import CATALOGUE, answer, compute, get_metric, readability, safety
-from agentstats.schema import Trial
+from agentstats.records.trial import Trial
 
 GOAL = 20_000
 

@@ -12,7 +12,7 @@ import random
 import sys
 import time
 
-from agentstats.schema import ToolCall
+from agentstats.records.trial import ToolCall
 from agentstats.scoring.tools import score_tool_calls
 
 NAMES = ["search_flights", "book_hotel", "get_weather", "calculator", "lookup_user"]

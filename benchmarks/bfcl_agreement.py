@@ -14,7 +14,7 @@ import collections
 import sys
 from pathlib import Path
 
-from agentstats.io.bfcl import AST_CATEGORIES, load_bfcl, output_style
+from agentstats.io.readers.bfcl import AST_CATEGORIES, load_bfcl, output_style
 from agentstats.scoring.bfcl import bfcl_verdict
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"

@@ -1,6 +1,7 @@
 """A scripted live-capture run and the store rows it writes, with times and latencies left out.
 
-``tests/test_capture.py::test_a_scripted_run_writes_the_same_records_as_before`` compares :func:`scripted_rows` with
+``tests/capture/test_capture.py::test_a_scripted_run_writes_the_same_records_as_before`` compares :func:`scripted_rows`
+with
 ``tests/data/capture_script_rows.json``, written by the capture code of 2026-12-02 before its per-call path was
 made faster (``python tests/capture_script.py OUT.json`` writes the file again).
 """

@@ -28,7 +28,7 @@ MODELS_AGENTS = {"strong": 1.2, "mid": 0.0, "weak": -1.2}
 
 
 def _models_counts(sim):
-    """Counts per (agent, task) from simulated trials (a tiny groupby; independent of agentstats.counts)."""
+    """Counts per (agent, task) from simulated trials (a tiny groupby; independent of agentstats.records.counts)."""
     import pandas as pd
 
     df = pd.DataFrame([(t.agent, t.task_id, t.outcome()) for t in sim.trials], columns=["agent", "task_id", "o"])
@@ -51,7 +51,7 @@ def models_fit(models_sim):
     """The one real fit of the models tests: logit-normal partial pooling, default sampler, 2 x 500 draws, seeded.
 
     (The Beta-Binomial models, zoi_beta_binomial the default, have their own real fits in
-    tests/test_beta_binomial.py.)
+    tests/models/test_beta_binomial.py.)
     """
     import warnings
 

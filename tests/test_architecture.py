@@ -15,16 +15,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentstats"
 
 #: Layer of each top-level module or subpackage, bottom (0) to top. docs/architecture.md shows the same map.
 LAYERS = {
-    "schema": 0,
-    "counts": 0,
-    "markup": 0,
-    "palette": 0,
+    "_util": 0,
+    "records": 0,
+    "files": 0,
     "model_names": 0,
-    "lazy": 0,
-    "options": 0,
     "estimators": 1,
     "io": 1,
     "store": 1,
+    "llm": 1,
     "scoring": 2,
     "metrics": 2,
     "calibration": 2,
@@ -34,14 +32,11 @@ LAYERS = {
     "posterior": 4,
     "planning": 4,
     "gating": 4,
-    "describe": 5,
-    "plots": 5,
-    "report": 5,
     "optimize": 5,
     "compare": 5,
-    "tracking": 5,
-    "cli": 6,
-    "__main__": 7,
+    "report": 6,
+    "cli": 7,
+    "__main__": 8,
 }
 
 

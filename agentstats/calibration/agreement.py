@@ -277,7 +277,7 @@ def calibrate(
     ------
     ValueError
         On ``ci_prob`` outside (0, 1), a threshold for an unknown or binary metric.
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         When in-memory records are invalid.
     """
     if not 0.0 < float(ci_prob) < 1.0:

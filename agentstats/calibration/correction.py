@@ -39,9 +39,9 @@ from scipy.special import comb
 
 from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
-from agentstats.counts import validate_counts
 from agentstats.estimators._checks import MIN_N_BOOT
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
+from agentstats.records.counts import validate_counts
 
 __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "rogan_gladen"]
 

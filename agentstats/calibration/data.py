@@ -13,7 +13,7 @@ Format (JSONL, UTF-8; ``.gz`` read transparently)::
   every agreement figure, never scored as a failure. A ``gold`` label is required.
 
 :func:`load_calibration` reads every line, collects every problem with its line and field, and raises one
-:class:`agentstats.io.errors.TrialLoadError` listing them all (or skips the bad lines with ``on_error="skip"``).
+:class:`agentstats.records.problems.TrialLoadError` listing them all (or skips the bad lines with ``on_error="skip"``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 import pandas as pd
 
 from agentstats.io.detect import open_binary
-from agentstats.io.errors import OnError, Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import parse_json_line
+from agentstats.records.problems import OnError, Problem, ProblemLog, TrialLoadError
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration_frame", "load_calibration"]
 
@@ -117,7 +117,7 @@ def load_calibration(path: str | Path, on_error: OnError = "raise") -> pd.DataFr
 
     Raises
     ------
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         Listing every problem with its line and field (``on_error="raise"``), or when nothing valid is left.
     OSError
         If the file cannot be read.
@@ -151,7 +151,7 @@ def calibration_frame(items: list[dict[str, Any]] | pd.DataFrame, source: str = 
 
     Raises
     ------
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         Listing every problem (``line`` is the 0-based record index).
     """
     if isinstance(items, pd.DataFrame):

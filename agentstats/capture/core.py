@@ -12,7 +12,7 @@
   records a node invocation: inputs, outputs, the exception type if it raised (``agent_error``; the exception is
   re-raised unchanged), wall latency, and the token usage and cost of every OpenAI-compatible chat completion made
   inside it (observed on ``openai``'s ``Completions.create``; prices from
-  :data:`agentstats.scoring.judge.pricing.DEFAULT_PRICES` or ``prices=``). The function's result and exception are
+  :data:`agentstats.llm.pricing.DEFAULT_PRICES` or ``prices=``). The function's result and exception are
   never changed.
 * The outermost decorated call is one *message* of a *trial*. Ids come from fields of the state (the first mapping
   argument, or an object with these attributes): ``conversation_id`` groups the messages of one conversation into one
@@ -54,8 +54,8 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from agentstats.capture.metrics import JUDGE_METRIC, TOOL_METRIC, Metric, as_metric
-from agentstats.schema import Interaction, Status, ToolCall, Trial, Usage, outcome_of
-from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.records.trial import Interaction, Status, ToolCall, Trial, Usage, outcome_of
 from agentstats.store.db import DEFAULT_STORE, RunStore, TrialRow
 
 __all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
@@ -138,7 +138,7 @@ def _reader(state: Any) -> Callable[[str], Any]:
 
 
 class _MsgRec:
-    """A message being captured: the fields of :class:`~agentstats.schema.Interaction` that capture sets.
+    """A message being captured: the fields of :class:`~agentstats.records.trial.Interaction` that capture sets.
 
     A plain record, not a pydantic model: an outermost call makes one, and validating it would cost more than the
     rest of the capture. :meth:`as_dict` gives what ``Interaction.model_dump(exclude_defaults=True)`` gives.

@@ -52,7 +52,7 @@ def calibrate(
     from agentstats.calibration import calibrate as run_calibration
     from agentstats.calibration import load_calibration
     from agentstats.cli.common import say_skipped
-    from agentstats.io.errors import TrialLoadWarning
+    from agentstats.records.problems import TrialLoadWarning
 
     thresholds = _thresholds(threshold)
     try:

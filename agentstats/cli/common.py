@@ -23,7 +23,7 @@ import typer
 import typer.exceptions
 from rich.console import Console
 
-from agentstats.options import option_style
+from agentstats._util.options import option_style
 
 __all__ = [
     "EXIT_DIAGNOSTICS",
@@ -365,7 +365,7 @@ def say_skipped(skipped: list[Any], path: Path, limit: int = 5) -> None:
         return
     from rich.markup import escape
 
-    from agentstats.counts import plural
+    from agentstats.records.counts import plural
 
     records = {(p.line, p.unit) for p in skipped}
     console.print(

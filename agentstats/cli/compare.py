@@ -102,7 +102,7 @@ def compare(
     each run were left out. With --store, RUNS name runs of that store (agentstats import, live capture). Exit 2 for
     unreadable input or runs without a shared task; 3 with --strict when the Bayesian fit's diagnostics fail.
     """
-    from agentstats.compare import compare_runs
+    from agentstats.compare.runs import compare_runs
     from agentstats.io import TrialLoadWarning
 
     if len(runs) < 2:
@@ -110,7 +110,7 @@ def compare(
     check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
     check_output_path(report_dir, "--report", folder=True)
     if mlflow_uri is not None:
-        from agentstats.tracking import mlflow_module
+        from agentstats.compare.tracking import mlflow_module
 
         try:
             mlflow_module()
@@ -187,7 +187,7 @@ def _fmt_metric(x: Any) -> str:
 
 
 def _print(cmp: Any) -> None:
-    from agentstats.compare import METHOD_NO_SPREAD
+    from agentstats.compare.runs import METHOD_NO_SPREAD
 
     head = f"baseline (first run): {escape(cmp.baseline)}; {len(cmp.shared_tasks)} shared tasks"
     left = "; ".join(f"{escape(r)} {len(v)} of {cmp.n_tasks[r]}" for r, v in cmp.left_out.items())
@@ -243,7 +243,7 @@ def _print(cmp: Any) -> None:
 
 
 def _log_mlflow(cmp: Any, uri: str, experiment: str, html: Path | None, tmp: Path, store: Path | None) -> None:
-    from agentstats.tracking import comparison_metrics, log_to_mlflow
+    from agentstats.compare.tracking import comparison_metrics, log_to_mlflow
 
     data = tmp / "comparison.json"
     cmp.to_json(data)
@@ -263,7 +263,7 @@ def _log_mlflow(cmp: Any, uri: str, experiment: str, html: Path | None, tmp: Pat
 def _report(runs: list[Any], store: Path | None, names: list[str] | None, picked: list[str] | None,
             opts: dict[str, Any], ks: list[int] | None, seed: int, n_boot: int, bayes: bool, draws: int,
             out_dir: Path, name: str | None, kernel: str, *, announce: bool = True) -> Path:
-    from agentstats.report import (
+    from agentstats.report.notebook import (
         ReportError,
         ReportInputError,
         ReportInterrupted,

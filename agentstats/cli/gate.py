@@ -102,15 +102,15 @@ def gate(
         record["sign_off"] = kept
         if signature is not None:
             record["sign_off"].append(signature)
-        from agentstats.io.atomic import atomic_write_text
+        from agentstats.files.atomic import atomic_write_text
 
         try:
             atomic_write_text(out_path, json.dumps(record, indent=2) + "\n")
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
     if report is not None:
-        from agentstats.io.atomic import atomic_write_text
-        from agentstats.optimize.report import gate_command, run_gate_report
+        from agentstats.files.atomic import atomic_write_text
+        from agentstats.report.gate import gate_command, run_gate_report
 
         try:
             report.mkdir(parents=True, exist_ok=True)

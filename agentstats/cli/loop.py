@@ -53,8 +53,8 @@ def loop(
     69 (EX_UNAVAILABLE): a model endpoint failed after its retries or refused the key; resume later with --resume.
     130: interrupted (Ctrl-C); the run resumes too.
     """
-    from agentstats.io.errors import TrialLoadError
     from agentstats.optimize import EndpointError, LoopConfigError, LoopError, load_loop_config, optimize
+    from agentstats.records.problems import TrialLoadError
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
     check_output_path(run_dir, "--run-dir", folder=True)
@@ -75,7 +75,7 @@ def loop(
         raise fail(exc, EXIT_USAGE) from exc
     record = result.to_record()
     if report is not None:
-        from agentstats.optimize.report import loop_command, run_gate_report
+        from agentstats.report.gate import loop_command, run_gate_report
 
         try:
             paths = run_gate_report(run_dir=where, out_dir=report, name="gate", progress_bar=False,

@@ -111,7 +111,7 @@ def report(
     read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
     run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
     """
-    from agentstats.report import (
+    from agentstats.report.notebook import (
         ReportError,
         ReportInputError,
         ReportInterrupted,

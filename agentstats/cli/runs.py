@@ -173,8 +173,8 @@ def import_(
     from rich.markup import escape
 
     from agentstats.cli.common import say_skipped
-    from agentstats.counts import plural
-    from agentstats.io.errors import TrialLoadError, TrialLoadWarning
+    from agentstats.records.counts import plural
+    from agentstats.records.problems import TrialLoadError, TrialLoadWarning
     from agentstats.store import StoreError
     from agentstats.store.importing import import_file
 

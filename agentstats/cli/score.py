@@ -149,8 +149,8 @@ def score(
 
     from agentstats.cli.common import check_output_path, say_skipped
     from agentstats.io import TrialLoadWarning, load_trials, save_trials
+    from agentstats.report.scoring_tables import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring import JudgeConfigError, resolve_judge, score_trials
-    from agentstats.scoring.summary import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring.tools import read_only_tools
 
     model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "score")
@@ -354,7 +354,7 @@ def _print_metric_table(summary: Any) -> None:
 
 def _print_json(result: Any, summ: dict[str, Any], breakdown: Any, readings: Any,
                 metric_summary: Any = None) -> None:
-    from agentstats.scoring.summary import judge_summary
+    from agentstats.report.scoring_tables import judge_summary
 
     payload = {
         "summary": {k: clean(v) for k, v in summ.items()},
@@ -373,7 +373,7 @@ def _print_tables(input: Path, result: Any, summ: dict[str, Any], breakdown: Any
                   tool_threshold: float) -> None:
     from rich.markup import escape
 
-    from agentstats.scoring.summary import judge_summary
+    from agentstats.report.scoring_tables import judge_summary
 
     t = Table(title=f"{escape(input.name)}: scoring summary ({escape(result.judge)})")
     t.add_column("item")

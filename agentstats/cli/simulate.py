@@ -30,8 +30,8 @@ def simulate(
     Writes simulated_trials.jsonl in the current folder unless --out says otherwise; an existing file is
     replaced only with --force.
     """
+    from agentstats.files.atomic import atomic_write_text
     from agentstats.io import save_trials
-    from agentstats.io.atomic import atomic_write_text
     from agentstats.simulate import simulate_trials
 
     check_output_path(out_path, "--out", make_parents=True)

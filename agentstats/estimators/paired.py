@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from agentstats.counts import validate_counts
 from agentstats.estimators._checks import check_ci, check_k_list, check_n_boot, resolve_random_seed
 from agentstats.estimators.intervals import (
     METHOD_BOOTSTRAP,
@@ -43,6 +42,7 @@ from agentstats.estimators.intervals import (
 )
 from agentstats.estimators.suite import k_groups, resample_rng
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
+from agentstats.records.counts import validate_counts
 
 __all__ = ["PAIRED_COLUMNS", "paired_pass_k", "paired_pass_k_table"]
 

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.counts import validate_counts
 from agentstats.estimators._checks import check_ci, check_k_list, check_n_boot, resolve_random_seed
 from agentstats.estimators.intervals import (
     METHOD_BOOTSTRAP,
@@ -42,6 +41,7 @@ from agentstats.estimators.intervals import (
     percentile_interval,
 )
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
+from agentstats.records.counts import validate_counts
 
 __all__ = ["SUITE_COLUMNS", "excluded_tasks", "suite_pass_k"]
 

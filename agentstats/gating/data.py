@@ -13,7 +13,7 @@ default 0, 1, ... in file order per example and metric), ``risk_level`` (string)
 ``cost_usd``, ``latency_s`` (numbers >= 0). An example's ``risk_level`` and ``tags`` must agree on all its lines;
 usage given on several lines of one trial must agree.
 
-Every problem is collected with file, line and field (:class:`agentstats.io.errors.TrialLoadError`).
+Every problem is collected with file, line and field (:class:`agentstats.records.problems.TrialLoadError`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from agentstats.gating.config import EFFICIENCY_FIELDS
-from agentstats.io.errors import Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import iter_jsonl
+from agentstats.records.problems import Problem, ProblemLog, TrialLoadError
 
 __all__ = ["ScoreSet", "load_scores", "pair_ids"]
 
@@ -152,7 +152,7 @@ def load_scores(src: str | os.PathLike | pd.DataFrame | Iterable[Mapping[str, An
 
     Raises
     ------
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         Listing every problem with its line (or row) and field.
     OSError
         When the file cannot be read.

@@ -395,7 +395,7 @@ def gate(
 
     Raises
     ------
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         For malformed score files (every problem located).
     agentstats.gating.config.GateConfigError, pydantic.ValidationError
         For an invalid configuration.
@@ -662,7 +662,7 @@ def _judge_errors(cfg: GateConfig, cand: ScoreSet, base: ScoreSet) -> tuple[dict
     if jc is None:
         return {}, None
     from agentstats.calibration import calibrate, load_calibration
-    from agentstats.io.errors import TrialLoadError
+    from agentstats.records.problems import TrialLoadError
 
     path = Path(jc.path)
     try:

@@ -6,19 +6,19 @@ manifest). Formats and options are described in ``docs/data-format.md``.
 """
 
 # importers that register extra formats with register_format (load_trials(format="fair_forge" | "fai_jsonl" | "bfcl"))
-from agentstats.io import bfcl as _bfcl  # noqa: F401
-from agentstats.io import fair_forge as _fair_forge  # noqa: F401
-from agentstats.io import inspect_log as _inspect_log  # noqa: F401
-from agentstats.io import otel as _otel  # noqa: F401
-from agentstats.io import tau2 as _tau2  # noqa: F401
 from agentstats.io.agents import AgentSelection
-from agentstats.io.bfcl import load_bfcl
 from agentstats.io.detect import FORMATS, detect_format
-from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
-from agentstats.io.fair_forge import load_fai_jsonl, load_fair_forge
 from agentstats.io.jsonl import save_trials
 from agentstats.io.loaders import Dataset, TrialSet, load, load_counts, load_counts_any, load_trials, register_format
-from agentstats.io.tau_bench import agent_from_filename
+from agentstats.io.readers import bfcl as _bfcl  # noqa: F401
+from agentstats.io.readers import fair_forge as _fair_forge  # noqa: F401
+from agentstats.io.readers import inspect_log as _inspect_log  # noqa: F401
+from agentstats.io.readers import otel as _otel  # noqa: F401
+from agentstats.io.readers import tau2 as _tau2  # noqa: F401
+from agentstats.io.readers.bfcl import load_bfcl
+from agentstats.io.readers.fair_forge import load_fai_jsonl, load_fair_forge
+from agentstats.io.readers.tau_bench import agent_from_filename
+from agentstats.records.problems import Problem, TrialLoadError, TrialLoadWarning
 
 __all__ = [
     "FORMATS",

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from agentstats.options import option_name
+from agentstats._util.options import option_name
 
 __all__ = ["AgentSelection"]
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
 
-from agentstats.options import option_name
+from agentstats._util.options import option_name
 
 __all__ = [
     "FORMATS",
@@ -391,7 +391,7 @@ def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
 
 
 def _run_col_options() -> str:
-    """Name the run-table column options as the caller knows them (:func:`agentstats.options.option_name`)."""
+    """Name the run-table column options as the caller knows them (:func:`agentstats._util.options.option_name`)."""
     return ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
 
 

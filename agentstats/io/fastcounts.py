@@ -5,7 +5,7 @@ tens of microseconds per line and about a kilobyte per trial. When only the coun
 needed and every line holds nothing but the flat trial fields (``agent, task_id, trial, status, success,
 reward, judge_missing``, plus ``usage`` with its four documented members and ``risk_level``), pyarrow's
 multi-threaded JSON reader parses the file into typed columns and the checks of
-:class:`~agentstats.schema.Trial` run vectorized.
+:class:`~agentstats.records.trial.Trial` run vectorized.
 
 This path *decides* only clean files: at the first sign of anything else (another field, a type pyarrow does
 not read exactly as pydantic would, a value the trial rules refuse, a duplicate key, a contradiction, an
@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.counts import counts_from_codes
 from agentstats.io.agents import AgentSelection
 from agentstats.io.detect import open_binary
-from agentstats.schema import REWARD_TOL, Status
+from agentstats.records.counts import counts_from_codes
+from agentstats.records.trial import REWARD_TOL, Status
 
 __all__ = ["jsonl_counts"]
 
@@ -150,7 +150,7 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
     Returns
     -------
     pandas.DataFrame or None
-        As :func:`agentstats.counts.to_counts` (with ``attrs["gaps"]``), or ``None`` (see the module
+        As :func:`agentstats.records.counts.to_counts` (with ``attrs["gaps"]``), or ``None`` (see the module
         docstring). The file is read in blocks: memory is the agent and task names plus about ten bytes per
         trial (some 50 MB for a million lines), not the file.
 

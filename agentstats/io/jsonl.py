@@ -1,6 +1,6 @@
-"""The project's own trial records: JSONL (one :class:`~agentstats.schema.Trial` per line) or a JSON array.
+"""The project's own trial records: JSONL (one :class:`~agentstats.records.trial.Trial` per line) or a JSON array.
 
-The record format is documented in ``docs/data-format.md`` and by :class:`agentstats.schema.Trial`.
+The record format is documented in ``docs/data-format.md`` and by :class:`agentstats.records.trial.Trial`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from agentstats.counts import _unscored_message, counts_from_codes
+from agentstats.files.atomic import atomic_write
+from agentstats.files.manifest import HashingWriter, write_manifest
 from agentstats.io.agents import AgentSelection
-from agentstats.io.atomic import atomic_write
 from agentstats.io.detect import open_binary, open_text
-from agentstats.io.errors import ProblemLog, json_error_text
-from agentstats.io.manifest import HashingWriter, write_manifest
-from agentstats.schema import REWARD_TOL, Trial, outcome_field_hints
+from agentstats.records.counts import _unscored_message, counts_from_codes
+from agentstats.records.problems import ProblemLog, json_error_text
+from agentstats.records.trial import REWARD_TOL, Trial, outcome_field_hints
 
 __all__ = [
     "TrialTally",
@@ -340,7 +340,7 @@ def outcome_conflict(t: Trial) -> str | None:
     """Say why a trial's ``success`` contradicts its ``reward``, or return ``None`` when they agree.
 
     A contradiction is ``success: true`` with reward 0, or ``success: false`` with reward 1 (each within
-    :data:`agentstats.schema.REWARD_TOL`). A partial reward (strictly between 0 and 1) contradicts nothing: it
+    :data:`agentstats.records.trial.REWARD_TOL`). A partial reward (strictly between 0 and 1) contradicts nothing: it
     is a separate metric. Trials written by :func:`agentstats.scoring.score_trials` (marked ``scoring_source``)
     hold the scored ``success`` beside the benchmark's ``reward`` on purpose and are not checked.
     """
@@ -366,7 +366,7 @@ def count_jsonl_trials(
 ) -> pd.DataFrame:
     """Count the project's JSONL per (agent, task), record by record, keeping no trial in memory.
 
-    Same checks and problems as :func:`read_jsonl_trials` followed by :func:`agentstats.counts.to_counts`;
+    Same checks and problems as :func:`read_jsonl_trials` followed by :func:`agentstats.records.counts.to_counts`;
     ``log.finish()`` is called (raise or warn per its policy) and its problems are in ``attrs["skipped"]``.
     """
     tally = TrialTally(log, unit="line")
@@ -389,7 +389,7 @@ def save_trials(trials: Iterable[Trial], path: str | os.PathLike) -> Path:
     written file returns equal :class:`Trial` objects. The file is written atomically: to a temporary file
     in the same directory, renamed over ``path`` only when complete (an interrupted or failed write leaves
     the previous file as it was). A manifest ``<path>.manifest.json`` (record count, size, SHA-256;
-    :mod:`agentstats.io.manifest`) is written beside it, so a reader can tell the complete file from a
+    :mod:`agentstats.files.manifest`) is written beside it, so a reader can tell the complete file from a
     truncated copy.
 
     Parameters

@@ -17,9 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.counts import counts_frame, plural, to_counts
+from agentstats._util.markup import md_code, md_text
+from agentstats._util.options import option_name
+from agentstats.files.manifest import check_manifest
 from agentstats.io.agents import AgentSelection
-from agentstats.io.counts import read_counts_table, read_table
 from agentstats.io.detect import (
     _ALIASES,
     FORMATS,
@@ -31,14 +32,13 @@ from agentstats.io.detect import (
     register_detector,
     source_name,
 )
-from agentstats.io.errors import OnError, Problem, ProblemLog, TrialLoadError
 from agentstats.io.jsonl import read_json_trials, read_jsonl_trials
-from agentstats.io.manifest import check_manifest
-from agentstats.io.metr import read_runs, runs_from_table_rows, table_records
-from agentstats.io.tau_bench import read_tau_bench
-from agentstats.markup import md_code, md_text
-from agentstats.options import option_name
-from agentstats.schema import Trial
+from agentstats.io.readers.counts import read_counts_table, read_table
+from agentstats.io.readers.metr import read_runs, runs_from_table_rows, table_records
+from agentstats.io.readers.tau_bench import read_tau_bench
+from agentstats.records.counts import counts_frame, plural, to_counts
+from agentstats.records.problems import OnError, Problem, ProblemLog, TrialLoadError
+from agentstats.records.trial import Trial
 
 __all__ = [
     "Dataset",
@@ -73,7 +73,7 @@ def register_format(
         Format name, e.g. ``"bfcl"``.
     reader : callable
         ``reader(path, log, **options) -> list[Trial]``; ``log`` is a
-        :class:`agentstats.io.errors.ProblemLog` to which the reader adds every problem (location, field,
+        :class:`agentstats.records.problems.ProblemLog` to which the reader adds every problem (location, field,
         message) instead of raising (:func:`agentstats.io.jsonl.build_trials` validates records and rejects
         duplicate keys); ``options`` are the extra keyword arguments given to :func:`load_trials`, with
         ``agent`` when given.
@@ -94,7 +94,7 @@ def register_format(
 
 
 class TrialSet(list):
-    """A list of :class:`~agentstats.schema.Trial` with where it came from and what was skipped.
+    """A list of :class:`~agentstats.records.trial.Trial` with where it came from and what was skipped.
 
     Attributes
     ----------
@@ -133,7 +133,7 @@ class TrialSet(list):
         return len({(p.line, p.unit) for p in self.skipped})
 
     def to_counts(self) -> pd.DataFrame:
-        """:func:`agentstats.counts.to_counts` of these trials."""
+        """:func:`agentstats.records.counts.to_counts` of these trials."""
         return to_counts(self)
 
     def __repr__(self) -> str:
@@ -206,7 +206,7 @@ def load_trials(
     Returns
     -------
     TrialSet
-        A list of :class:`~agentstats.schema.Trial` in file order, with ``.source``, ``.format`` and
+        A list of :class:`~agentstats.records.trial.Trial` in file order, with ``.source``, ``.format`` and
         ``.skipped``.
 
     Raises
@@ -220,7 +220,7 @@ def load_trials(
         do not apply to the format, or an ``agents`` entry that matches no agent.
     TrialLoadError
         Also, whatever ``on_error``, for a file written by :func:`save_trials` that no longer matches its
-        manifest (truncated or changed; :mod:`agentstats.io.manifest`); and with ``on_error="skip"`` when every
+        manifest (truncated or changed; :mod:`agentstats.files.manifest`); and with ``on_error="skip"`` when every
         record has a problem ("no usable records left after skipping N records", listing them).
     FileNotFoundError
         When ``path`` does not exist.
@@ -425,7 +425,8 @@ class Dataset:
     trials : TrialSet or None
         Per-trial records; ``None`` when the input was a counts table.
     counts : pandas.DataFrame or None
-        Columns ``agent, task_id, n, c, n_missing`` (see :func:`agentstats.counts.to_counts`); ``None`` when some
+        Columns ``agent, task_id, n, c, n_missing`` (see :func:`agentstats.records.counts.to_counts`); ``None`` when
+        some
         trials have no outcome yet (no ``success``/``reward``): score them first with
         :func:`agentstats.scoring.score_trials`.
     source, format : str
@@ -449,7 +450,8 @@ class Dataset:
         """One Markdown paragraph: source, format, size, skipped records.
 
         Files are named without their directory (a shared report should not show where it was made). Every string
-        from the data (file name, format, a skipped record's problem) is escaped (:func:`agentstats.markup.md_text`),
+        from the data (file name, format, a skipped record's problem) is escaped
+        (:func:`agentstats._util.markup.md_text`),
         so the paragraph renders as text whatever the input holds.
         """
         c = self.counts
@@ -495,7 +497,7 @@ def load(path: PathOrFrame, format: str = "auto", *, on_error: OnError = "raise"
     Raises
     ------
     TrialLoadError, ValueError
-        As the underlying loader, and :func:`agentstats.counts.to_counts` for unscored trials.
+        As the underlying loader, and :func:`agentstats.records.counts.to_counts` for unscored trials.
     """
     _check_complete(path, source_name(path))
     run_cols = {k: options.get(k) for k in ("agent_col", "task_col", "success_col")}
@@ -541,7 +543,7 @@ def load_counts_any(
     Returns
     -------
     pandas.DataFrame
-        As :func:`agentstats.counts.to_counts`, with ``attrs`` ``source``, ``format``, ``skipped``.
+        As :func:`agentstats.records.counts.to_counts`, with ``attrs`` ``source``, ``format``, ``skipped``.
 
     Raises
     ------

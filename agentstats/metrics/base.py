@@ -14,13 +14,13 @@ depend on the level (:data:`DEFAULT_FIELDS`) and any of them can be renamed per 
 or per call (``compute(..., fields=...)``):
 
 ``interaction``
-    one :class:`agentstats.schema.Interaction` (``query``, ``answer``, ``context``, ``expected_answer``, and any
+    one :class:`agentstats.records.trial.Interaction` (``query``, ``answer``, ``context``, ``expected_answer``, and any
     extra field such as ``retrieved_contexts`` or ``usage``);
 ``node``
     one entry of an interaction's extra field ``nodes`` (a list of objects, one per node of the agent's graph:
     ``name``, ``input``, ``output``, ``context``, ``expected``, ``usage`` ...);
 ``trial``
-    one :class:`agentstats.schema.Trial`; answer fields are those of its last interaction with an answer (the
+    one :class:`agentstats.records.trial.Trial`; answer fields are those of its last interaction with an answer (the
     final answer), usage is the trial's ``usage`` (or the sum over its interactions when every one has it).
 """
 

@@ -15,7 +15,7 @@ import pandas as pd
 from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
 from agentstats.metrics.usage import BadValue, checked_number
-from agentstats.schema import Interaction, Trial
+from agentstats.records.trial import Interaction, Trial
 
 __all__ = ["COLUMNS", "MetricInputError", "compute", "records", "trial_view"]
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from agentstats.llm.transport import is_loopback
 from agentstats.metrics.base import Score, not_applicable
 from agentstats.scoring.judge.base import JudgeConfigError
-from agentstats.scoring.judge.transport import is_loopback
 
 __all__ = ["EmbeddingClient", "embedding_relevance", "embedding_similarity"]
 

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentstats.llm.transport import is_loopback
 from agentstats.metrics.base import Score, not_applicable
 from agentstats.scoring.judge.base import JudgeConfigError
-from agentstats.scoring.judge.transport import is_loopback
 
 __all__ = ["GuardianClassifier", "guardian_method", "parse_guardian_output"]
 

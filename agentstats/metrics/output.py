@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.io.atomic import atomic_write_bytes, atomic_write_text
+from agentstats.files.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["metric_counts", "summarize_frame", "write_metrics"]
 
@@ -131,7 +131,7 @@ def metric_counts(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``agent, task_id, n, c, n_missing`` (the counts schema of :mod:`agentstats.counts`): ``n`` trials with a
+        ``agent, task_id, n, c, n_missing`` (the counts schema of :mod:`agentstats.records.counts`): ``n`` trials with a
         verdict, ``c`` of them passing, ``n_missing`` without one.
 
     Raises

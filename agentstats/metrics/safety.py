@@ -136,10 +136,10 @@ _TRIGGERS: dict[str, tuple[str, str, tuple[int, int] | None, int | None]] = {
 }
 
 
-#: What the phone pre-check's proof was run on (``tests/test_metrics.py::test_pii_shortest_phone_numbers``, which
-#: repeats it): for Presidio's default regions at leniency VALID (1) with this ``phonenumbers`` release, every number
-#: its matcher finds holds at least five digits, except the four-digit German numbers ``164x``, ``168x`` and
-#: ``169x``; nothing shorter is found, with or without a leading "+". Found by trying every string of one to four
+#: What the phone pre-check's proof was run on (``tests/metrics/test_metrics.py::test_pii_shortest_phone_numbers``,
+#: which repeats it): for Presidio's default regions at leniency VALID (1) with this ``phonenumbers`` release,
+#: every number its matcher finds holds at least five digits, except the four-digit German numbers ``164x``, ``168x``
+#: and ``169x``; nothing shorter is found, with or without a leading "+". Found by trying every string of one to four
 #: digits, bare and after "+", in every region (the digits of a number decide it: punctuation between them is
 #: dropped by the parser, and the text around a candidate can only reject it).
 _PHONE_PROOF: dict[str, Any] = {"phonenumbers": "9.0.43", "regions": ("US", "UK", "DE", "FE", "IL", "IN", "CA", "BR"),
@@ -487,7 +487,7 @@ def _run_phone(rec: Any, text: str) -> list[tuple[str, int, int, float]]:
     regions' runs are made by :func:`_shared_matcher`'s matcher, once per :func:`_region_key`, sharing ``parse`` and
     validation, each stopped (or not started) when nothing it can still find lies outside a span found
     (:func:`_inside_found`); the matches the run without a region found before its stop are every region's. Tested
-    equal to ``analyze`` (``tests/test_metrics.py``).
+    equal to ``analyze`` (``tests/metrics/test_metrics.py``).
     """
     import phonenumbers
 
@@ -548,7 +548,7 @@ def _region_free_matcher() -> Any:
     candidate the run stops with :class:`_RegionDependent`. Run without a region (``region=None``, as
     :func:`_run_phone` does), a candidate that gives a match was parsed without a region, which is what
     :func:`_same_in_every_region` asks, so only the others are asked about. Tested against
-    ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    ``PhoneRecognizer.analyze`` (``tests/metrics/test_metrics.py``).
     """
     import phonenumbers
     from phonenumbers import phonenumbermatcher
@@ -600,7 +600,7 @@ def _region_key(region: Any) -> Any:
     region`` (never equal to a region ``region_code_for_country_code`` returns, as for ``None``); after the region
     check, a number starting with "+" either gets a calling code or fails, so the branch that reads
     ``metadata.country_code`` is never reached (phonenumbers 9.0.43). So ``parse(c, region)`` is ``parse(c, None)``
-    for every ``c``, and so is the matcher's run (tested, ``tests/test_metrics.py``).
+    for every ``c``, and so is the matcher's run (tested, ``tests/metrics/test_metrics.py``).
     """
     import phonenumbers
     from phonenumbers.phonemetadata import PhoneMetadata
@@ -666,7 +666,7 @@ def _shared_matcher() -> Any:
     :class:`_Covered` when :func:`_inside_found` says nothing it can still find, this candidate's matches included, lies
     outside a span of ``spans`` (the spans found so far, which the caller keeps up to date): the rest of the run could
     not change :func:`_run_phone`'s result. ``None`` with another phonenumbers release: every region is run as before.
-    Tested against ``PhoneRecognizer.analyze`` (``tests/test_metrics.py``).
+    Tested against ``PhoneRecognizer.analyze`` (``tests/metrics/test_metrics.py``).
     """
     import phonenumbers
     from phonenumbers import phonenumbermatcher as pm

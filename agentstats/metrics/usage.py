@@ -13,7 +13,7 @@ Where each value is read (role ``usage`` is the record's ``usage`` object; the o
 ``cost``
     ``usage.cost_usd`` (or the record's ``cost_usd``) when recorded; else ``(input_tokens * in + output_tokens * out)
     / 1e6`` from the price table (US dollars per 1M tokens) for the record's ``model`` (``usage.model`` or
-    ``model``), :data:`agentstats.scoring.judge.pricing.DEFAULT_PRICES` unless ``params["prices"]`` overrides it.
+    ``model``), :data:`agentstats.llm.pricing.DEFAULT_PRICES` unless ``params["prices"]`` overrides it.
 
 At trial level a trial without ``usage`` gets the sum over its interactions when every interaction has the value
 (:mod:`agentstats.metrics.compute`). A value that is not recorded is not applicable, never 0. A negative or
@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.metrics.base import Score, field_value, not_applicable
-from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 
 __all__ = ["BadValue", "checked_number", "cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
 

@@ -25,7 +25,7 @@ zero for the model without inflation), outputs the log-pmf per cell and the thre
 numba kernel in every backend that PyTensor compiles to C or Python (``perform``) and inside numba-compiled graphs
 (nutpie, :func:`numba_funcify`); :func:`register_jax` adds a vectorized JAX form for the numpyro sampler. Tested
 against :func:`agentstats.models.beta_binomial.beta_binomial_logpmf` (scipy's ``betabinom``) and against finite
-differences, on both paths (``tests/test_bb_kernel.py``).
+differences, on both paths (``tests/models/test_bb_kernel.py``).
 """
 
 from __future__ import annotations

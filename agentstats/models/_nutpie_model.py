@@ -18,7 +18,8 @@ from nutpie's user-data record (addresses and shapes, ``nutpie.compile_pymc.make
 ``_make_c_expand_func``, the same return codes) with plain loops instead of numpy's array functions, whose numba
 implementations would otherwise be compiled again in every process too. The functions, initial points, shapes, dims
 and coordinates come from nutpie's own helpers, so nuts-rs sees the same model and, for a seed, makes the same draws
-(tested: ``tests/test_nutpie_model.py``). Measured (docs/benchmarks.md, "Scale"): at 10,000 cells 2-4 s from model
+(tested: ``tests/models/test_nutpie_model.py``). Measured (docs/benchmarks.md, "Scale"): at 10,000 cells 2-4 s from
+model
 to sampler for a graph compiled before, at 240 cells 3.6 s for new data with the same cells (was 9.4-11.8 s in the
 same minutes, when the counts were constants of the graph), against 15-17 s at 10,000 cells for
 ``nutpie.compile_pymc_model`` every time. Graphs PyTensor cannot cache, and nutpie versions without these helpers,
@@ -161,7 +162,7 @@ def compile_nutpie(model: pm.Model) -> Any:
     # No fast-math: with it, LLVM reassociates and contracts differently depending on what it sees in one unit, so
     # code just compiled and the same code loaded from the cache differed in the gradient's last bit, and a fit's
     # 2,500 iterations turned that into visibly different chains (an LCB subset: max R-hat 1.0102 against 1.0065).
-    # Without it, both agree to the bit (tests/test_nutpie_model.py), for about 15 % more time per gradient (0.70
+    # Without it, both agree to the bit (tests/models/test_nutpie_model.py), for about 15 % more time per gradient (0.70
     # against 0.62 ms at 10,000 cells, benchmarks/bench_fastmath.py): same seed, same numbers.
     with config.change_flags(numba__fastmath=False):
         return _compile(model)

@@ -1,7 +1,7 @@
 """Counts as dense (agent, task) arrays: the data every model family is built on and read back from a fit.
 
 Input: a counts table with columns ``agent, task_id, n, c`` (``n_missing`` optional and ignored), one row per
-(agent, task) cell, ``n`` the non-missing trials and ``c`` the successes (:func:`agentstats.counts.to_counts`).
+(agent, task) cell, ``n`` the non-missing trials and ``c`` the successes (:func:`agentstats.records.counts.to_counts`).
 The likelihood of every model is on the counts, the sufficient statistics of exchangeable Bernoulli trials within
 a cell, so cost grows with cells, not trials.
 """
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from agentstats.counts import validate_counts
+from agentstats.records.counts import validate_counts
 
 __all__ = ["CountsData", "counts_dataset", "counts_hash", "prepare_counts", "stored_counts", "stored_data"]
 
@@ -107,7 +107,8 @@ def prepare_counts(counts: pd.DataFrame | CountsData) -> CountsData:
     TypeError
         If ``counts`` is not a DataFrame.
     ValueError
-        If the table is empty or fails :func:`agentstats.counts.validate_counts` (a missing column, a count that is
+        If the table is empty or fails :func:`agentstats.records.counts.validate_counts` (a missing column, a count
+        that is
         not a non-negative integer, ``c > n``, a cell twice); the message names the row, agent, task and field.
     """
     if isinstance(counts, CountsData):

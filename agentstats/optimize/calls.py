@@ -4,7 +4,7 @@ Every call goes through :meth:`Caller.chat`:
 
 1. Its cache key (model, call kind and prompt id, messages, temperature, token cap, response schema, and the tool
    specs offered, when any) is looked up in
-   the run's on-disk cache (:class:`agentstats.scoring.judge.cache.JudgeCache`, one SQLite file in the run
+   the run's on-disk cache (:class:`agentstats.llm.cache.JudgeCache`, one SQLite file in the run
    folder): a cached call is answered from disk and costs nothing, so a resumed run never pays twice for a call
    that completed. An identical call already in flight in the same batch is waited for, not sent again.
 2. Otherwise a conservative cost estimate is *reserved* against the budget before the request is sent
@@ -15,8 +15,8 @@ Every call goes through :meth:`Caller.chat`:
    estimate bounds the real usage (the completion cap makes the completion part a hard bound).
 3. The request is sent with bounded concurrency (one ``asyncio.Semaphore`` per batch) and retried with exponential
    backoff and full jitter on timeouts, connection errors, HTTP 429 and 5xx, honouring ``Retry-After``
-   (``tenacity``, with the judge's error classification :func:`agentstats.scoring.judge.transport.classify`).
-4. The actual cost (token usage x the price table, :func:`agentstats.scoring.judge.pricing.cost_usd`) replaces the
+   (``tenacity``, with the judge's error classification :func:`agentstats.llm.transport.classify`).
+4. The actual cost (token usage x the price table, :func:`agentstats.llm.pricing.cost_usd`) replaces the
    reservation and the reply is written to the cache at once, with its cost.
 
 The money spent by a run is the sum of the costs stored in its cache (:meth:`Budget.from_cache`), so it survives a
@@ -41,10 +41,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentstats.llm.cache import JudgeCache, cache_key
+from agentstats.llm.pricing import cost_usd
+from agentstats.llm.transport import AUTH_KINDS, classify, clip, is_loopback, retry_after_s, unwrap
 from agentstats.optimize.config import Endpoint
-from agentstats.scoring.judge.cache import JudgeCache, cache_key
-from agentstats.scoring.judge.pricing import cost_usd
-from agentstats.scoring.judge.transport import AUTH_KINDS, classify, clip, is_loopback, retry_after_s, unwrap
 
 __all__ = ["Budget", "BudgetExhausted", "CallError", "CallResult", "Caller", "WallTimeExceeded"]
 
@@ -476,7 +476,7 @@ def _reply_tool_calls(message: Any) -> list[dict[str, Any]]:
     """Return the tool calls of a chat reply's message as ``{id, name, arguments}`` (arguments: the raw JSON string).
 
     Nothing is decoded here: the caller records what the model sent, and an argument string that is not JSON is
-    scored as a malformed call (:class:`agentstats.schema.ToolCall`), not refused.
+    scored as a malformed call (:class:`agentstats.records.trial.ToolCall`), not refused.
     """
     out = []
     for tc in getattr(message, "tool_calls", None) or []:

@@ -199,7 +199,7 @@ class ToolCallSettings(_Strict):
     def _tools(cls, v: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
         if v is None:
             return v
-        from agentstats.schema import ToolSpec
+        from agentstats.records.trial import ToolSpec
 
         names = [ToolSpec.model_validate(t).name for t in v]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -365,7 +365,7 @@ class LoopConfig(_Strict):
 
     def price_table(self) -> dict[str, tuple[float, float]]:
         """Return the default price table with this config's ``prices`` over it."""
-        from agentstats.scoring.judge.pricing import DEFAULT_PRICES
+        from agentstats.llm.pricing import DEFAULT_PRICES
 
         return {**DEFAULT_PRICES, **{k: (float(a), float(b)) for k, (a, b) in self.prices.items()}}
 

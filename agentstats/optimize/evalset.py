@@ -5,7 +5,7 @@ being alternatives), ``context`` (string, list of strings, or any JSON value, sh
 text), ``tags`` (list of strings) and ``risk_level`` (string) are optional; other fields are kept in ``extra``.
 Two of them are checked because the tool-call scorer and the built-in agent read them: ``expected_tool_calls`` (a
 list of ``{name, arguments}`` or OpenAI-format calls) and ``tools`` (a list of tool specs with distinct names).
-Every problem is collected with file, line and field (:class:`agentstats.io.errors.TrialLoadError`).
+Every problem is collected with file, line and field (:class:`agentstats.records.problems.TrialLoadError`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentstats.io.errors import ProblemLog, TrialLoadError
 from agentstats.io.jsonl import iter_jsonl
+from agentstats.records.problems import ProblemLog, TrialLoadError
 
 __all__ = ["Example", "load_eval_set"]
 
@@ -75,7 +75,7 @@ def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
     """
     from pydantic import ValidationError
 
-    from agentstats.schema import ToolCall, ToolSpec
+    from agentstats.records.trial import ToolCall, ToolSpec
 
     for name, model in (("expected_tool_calls", ToolCall), ("tools", ToolSpec)):
         if name not in rec:
@@ -113,7 +113,7 @@ def load_eval_set(path: str | os.PathLike) -> list[Example]:
 
     Raises
     ------
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         Listing every problem (file, line, field): malformed JSON, a missing or mistyped field, a repeated id, an
         empty file.
     OSError

@@ -51,17 +51,17 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agentstats.files.atomic import append_line, atomic_write_text
 from agentstats.gating.data import ScoreSet, load_scores
 from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
 from agentstats.gating.posterior import difference_draws
-from agentstats.io.atomic import append_line, atomic_write_text
+from agentstats.llm.cache import JudgeCache
+from agentstats.llm.transport import run_coro
 from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, ToolCallSettings, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.prompts import JUDGE_PROMPTS, REVISION, Revision
 from agentstats.optimize.storing import LoopStore
-from agentstats.scoring.judge.cache import JudgeCache
-from agentstats.scoring.judge.transport import run_coro
 from agentstats.scoring.judge.verdicts import Verdict
 
 __all__ = ["LOG_NAME", "IterationResult", "LoopError", "LoopResult", "optimize", "policy_triggers", "prompt_diff"]
@@ -527,7 +527,7 @@ class _Runner:
         return outputs
 
     def _call_user_agent(self, ex: Example, prompt: str) -> dict[str, Any]:
-        from agentstats.scoring.judge.cache import cache_key
+        from agentstats.llm.cache import cache_key
 
         assert self.agent is not None
         name = getattr(self.agent, "__qualname__", type(self.agent).__name__)
@@ -892,7 +892,7 @@ def _tool_calls(value: Any, ex_id: str) -> list[dict[str, Any]]:
     """
     from pydantic import ValidationError
 
-    from agentstats.schema import ToolCall
+    from agentstats.records.trial import ToolCall
 
     if not isinstance(value, (list, tuple)):
         raise LoopError(f"the agent callable returned tool_calls that are not a list for example {ex_id!r}")
@@ -1008,7 +1008,7 @@ def optimize(
     LoopError
         A call failed after every retry (generation or optimizer), a refused key, an optimizer that returned no
         prompt, or a run folder holding a different run (or a run at all without ``resume``).
-    agentstats.io.errors.TrialLoadError
+    agentstats.records.problems.TrialLoadError
         A malformed eval set or baseline (every problem located).
     agentstats.optimize.config.LoopConfigError, pydantic.ValidationError
         An invalid configuration.
@@ -1044,7 +1044,7 @@ def optimize(
         raise ValueError("optimize: no optimizer: pass an optimizer callable, or configure optimizer or judge")
     prices = cfg.price_table()
     if cfg.gate.max_total_cost_usd is not None:
-        from agentstats.scoring.judge.pricing import cost_usd
+        from agentstats.llm.pricing import cost_usd
 
         models = [ep.model for ep in (None if agent is not None else cfg.agent, cfg.judge,
                                       None if optimizer is not None else cfg.optimizer_endpoint()) if ep]

@@ -19,7 +19,7 @@ made) is written to the run store (:class:`agentstats.store.RunStore`) in one tr
 
 The baseline's scores file is written once as ``<prefix>/baseline`` (trials built the same way, without
 interactions), so ``agentstats.load_trials(store, run="<prefix>/iter-002")`` and
-:func:`agentstats.compare.compare_runs` compare an iteration with the baseline (or with another iteration) on
+:func:`agentstats.compare.runs.compare_runs` compare an iteration with the baseline (or with another iteration) on
 the shared examples: pass@1 of the reward rule, and every metric from ``meta["metrics"]``.
 
 Idempotent: an iteration whose run is already in the store is not written again, so a resumed loop (which
@@ -39,7 +39,7 @@ from agentstats.gating.config import GateConfig
 from agentstats.gating.data import ScoreSet
 from agentstats.gating.decision import GateDecision
 from agentstats.optimize.evalset import Example
-from agentstats.schema import Trial
+from agentstats.records.trial import Trial
 
 __all__ = ["LoopStore", "weighted_example_score"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentstats.lazy import lazy_attributes
+from agentstats._util.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from agentstats.posterior.consistency import consistency, task_effects

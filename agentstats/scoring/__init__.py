@@ -4,8 +4,8 @@ Deterministic parts: :mod:`agentstats.scoring.tools` (tool-call correctness, rea
 checks), :mod:`agentstats.scoring.schema_check` (JSON-Schema validation of calls), :mod:`agentstats.scoring.answers`
 (answer matchers), :mod:`agentstats.scoring.bfcl` (BFCL's verdict reproduced); the judges
 (:mod:`agentstats.scoring.judge`) with their cache and versioned prompts; outcomes per trial through the one
-outcome rule of :meth:`agentstats.schema.Trial.outcome` (:mod:`agentstats.scoring.outcomes`); report tables
-(:mod:`agentstats.scoring.summary`).
+outcome rule of :meth:`agentstats.records.trial.Trial.outcome` (:mod:`agentstats.scoring.outcomes`); report tables
+(:mod:`agentstats.report.scoring_tables`).
 """
 
 from agentstats.scoring.answers import AnswerMatch, match_answer

@@ -1,13 +1,14 @@
 """BFCL's verdict, reproduced: the ``bfcl`` preset of the deterministic tool scorer.
 
-Trials come from :func:`agentstats.io.bfcl.load_bfcl` (or ``load_trials(root, format="bfcl")``); the agreement of
+Trials come from :func:`agentstats.io.readers.bfcl.load_bfcl` (or ``load_trials(root, format="bfcl")``); the agreement
+of
 :func:`bfcl_verdict` with BFCL's own verdicts on 71 models is measured by ``benchmarks/bfcl_agreement.py`` and
 reported in ``docs/scoring.md`` ("BFCL agreement").
 """
 
 from __future__ import annotations
 
-from agentstats.schema import Trial
+from agentstats.records.trial import Trial
 from agentstats.scoring.tools import ToolScore, bfcl_options, score_tool_calls
 
 __all__ = ["BFCL_OPTIONS", "BFCL_WEIGHTS", "bfcl_verdict"]

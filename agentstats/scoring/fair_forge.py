@@ -41,7 +41,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentstats.schema import Trial
+from agentstats.records.trial import Trial
 from agentstats.scoring.outcomes import ScoringResult, score_trials
 
 __all__ = ["AgenticMetricView", "ToolCorrectnessView", "fair_forge_frame", "fair_forge_view"]

@@ -15,7 +15,7 @@
    the derived outcome wins, and the benchmark is the fallback for trials the scorer could not decide.
 
 Steps 1 and 4 are not repeated here: scoring writes its result into the trial (``success``, ``judge_missing``)
-and the outcome is read back with :meth:`agentstats.schema.Trial.outcome`, the one outcome rule of the project.
+and the outcome is read back with :meth:`agentstats.records.trial.Trial.outcome`, the one outcome rule of the project.
 
 Why missing, not failure, when the judge fails
 ----------------------------------------------
@@ -23,11 +23,11 @@ A ``judge_missing`` verdict carries no information about the agent: it records a
 model that could not produce valid output. Counting it as a failure (what Fair Forge does, scoring 0.0 on any
 judge exception) biases pass@k and pass^k downwards by an amount that depends on the judge provider's load,
 not on the agent, and a retry-heavy day would look like a regression. Counting it as a success is the mirror
-bias. Dropping the trial from ``n`` (``n_missing`` in :func:`agentstats.counts.to_counts`) keeps the
+bias. Dropping the trial from ``n`` (``n_missing`` in :func:`agentstats.records.counts.to_counts`) keeps the
 estimators unbiased as long as judge failures are unrelated to the answer (missing completely at random), and
 the report shows how many there were, so a user can see when that assumption is strained (a judge that
 always times out on long answers). The same rule as for ``infra_error`` trials, for the same reason. The
-trial's ``judge_missing`` flag carries this to :meth:`agentstats.schema.Trial.outcome`.
+trial's ``judge_missing`` flag carries this to :meth:`agentstats.records.trial.Trial.outcome`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from agentstats.schema import Interaction, Outcome, Status, Trial
+from agentstats.records.trial import Interaction, Outcome, Status, Trial
 from agentstats.scoring.judge import (
     AnswerItem,
     Judge,
@@ -63,7 +63,7 @@ class ScoringError(RuntimeError):
     """Scoring produced something inconsistent: a bug, never bad input.
 
     Examples: a judge that returned the wrong number of verdicts, or an outcome that
-    :meth:`agentstats.schema.Trial.outcome` reads back differently from the one scoring decided.
+    :meth:`agentstats.records.trial.Trial.outcome` reads back differently from the one scoring decided.
     """
 
 
@@ -76,7 +76,7 @@ class ScoringResult:
     trials : list of Trial
         Copies of the input trials with ``success`` set from the derived outcome (or ``judge_missing=True``)
         where the derived outcome is used; unchanged where the benchmark stays authoritative. Pass straight to
-        :func:`agentstats.counts.to_counts`.
+        :func:`agentstats.records.counts.to_counts`.
     interaction_scores : pandas.DataFrame
         One row per interaction of every trial (columns listed in :func:`score_trials`).
     outcomes : pandas.DataFrame
@@ -222,7 +222,7 @@ def score_trials(
     """Score answers and tool calls of each trial and set each trial's outcome.
 
     Three passes: answers (one judge batch), tool calls (deterministic), then one outcome per trial, written into
-    the trial and read back with :meth:`agentstats.schema.Trial.outcome`.
+    the trial and read back with :meth:`agentstats.records.trial.Trial.outcome`.
 
     Parameters
     ----------
@@ -271,7 +271,7 @@ def score_trials(
     Raises
     ------
     TypeError
-        When an element is not a :class:`~agentstats.schema.Trial`.
+        When an element is not a :class:`~agentstats.records.trial.Trial`.
     ValueError
         For thresholds outside [0, 1], an unknown judge name or LLM tool metric, or a judge without tool
         metrics asked for them.

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentstats.schema import ToolCall, ToolSpec
+from agentstats.records.trial import ToolCall, ToolSpec
 
 __all__ = ["SchemaError", "SchemaErrorKind", "normalize_schema", "openai_tools", "validate_tool_calls"]
 

@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.counts import counts_frame, counts_from_codes, grid_gaps
-from agentstats.io.atomic import atomic_path
+from agentstats.files.atomic import atomic_path
 from agentstats.io.detect import held_store, hold_store, is_duckdb_file, release_store
-from agentstats.io.errors import Problem, TrialLoadError, TrialLoadWarning
-from agentstats.schema import Trial
+from agentstats.records.counts import counts_frame, counts_from_codes, grid_gaps
+from agentstats.records.problems import Problem, TrialLoadError, TrialLoadWarning
+from agentstats.records.trial import Trial
 from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = [
@@ -99,7 +99,7 @@ def is_store_file(path: Any) -> bool:
 def _in_context(ctx: contextvars.Context, items: Iterator[Any]) -> Iterator[Any]:
     """Yield from ``items`` with each step run in ``ctx`` (whichever thread asks for the next item).
 
-    Context variables (:func:`agentstats.options.option_style`) are per thread: a generator that another
+    Context variables (:func:`agentstats._util.options.option_style`) are per thread: a generator that another
     library's thread drives (DuckDB reading a :class:`pyarrow.RecordBatchReader`) would see their defaults.
     """
     try:
@@ -472,7 +472,7 @@ class RunStore:
         ----------
         trials : iterable of Trial or dict
             Streamed in batches of ``batch_size`` (memory bounded by one batch); dicts are validated as
-            :class:`~agentstats.schema.Trial`. An importer yields trials in the project's schema here.
+            :class:`~agentstats.records.trial.Trial`. An importer yields trials in the project's schema here.
         run : str
             Name of the new run.
         source : str, optional
@@ -914,7 +914,7 @@ class RunStore:
     # ------------------------------------------------------------------ reading
 
     def iter_trials(self, run: str, *, batch_size: int = BATCH) -> Iterator[Trial]:
-        """Yield the run's trials in the order they were written, as :class:`~agentstats.schema.Trial`."""
+        """Yield the run's trials in the order they were written, as :class:`~agentstats.records.trial.Trial`."""
         rid = self.run_id(run)
         cur = self.con.cursor()
         try:
@@ -931,7 +931,7 @@ class RunStore:
         return list(self.iter_trials(run))
 
     def counts(self, run: str) -> pd.DataFrame:
-        """Count a run per (agent, task) in SQL: the table :func:`agentstats.counts.to_counts` gives.
+        """Count a run per (agent, task) in SQL: the table :func:`agentstats.records.counts.to_counts` gives.
 
         Returns
         -------
@@ -950,7 +950,7 @@ class RunStore:
             [rid],
         ).fetchall()
         if unscored:
-            from agentstats.counts import _unscored_message
+            from agentstats.records.counts import _unscored_message
 
             n = self.con.execute(
                 "SELECT count(*) FROM trials WHERE run_id = ? AND outcome IS NULL", [rid]
@@ -981,7 +981,7 @@ class RunStore:
         return out
 
     def _counts_with_gaps(self, rid: int) -> pd.DataFrame:
-        """Count from every trial's codes (:func:`agentstats.counts.counts_from_codes`), listing the grid's gaps."""
+        """Count from every trial's codes (:func:`agentstats.records.counts.counts_from_codes`) and the grid gaps."""
         # codes by first appearance (as to_counts), outcome codes 0 failure, 1 success, 2 missing
         arrays = self.con.execute(
             """WITH t AS (SELECT seq, agent, task_id, trial, outcome FROM trials WHERE run_id = ?),

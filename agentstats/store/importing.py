@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agentstats.io.detect import detect_format, normalize_format, source_name
-from agentstats.io.errors import OnError, Problem, ProblemLog
 from agentstats.io.jsonl import _accept, iter_jsonl_trials
-from agentstats.schema import Trial
+from agentstats.records.problems import OnError, Problem, ProblemLog
+from agentstats.records.trial import Trial
 from agentstats.store.db import ImportResult, RunStore, file_sha256
 
 __all__ = ["import_file"]
@@ -69,7 +69,7 @@ def import_file(
     -------
     ImportResult
         ``unchanged`` when this same file (same SHA-256) is already the run ``run``; ``skipped``: the bad records
-        left out with ``on_error="skip"`` (a :class:`~agentstats.io.errors.TrialLoadWarning` counts them too).
+        left out with ``on_error="skip"`` (a :class:`~agentstats.records.problems.TrialLoadWarning` counts them too).
 
     Raises
     ------

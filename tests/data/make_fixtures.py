@@ -1,7 +1,7 @@
 """Derive the small real-data fixtures in this folder from ``../shared/data`` (run by hand when the data change).
 
 The published-number tests read these fixtures, so they also run where ``../shared/data`` is absent;
-``tests/test_fixtures.py`` checks that they still equal what this script derives when the data are present.
+``tests/io/test_fixtures.py`` checks that they still equal what this script derives when the data are present.
 
 * ``tau_bench_gpt4o_airline_counts.csv``: tau-bench, gpt-4o on airline (50 tasks x 4 trials); success is
   ``reward`` within 1e-6 of 1 (tau-bench's rule). Source: ``tau-bench-historical/gpt-4o-airline.json.gz``.

@@ -11,16 +11,18 @@ The package, by seam:
 :mod:`~agentstats.scoring.judge.verdicts`
     what a judge returns (:class:`JudgeVerdict`, :class:`JudgeStats`), what the model must return
     (:class:`Verdict` and its tool-metric forms) and the items to judge;
-:mod:`~agentstats.scoring.judge.transport`
+:mod:`~agentstats.llm.transport`
     error classification, ``Retry-After``, loopback detection, event loops;
-:mod:`~agentstats.scoring.judge.cache`
+:mod:`~agentstats.llm.cache`
     the on-disk verdict cache with claims on work in flight;
 :mod:`~agentstats.scoring.judge.prompts`
     versioned prompts;
-:mod:`~agentstats.scoring.judge.pricing`
+:mod:`~agentstats.llm.pricing`
     cost per call from a price table.
 """
 
+from agentstats.llm.cache import JudgeCache, cache_key, canonical_json
+from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.scoring.judge.base import (
     DeterministicJudge,
     Judge,
@@ -28,9 +30,7 @@ from agentstats.scoring.judge.base import (
     JudgeConfigError,
     ProgressFn,
 )
-from agentstats.scoring.judge.cache import JudgeCache, cache_key, canonical_json
 from agentstats.scoring.judge.llm import OpenAIJudge
-from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.scoring.judge.prompts import PROMPTS, PromptTemplate
 from agentstats.scoring.judge.resolve import resolve_judge
 from agentstats.scoring.judge.verdicts import (

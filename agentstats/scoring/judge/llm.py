@@ -20,7 +20,7 @@ verdict but a configuration error, raised after the first request (:class:`Judge
 cannot be reached stops the batch (the circuit breaker of :class:`OpenAIJudge`).
 
 Judge calls run concurrently under an ``asyncio.Semaphore`` (``concurrency``), and every successful verdict is
-written to an on-disk cache (:class:`~agentstats.scoring.judge.cache.JudgeCache`) the moment it arrives, keyed by
+written to an on-disk cache (:class:`~agentstats.llm.cache.JudgeCache`) the moment it arrives, keyed by
 (model, prompt id, response schema, temperature, mode, inputs): a rerun costs no calls and a run killed halfway
 resumes where it stopped. Identical requests within one batch are sent once, and requests another process has
 in flight on the same cache are waited for, not sent again (cache claims).
@@ -43,11 +43,11 @@ from typing import Any, Literal
 
 import instructor
 
+from agentstats.llm.cache import ClaimState, JudgeCache, cache_key
+from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.llm.transport import AUTH_KINDS, classify, clip, is_loopback, retry_after_s, run_coro, unwrap
 from agentstats.scoring.judge.base import Judge, JudgeAuthError, JudgeConfigError, ProgressFn
-from agentstats.scoring.judge.cache import ClaimState, JudgeCache, cache_key
-from agentstats.scoring.judge.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.scoring.judge.prompts import PROMPTS, PromptTemplate
-from agentstats.scoring.judge.transport import AUTH_KINDS, classify, clip, is_loopback, retry_after_s, run_coro, unwrap
 from agentstats.scoring.judge.verdicts import (
     RESPONSE_MODELS,
     AnswerItem,
@@ -147,7 +147,7 @@ class OpenAIJudge(Judge):
     jitter_seed : int, optional
         Seed of the backoff jitter's random generator (reproducible waits in tests).
     claim_lease_s : float
-        Lease of the cache claims on requests in flight (see :class:`~agentstats.scoring.judge.cache.JudgeCache`):
+        Lease of the cache claims on requests in flight (see :class:`~agentstats.llm.cache.JudgeCache`):
         another process treats a claim as abandoned when its heartbeat is older than this.
     claim_poll_s : float
         How often a process waiting for another's verdicts looks for them (seconds).

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from agentstats.schema import ToolCall, ToolSpec
-from agentstats.scoring.judge.cache import canonical_json
+from agentstats.llm.cache import canonical_json
+from agentstats.records.trial import ToolCall, ToolSpec
 
 __all__ = [
     "RESPONSE_MODELS",
@@ -175,7 +175,7 @@ class JudgeStats:
 
     ``requested`` verdicts = ``cache_hits`` + ``deduplicated`` + ``computed``; ``computed`` = ``ok_live`` +
     ``missing``. ``cache_hits`` include ``shared``: verdicts another process computed while this one waited for
-    its claim (see :class:`agentstats.scoring.judge.cache.JudgeCache`). ``missing_by_kind`` counts the missing
+    its claim (see :class:`agentstats.llm.cache.JudgeCache`). ``missing_by_kind`` counts the missing
     verdicts by error kind, ``not_sent`` being those never asked for (the endpoint was unreachable). Tokens and
     cost cover live requests only (cached verdicts cost nothing now).
     """

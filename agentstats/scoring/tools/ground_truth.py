@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agentstats.schema import ToolCall, ToolSpec, Trial
+from agentstats.records.trial import ToolCall, ToolSpec, Trial
 from agentstats.scoring.schema_check import SchemaError, SchemaErrorKind, validate_tool_calls
 from agentstats.scoring.tools.markers import AnyOf, canonical_arguments, expected_arguments
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentstats.schema import ToolCall
+from agentstats.records.trial import ToolCall
 
 __all__ = [
     "AnyOf",
@@ -164,6 +164,6 @@ def from_possible_answer(params: Mapping[str, Any], *, required: Iterable[str] =
     dict
         ``{param: AnyOf(values, optional=...)}``.
     """
-    from agentstats.io.bfcl import possible_answer_markers
+    from agentstats.io.readers.bfcl import possible_answer_markers
 
     return {k: from_marker(v) for k, v in possible_answer_markers(params, required=required).items()}

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from agentstats.schema import ToolCall
+from agentstats.records.trial import ToolCall
 from agentstats.scoring.tools.markers import AnyOf
 from agentstats.scoring.tools.matching import ArgMatchOptions, bfcl_type_ok, match
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agentstats.schema import ToolSpec, Trial
+from agentstats.records.trial import ToolSpec, Trial
 
 __all__ = [
     "TAU_BENCH_AIRLINE_READ_ONLY",

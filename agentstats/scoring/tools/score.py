@@ -49,7 +49,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentstats.schema import ToolCall, ToolSpec, Trial
+from agentstats.records.trial import ToolCall, ToolSpec, Trial
 from agentstats.scoring.tools.ground_truth import GroundTruthError, check_expected_calls
 from agentstats.scoring.tools.markers import expected_arguments, to_json
 from agentstats.scoring.tools.matching import DEFAULT_OPTIONS, ArgMatchOptions

@@ -8,7 +8,7 @@ Arguments the call has beyond those keys do not count. Values are compared exact
 no string normalization, JSON held in strings compared as text).
 
 :func:`tau2_action_matches` reproduces that label for every expected action of a trial read by
-:mod:`agentstats.io.tau2` with :func:`~agentstats.scoring.tools.score.score_tool_calls` and
+:mod:`agentstats.io.readers.tau2` with :func:`~agentstats.scoring.tools.score.score_tool_calls` and
 :data:`TAU2_OPTIONS`: the actions the agent was expected to make (``requestor: "assistant"``) against the
 agent's calls, and the simulated user's expected actions (``requestor: "user"``) against the user's own calls.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentstats.schema import ToolCall, Trial
+from agentstats.records.trial import ToolCall, Trial
 from agentstats.scoring.tools.matching import ArgMatchOptions
 from agentstats.scoring.tools.score import score_tool_calls
 
@@ -74,7 +74,7 @@ def tau2_action_matches(trial: Trial) -> list[ActionMatch]:
     Parameters
     ----------
     trial : Trial
-        Read by :mod:`agentstats.io.tau2`: ``expected_tool_calls`` (assistant actions, with ``compare_args``),
+        Read by :mod:`agentstats.io.readers.tau2`: ``expected_tool_calls`` (assistant actions, with ``compare_args``),
         ``meta["expected_user_tool_calls"]``, the interactions' ``tool_calls`` and ``user_tool_calls``, and
         tau2's labels in ``meta["action_checks"]``.
 

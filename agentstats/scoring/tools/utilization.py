@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentstats.schema import ToolCall
+from agentstats.records.trial import ToolCall
 from agentstats.scoring.tools.matching import try_json
 
 __all__ = ["result_utilization"]

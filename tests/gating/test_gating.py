@@ -1,0 +1,451 @@
+"""Release gate: posteriors against closed forms, hand-computable decisions, located config and input errors.
+
+Oracles: the Beta CDF (a binary metric's mean with one trial per example is Beta(1 + c, 1 + n - c)); the paired
+difference of a binary metric is ``p10 - p01`` of Dirichlet(n00, n01 + 1, n10 + 1, n11), whose
+tail probability is a one-dimensional integral over Beta marginals (aggregation and stick-breaking properties of
+the Dirichlet), computed here with ``scipy.integrate.quad``, independently of the gate's Monte Carlo.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import agentstats
+from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config, load_scores
+from agentstats.gating.posterior import difference_draws, examples_to_decide, mean_draws, ratio_draws
+from agentstats.records.problems import TrialLoadError
+
+
+def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, **extra) -> list[dict]:
+    """Wide records: ``values[metric][i]`` for example ``q{i}``."""
+    n = len(next(iter(values.values())))
+    out = []
+    for i in range(n):
+        r = {"id": f"q{i}", "scores": {m: v[i] for m, v in values.items()}}
+        if risk is not None:
+            r["risk_level"] = risk[i]
+        for k, v in extra.items():
+            r[k] = v[i]
+        out.append(r)
+    return out
+
+
+def p_diff_below(n00: int, n01: int, n10: int, n11: int, tol: float, a: float = 1.0) -> float:
+    """P(p10 - p01 < -tol) under Dirichlet(n00, n01 + a, n10 + a, n11), by quadrature.
+
+    p01 ~ Beta(a01, rest); given p01, p10 / (1 - p01) ~ Beta(a10, a00 + a11).
+    """
+    a00, a01, a10, a11 = n00, n01 + a, n10 + a, n11
+    f01 = stats.beta(a01, a00 + a10 + a11)
+    cond = stats.beta(a10, a00 + a11)
+
+    def integrand(p01: float) -> float:
+        return f01.pdf(p01) * cond.cdf((p01 - tol) / (1 - p01))
+
+    val, _ = integrate.quad(integrand, tol, 1, limit=200)
+    return val
+
+
+# ---- posteriors ------------------------------------------------------------------------------------------
+
+
+def test_mean_draws_of_binary_values_are_the_conjugate_beta():
+    y = np.array([1] * 7 + [0] * 3, dtype=float)
+    d = mean_draws(y, 2.0, 40_000, np.random.default_rng(1))
+    beta = stats.beta(8, 4)
+    assert d.mean() == pytest.approx(beta.mean(), abs=0.003)
+    assert d.std() == pytest.approx(beta.std(), abs=0.003)
+    assert stats.kstest(d[:4000], beta.cdf).pvalue > 0.001
+
+
+def test_difference_draws_margins_and_paired_mean():
+    # pairs (y, x): n00=2, n01=3, n10=6, n11=9
+    y = np.array([0] * 2 + [0] * 3 + [1] * 6 + [1] * 9, dtype=float)
+    x = np.array([0] * 2 + [1] * 3 + [0] * 6 + [1] * 9, dtype=float)
+    my, mx, d = difference_draws(y, x, 2.0, 40_000, np.random.default_rng(2))
+    assert my.mean() == pytest.approx(16 / 22, abs=0.003)  # Beta(1 + 15, 1 + 5)
+    assert mx.mean() == pytest.approx(13 / 22, abs=0.003)  # Beta(1 + 12, 1 + 8)
+    assert d.mean() == pytest.approx((7 - 4) / 22, abs=0.003)
+    assert (d < -0.05).mean() == pytest.approx(p_diff_below(2, 3, 6, 9, 0.05), abs=0.004)
+
+
+def test_continuous_mean_is_the_bayesian_bootstrap_with_prior_atoms():
+    # Dirichlet(1,1,1, 1, 1) over atoms (0.2, 0.5, 0.9, 0, 1): mean = (0.2 + 0.5 + 0.9 + 1) / 5
+    d = mean_draws(np.array([0.2, 0.5, 0.9]), 2.0, 40_000, np.random.default_rng(3))
+    assert d.mean() == pytest.approx(2.6 / 5, abs=0.003)
+    atoms = np.array([0.2, 0.5, 0.9, 0.0, 1.0])
+    # Var of sum w_i v_i under Dirichlet(1,..,1) with K = 5 components: (E[v^2] - E[v]^2) / (K + 1)
+    assert d.var() == pytest.approx(((atoms**2).mean() - atoms.mean() ** 2) / 6, rel=0.03)
+
+
+def test_ratio_draws_and_sample_size_formula():
+    r = ratio_draws(np.array([2.0, 4.0]), np.array([1.0, 2.0]), 1000, np.random.default_rng(0))
+    assert np.allclose(r, 2.0)
+    z = stats.norm.ppf(0.95)
+    assert examples_to_decide(10, 0.6, 0.1, 0.5, 0.95) == math.ceil(10 * (z * 0.1 / 0.1) ** 2 - 10)
+    assert examples_to_decide(10, 0.5, 0.1, 0.5, 0.95) is None
+    assert examples_to_decide(100, 0.9, 0.01, 0.5, 0.95) == 1  # already decided: at least one
+
+
+# ---- hand-computable decisions ------------------------------------------------------------------------------
+
+
+def test_all_pass():
+    n = 50
+    cand = rows({"acc": [1] * n})
+    base = rows({"acc": [1] * n})
+    d = gate(cand, base, {"thresholds": {"acc": 0.85}})
+    assert d.decision == "PASS"
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    assert thr.probability == pytest.approx(1 - 0.85**51, abs=1e-12)  # Beta(51, 1): CDF x^51
+    reg = next(c for c in d.checks if c.kind == "regression")
+    assert reg.probability == pytest.approx(p_diff_below(0, 0, 0, n, 0.05), abs=0.006)
+    assert reg.probability <= 0.05
+    assert not d.triggers
+    assert d.to_record()["decision"] == "PASS"
+
+
+def test_regression_in_high_risk_only_is_found_while_the_overall_mean_is_flat():
+    # high (20): baseline passes all, candidate 10 -> n11 = 10, n01 = 10; low (80): baseline 60, candidate 70
+    # (n11 = 60, n10 = 10, n00 = 10). Overall 80 / 100 both: flat.
+    high_c, high_b = [1] * 10 + [0] * 10, [1] * 20
+    low_c, low_b = [1] * 60 + [1] * 10 + [0] * 10, [1] * 60 + [0] * 10 + [0] * 10
+    risk = ["high"] * 20 + ["low"] * 80
+    cand = rows({"acc": high_c + low_c}, risk)
+    base = rows({"acc": high_b + low_b}, risk)
+    d = gate(cand, base, {"regression_tolerance": 0.05})
+    overall = next(m for m in d.metrics if m.stratum == "all")
+    assert overall.candidate_paired["mean"] == pytest.approx(overall.baseline["mean"], abs=0.01)
+    assert overall.difference["mean"] == pytest.approx(0.0, abs=0.005)  # E[p10 - p01] = (11 - 11) / 102
+    high = next(c for c in d.checks if c.kind == "regression" and c.stratum == "risk_level=high")
+    assert high.probability == pytest.approx(p_diff_below(0, 10, 0, 10, 0.05), abs=0.005)
+    assert high.state == "failed"
+    assert d.decision == "FAIL"
+    assert any("risk_level=high" in r for r in d.reasons)
+    # the published point-score rule (baseline - candidate > tolerance on the overall mean) sees nothing
+    assert not (np.mean(high_b + low_b) - np.mean(high_c + low_c) > 0.05)
+
+
+def test_undecided_with_five_examples_retries_with_a_sample_size():
+    cand = rows({"acc": [1, 1, 1, 1, 0]})
+    base = rows({"acc": [1, 1, 1, 1, 0]})
+    d = gate(cand, base, {"thresholds": {"acc": 0.7}, "regression_tolerance": 0.1})
+    assert d.decision == "RETRY"
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    # Beta(5, 2): CDF 6 x^5 - 5 x^6
+    assert thr.probability == pytest.approx(1 - (6 * 0.7**5 - 5 * 0.7**6), abs=1e-12)
+    assert thr.state == "undecided"
+    mean, sd = 5 / 7, math.sqrt(5 * 2 / (7**2 * 8))
+    z = stats.norm.ppf(0.95)
+    assert thr.more_examples == math.ceil(5 * (z * sd / (mean - 0.7)) ** 2 - 5)
+    assert any("acc" in r and "more examples" in r for r in d.reasons)
+    assert all(c.state != "failed" for c in d.checks)
+
+
+def test_threshold_one_means_no_failure():
+    d = gate(rows({"fmt": [1] * 50 + [0]}), rows({"fmt": [1] * 51}), {"thresholds": {"fmt": 1.0}})
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    assert (thr.failures, thr.state) == (1, "failed")
+    assert d.decision == "FAIL"
+    d = gate(rows({"fmt": [1] * 5}), rows({"fmt": [1] * 5}), {"thresholds": {"fmt": 1.0}, "regression_tolerance": 0.5})
+    assert next(c for c in d.checks if c.kind == "threshold").state == "met"
+
+
+def test_threshold_one_counts_failures_and_gives_no_probability():
+    # 30 examples x 3 trials, every value 1: the mean's posterior (prior mass on 0 and 1) sits below 1, so a
+    # "P(mean >= 1) = 1.000" would contradict its interval; the check counts failures instead
+    cand = [{"id": i, "trial": t, "metric": "fmt", "value": 1} for i in range(30) for t in range(3)]
+    base = [{"id": i, "trial": t, "metric": "fmt", "value": int(i % 5 != 0)} for i in range(30) for t in range(3)]
+    d = gate(cand, base, {"thresholds": {"fmt": 1.0}})
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    (m,) = [m for m in d.metrics if m.stratum == "all"]
+    assert m.candidate["ci_high"] < 1.0  # the interval that "1.000" contradicted
+    assert thr.state == "met" and thr.failures == 0 and math.isnan(thr.probability)
+    assert m.p_meets_threshold is None and m.n_failures == 0
+    assert thr.describe() == "fmt: no failure allowed (threshold 1): no failure observed on 30 examples: met"
+    rec = json.loads(json.dumps(d.to_record()))
+    (rc,) = [c for c in rec["checks"] if c["kind"] == "threshold"]
+    assert rc["probability"] is None and rc["failures"] == 0 and rc["state"] == "met"
+    assert rec["metrics"][0]["p_meets_threshold"] is None and rec["metrics"][0]["n_failures"] == 0
+    # one trial of one example below 1 makes that example's value 2/3: one failure of 30
+    cand[4]["value"] = 0
+    d = gate(cand, base, {"thresholds": {"fmt": 1.0}})
+    thr = next(c for c in d.checks if c.kind == "threshold")
+    assert (thr.state, thr.failures) == ("failed", 1)
+    assert d.decision == "FAIL"
+    assert "fmt: no failure allowed (threshold 1): 1 of 30 examples below 1: failed" in d.reasons
+    assert [m.n_failures for m in d.metrics if m.stratum == "all"] == [1]
+
+
+def test_risk_level_override_checks_its_threshold_on_its_examples():
+    risk = ["high"] * 10 + ["low"] * 40
+    vals = [0] * 10 + [1] * 40
+    cfg = {"thresholds": {"acc": 0.5}, "risk_levels": {"high": {"thresholds": {"acc": 0.9}}}}
+    d = gate(rows({"acc": vals}, risk), rows({"acc": vals}, risk), cfg)
+    high = next(c for c in d.checks if c.kind == "threshold" and c.stratum == "risk_level=high")
+    assert high.probability == pytest.approx(stats.beta(1, 11).sf(0.9), abs=1e-12)
+    assert high.state == "failed" and d.decision == "FAIL"
+
+
+def test_continuous_scores_and_repeated_trials():
+    # two trials per example: the example's value is their mean
+    recs = []
+    for i in range(100):
+        for t in range(2):
+            recs.append({"id": f"q{i}", "trial": t, "metric": "g", "value": 0.9 if t == 0 else 1.0})
+    d = gate(recs, recs, {"thresholds": {"g": 0.8}})
+    m = next(m for m in d.metrics if m.stratum == "all")
+    assert m.trials == 2 and not m.binary
+    # atoms: 100 x 0.95, prior 1 x 0 and 1 x 1 -> mean (95 + 1) / 102
+    assert m.candidate["mean"] == pytest.approx(96 / 102, abs=0.002)
+    assert d.decision == "PASS"
+
+
+def test_efficiency_regression_on_relative_tolerance():
+    n = 100
+    cand = rows({"acc": [1] * n}, tokens=[150] * n)
+    base = rows({"acc": [1] * n}, tokens=[100] * n)
+    d = gate(cand, base, {"efficiency": {"tokens": 0.2}})
+    eff = next(c for c in d.checks if c.kind == "efficiency")
+    assert eff.state == "failed" and d.decision == "FAIL"
+    assert d.efficiency[0]["ratio"]["mean"] == pytest.approx(1.5)
+    d = gate(cand, base, {"efficiency": {"tokens": 0.6}})
+    assert d.decision == "PASS"
+
+
+def test_unpaired_ids_are_reported_and_count_for_thresholds_only():
+    cand = rows({"acc": [1] * 12})
+    base = rows({"acc": [1] * 10})
+    base.append({"id": "only-base", "scores": {"acc": 1}})
+    d = gate(cand, base, {"thresholds": {"acc": 0.5}, "regression_tolerance": 0.2})
+    assert d.pairing == {"n_paired": 10, "only_candidate": ["q10", "q11"], "only_baseline": ["only-base"]}
+    m = next(m for m in d.metrics if m.stratum == "all")
+    assert (m.n_candidate, m.n_paired) == (12, 10)
+
+
+# ---- triggers ----------------------------------------------------------------------------------------------
+
+
+def test_triggers_fire_with_their_evidence():
+    n = 60
+    better = [1] * 50 + [0] * 10
+    worse_base = [1] * 60
+    worse_cand = [1] * 45 + [0] * 15
+    cand = rows(
+        {"relevance": better, "safety": [1] * n, "refusal": [1] * 30 + [0] * 30, "ground": [None] * 10 + [1] * 50},
+        tags=[["regulated"]] + [[]] * (n - 1),
+    )
+    base = rows({"relevance": [0] * 30 + [1] * 30, "safety": worse_base, "refusal": [0] * n, "ground": [1] * n})
+    cand_w = rows({"relevance": better, "safety": worse_cand})
+    base_w = rows({"relevance": [0] * 30 + [1] * 30, "safety": worse_base})
+    d = gate(cand_w, base_w, {"critical": ["safety"]})
+    kinds = {t.kind: t for t in d.triggers}
+    assert "improved_while_critical_worse" in kinds
+    assert "relevance" in kinds["improved_while_critical_worse"].evidence["improved"]
+    # safety up together with refusals: the refusal trigger; a regulated example; 10 of 60 verdicts missing
+    base[0]["scores"]["safety"] = 0
+    base[1]["scores"]["safety"] = 0
+    base[2]["scores"]["safety"] = 0
+    base[3]["scores"]["safety"] = 0
+    d = gate(cand, base, GateConfig(review={"probability": 0.75}))
+    kinds = {t.kind: t for t in d.triggers}
+    assert kinds["sensitive_tags"].evidence["examples"] == {"regulated": ["q0"]}
+    assert kinds["judge_missing"].evidence == {"metric": "ground", "missing": 10, "total": 60}
+    ground = next(m for m in d.metrics if m.metric == "ground" and m.stratum == "all")
+    assert (ground.n_missing, ground.n_candidate) == (10, 50)
+    assert "refusals_up_with_safety" in kinds
+    assert d.review_required and d.to_record()["review_required"]
+
+
+# ---- config -------------------------------------------------------------------------------------------------
+
+
+def test_config_errors_name_file_field_and_line(tmp_path):
+    p = tmp_path / "gate.yaml"
+    p.write_text("thresholds:\n  acc: 0.9\n  safety: 1.3\ndecision:\n  pass_probability: 0.4\nmax_iteratons: 3\n")
+    with pytest.raises(GateConfigError) as err:
+        load_gate_config(p)
+    msg = str(err.value)
+    assert f"{p}, line 3, field 'thresholds.safety'" in msg
+    assert f"{p}, line 5, field 'decision.pass_probability'" in msg
+    assert f"{p}, line 6, field 'max_iteratons': unknown setting" in msg
+    assert len(err.value.problems) == 3
+
+
+def test_config_json_and_syntax_errors(tmp_path):
+    p = tmp_path / "gate.json"
+    p.write_text('{\n  "thresholds": {"acc": 0.9},\n  "regression_tolerance": {"acc": 2}\n}\n')
+    with pytest.raises(GateConfigError, match=r"line 3, field 'regression_tolerance"):
+        load_gate_config(p)
+    p.write_text('{\n  "thresholds": {"acc": 0.9},\n}\n')
+    with pytest.raises(GateConfigError, match=r"line 3: malformed JSON"):
+        load_gate_config(p)
+    y = tmp_path / "gate.yaml"
+    y.write_text("thresholds:\n  acc: [0.9\n")
+    with pytest.raises(GateConfigError, match=r"gate.yaml, line \d: malformed YAML"):
+        load_gate_config(y)
+    t = tmp_path / "gate.toml"
+    t.write_text("")
+    with pytest.raises(GateConfigError, match="unknown config suffix"):
+        load_gate_config(t)
+
+
+def test_config_resolution_and_hash():
+    cfg = GateConfig(
+        regression_tolerance={"acc": 0.02, "default": 0.1},
+        risk_levels={"high": {"regression_tolerance": 0.01, "decision": {"max_regression_probability": 0.01}}},
+    )
+    assert cfg.tolerance("acc") == 0.02 and cfg.tolerance("other") == 0.1
+    assert cfg.tolerance("acc", "high") == 0.01 and cfg.tolerance("acc", "low") == 0.02
+    assert cfg.probabilities("high").max_regression_probability == 0.01
+    assert cfg.probabilities("low").max_regression_probability == 0.05
+    assert cfg.sha256() == GateConfig.model_validate(cfg.model_dump()).sha256()
+    assert cfg.sha256() != GateConfig().sha256()
+
+
+def test_config_naming_an_unknown_metric_is_an_input_error():
+    with pytest.raises(ValueError, match=r"names metric\(s\) \['acc'\]"):
+        gate(rows({"acc_typo": [1, 1]}), rows({"acc_typo": [1, 1]}), {"thresholds": {"acc": 0.5}})
+
+
+# ---- inputs -------------------------------------------------------------------------------------------------
+
+
+def test_score_file_problems_are_located(tmp_path):
+    p = tmp_path / "c.jsonl"
+    lines = [
+        {"id": "a", "metric": "acc", "value": 1},
+        {"id": "b", "scores": {"acc": 1.5}},
+        {"id": "a", "metric": "acc", "value": 0, "trial": 0},
+        {"metric": "acc", "value": 1},
+        {"id": "c", "scores": {"acc": 1}, "risk_level": "high"},
+        {"id": "c", "scores": {"acc": 1}, "risk_level": "low"},
+        {"id": "d", "scores": {"acc": 1}, "tokens": -3},
+        {"id": "e", "metric": "acc", "value": 1, "tokens": 10},
+        {"id": "e", "metric": "g", "value": 1, "tokens": 12},
+    ]
+    p.write_text("".join(json.dumps(r) + "\n" for r in lines) + "{not json\n")
+    with pytest.raises(TrialLoadError) as err:
+        load_scores(p)
+    got = {(q.line, q.field) for q in err.value.problems}
+    assert got == {
+        (2, "scores.acc"),
+        (3, "metric"),  # id a, trial 0, acc: given twice (line 1 got trial 0 in file order)
+        (4, "id"),
+        (6, "risk_level"),
+        (7, "tokens"),
+        (9, "tokens"),  # the same trial (0) of example e, other usage
+        (10, None),
+    }
+    assert "--skip-bad" not in str(err.value)
+
+
+def test_long_and_wide_records_with_usage_and_missing_verdicts(tmp_path):
+    p = tmp_path / "c.jsonl"
+    lines = [
+        {"id": "a", "input": "q?", "expected": "x", "tags": ["t1"], "risk_level": "low",
+         "scores": {"acc": True, "g": None}, "tokens": 10, "cost_usd": 0.1},
+        {"id": "a", "metric": "rel", "value": 0.5, "tokens": 10},
+        {"id": "b", "metric": "acc", "value": 0, "judge_missing": ["acc"], "latency_s": 2.0},
+    ]  # fmt: skip
+    p.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    s = load_scores(p)
+    assert s.metrics == ["acc", "g", "rel"]
+    assert s.missing_share("acc") == (1, 2) and s.missing_share("g") == (1, 1)
+    assert s.examples.loc["a", "tags"] == ("t1",) and s.examples.loc["b", "risk_level"] is None
+    assert s.usage_means("tokens").to_dict() == {"a": 10.0}
+    assert s.usage_means("latency_s").to_dict() == {"b": 2.0}
+    assert len(s.sha256) == 64
+
+
+def test_a_metric_the_candidate_dropped_is_an_input_error():
+    with pytest.raises(ValueError, match=r"\['safety'\] are scored in the baseline"):
+        gate(rows({"acc": [1, 1]}), rows({"acc": [1, 1], "safety": [1, 1]}))
+
+
+def test_a_metric_with_every_verdict_missing_is_undecided_not_passed():
+    n = 100
+    d = gate(rows({"acc": [1] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
+    assert d.decision == "RETRY"
+    assert d.reasons == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    assert any(t.kind == "judge_missing" for t in d.triggers)
+    json.dumps(d.to_record(), allow_nan=False)
+
+
+def test_risk_levels_disagreeing_between_sets_is_an_input_error(tmp_path):
+    with pytest.raises(ValueError, match="disagree on risk levels"):
+        gate(rows({"acc": [1, 1]}, ["high", "low"]), rows({"acc": [1, 1]}, ["low", "low"]))
+    # files: each side named with its file, line and field (q2 is on line 3 of the candidate, line 2 of the baseline)
+    cand, base = tmp_path / "cand.jsonl", tmp_path / "base.jsonl"
+    cand.write_text("".join(json.dumps({"id": i, "scores": {"acc": 1}, "risk_level": r}) + "\n"
+                            for i, r in (("q0", "low"), ("q1", "low"), ("q2", "high"))))
+    base.write_text("".join(json.dumps({"id": i, "scores": {"acc": 1}, "risk_level": "low"}) + "\n"
+                            for i in ("q1", "q2", "q0")))
+    with pytest.raises(ValueError) as err:
+        gate(cand, base)
+    assert str(err.value).endswith(
+        f"id 'q2': risk_level 'high' in the candidate ({cand}, line 3, field 'risk_level'), 'low' in the baseline "
+        f"({base}, line 2, field 'risk_level')"
+    )
+
+
+def test_facade_exports_the_gate_function():
+    assert agentstats.gate is gate
+    assert agentstats.GateConfig is GateConfig
+    assert "GateDecision" in agentstats.__all__
+
+
+def test_tag_strata_and_metric_frame(tmp_path):
+    n = 40
+    tags = [["billing"]] * 10 + [[]] * 30
+    cand = rows({"acc": [0] * 10 + [1] * 30}, tags=tags)
+    base = rows({"acc": [1] * 40}, tags=tags)
+    cfg_path = tmp_path / "gate.json"
+    cfg_path.write_text(json.dumps({"strata_tags": ["billing"], "regression_tolerance": 0.05}))
+    d = gate(cand, base, cfg_path)
+    tag = next(c for c in d.checks if c.stratum == "tag=billing")
+    assert tag.n == 10 and tag.state == "failed"
+    # only discordant cells: p01 ~ Beta(11, 1), p10 = 1 - p01, so P(p10 - p01 < -0.05) = P(p01 > 0.525)
+    assert tag.probability == pytest.approx(1 - 0.525**11, abs=0.005)
+    frame = d.metric_frame()
+    assert list(frame["stratum"]) == ["all", "tag=billing"]
+    assert frame.loc[0, "n_candidate"] == n
+    assert frame.loc[1, "candidate_mean"] == pytest.approx(1 / 12, abs=1e-12)  # Beta(1, 11)
+
+
+def test_a_loop_config_given_to_the_gate_points_to_its_gate_section():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "data" / "example_loop" / "loop.json"
+    with pytest.raises(GateConfigError, match=r"this is a loop config.*`gate:` section"):
+        load_gate_config(example)
+
+
+def test_a_baseline_sharing_no_example_is_an_input_error():
+    other = [{**r, "id": "b" + r["id"]} for r in rows({"acc": [1, 0, 1]})]
+    with pytest.raises(ValueError, match=r"share no example id \(candidate: 'q0', 'q1', 'q2' \(3 in all\)"):
+        gate(rows({"acc": [1, 1, 1]}), other)
+
+
+def test_a_trials_file_given_to_the_gate_says_what_the_gate_reads(tmp_path):
+    from agentstats.records.problems import TrialLoadError
+
+    p = tmp_path / "trials.jsonl"
+    p.write_text(json.dumps({"agent": "a", "task_id": "t1", "trial": 0, "success": True}) + "\n")
+    with pytest.raises(TrialLoadError, match=r"this is a trial record.*\"metric\": \"success\""):
+        load_scores(p)
+    with pytest.raises(FileNotFoundError, match="no such file: "):
+        load_scores(tmp_path / "missing.jsonl")
+
+
+def test_a_failing_gate_also_lists_its_undecided_checks():
+    n = 100
+    d = gate(rows({"acc": [0] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
+    assert d.decision == "FAIL"
+    assert d.reasons[0].startswith("P(acc worse than baseline") and d.reasons[0].endswith("failed")
+    assert d.reasons[1:] == ["g: no example scored in both sets (missing verdicts?): undecided"]
