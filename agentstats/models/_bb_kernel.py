@@ -198,7 +198,7 @@ class CellLogp(Op):
 
     __props__ = ()
 
-    def make_node(self, eta, phi, det, c, n, log_comb):
+    def make_node(self, eta, phi, det, c, n, log_comb):  # type: ignore[override]  # PyTensor's Op takes *inputs
         eta, phi, det, log_comb = (pt.as_tensor_variable(x).astype("float64") for x in (eta, phi, det, log_comb))
         c, n = (pt.as_tensor_variable(x).astype("int64") for x in (c, n))
         inputs = [eta, phi, det, c, n, log_comb]
@@ -252,7 +252,9 @@ def cell_logp(eta, phi, det, c, n, log_comb):
         ``log p(c | n, eta, phi, det)`` per cell (natural log), with its gradient through ``eta``, ``phi``, ``det``.
     """
     register_numba()  # before any graph holding the Op compiles (docstring of register_numba)
-    return _CELL_LOGP(eta, phi, det, c, n, log_comb)[0]
+    outputs = _CELL_LOGP(eta, phi, det, c, n, log_comb)
+    assert isinstance(outputs, list)  # an Op with four outputs returns them as a list
+    return outputs[0]
 
 
 def _numba_funcify_cell_logp(op: CellLogp, node=None, **kwargs: Any):
