@@ -20,10 +20,10 @@ from loop_helpers import PROMPTS, body_key, good_in_a, make_world, point_at, rep
 from typer.testing import CliRunner
 
 from agentstats.cli import app
+from agentstats.llm.budget import Budget, BudgetExhausted
+from agentstats.llm.client import LLMClient
+from agentstats.llm.prompts.loop import GROUNDEDNESS
 from agentstats.optimize import (
-    Budget,
-    BudgetExhausted,
-    Caller,
     LoopConfigError,
     LoopError,
     load_eval_set,
@@ -33,7 +33,6 @@ from agentstats.optimize import (
     prompt_diff,
 )
 from agentstats.optimize.config import JudgeSettings
-from agentstats.optimize.prompts import GROUNDEDNESS
 from agentstats.records.problems import TrialLoadError
 from agentstats.scoring.judge.verdicts import Verdict
 
@@ -147,7 +146,7 @@ def test_budget_stop_never_exceeds_the_budget(tmp_path):
     # what was left unspent is at most the reservations of the calls in flight (concurrency 4) and the refused one
     ep = JudgeSettings(model="test-model", max_tokens=64)
     msgs = GROUNDEDNESS.render(query="This is question 19.", context="Fact 19.", answer="BAD answer to question 19")
-    est = Caller(None, Budget(None), {"test-model": (1.0, 2.0)}).estimate(  # type: ignore[arg-type]
+    est = LLMClient(None, Budget(None), {"test-model": (1.0, 2.0)}).estimate(
         ep, msgs, json.dumps(Verdict.model_json_schema()), asks=3)
     assert est >= PER_REQUEST  # conservative
     assert budget - result.cost_usd < 5 * est
@@ -723,7 +722,7 @@ def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
     with ScriptedOpenAIServer(responder=lambda body: Reply.text("hello", delay_s=0.2)) as srv:
         ep = AgentSettings(model="test-model", base_url=srv.base_url, prompt="P", max_tokens=16)
         with JudgeCache(tmp_path / "c.sqlite3") as cache:
-            caller = Caller(cache, Budget(1.0), {"test-model": (1.0, 2.0)})
+            caller = LLMClient(cache, Budget(1.0), {"test-model": (1.0, 2.0)})
             msgs = [{"role": "system", "content": "P"}, {"role": "user", "content": "same question"}]
 
             async def batch():

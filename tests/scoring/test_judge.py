@@ -12,6 +12,9 @@ import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
 from agentstats.llm.cache import JudgeCache, cache_key
+from agentstats.llm.pricing import cost_usd
+from agentstats.llm.prompts import PromptTemplate
+from agentstats.llm.prompts.judge import ANSWER_CORRECTNESS
 from agentstats.llm.transport import retry_after_s
 from agentstats.records.trial import ToolCall, ToolSpec
 from agentstats.scoring.judge import (
@@ -21,10 +24,8 @@ from agentstats.scoring.judge import (
     JudgeVerdict,
     OpenAIJudge,
     ToolCallItem,
-    cost_usd,
     resolve_judge,
 )
-from agentstats.scoring.judge.prompts import ANSWER_CORRECTNESS, PromptTemplate
 
 MODEL = "gpt-4o-mini"  # priced in DEFAULT_PRICES at (0.15, 0.60) USD per 1M tokens
 
@@ -383,7 +384,7 @@ def test_unreachable_endpoint_opens_the_circuit(tmp_path):
 
 
 def test_circuit_breaker_rule():
-    from agentstats.scoring.judge.llm import _Run
+    from agentstats.llm.batch import Breaker as _Run
 
     def v(kind):
         return JudgeVerdict(metric="m", status="ok" if kind is None else "judge_missing", score=1.0 if kind is None
