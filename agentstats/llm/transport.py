@@ -259,7 +259,13 @@ class Session:
         self._structured: dict[tuple[Any, ...], Any] = {}
 
     def openai(self, ep: Endpoint) -> Any:
-        """Return the ``openai.AsyncOpenAI`` client for ``ep`` (raises :class:`~agentstats.llm.endpoint.LLMConfigError`)."""
+        """Return the ``openai.AsyncOpenAI`` client for ``ep``.
+
+        Raises
+        ------
+        LLMConfigError
+            When no API key can be found for ``ep`` (:meth:`agentstats.llm.endpoint.Endpoint.api_key`).
+        """
         import openai
 
         slot = (ep.base_url, ep.api_key_env, ep.timeout)
