@@ -515,12 +515,19 @@ class LLMClient:
         """
         session = Session()
         mode_text = str(mode.value) if hasattr(mode, "value") else str(mode)
+        schemas: dict[type[BaseModel], str] = {}  # the response schemas' text, for the estimate under a limit
+
+        def schema_text(rm: type[BaseModel]) -> str:
+            if self.budget.limit is None:  # nothing to refuse: the estimate only needs to be counted
+                return ""
+            if rm not in schemas:
+                schemas[rm] = json.dumps(rm.model_json_schema())
+            return schemas[rm]
 
         async def send(call: PromptCall, keep_retrying: Callable[[], bool]) -> Exchange:
             messages = call.prompt.render(**call.fields)
             try:
-                estimate = self._reserve(ep, messages, json.dumps(call.response_model.model_json_schema()),
-                                         max_retries + 1)
+                estimate = self._reserve(ep, messages, schema_text(call.response_model), max_retries + 1)
             except (BudgetExhausted, WallTimeExceeded) as exc:
                 return Exchange(not_sent=str(exc))
             ex: Exchange | None = None
