@@ -87,7 +87,7 @@ class Outcome:
     exchange : Exchange or None
         The live call (``source == "live"``).
     payload : dict or None
-        The cached reply (``source`` ``"cache"`` or ``"shared"``), as :meth:`BatchRun` was told to store it.
+        The cached reply (``source`` ``"cache"`` or ``"shared"``), as the batch's ``store`` made it.
     duplicate : bool
         The call repeats an earlier call of the batch (same key): it was not sent, the earlier one's reply is shared.
     """
