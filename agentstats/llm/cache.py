@@ -1,4 +1,8 @@
-"""On-disk cache of judge verdicts (SQLite in WAL mode), shared safely by concurrent processes.
+"""On-disk cache of model replies (SQLite in WAL mode), shared safely by concurrent processes.
+
+The LLM client (:mod:`agentstats.llm.client`) writes every successful reply here: the judge's verdicts, the
+optimization loop's agent, judge and optimizer calls (the loop keeps one cache per run folder). The text below says
+"verdict" for a cached reply, as the judge, its first user, did.
 
 One row per successful verdict, keyed by :func:`cache_key` = SHA-256 of (model, prompt id, response schema,
 temperature, inputs). The judge writes each verdict the moment it arrives (one committed transaction per
@@ -99,9 +103,9 @@ def cache_key(model: str, prompt_id: str, inputs: Mapping[str, Any], **extra: An
     Parameters
     ----------
     model : str
-        Judge model name.
+        Model name.
     prompt_id : str
-        :attr:`agentstats.scoring.prompts.PromptTemplate.id` (name, version and text hash).
+        :attr:`agentstats.llm.prompts.PromptTemplate.id` (name, version and text hash), or what the call is.
     inputs : mapping
         The values filled into the prompt.
     **extra

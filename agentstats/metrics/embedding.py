@@ -7,8 +7,9 @@ the original by embedding cosine). Give the client as ``params["embedder"]``:
 ``get_metric("answer_similarity", method="embedding", params={"embedder": EmbeddingClient("text-embedding-3-small")})``.
 
 The value is the cosine clipped at 0 (the metrics' range is [0, 1]; a negative cosine means unrelated here), the
-raw cosine is kept as ``evidence["cosine"]``. Texts are embedded once per client (in-memory cache), in batches.
-A batch the endpoint does not answer after the client's retries leaves its records' values missing with
+raw cosine is kept as ``evidence["cosine"]``. Texts are embedded once per client (in-memory cache), in batches,
+through the one LLM client (:class:`agentstats.llm.client.LLMClient`: key from the environment, retries with backoff).
+A batch the endpoint does not answer after the retries leaves its records' values missing with
 ``evidence["embedding_missing"]`` and the error, never 0. Edge cases as for the token methods: a blank answer,
 question or expected answer is not applicable.
 """
@@ -21,8 +22,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
-from agentstats.llm.transport import is_loopback
+from agentstats.llm.client import LLMClient
+from agentstats.llm.endpoint import Endpoint, LLMConfigError
+from agentstats.llm.transport import run_coro
 from agentstats.metrics.base import Score, not_applicable
 from agentstats.scoring.judge.base import JudgeConfigError
 
@@ -30,7 +34,7 @@ __all__ = ["EmbeddingClient", "embedding_relevance", "embedding_similarity"]
 
 
 class EmbeddingClient:
-    """Embeddings from an OpenAI-compatible endpoint, cached per text.
+    """Embeddings from an OpenAI-compatible endpoint, cached per text, sent through the LLM client.
 
     Parameters
     ----------
@@ -43,7 +47,8 @@ class EmbeddingClient:
     batch_size : int
         Texts per request.
     max_retries : int
-        Retries of the ``openai`` client (timeouts, connection errors, 408/409/429/5xx, with backoff).
+        Retries of a request (timeouts, connection errors, 408/409/429/5xx), with exponential backoff and full jitter
+        from 0.5 s up to 8 s, ``Retry-After`` honoured (:meth:`agentstats.llm.client.LLMClient.embed`).
     timeout : float
         Seconds per request.
 
@@ -51,6 +56,13 @@ class EmbeddingClient:
     ------
     JudgeConfigError
         When no key is set for a non-loopback endpoint, or ``batch_size < 1``.
+
+    Attributes
+    ----------
+    n_requests : int
+        HTTP requests sent (retries included).
+    prompt_tokens : int
+        Tokens the endpoint reported.
     """
 
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
@@ -59,45 +71,55 @@ class EmbeddingClient:
             raise JudgeConfigError(f"batch_size must be >= 1, got {batch_size}")
         self.model = model
         self.base_url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL")
-        key = os.environ.get(api_key_env)
-        if not key:
-            if not (self.base_url and is_loopback(self.base_url)):
-                raise JudgeConfigError(f"embeddings need an API key: set {api_key_env} (a loopback base_url needs "
-                                       "none)")
-            key = "local-server-ignores-keys"
-        self._key = key
+        try:
+            self.endpoint = Endpoint(model=model, base_url=self.base_url, api_key_env=api_key_env,
+                                     retry_attempts=int(max_retries) + 1, timeout=timeout, backoff_base_s=0.5,
+                                     backoff_max_s=8.0)
+            self.endpoint.api_key("the embedding client")
+        except (LLMConfigError, ValidationError) as exc:
+            raise JudgeConfigError(str(exc)) from None
         self.batch_size = int(batch_size)
         self.max_retries = int(max_retries)
         self.timeout = float(timeout)
+        self._client = LLMClient()
         self._cache: dict[str, np.ndarray] = {}
         self.n_requests = 0
         self.prompt_tokens = 0
 
     def embed(self, texts: Sequence[str]) -> dict[str, np.ndarray | Exception]:
         """Unit-normalised embedding of each distinct text, or the exception of the batch that failed."""
-        import openai
-
         out: dict[str, np.ndarray | Exception] = {t: self._cache[t] for t in texts if t in self._cache}
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        client = openai.OpenAI(api_key=self._key, base_url=self.base_url, max_retries=self.max_retries,
-                               timeout=self.timeout)
-        for start in range(0, len(todo), self.batch_size):
-            chunk = todo[start:start + self.batch_size]
-            try:
-                self.n_requests += 1
-                resp = client.embeddings.create(model=self.model, input=chunk)
-            except openai.OpenAIError as exc:
-                for t in chunk:
-                    out[t] = exc
-                continue
-            if resp.usage is not None:
-                self.prompt_tokens += int(resp.usage.prompt_tokens or 0)
-            for item in resp.data:
-                v = np.asarray(item.embedding, dtype=float)
-                norm = float(np.linalg.norm(v))
-                v = v / norm if norm > 0 else v
-                self._cache[chunk[item.index]] = v
-                out[chunk[item.index]] = v
+        if todo:
+            out.update(run_coro(lambda: self._aembed(todo)))
+        return out
+
+    async def _aembed(self, todo: list[str]) -> dict[str, np.ndarray | Exception]:
+        import openai
+
+        out: dict[str, np.ndarray | Exception] = {}
+        try:
+            for start in range(0, len(todo), self.batch_size):
+                chunk = todo[start:start + self.batch_size]
+                ex = await self._client.embed(self.endpoint, chunk)
+                self.n_requests += ex.n_requests
+                self.prompt_tokens += ex.tokens_in
+                if ex.exception is not None:
+                    if not isinstance(ex.exception, openai.OpenAIError):
+                        raise ex.exception
+                    for t in chunk:
+                        out[t] = ex.exception
+                    continue
+                for t, vec in zip(chunk, ex.vectors or [], strict=False):
+                    if vec is None:
+                        continue
+                    v = np.asarray(vec, dtype=float)
+                    norm = float(np.linalg.norm(v))
+                    v = v / norm if norm > 0 else v
+                    self._cache[t] = v
+                    out[t] = v
+        finally:
+            await self._client.aclose()
         return out
 
 

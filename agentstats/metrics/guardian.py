@@ -8,20 +8,25 @@ template) and, for servers without that template, in a system message asking for
 
 Output parsing (validated; anything else is re-asked up to ``max_retries`` times, then the value is missing with
 ``evidence["judge_missing"] = "invalid_output"``): the first word ``yes`` / ``unsafe`` -> 1, ``no`` / ``safe`` -> 0;
-or a number in [0, 1], read as the probability of the risk (value 1 when it is >= ``threshold``). Transport errors
-are retried by the ``openai`` client (``retry_attempts``); requests run ``concurrency`` at a time; verdicts are cached
-in memory per (model, risk, text).
+or a number in [0, 1], read as the probability of the risk (value 1 when it is >= ``threshold``). Requests go through
+the one LLM client (:meth:`agentstats.llm.client.LLMClient.send`): transport errors are retried (``retry_attempts``,
+exponential backoff with full jitter from 0.5 s up to 8 s, ``Retry-After`` honoured); requests run ``concurrency`` at
+a time; verdicts are cached in memory per (model, risk, text).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from agentstats.llm.transport import is_loopback
+from pydantic import ValidationError
+
+from agentstats.llm.client import LLMClient
+from agentstats.llm.endpoint import Endpoint, LLMConfigError
+from agentstats.llm.transport import run_coro
 from agentstats.metrics.base import Score, not_applicable
 from agentstats.scoring.judge.base import JudgeConfigError
 
@@ -62,7 +67,7 @@ class GuardianClassifier:
     max_retries : int
         Re-asks after output that does not parse.
     retry_attempts : int
-        Transport retries of the ``openai`` client.
+        Attempts per request for transport errors (timeouts, connection errors, 408/409/429/5xx).
     concurrency : int
         Requests in flight at once.
     timeout : float
@@ -82,20 +87,22 @@ class GuardianClassifier:
                                    "max_retries >= 0")
         self.model = model
         self.base_url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL")
-        key = os.environ.get(api_key_env)
-        if not key:
-            if not (self.base_url and is_loopback(self.base_url)):
-                raise JudgeConfigError(f"the guardian classifier needs an API key: set {api_key_env}")
-            key = "local-server-ignores-keys"
-        self._key = key
+        try:
+            self.endpoint = Endpoint(model=model, base_url=self.base_url, api_key_env=api_key_env,
+                                     concurrency=concurrency, retry_attempts=retry_attempts, timeout=timeout,
+                                     backoff_base_s=0.5, backoff_max_s=8.0, max_tokens=20)
+            self.endpoint.api_key("the guardian classifier")
+        except (LLMConfigError, ValidationError) as exc:
+            raise JudgeConfigError(str(exc)) from None
         self.threshold = float(threshold)
         self.max_retries = int(max_retries)
         self.retry_attempts = int(retry_attempts)
         self.concurrency = int(concurrency)
         self.timeout = float(timeout)
+        self._client = LLMClient()
         self._cache: dict[tuple[str, str, str, str | None], Score] = {}
 
-    def _ask(self, client: Any, risk: str, user: str, assistant: str | None) -> Score:
+    async def _ask(self, sem: asyncio.Semaphore, risk: str, user: str, assistant: str | None) -> Score:
         key = (self.model, risk, user, assistant)
         if key in self._cache:
             return self._cache[key]
@@ -107,33 +114,38 @@ class GuardianClassifier:
         if assistant is not None:
             messages.append({"role": "assistant", "content": assistant})
         replies = []
-        for _ in range(self.max_retries + 1):
-            try:
-                resp = client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=0.0, max_tokens=20,
+        async with sem:
+            for _ in range(self.max_retries + 1):
+                ex = await self._client.send(
+                    self.endpoint, messages, temperature=0.0,
                     extra_body={"chat_template_kwargs": {"guardian_config": {"risk_name": risk}}})
-            except openai.OpenAIError as exc:
-                return Score(None, {"not_applicable": "judge_missing", "judge_missing": type(exc).__name__,
-                                    "error": str(exc)[:300]})
-            text = resp.choices[0].message.content if resp.choices else None
-            replies.append(text)
-            p = parse_guardian_output(text)
-            if p is not None:
-                s = Score(1.0 if p >= self.threshold else 0.0, {"probability": p, "reply": text, "model": self.model,
-                                                                 "risk_name": risk})
-                self._cache[key] = s
-                return s
+                if ex.exception is not None:
+                    if not isinstance(ex.exception, openai.OpenAIError):
+                        raise ex.exception
+                    return Score(None, {"not_applicable": "judge_missing", "judge_missing": type(ex.exception).__name__,
+                                        "error": str(ex.exception)[:300]})
+                text = ex.text
+                replies.append(text)
+                p = parse_guardian_output(text)
+                if p is not None:
+                    s = Score(1.0 if p >= self.threshold else 0.0, {"probability": p, "reply": text,
+                                                                     "model": self.model, "risk_name": risk})
+                    self._cache[key] = s
+                    return s
         return Score(None, {"not_applicable": "judge_missing", "judge_missing": "invalid_output",
                             "error": f"replies did not parse as yes/no or a probability: {replies!r}"[:300]})
 
     def classify(self, risk: str, items: Sequence[tuple[str, str | None]]) -> list[Score]:
         """Scores (1 = risk present) for ``(user input, agent answer or None)`` pairs, in order."""
-        import openai
 
-        client = openai.OpenAI(api_key=self._key, base_url=self.base_url, max_retries=self.retry_attempts - 1,
-                               timeout=self.timeout)
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda it: self._ask(client, risk, it[0], it[1]), items))
+        async def run() -> list[Score]:
+            sem = asyncio.Semaphore(self.concurrency)
+            try:
+                return list(await asyncio.gather(*(self._ask(sem, risk, q, a) for q, a in items)))
+            finally:
+                await self._client.aclose()
+
+        return run_coro(run)
 
 
 def guardian_method(risk: str, target: str) -> Any:

@@ -2,19 +2,18 @@
 
 :func:`optimize` runs a candidate prompt on an FAI-style eval set (:mod:`agentstats.optimize.evalset`), scores the
 answers (deterministic matchers, JSON-Schema validity, the instructor judge for groundedness, relevance and safety;
-:mod:`agentstats.optimize.prompts`), gates every iteration against the baseline and the best iteration so far
+:mod:`agentstats.llm.prompts.loop`), gates every iteration against the baseline and the best iteration so far
 (:func:`agentstats.gating.gate`), revises the prompt, and stops on PASS, on no credible improvement, on the cost
-budget, on wall time or after ``max_iterations`` (:mod:`agentstats.optimize.loop`). Paid calls are cached and
-budgeted before they are sent (:mod:`agentstats.optimize.calls`); every step is logged durably so a run resumes
-without paying twice. :func:`run_gate_report` renders a run or a gate decision record as a notebook and HTML.
-``docs/gate.md`` ("Loop") is the reference.
+budget, on wall time or after ``max_iterations`` (:mod:`agentstats.optimize.loop`). Paid calls go through the LLM
+client (:mod:`agentstats.llm.client`), cached and budgeted before they are sent; every step is logged durably so a
+run resumes without paying twice. :func:`run_gate_report` renders a run or a gate decision record as a notebook and
+HTML. ``docs/gate.md`` ("Loop") is the reference.
 """
 
 import sys
 import types
 from typing import Any
 
-from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, CallResult, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.loop import (
@@ -28,11 +27,6 @@ from agentstats.optimize.loop import (
 )
 
 __all__ = [
-    "Budget",
-    "BudgetExhausted",
-    "CallError",
-    "CallResult",
-    "Caller",
     "EndpointError",
     "Example",
     "IterationResult",
@@ -40,7 +34,6 @@ __all__ = [
     "LoopConfigError",
     "LoopError",
     "LoopResult",
-    "WallTimeExceeded",
     "load_eval_set",
     "load_loop_config",
     "optimize",

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentstats.gating.config import GateConfig, GateConfigError, _yaml_line, read_config_file, validation_problems
+from agentstats.llm.endpoint import Endpoint
 
 __all__ = [
     "AgentSettings",
@@ -30,7 +31,7 @@ __all__ = [
     "load_loop_config",
 ]
 
-#: Metrics the built-in judge can score (each has a versioned prompt in :mod:`agentstats.optimize.prompts`).
+#: Metrics the built-in judge can score (each has a versioned prompt in :mod:`agentstats.llm.prompts.loop`).
 JUDGE_METRICS = ("groundedness", "relevance", "safety")
 
 
@@ -38,43 +39,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Endpoint(_Strict):
-    """An OpenAI-compatible chat endpoint and how to call it.
+class _LoopEndpoint(Endpoint):
+    """An endpoint of the loop (:class:`agentstats.llm.endpoint.Endpoint`), with the loop's bounds.
 
-    Attributes
-    ----------
-    model : str
-        Model name sent to the endpoint (and looked up in the price table).
-    base_url : str, optional
-        ``http://host:port/v1``; None: ``$OPENAI_BASE_URL`` or OpenAI.
-    api_key_env : str
-        Environment variable holding the key (keys are read from the environment only; a loopback ``base_url``
-        needs none).
-    concurrency : int
-        Most requests in flight at once.
-    retry_attempts : int
-        Attempts per call for timeouts, connection errors, HTTP 429 and 5xx (exponential backoff with full jitter,
-        ``Retry-After`` honoured).
-    timeout : float
-        Seconds per HTTP request.
-    backoff_base_s, backoff_max_s : float
-        Backoff: wait uniform in ``[0, min(max, base * 2**(attempt-1))]``.
-    max_tokens : int
-        Completion token cap sent with every call; also the completion size assumed by the budget check.
+    The loop's budget check needs a completion cap on every call, so ``max_tokens`` is required here (default 1024);
+    ``concurrency`` is at most 256 and ``retry_attempts`` at most 20.
     """
 
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(default=8, ge=1, le=256)
     retry_attempts: int = Field(default=5, ge=1, le=20)
-    timeout: float = Field(default=60.0, gt=0)
-    backoff_base_s: float = Field(default=1.0, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
     max_tokens: int = Field(default=1024, ge=1)
 
 
-class AgentSettings(Endpoint):
+class AgentSettings(_LoopEndpoint):
     """The built-in agent: the current prompt as the system message, the example's ``input`` as the user message.
 
     The example's tool specs (its ``tools`` field, else ``evaluate.tool_calls.tools``) are sent as OpenAI ``tools``
@@ -104,7 +81,7 @@ class AgentSettings(Endpoint):
         return self
 
 
-class JudgeSettings(Endpoint):
+class JudgeSettings(_LoopEndpoint):
     """The instructor judge (temperature 0, schema-bound verdicts, versioned prompts).
 
     Attributes
@@ -129,7 +106,7 @@ class JudgeSettings(Endpoint):
         return v
 
 
-class OptimizerSettings(Endpoint):
+class OptimizerSettings(_LoopEndpoint):
     """The built-in optimizer: a revision prompt through instructor returning ``{revised_prompt, rationale}``.
 
     Attributes

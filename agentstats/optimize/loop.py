@@ -19,10 +19,10 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
    improvement_probability`` (paired posterior of the per-example weighted score,
    :func:`agentstats.gating.posterior.difference_draws`) and the gate against the best does not FAIL.
 4. **Stop** on PASS; after ``stop_after_no_improvement`` iterations in a row without a credible improvement; when
-   the next call would exceed ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.optimize.calls`);
+   the next call would exceed ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.llm.client`);
    when ``max_wall_seconds`` have passed (checked before every call); after ``max_iterations``.
 5. **Optimize**: a user callable ``optimizer(prompt, result) -> prompt`` or the built-in revision prompt
-   (:data:`agentstats.optimize.prompts.REVISION`, a structured ``{revised_prompt, rationale}``). The revision is
+   (:data:`agentstats.llm.prompts.loop.REVISION`, a structured ``{revised_prompt, rationale}``). The revision is
    stored as a unified diff against the previous prompt, and checked for policy-sensitive phrases.
 
 With a run store (``store:``), every decided iteration is also written there in one transaction
@@ -55,12 +55,13 @@ from agentstats.files.atomic import append_line, atomic_write_text
 from agentstats.gating.data import ScoreSet, load_scores
 from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
 from agentstats.gating.posterior import difference_draws
+from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache
+from agentstats.llm.client import CallError, LLMClient
+from agentstats.llm.prompts.loop import LOOP_JUDGE_PROMPTS, REVISION, Revision
 from agentstats.llm.transport import run_coro
-from agentstats.optimize.calls import Budget, BudgetExhausted, Caller, CallError, WallTimeExceeded
 from agentstats.optimize.config import LoopConfig, ToolCallSettings, load_loop_config
 from agentstats.optimize.evalset import Example, load_eval_set
-from agentstats.optimize.prompts import JUDGE_PROMPTS, REVISION, Revision
 from agentstats.optimize.storing import LoopStore
 from agentstats.scoring.judge.verdicts import Verdict
 
@@ -461,7 +462,7 @@ class _State:
 
 class _Runner:
     def __init__(self, cfg: LoopConfig, examples: list[Example], baseline: ScoreSet, run_dir: Path,
-                 agent: AgentFn | None, optimizer: OptimizerFn | None, log: RunLog, caller: Caller):
+                 agent: AgentFn | None, optimizer: OptimizerFn | None, log: RunLog, caller: LLMClient):
         self.cfg = cfg
         self.examples = examples
         self.baseline = baseline
@@ -530,9 +531,11 @@ class _Runner:
         from agentstats.llm.cache import cache_key
 
         assert self.agent is not None
+        cache = self.caller.cache
+        assert cache is not None  # the run's cache, opened by optimize()
         name = getattr(self.agent, "__qualname__", type(self.agent).__name__)
         key = cache_key(f"callable:{name}", "agent", {"prompt": prompt, "example": ex.as_dict()})
-        hit = self.caller.cache.get(key)
+        hit = cache.get(key)
         if hit is not None:
             return {**hit, "cached": True}
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -554,7 +557,7 @@ class _Runner:
         if cost is not None:
             self.caller.budget.settle(0.0, float(cost))
             self.caller.changed()
-        self.caller.cache.put(key, out, model=f"callable:{name}", prompt_id="agent")
+        cache.put(key, out, model=f"callable:{name}", prompt_id="agent")
         return {**out, "cached": False}
 
     async def _agenerate(self, prompt: str) -> list[dict[str, Any]]:
@@ -656,7 +659,7 @@ class _Runner:
         sem = asyncio.Semaphore(jc.concurrency)
 
         async def one(ex: Example, metric: str) -> tuple[tuple[str, str], float | None]:
-            tpl = JUDGE_PROMPTS[metric]
+            tpl = LOOP_JUDGE_PROMPTS[metric]
             messages = tpl.render(**{k: v for k, v in {"query": ex.input, "context": ex.context_text(),
                                                         "answer": by_id[ex.id]["response"]}.items()
                                      if k in tpl.fields})
@@ -1110,8 +1113,8 @@ def optimize(
         budget = Budget(cfg.gate.max_total_cost_usd,
                         max(Budget.from_cache(cfg.gate.max_total_cost_usd, cache).spent, cost_before))
         deadline = None if cfg.gate.max_wall_seconds is None else time.monotonic() + cfg.gate.max_wall_seconds
-        caller = Caller(cache, budget, prices, cfg.chars_per_token, jitter_seed=cfg.gate.random_seed,
-                        deadline=deadline)
+        caller = LLMClient(cache, budget, prices, chars_per_token=cfg.chars_per_token,
+                           jitter_seed=cfg.gate.random_seed, deadline=deadline)
         runner = _Runner(cfg, examples, base, run_path, agent, optimizer, log, caller)
         runner.store = loop_store
         runner.requests_before = requests_before

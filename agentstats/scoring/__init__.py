@@ -3,7 +3,8 @@
 Deterministic parts: :mod:`agentstats.scoring.tools` (tool-call correctness, read-only calls, ground-truth
 checks), :mod:`agentstats.scoring.schema_check` (JSON-Schema validation of calls), :mod:`agentstats.scoring.answers`
 (answer matchers), :mod:`agentstats.scoring.bfcl` (BFCL's verdict reproduced); the judges
-(:mod:`agentstats.scoring.judge`) with their cache and versioned prompts; outcomes per trial through the one
+(:mod:`agentstats.scoring.judge`), which send through the LLM client and its prompt shelf (:mod:`agentstats.llm`);
+outcomes per trial through the one
 outcome rule of :meth:`agentstats.records.trial.Trial.outcome` (:mod:`agentstats.scoring.outcomes`); report tables
 (:mod:`agentstats.report.scoring_tables`).
 """
@@ -11,18 +12,15 @@ outcome rule of :meth:`agentstats.records.trial.Trial.outcome` (:mod:`agentstats
 from agentstats.scoring.answers import AnswerMatch, match_answer
 from agentstats.scoring.fair_forge import AgenticMetricView, ToolCorrectnessView, fair_forge_frame, fair_forge_view
 from agentstats.scoring.judge import (
-    PROMPTS,
     AnswerItem,
     DeterministicJudge,
     Judge,
     JudgeAuthError,
-    JudgeCache,
     JudgeConfigError,
     JudgeStats,
     JudgeVerdict,
     OpenAIJudge,
     ParameterGroundingVerdict,
-    PromptTemplate,
     ToolCallItem,
     ToolRelevanceVerdict,
     Verdict,
@@ -45,7 +43,6 @@ from agentstats.scoring.tools import (
 )
 
 __all__ = [
-    "PROMPTS",
     "AgenticMetricView",
     "AnswerItem",
     "AnswerMatch",
@@ -55,13 +52,11 @@ __all__ = [
     "GroundTruthError",
     "Judge",
     "JudgeAuthError",
-    "JudgeCache",
     "JudgeConfigError",
     "JudgeStats",
     "JudgeVerdict",
     "OpenAIJudge",
     "ParameterGroundingVerdict",
-    "PromptTemplate",
     "SchemaError",
     "ScoringError",
     "ScoringResult",

@@ -8,8 +8,8 @@ import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
 from agentstats.calibration import pairwise_judge
+from agentstats.llm.prompts.judge import PAIRWISE_PREFERENCE
 from agentstats.scoring.judge import OpenAIJudge
-from agentstats.scoring.judge.prompts import PAIRWISE_PREFERENCE
 
 
 def _responder(req):

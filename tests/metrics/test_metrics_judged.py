@@ -7,8 +7,8 @@ import math
 import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
+from agentstats.llm.prompts.rubrics import RISKS, RUBRICS
 from agentstats.metrics import compute, get_metric, metric_names
-from agentstats.metrics.judged import RISKS, RUBRICS
 from agentstats.records.trial import Trial
 from agentstats.scoring.judge import OpenAIJudge
 

@@ -20,10 +20,10 @@ from loop_helpers import PROMPTS, body_key, good_in_a, make_world, point_at, rep
 from typer.testing import CliRunner
 
 from agentstats.cli import app
+from agentstats.llm.budget import Budget
+from agentstats.llm.client import LLMClient
+from agentstats.llm.prompts.loop import GROUNDEDNESS
 from agentstats.optimize import (
-    Budget,
-    BudgetExhausted,
-    Caller,
     LoopConfigError,
     LoopError,
     load_eval_set,
@@ -33,7 +33,6 @@ from agentstats.optimize import (
     prompt_diff,
 )
 from agentstats.optimize.config import JudgeSettings
-from agentstats.optimize.prompts import GROUNDEDNESS
 from agentstats.records.problems import TrialLoadError
 from agentstats.scoring.judge.verdicts import Verdict
 
@@ -147,7 +146,7 @@ def test_budget_stop_never_exceeds_the_budget(tmp_path):
     # what was left unspent is at most the reservations of the calls in flight (concurrency 4) and the refused one
     ep = JudgeSettings(model="test-model", max_tokens=64)
     msgs = GROUNDEDNESS.render(query="This is question 19.", context="Fact 19.", answer="BAD answer to question 19")
-    est = Caller(None, Budget(None), {"test-model": (1.0, 2.0)}).estimate(  # type: ignore[arg-type]
+    est = LLMClient(None, Budget(None), {"test-model": (1.0, 2.0)}).estimate(
         ep, msgs, json.dumps(Verdict.model_json_schema()), asks=3)
     assert est >= PER_REQUEST  # conservative
     assert budget - result.cost_usd < 5 * est
@@ -293,16 +292,6 @@ def test_policy_triggers_name_phrase_line_and_change():
                                   {"change": "added", "line": 3, "text": "You may give legal advice when asked."}]
     assert by["refund"] == [{"change": "added", "line": 4, "text": "Refunds need approval."}]
     assert policy_triggers(prompt_diff(old, old), ["legal advice"], 1) == []  # unchanged text never fires
-
-
-def test_budget_reserves_before_and_refuses_what_does_not_fit():
-    b = Budget(1.0)
-    b.reserve(0.6)
-    with pytest.raises(BudgetExhausted):
-        b.reserve(0.5)  # 0.6 reserved + 0.5 > 1.0
-    b.settle(0.6, 0.4)
-    b.reserve(0.6)  # 0.4 spent + 0.6 = 1.0 fits exactly
-    assert b.refused == 1 and b.spent == pytest.approx(0.4)
 
 
 def test_loop_config_errors_are_located(tmp_path):
@@ -712,33 +701,6 @@ def test_loop_config_models_must_agree_with_the_gate_settings(tmp_path):
     cfg_path.write_text(json.dumps(cfg))
     with pytest.raises(LoopConfigError, match=r"judge.model 'test-model' differs from gate.judge_model"):
         load_loop_config(cfg_path)
-
-
-def test_identical_calls_in_one_batch_are_sent_once(tmp_path):
-    import asyncio
-
-    from agentstats.llm.cache import JudgeCache
-    from agentstats.optimize.config import AgentSettings
-
-    with ScriptedOpenAIServer(responder=lambda body: Reply.text("hello", delay_s=0.2)) as srv:
-        ep = AgentSettings(model="test-model", base_url=srv.base_url, prompt="P", max_tokens=16)
-        with JudgeCache(tmp_path / "c.sqlite3") as cache:
-            caller = Caller(cache, Budget(1.0), {"test-model": (1.0, 2.0)})
-            msgs = [{"role": "system", "content": "P"}, {"role": "user", "content": "same question"}]
-
-            async def batch():
-                sem = asyncio.Semaphore(4)
-                try:
-                    return await asyncio.gather(*(caller.chat(ep, "agent", msgs, temperature=0.0, sem=sem)
-                                                  for _ in range(3)))
-                finally:
-                    await caller.aclose()
-
-            results = asyncio.run(batch())
-        assert srv.n_requests == 1
-    assert [r.text for r in results] == ["hello"] * 3
-    assert sorted(r.cached for r in results) == [False, True, True]
-    assert caller.budget.spent == pytest.approx(PER_REQUEST)  # paid once
 
 
 @pytest.mark.slow  # two fresh interpreters import the loop: about 15 s

@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
+from agentstats.llm.budget import Budget
 from agentstats.llm.cache import JudgeCache, cache_key
-from agentstats.optimize import Budget, Caller, LoopError, optimize
+from agentstats.llm.client import LLMClient
+from agentstats.optimize import LoopError, optimize
 from agentstats.optimize.config import AgentSettings
 from agentstats.scoring.schema_check import openai_tools
 
@@ -169,7 +171,7 @@ def test_tools_are_part_of_the_cache_key(tmp_path):
     with ScriptedOpenAIServer(responder=responder) as srv:
         ep = ep.model_copy(update={"base_url": srv.base_url})
         cache = JudgeCache(tmp_path / "cache.sqlite3")
-        caller = Caller(cache, Budget(None), {MODEL: (1.0, 2.0)})
+        caller = LLMClient(cache, Budget(None), {MODEL: (1.0, 2.0)})
 
         async def calls():
             sem = asyncio.Semaphore(2)

@@ -1,11 +1,4 @@
-"""Versioned judge prompts.
-
-Every prompt the LLM judge sends is a :class:`PromptTemplate` with a ``name``, a human-set ``version`` and a
-``text_hash`` (SHA-256 of the exact text). All three are recorded with each verdict and enter the judge cache
-key, so editing a prompt's wording without bumping its version still invalidates cached verdicts, and a report
-can always say which prompt produced a number.
-
-Four prompts ship:
+"""The LLM judge's prompts (:class:`agentstats.scoring.judge.OpenAIJudge`), one per metric it judges.
 
 ``answer_correctness``
     Is the agent's answer correct against the reference answer? Verdict schema
@@ -23,93 +16,21 @@ Four prompts ship:
     returned by an earlier tool), rather than invented? IBM watsonx.governance's "tool call parameter accuracy".
     Verdict schema :class:`agentstats.scoring.judge.ParameterGroundingVerdict`.
 
-To use your own wording, build a new :class:`PromptTemplate` (with its own name or version) and pass it to the
-judge (``OpenAIJudge(..., prompts={"answer_correctness": my_template})``).
+To use your own wording, build a new :class:`~agentstats.llm.prompts.PromptTemplate` (with its own name or version)
+and pass it to the judge (``OpenAIJudge(..., prompts={"answer_correctness": my_template})``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import string
-from dataclasses import dataclass, field
+from agentstats.llm.prompts.template import PromptTemplate
 
 __all__ = [
     "ANSWER_CORRECTNESS",
+    "JUDGE_PROMPTS",
     "PAIRWISE_PREFERENCE",
     "PARAMETER_GROUNDING",
-    "PROMPTS",
     "TOOL_CALL_RELEVANCE",
-    "PromptTemplate",
-    "get_prompt",
 ]
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    """A judge prompt: a system message and a user message with ``{field}`` placeholders.
-
-    Parameters
-    ----------
-    name : str
-        Metric the prompt measures (``"answer_correctness"``, ...).
-    version : str
-        Human-set version; bump it when the meaning of the prompt changes.
-    system : str
-        System message (no placeholders).
-    user : str
-        User message, a :meth:`str.format` template over :attr:`fields`.
-    fields : tuple of str
-        Placeholders the user template needs (derived from ``user`` when omitted).
-
-    Notes
-    -----
-    ``text_hash`` is the SHA-256 of ``name``, ``version``, ``system`` and ``user`` joined by NUL bytes (first 16
-    hex digits). ``id`` is ``"name@version#hash"``.
-    """
-
-    name: str
-    version: str
-    system: str
-    user: str
-    fields: tuple[str, ...] = field(default=())
-
-    def __post_init__(self) -> None:
-        found = tuple(dict.fromkeys(f for _, f, _, _ in string.Formatter().parse(self.user) if f))
-        if not self.fields:
-            object.__setattr__(self, "fields", found)
-        elif set(found) != set(self.fields):
-            raise ValueError(f"prompt {self.name}: placeholders {found} differ from declared fields {self.fields}")
-
-    @property
-    def text_hash(self) -> str:
-        """First 16 hex digits of the SHA-256 of the prompt's name, version and text."""
-        blob = "\x00".join([self.name, self.version, self.system, self.user]).encode("utf-8")
-        return hashlib.sha256(blob).hexdigest()[:16]
-
-    @property
-    def id(self) -> str:
-        """``"name@version#text_hash"``."""
-        return f"{self.name}@{self.version}#{self.text_hash}"
-
-    def render(self, **values: object) -> list[dict[str, str]]:
-        """Chat messages ``[{"role": "system", ...}, {"role": "user", ...}]`` for the given field values.
-
-        Raises
-        ------
-        KeyError
-            When a placeholder has no value (the message names it).
-        """
-        missing = [f for f in self.fields if f not in values]
-        if missing:
-            raise KeyError(f"prompt {self.id} needs values for {missing}")
-        text = self.user.format(**{k: _text(values[k]) for k in self.fields})
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": text}]
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return "(none)"
-    return str(value)
 
 
 ANSWER_CORRECTNESS = PromptTemplate(
@@ -186,21 +107,7 @@ PAIRWISE_PREFERENCE = PromptTemplate(
     ),
 )
 
-#: The shipped prompts by name.
-PROMPTS: dict[str, PromptTemplate] = {
+#: The judge's prompt for each metric it judges (the default of ``OpenAIJudge(prompts=...)``).
+JUDGE_PROMPTS: dict[str, PromptTemplate] = {
     p.name: p for p in (ANSWER_CORRECTNESS, TOOL_CALL_RELEVANCE, PARAMETER_GROUNDING, PAIRWISE_PREFERENCE)
 }
-
-
-def get_prompt(name: str) -> PromptTemplate:
-    """Return the shipped prompt called ``name``.
-
-    Raises
-    ------
-    KeyError
-        For an unknown name, listing the known ones.
-    """
-    try:
-        return PROMPTS[name]
-    except KeyError:
-        raise KeyError(f"unknown judge prompt {name!r}; known: {sorted(PROMPTS)}") from None

@@ -1,7 +1,7 @@
-"""Versioned prompts of the loop's judge (groundedness, relevance, safety) and of its built-in optimizer.
+"""Versioned prompts of the optimization loop: its judge (groundedness, relevance, safety) and its built-in optimizer.
 
-Each is a :class:`~agentstats.scoring.judge.prompts.PromptTemplate` (name, human-set version, text hash); the prompt
-id enters the cache key of every call, so editing a prompt's wording invalidates the cached verdicts. The judge
+Each is a :class:`~agentstats.llm.prompts.PromptTemplate` (name, human-set version, text hash); the prompt id enters
+the cache key of every call, so editing a prompt's wording invalidates the cached verdicts. The judge
 metrics follow the RAG-triad definitions (TruLens; Es et al. 2023, RAGAS, arXiv 2309.15217): groundedness is the
 share of the answer's claims supported by the context, relevance how well the answer addresses the question; safety
 is whether the answer is free of harmful, policy-violating or unsafe content.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentstats.scoring.judge.prompts import PromptTemplate
+from agentstats.llm.prompts.template import PromptTemplate
 
-__all__ = ["GROUNDEDNESS", "JUDGE_PROMPTS", "RELEVANCE", "REVISION", "SAFETY", "Revision"]
+__all__ = ["GROUNDEDNESS", "LOOP_JUDGE_PROMPTS", "RELEVANCE", "REVISION", "SAFETY", "Revision"]
 
 _REPLY = (
     "Reply by calling the function with `score` (a number from 0 to 1) and `reasoning` (one or two sentences naming "
@@ -60,7 +60,7 @@ SAFETY = PromptTemplate(
 )
 
 #: The loop's judge prompts by metric name.
-JUDGE_PROMPTS: dict[str, PromptTemplate] = {p.name: p for p in (GROUNDEDNESS, RELEVANCE, SAFETY)}
+LOOP_JUDGE_PROMPTS: dict[str, PromptTemplate] = {p.name: p for p in (GROUNDEDNESS, RELEVANCE, SAFETY)}
 
 REVISION = PromptTemplate(
     name="prompt_revision",
