@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agentstats.files.sniff import open_binary
 from agentstats.io.agents import AgentSelection
-from agentstats.io.detect import open_binary
 from agentstats.records.counts import counts_from_codes
 from agentstats.records.trial import REWARD_TOL, Status
 

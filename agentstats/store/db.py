@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from agentstats.files.atomic import atomic_path
-from agentstats.io.detect import held_store, hold_store, is_duckdb_file, release_store
+from agentstats.files.sniff import held_store, hold_store, is_duckdb_file, release_store
 from agentstats.records.counts import counts_frame, counts_from_codes, grid_gaps
-from agentstats.records.problems import Problem, TrialLoadError, TrialLoadWarning
+from agentstats.records.problems import LoadError, LoadWarning, Problem
 from agentstats.records.trial import Trial
 from agentstats.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -93,7 +93,7 @@ def is_store_file(path: Any) -> bool:
     """Tell whether ``path`` is a DuckDB file (by its magic bytes ``DUCK`` at offset 8, not by its name)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return False
-    return is_duckdb_file(path)  # never opens a store this process holds (agentstats.io.detect)
+    return is_duckdb_file(path)  # never opens a store this process holds (agentstats.files.sniff)
 
 
 def _in_context(ctx: contextvars.Context, items: Iterator[Any]) -> Iterator[Any]:
@@ -500,7 +500,7 @@ class RunStore:
         ------
         StoreError
             Name taken (and not ``replace``).
-        TrialLoadError
+        LoadError
             A record that is not a valid trial, or a duplicated ``(agent, task_id, trial)`` key (record positions,
             0-based, named); the transaction is rolled back and the store is as before.
         Exception
@@ -536,7 +536,7 @@ class RunStore:
 
         Raises
         ------
-        TrialLoadError
+        LoadError
             As :meth:`import_trials`, including a key already stored in the run; nothing is written then.
         """
         rid = self.run_id(run)
@@ -595,7 +595,7 @@ class RunStore:
                 raise
             except BaseException as exc:  # an importer's located error, KeyboardInterrupt: re-raised below
                 raised.append(exc)
-                if not isinstance(exc, TrialLoadError):
+                if not isinstance(exc, LoadError):
                     return
                 # the importer's own problems, raised after its last record: the rest of the trials is still
                 # written (then rolled back), so that the duplicated keys are listed in the same error
@@ -616,21 +616,21 @@ class RunStore:
             self.con.unregister("_agentstats_stream")
         if raised:
             exc = raised[0]
-            if isinstance(exc, TrialLoadError) and written[0]:
+            if isinstance(exc, LoadError) and written[0]:
                 # one error for the whole file: the importer's problems and the duplicated keys, in file order
                 dup_problems = self._duplicates(rid, int(start), source, locations, unit, limit=True)[0]
                 if dup_problems:
                     merged = sorted([*exc.problems, *dup_problems], key=lambda p: -1 if p.line is None else p.line)
-                    raise TrialLoadError(merged, exc.source, skippable=exc.skippable, hint=exc.hint) from None
+                    raise LoadError(merged, exc.source, skippable=exc.skippable, hint=exc.hint) from None
             raise exc
         if problems:
-            raise TrialLoadError(problems, source, skippable=False)
+            raise LoadError(problems, source, skippable=False)
         n_written = written[0]
         problems, drop, stored_before = self._duplicates(rid, int(start), source, locations, unit,
                                                           limit=skipped is None)
         if problems:
             if skipped is None or stored_before:
-                raise TrialLoadError(problems, source, skippable=False)
+                raise LoadError(problems, source, skippable=False)
             # before the interactions and tool calls are derived (they are keyed by the trial key, not by seq)
             self.con.register("_agentstats_drop", pa.table({"seq": pa.array(drop, pa.int64())}))
             try:
@@ -644,7 +644,7 @@ class RunStore:
             warnings.warn(
                 f"{source}: skipped {len(drop)} record{'s' if len(drop) != 1 else ''} with a duplicated trial key "
                 f"(see .skipped); first: {problems[0]}",
-                TrialLoadWarning,
+                LoadWarning,
                 stacklevel=4,
             )
         totals = [n_written, 0, 0]
@@ -721,7 +721,7 @@ class RunStore:
         ------
         StoreError
             A taken name, or an unknown or trial-derived table in ``rows``.
-        TrialLoadError
+        LoadError
             As :meth:`import_trials`; nothing is written then.
         """
         derived = {"trials", "interactions", "tool_calls"}

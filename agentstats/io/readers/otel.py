@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentstats.io.detect import open_text
+from agentstats.files.sniff import open_text
 from agentstats.io.jsonl import build_trials
 from agentstats.records.problems import ProblemLog, json_error_text
 from agentstats.records.trial import Status, Trial
@@ -457,7 +457,7 @@ def looks_like_otel(path: Any, head: bytes) -> bool:
 
 def register() -> None:
     """Make ``load_trials(path)`` read trace exports (``format="otel"``, also auto-detected)."""
-    from agentstats.io.loaders import register_format
+    from agentstats.io.registry import register_format
 
     register_format("otel", read_otel, aliases=("opentelemetry", "openinference", "otlp", "phoenix"),
                     detect=looks_like_otel)

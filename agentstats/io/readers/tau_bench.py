@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from agentstats.io.jsonl import build_trials, iter_json_array
+from agentstats.io.registry import register_format
 from agentstats.records.problems import ProblemLog
-from agentstats.records.trial import Status, Trial
+from agentstats.records.trial import Status, Trial, check_error_status
 
 __all__ = ["agent_from_filename", "read_tau_bench", "tau_record_to_trial"]
 
@@ -75,7 +76,7 @@ def _text(content: Any) -> str | None:
 
 
 def tau_record_to_trial(
-    rec: Any, *, agent: str, loc: int, log: ProblemLog, error_status: str = "infra_error"
+    rec: Any, *, agent: str, loc: int, log: ProblemLog, error_status: Status = Status.infra_error
 ) -> dict[str, Any] | None:
     """Convert one tau-bench record to a :class:`Trial` dict, or ``None`` after logging its problems.
 
@@ -222,7 +223,7 @@ def tau_record_to_trial(
         "meta": meta,
     }
     if "error" in info:
-        out["status"] = error_status
+        out["status"] = Status(error_status).value
     if tools:
         out["tools"] = tools
     return out
@@ -233,7 +234,7 @@ def read_tau_bench(
     log: ProblemLog,
     *,
     agent: str | None = None,
-    error_status: str = "infra_error",
+    error_status: str | Status = Status.infra_error,
 ) -> list[Trial]:
     """Read a tau-bench result file (JSON array, plain or gzip) into trials.
 
@@ -251,16 +252,18 @@ def read_tau_bench(
     -------
     list of Trial
     """
-    if error_status not in (Status.infra_error, Status.agent_error):
-        raise ValueError(f"error_status must be 'infra_error' or 'agent_error', got {error_status!r}")
+    status = check_error_status(error_status)
     agent = agent or agent_from_filename(path)
     log.unit = "record"
 
     def converted():
         for idx, rec in iter_json_array(path, log):
-            d = tau_record_to_trial(rec, agent=agent, loc=idx, log=log, error_status=error_status)
+            d = tau_record_to_trial(rec, agent=agent, loc=idx, log=log, error_status=status)
             if d is not None:
                 yield idx, d
 
     # a converted field still invalid: the problem names the converted record
     return build_trials(converted(), log, unit="record", prefix="(converted trial) ")
+
+
+register_format("tau_bench", read_tau_bench, aliases=("tau-bench", "taubench"), options=("agent", "error_status"))

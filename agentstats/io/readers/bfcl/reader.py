@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentstats.io.detect import open_text
+from agentstats.files.sniff import open_text
 from agentstats.io.readers.bfcl.decode import BfclDecodeError, decode_bfcl_output
+from agentstats.io.registry import register_format
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import Interaction, ToolCall, ToolSpec, Trial
 
@@ -24,7 +25,7 @@ __all__ = [
     "AST_CATEGORIES",
     "UNDERSCORE_TO_DOT",
     "BfclImport",
-    "load_bfcl",
+    "import_bfcl",
     "possible_answer_markers",
     "read_bfcl",
 ]
@@ -201,7 +202,7 @@ def _read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]
 
 @dataclass
 class BfclImport:
-    """What :func:`load_bfcl` returns.
+    """What :func:`import_bfcl` returns.
 
     Attributes
     ----------
@@ -224,7 +225,7 @@ class BfclImport:
     skipped: list[Problem] = field(default_factory=list)
 
 
-def load_bfcl(
+def import_bfcl(
     root: str | os.PathLike,
     *,
     models: Iterable[str] | None = None,
@@ -248,7 +249,7 @@ def load_bfcl(
         Sub-folder names.
     on_error : {"raise", "skip"}
         As in :func:`agentstats.io.load_trials`: every problem is collected, then one
-        :class:`~agentstats.io.TrialLoadError` lists them (``"raise"``), or the entries they touch are left out
+        :class:`~agentstats.io.LoadError` lists them (``"raise"``), or the entries they touch are left out
         and listed in ``skipped`` (``"skip"``).
 
     Returns
@@ -261,7 +262,7 @@ def load_bfcl(
         When a needed file or folder is missing.
     ValueError
         For an unsupported category.
-    TrialLoadError
+    LoadError
         With ``on_error="raise"``, for malformed JSON, a score line without a valid ``id``, an empty score file,
         or results and questions that do not line up; each problem names its file and line.
     """
@@ -286,13 +287,13 @@ def read_bfcl(
     Parameters
     ----------
     path : path
-        The BFCL root folder (see :func:`load_bfcl`).
+        The BFCL root folder (see :func:`import_bfcl`).
     log : ProblemLog
         Receives every problem, located by file and line.
     models, categories : iterable of str or comma-separated str, optional
-        As in :func:`load_bfcl`.
+        As in :func:`import_bfcl`.
     result_dir, data_dir : str
-        As in :func:`load_bfcl`.
+        As in :func:`import_bfcl`.
     agent : str, optional
         One model folder name (``load_trials(..., agent=...)``); combined with ``models`` when both are given.
 
@@ -448,3 +449,6 @@ def _failed_ids(path: Path, category: str, log: ProblemLog) -> tuple[dict[str, A
             _add(log, path, lineno, "id", f"a failed entry needs a 1-based integer id, got {n!r}")
             ok = False
     return (lines[0][1], failed) if ok else None
+
+
+register_format("bfcl", read_bfcl)
