@@ -18,7 +18,9 @@ from agentstats.io.jsonl import _accept, iter_jsonl_trials
 from agentstats.io.registry import normalize_format
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import Trial
-from agentstats.store.db import ImportResult, RunStore, file_sha256
+from agentstats.store.db import RunStore
+from agentstats.store.runs import file_sha256
+from agentstats.store.writing import ImportResult
 
 __all__ = ["import_file"]
 

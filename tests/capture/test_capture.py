@@ -605,7 +605,7 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
     import datetime as dt
 
     from agentstats.capture import core
-    from agentstats.store.db import trial_row
+    from agentstats.store.rows import trial_row
 
     checked = []
     original = core._TrialRec.row

@@ -119,7 +119,7 @@ def test_interactions_and_tool_calls_are_queryable_with_sql(tmp_path):
 def test_interactions_are_derived_as_from_the_records_interaction_list(tmp_path):
     """The interactions are read with one json_transform of the whole record: the rows equal those the earlier
     statement (a json_transform of ``record->'interactions'``, kept here) derives from the same records."""
-    from agentstats.store import db
+    from agentstats.store import rows as db
 
     expected = ["Paris", 2.5, 1e-05, {"any": [1, 2.5, None, "é ✓ \u2028"]}, None, [True, "x\"y"], 123456789012345]
     trials = [Trial(agent="a", task_id=f"t{i}", trial=0, success=True,
@@ -127,10 +127,10 @@ def test_interactions_are_derived_as_from_the_records_interaction_list(tmp_path)
                                               expected_answer=e), Interaction(query="second")])
               for i, e in enumerate(expected)]
     trials.append(Trial(agent="a", task_id="none", trial=0, success=False))  # no interactions: no row
-    old = db._DERIVE_INTERACTIONS.replace(
+    old = db.DERIVE_INTERACTIONS.replace(
         """json_transform(record, '{{"interactions": [""", """json_transform(record->'interactions', '[""").replace(
         """"expected_answer": "JSON"}}]}}').interactions AS its""", """"expected_answer": "JSON"}}]') AS its""")
-    assert old != db._DERIVE_INTERACTIONS and "record->'interactions'" in old
+    assert old != db.DERIVE_INTERACTIONS and "record->'interactions'" in old
     with RunStore(tmp_path / "s.duckdb") as st:
         res = st.import_trials(trials, "r1")
         assert res.interactions == 2 * len(expected)
