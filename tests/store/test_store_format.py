@@ -1,4 +1,4 @@
-"""The run store as an input format: registered from the store's own module through an entry point, never imported by io."""
+"""The run store as an input format: registered by the store through an entry point, never imported by io."""
 
 from __future__ import annotations
 
