@@ -25,7 +25,7 @@ from agentstats.io.fastcounts import jsonl_counts
 from agentstats.io.registry import register_format
 from agentstats.records.counts import _unscored_message, counts_from_codes
 from agentstats.records.problems import OnError, ProblemLog, json_error_text
-from agentstats.records.trial import REWARD_TOL, Trial, outcome_field_hints
+from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, REWARD_TOL, Trial, outcome_field_hints
 
 __all__ = [
     "TrialTally",
@@ -270,9 +270,9 @@ class TrialTally:
                 hints = outcome_field_hints((t.__pydantic_extra__ or {}).keys())
                 self.unscored.append((t.key, "".join(f" (it has a field {f!r}: did you mean {g!r}?)"
                                                      for f, g in hints)))
-            code = -1
+            code = CODE_UNSCORED
         else:
-            code = {"failure": 0, "success": 1, "missing": 2}[out]
+            code = OUTCOME_CODE[out]
         self._a.append(self.agents.setdefault(t.agent, len(self.agents)))
         self._t.append(self.tasks.setdefault(t.task_id, len(self.tasks)))
         self._k.append(t.trial)
@@ -305,7 +305,7 @@ class TrialTally:
                     where = f"line {first}" if self.unit == "line" else f"{self.unit} {first}"
                     self.log.add(int(loc[i]), "(agent, task_id, trial)",
                                  f"duplicate trial key {key!r}, first seen at {where}", unit=self.unit)
-                    if out[i] < 0:
+                    if out[i] == CODE_UNSCORED:
                         self.n_unscored -= 1
                 keep &= ~dup
         self.skipped = self.log.finish(kept=int(keep.sum()))
