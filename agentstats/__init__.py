@@ -35,14 +35,11 @@ _API: dict[str, str] = {
     "Dataset": "agentstats.io",
     "load_trials": "agentstats.io",
     "load_counts": "agentstats.io",
-    "load_counts_any": "agentstats.io",
     "save_trials": "agentstats.io",
     "TrialSet": "agentstats.io",
-    "TrialLoadError": "agentstats.io",
+    "LoadError": "agentstats.io",
+    "load_config": "agentstats.optimize.configs",
     "to_counts": "agentstats.records.counts",
-    "load_bfcl": "agentstats.io",
-    "load_fair_forge": "agentstats.io",
-    "load_fai_jsonl": "agentstats.io",
     # scoring
     "score_trials": "agentstats.scoring",
     "score_tool_calls": "agentstats.scoring",
@@ -69,7 +66,6 @@ _API: dict[str, str] = {
     "resolve_run": "agentstats.compare.runs",
     # judge calibration
     "calibrate": "agentstats.calibration",
-    "load_calibration": "agentstats.calibration",
     "JudgeError": "agentstats.calibration",
     "corrected_pass_k": "agentstats.calibration",
     "rogan_gladen": "agentstats.calibration",
@@ -100,13 +96,10 @@ _API: dict[str, str] = {
     "gate": "agentstats.gating",
     "GateConfig": "agentstats.gating",
     "GateDecision": "agentstats.gating",
-    "load_gate_config": "agentstats.gating",
-    "load_scores": "agentstats.gating",
     # evaluator-optimizer loop
     "optimize": "agentstats.optimize",
     "LoopConfig": "agentstats.optimize",
     "LoopResult": "agentstats.optimize",
-    "load_loop_config": "agentstats.optimize",
     # summaries and reports
     "describe_counts": "agentstats.report.describe",
     "format_suite_table": "agentstats.report.describe",

@@ -97,7 +97,7 @@ def library(call: str, path: Path) -> list[str]:
     """A child process that imports agentstats.io, then times only ``call`` (printed to stderr)."""
     code = (
         "import sys, time\n"
-        "from agentstats.io import load_counts, load_counts_any, load_trials\n"
+        "from agentstats.io import load_counts, load_trials\n"
         f"path = {str(path)!r}\n"
         "t = time.perf_counter()\n"
         f"out = {call}\n"
@@ -131,16 +131,16 @@ def main() -> None:
 
     lines, rows = f"{args.lines:,}", f"{args.rows:,}"
     cases = [
-        (f"`load_counts_any`, {lines} flat trial lines ({trials.stat().st_size / 1e6:.0f} MB)",
-         library("load_counts_any(path)", trials)),
+        (f"`load_counts`, {lines} flat trial lines ({trials.stat().st_size / 1e6:.0f} MB)",
+         library("load_counts(path)", trials)),
         ("`agentstats estimate --k 1 --n-boot 200`, same file (load + estimate)",
          [AGENTSTATS, "estimate", str(trials), "--k", "1", "--n-boot", "200", "--json"]),
         ("`agentstats estimate` (defaults: k = 1..10, 2,000 resamples), same file",
          [AGENTSTATS, "estimate", str(trials), "--json"]),
-        (f"`load_counts_any`, {lines} trial lines with `usage` ({trials_usage.stat().st_size / 1e6:.0f} MB)",
-         library("load_counts_any(path)", trials_usage)),
-        (f"`load_counts_any`, {lines} trial lines with a conversation ({trials_conv.stat().st_size / 1e6:.0f} MB): "
-         "record by record", library("load_counts_any(path)", trials_conv)),
+        (f"`load_counts`, {lines} trial lines with `usage` ({trials_usage.stat().st_size / 1e6:.0f} MB)",
+         library("load_counts(path)", trials_usage)),
+        (f"`load_counts`, {lines} trial lines with a conversation ({trials_conv.stat().st_size / 1e6:.0f} MB): "
+         "record by record", library("load_counts(path)", trials_conv)),
         ("`load_trials`, same file: every trial kept as a `Trial` (for scoring)",
          library("load_trials(path)", trials_conv)),
         (f"`load_counts`, {rows}-row counts CSV ({counts.stat().st_size / 1e6:.0f} MB)",
@@ -153,7 +153,7 @@ def main() -> None:
     if metr.exists() and tau.exists():
         cases += [
             ("`load_trials`, METR `all_runs.jsonl.gz` (7,063 runs, real data)", library("load_trials(path)", metr)),
-            ("`load_counts_any`, same file", library("load_counts_any(path)", metr)),
+            ("`load_counts`, same file", library("load_counts(path)", metr)),
             ("`load_trials`, tau-bench `gpt-4o-airline.json.gz` (200 trials with conversations, real data)",
              library("load_trials(path)", tau)),
         ]

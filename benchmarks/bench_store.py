@@ -6,7 +6,7 @@ Generates (seeded) ``trials_conv_N.jsonl``: 10 agents x (N / 100) tasks x 10 tri
 trial with one interaction (query, answer, expected answer) and one tool call, 2% infrastructure errors. Then, each in
 a fresh Python process: ``agentstats.store.importing.import_file`` into a new store (the JSONL read line by line,
 every record validated, streamed to DuckDB as Arrow record batches through one ``INSERT`` inside one transaction);
-``RunStore.counts`` (SQL, then the one counts builder); and ``agentstats.load_counts_any`` on the store (what
+``RunStore.counts`` (SQL, then the one counts builder); and ``agentstats.load_counts`` on the store (what
 ``agentstats estimate`` does). Reports wall time and the child's peak resident memory (``ru_maxrss`` from
 ``os.wait4``, interpreter and libraries included) and CPU time (user + system: on a shared machine the wall time also
 holds waiting for the core). ``--memory-limit`` sets DuckDB's limit for the import (``RunStore(memory_limit=)``,
@@ -49,7 +49,7 @@ elif case == "counts":
         out = int(st.counts("big")["n"].sum())
 else:
     t1 = time.perf_counter()
-    out = int(agentstats.load_counts_any(store, run="big")["n"].sum())
+    out = int(agentstats.load_counts(store, run="big")["n"].sum())
 print(json.dumps({"timed_s": time.perf_counter() - t1, "result": out}))
 """
 
@@ -115,8 +115,8 @@ def main() -> None:
         if n == sizes[-1]:
             cnt = run_child("counts", src, store)
             rows.append((f"`RunStore.counts` of that run ({cnt['result']:,} scored trials)", cnt))
-            lca = run_child("load_counts_any", src, store)
-            rows.append(("`load_counts_any(store, run=...)` (what `agentstats estimate` reads)", lca))
+            lca = run_child("load_counts", src, store)
+            rows.append(("`load_counts(store, run=...)` (what `agentstats estimate` reads)", lca))
             size = store.stat().st_size / 1e6
     load_end = os.getloadavg()
     print(f"\nstore file ({sizes[-1]:,} trials): {size:.0f} MB; {os.cpu_count()} CPUs visible; "

@@ -14,7 +14,7 @@ import collections
 import sys
 from pathlib import Path
 
-from agentstats.io.readers.bfcl import AST_CATEGORIES, load_bfcl, output_style
+from agentstats.io.readers.bfcl import AST_CATEGORIES, import_bfcl, output_style
 from agentstats.scoring.bfcl import bfcl_verdict
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "bfcl-results-2024-08"
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"BFCL data not found at {args.data}", file=sys.stderr)
         return 2
     models = args.models.split(",") if args.models else None
-    imp = load_bfcl(args.data, models=models)
+    imp = import_bfcl(args.data, models=models)
     per_cat = collections.defaultdict(lambda: [0, 0, 0, 0])  # n, agree, bfcl_pass, our_pass
     kinds: collections.Counter[str] = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)

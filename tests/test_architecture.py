@@ -21,7 +21,7 @@ LAYERS = {
     "model_names": 0,
     "estimators": 1,
     "io": 1,
-    "store": 1,
+    "store": 2,
     "llm": 1,
     "scoring": 2,
     "metrics": 2,

@@ -1,7 +1,8 @@
 """Judge calibration: how often a judge agrees with human labels, and carrying its errors into pass@k / pass^k.
 
-* :mod:`~agentstats.calibration.data`: the calibration set format (JSONL of item, metric, verdict, gold) and its
-  loader with located errors;
+* the calibration set (JSONL of item, metric, verdict, gold) is a record set of its own:
+  :mod:`agentstats.records.calibration` (items and their checks), read with located errors by
+  ``agentstats.load(path, format="calibration")`` (:mod:`agentstats.io.readers.calibration`);
 * :mod:`~agentstats.calibration.agreement`: :func:`calibrate` -- accuracy, Cohen's kappa, sensitivity and
   specificity with Beta posteriors, ordinal confusion matrices;
 * :mod:`~agentstats.calibration.judge_error`: :class:`JudgeError`, the Beta distributions of sensitivity and
@@ -26,24 +27,20 @@ from agentstats.calibration.correction import (
     corrected_task_pass_k,
     rogan_gladen,
 )
-from agentstats.calibration.data import CALIBRATION_COLUMNS, calibration_frame, load_calibration
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.calibration.pairwise import PairwiseResult, pairwise_judge
 
 __all__ = [
-    "CALIBRATION_COLUMNS",
     "CORRECTED_COLUMNS",
     "CalibrationReport",
     "JudgeError",
     "MetricCalibration",
     "PairwiseResult",
     "calibrate",
-    "calibration_frame",
     "cohen_kappa",
     "confusion_matrix",
     "corrected_pass_k",
     "corrected_task_pass_k",
-    "load_calibration",
     "pairwise_judge",
     "rogan_gladen",
 ]

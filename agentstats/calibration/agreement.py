@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import beta as beta_dist
 
-from agentstats.calibration.data import calibration_frame
 from agentstats.calibration.judge_error import JudgeError
+from agentstats.records.calibration import calibration_frame
 
 __all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "cohen_kappa", "confusion_matrix"]
 
@@ -262,7 +262,7 @@ def calibrate(
     Parameters
     ----------
     items : pandas.DataFrame or list of dict
-        A calibration frame from :func:`agentstats.calibration.data.load_calibration`, or records with fields
+        A calibration frame from ``agentstats.load(path, format="calibration")``, or records with fields
         ``item_id, metric, verdict, gold`` (validated the same way).
     thresholds : dict of str to int, optional
         Pass threshold per ordinal metric (``score >= threshold`` passes), for its sensitivity and specificity.
@@ -277,7 +277,7 @@ def calibrate(
     ------
     ValueError
         On ``ci_prob`` outside (0, 1), a threshold for an unknown or binary metric.
-    agentstats.records.problems.TrialLoadError
+    agentstats.records.problems.LoadError
         When in-memory records are invalid.
     """
     if not 0.0 < float(ci_prob) < 1.0:

@@ -56,7 +56,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from agentstats.capture.metrics import JUDGE_METRIC, TOOL_METRIC, Metric, as_metric
 from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.records.trial import Interaction, Status, ToolCall, Trial, Usage, outcome_of
-from agentstats.store.db import DEFAULT_STORE, RunStore, TrialRow
+from agentstats.store import DEFAULT_STORE, RunStore, TrialRow
 
 __all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
 

@@ -50,15 +50,15 @@ def calibrate(
     import warnings
 
     from agentstats.calibration import calibrate as run_calibration
-    from agentstats.calibration import load_calibration
     from agentstats.cli.common import say_skipped
-    from agentstats.records.problems import TrialLoadWarning
+    from agentstats.io.loaders import load
+    from agentstats.records.problems import LoadWarning
 
     thresholds = _thresholds(threshold)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrialLoadWarning)  # said below, with the lines
-            frame = load_calibration(input, on_error="skip" if skip_bad else "raise")
+            warnings.simplefilter("ignore", LoadWarning)  # said below, with the lines
+            frame = load(input, format="calibration", on_error="skip" if skip_bad else "raise")
         report = run_calibration(frame, thresholds=thresholds, ci_prob=ci_prob)
     except (ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc

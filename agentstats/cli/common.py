@@ -365,7 +365,7 @@ def say_skipped(skipped: list[Any], path: Path, limit: int = 5) -> None:
         return
     from rich.markup import escape
 
-    from agentstats.records.counts import plural
+    from agentstats._util.text import plural
 
     records = {(p.line, p.unit) for p in skipped}
     console.print(
@@ -385,13 +385,14 @@ def load_counts(path: Path, fmt: str, opts: dict[str, Any]) -> Any:
 
     from rich.markup import escape
 
-    from agentstats.io import TrialLoadWarning, load_counts_any
+    from agentstats.io import LoadWarning
+    from agentstats.io import load_counts as load_any_counts
 
     with console.status(f"loading {escape(str(path))} ..."):
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TrialLoadWarning)  # said below, once
-                counts = load_counts_any(path, format=fmt, **opts)
+                warnings.simplefilter("ignore", LoadWarning)  # said below, once
+                counts = load_any_counts(path, format=fmt, **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
     say_skipped(counts.attrs.get("skipped") or [], path)

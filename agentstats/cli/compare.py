@@ -103,7 +103,7 @@ def compare(
     unreadable input or runs without a shared task; 3 with --strict when the Bayesian fit's diagnostics fail.
     """
     from agentstats.compare.runs import compare_runs
-    from agentstats.io import TrialLoadWarning
+    from agentstats.io import LoadWarning
 
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
@@ -143,7 +143,7 @@ def compare(
     with console.status("comparing ..."):
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TrialLoadWarning)
+                warnings.simplefilter("ignore", LoadWarning)
                 cmp = compare_runs(*refs, names=run_names, k=ks, n_boot=n_boot, ci_prob=ci_prob, random_seed=seed,
                                    bayes=bayes, fit_options={"draws": draws}, run_options=run_options, store=store,
                                    **opts)

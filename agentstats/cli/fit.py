@@ -141,10 +141,11 @@ def _judge_calibration(path: Path | None, metric: str | None) -> Any:
         if metric is not None:
             raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), 2)
         return None
-    from agentstats.calibration import calibrate, load_calibration
+    from agentstats.calibration import calibrate
+    from agentstats.io.loaders import load
 
     try:
-        report = calibrate(load_calibration(path))
+        report = calibrate(load(path, format="calibration"))
         if metric is None:
             if len(report.metrics) != 1:
                 raise ValueError(f"{path} calibrates {sorted(report.metrics)}: choose one with --judge-metric")

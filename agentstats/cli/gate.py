@@ -63,8 +63,9 @@ def gate(
     ] = None,
 ) -> None:
     """Gate a candidate against a baseline on posterior probabilities: exit 0 PASS, 1 FAIL, 75 RETRY, 2 input error."""
-    from agentstats.gating import GateConfigError, load_gate_config, load_scores
+    from agentstats.gating import GateConfigError, load_gate_config
     from agentstats.gating import gate as run_gate
+    from agentstats.io.loaders import load
 
     if sign_off is not None and not sign_off.strip():
         raise fail(typer.BadParameter("--sign-off: give the reviewer's name"), EXIT_USAGE)
@@ -81,7 +82,7 @@ def gate(
         raise fail(exc, EXIT_USAGE) from exc
     try:
         with console.status("loading scores ..."):
-            cand, base = load_scores(candidate), load_scores(baseline)
+            cand, base = load(candidate, format="scores"), load(baseline, format="scores")
         decision = run_gate(cand, base, cfg)
     except (ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc

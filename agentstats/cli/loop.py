@@ -54,7 +54,7 @@ def loop(
     130: interrupted (Ctrl-C); the run resumes too.
     """
     from agentstats.optimize import EndpointError, LoopConfigError, LoopError, load_loop_config, optimize
-    from agentstats.records.problems import TrialLoadError
+    from agentstats.records.problems import LoadError
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
     check_output_path(run_dir, "--run-dir", folder=True)
@@ -71,7 +71,7 @@ def loop(
         raise fail(exc, EXIT_UNAVAILABLE) from exc
     except LoopError as exc:
         raise fail(exc, EXIT_FAILURE) from exc
-    except (TrialLoadError, ValueError, OSError) as exc:
+    except (LoadError, ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc
     record = result.to_record()
     if report is not None:

@@ -172,18 +172,18 @@ def import_(
 
     from rich.markup import escape
 
+    from agentstats._util.text import plural
     from agentstats.cli.common import say_skipped
-    from agentstats.records.counts import plural
-    from agentstats.records.problems import TrialLoadError, TrialLoadWarning
+    from agentstats.records.problems import LoadError, LoadWarning
     from agentstats.store import StoreError
     from agentstats.store.importing import import_file
 
     with _open(store, read_only=False) as st, warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrialLoadWarning)  # said below, with the records
+        warnings.simplefilter("ignore", LoadWarning)  # said below, with the records
         try:
             result = import_file(st, path, run=run, format=fmt, description=description, tags=tag or [],
                                  agent=agent, replace=replace, on_error="skip" if skip_bad else "raise")
-        except (TrialLoadError, StoreError, ValueError) as exc:
+        except (LoadError, StoreError, ValueError) as exc:
             raise fail(exc, EXIT_USAGE) from exc
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc

@@ -148,7 +148,7 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from agentstats.cli.common import check_output_path, say_skipped
-    from agentstats.io import TrialLoadWarning, load_trials, save_trials
+    from agentstats.io import LoadWarning, load_trials, save_trials
     from agentstats.report.scoring_tables import tool_breakdown, tool_readings, tool_scores_frame
     from agentstats.scoring import JudgeConfigError, resolve_judge, score_trials
     from agentstats.scoring.tools import read_only_tools
@@ -165,7 +165,7 @@ def score(
         try:
             opts = loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents)
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", TrialLoadWarning)  # each skipped record is listed below
+                warnings.simplefilter("ignore", LoadWarning)  # each skipped record is listed below
                 trials = load_trials(input, format, **opts)
         except (ValueError, OSError) as exc:
             raise fail(exc, EXIT_USAGE) from exc

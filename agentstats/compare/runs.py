@@ -40,7 +40,7 @@ import pandas as pd
 from agentstats._util.markup import md_text
 from agentstats._util.options import option_name, option_text
 from agentstats.estimators.paired import paired_pass_k
-from agentstats.io.loaders import load_counts_any, load_trials
+from agentstats.io.loaders import load_counts, load_trials
 from agentstats.io.readers.tau_bench import agent_from_filename
 from agentstats.records.counts import to_counts, validate_counts
 from agentstats.records.problems import Problem
@@ -130,7 +130,7 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
     ----------
     ref : str, PathLike, pandas.DataFrame, Run, or iterable of Trial
         A file any loader reads (trials are loaded with :func:`agentstats.io.load_trials`, counts tables with
-        :func:`agentstats.io.load_counts_any`), a counts or run-table DataFrame, trials, or a ``Run`` (returned
+        :func:`agentstats.io.load_counts`), a counts or run-table DataFrame, trials, or a ``Run`` (returned
         renamed when ``name`` is given). With ``store``, a ``str`` is the name of a run in that store.
     name : str, optional
         The run's name; default its agent's name (a store run: the run's name).
@@ -149,7 +149,7 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
     ------
     ValueError
         When the reference holds several agents (select one with ``agents=``), no scored trial, or trials
-        without an outcome (score them first); the loaders' :class:`~agentstats.io.TrialLoadError` for bad input;
+        without an outcome (score them first); the loaders' :class:`~agentstats.io.LoadError` for bad input;
         a store run that does not exist (:class:`agentstats.store.StoreError`, which lists the store's runs).
     FileNotFoundError
         When ``store`` is not a file.
@@ -173,7 +173,7 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
         except ValueError as exc:
             if "counts table" not in str(exc):
                 raise
-            counts = load_counts_any(ref, fmt, **load_options)
+            counts = load_counts(ref, fmt, **load_options)
             skipped = list(counts.attrs.get("skipped") or [])
         else:
             trials, skipped = list(loaded), list(loaded.skipped)

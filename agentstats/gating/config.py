@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
-    "EFFICIENCY_FIELDS",
     "DecisionProbabilities",
     "GateConfig",
     "GateConfigError",
@@ -26,9 +25,6 @@ __all__ = [
     "RiskOverride",
     "load_gate_config",
 ]
-
-#: Usage fields of the score records that the efficiency checks compare (per example, summed over its metrics' trial).
-EFFICIENCY_FIELDS = ("tokens", "cost_usd", "latency_s")
 
 Probability = float
 #: A mean on the [0, 1] scale (thresholds), validated per entry so that errors name the metric's key.

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from agentstats.gating.config import EFFICIENCY_FIELDS, GateConfig, load_gate_config
-from agentstats.gating.data import ScoreSet, load_scores, pair_ids
+from agentstats.gating.config import GateConfig, load_gate_config
+from agentstats.gating.data import pair_ids
 from agentstats.gating.posterior import (
     corrected_draws,
     difference_draws,
@@ -44,6 +44,8 @@ from agentstats.gating.posterior import (
     ratio_draws,
     summarize,
 )
+from agentstats.io.loaders import load
+from agentstats.records.scores import EFFICIENCY_FIELDS, ScoreSet
 
 __all__ = ["Check", "GateDecision", "MetricResult", "Trigger", "gate", "no_failure_text"]
 
@@ -332,7 +334,7 @@ def _versions() -> dict[str, str]:
 
 
 def _as_scores(x: ScoreSet | str | Path | pd.DataFrame | Iterable[Mapping[str, Any]]) -> ScoreSet:
-    return x if isinstance(x, ScoreSet) else load_scores(x)
+    return x if isinstance(x, ScoreSet) else load(x, format="scores")
 
 
 def _strata(cand: ScoreSet, base: ScoreSet, cfg: GateConfig) -> list[tuple[str, str | None, set[str]]]:
@@ -385,7 +387,7 @@ def gate(
     Parameters
     ----------
     candidate, baseline : ScoreSet, path, pandas.DataFrame or iterable of mappings
-        Scored results (format: :mod:`agentstats.gating.data`), paired on ``id``.
+        Scored results (format: :mod:`agentstats.records.scores`), paired on ``id``.
     config : GateConfig, mapping, path or None
         The gate configuration (a YAML/JSON path is read with :func:`load_gate_config`); None: all defaults.
 
@@ -395,7 +397,7 @@ def gate(
 
     Raises
     ------
-    agentstats.records.problems.TrialLoadError
+    agentstats.records.problems.LoadError
         For malformed score files (every problem located).
     agentstats.gating.config.GateConfigError, pydantic.ValidationError
         For an invalid configuration.
@@ -661,14 +663,14 @@ def _judge_errors(cfg: GateConfig, cand: ScoreSet, base: ScoreSet) -> tuple[dict
     jc = cfg.judge_calibration
     if jc is None:
         return {}, None
-    from agentstats.calibration import calibrate, load_calibration
-    from agentstats.records.problems import TrialLoadError
+    from agentstats.calibration import calibrate
+    from agentstats.records.problems import LoadError
 
     path = Path(jc.path)
     try:
-        report = calibrate(load_calibration(path), thresholds=jc.thresholds or None)
+        report = calibrate(load(path, format="calibration"), thresholds=jc.thresholds or None)
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    except (OSError, TrialLoadError) as exc:
+    except (OSError, LoadError) as exc:
         raise ValueError(f"judge_calibration: cannot read the calibration set {path}: {exc}") from exc
     names = jc.metrics if jc.metrics is not None else sorted(set(report.metrics) & set(cand.metrics))
     out: dict[str, Any] = {}

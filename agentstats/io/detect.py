@@ -1,71 +1,48 @@
-"""Opening files (gzip by magic bytes) and detecting their format.
+"""Detecting an input's format from its content (never only its name).
 
-Formats (``format=`` in :func:`agentstats.io.load_trials`):
-
-``"jsonl"``      the project's own trial records, one JSON object per line (``docs/data-format.md``);
-``"json"``       the same records as one JSON array;
-``"tau_bench"``  a tau-bench result file (JSON array of ``task_id, trial, reward, info, traj`` records);
-``"runs"``       a run table, one run per JSON line / CSV row / Parquet row, with an agent, a task and a 0/1
-                 success column (``"metr"`` is an alias: METR's column names are the defaults);
-``"counts"``     a counts table (CSV / Parquet / DataFrame with ``agent, task|task_id, n, c[, n_missing]``);
-``"duckdb"``     a run store (:mod:`agentstats.store`), read one run at a time (``run=``).
+:func:`detect_format` asks, in order: the format registry's path detectors (a run store is recognised without opening
+it, :mod:`agentstats.files.sniff`), the Parquet magic (a table), the registry's content detectors on the first
+64 KiB, then the rules for the project's own records: a JSON array (trial records or tau-bench), JSON lines (trial
+records or a run table, by a vote of the first records), anything else a CSV table (counts or runs, by its columns).
+The formats themselves are listed in :mod:`agentstats.io.registry`; ``docs/data-format.md`` describes them.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 from agentstats._util.options import option_name
+from agentstats.files.sniff import HEAD_BYTES, is_duckdb_file, is_parquet, read_head
+from agentstats.io import registry
 
 __all__ = [
-    "FORMATS",
+    "DETECT_RECORDS",
     "RUN_COLUMN_CANDIDATES",
+    "STORE_EXPORT_COLUMNS",
+    "NotATableError",
     "detect_format",
-    "held_store",
-    "is_duckdb_file",
-    "is_gzip",
-    "normalize_format",
-    "open_text",
-    "register_detector",
+    "head_records",
+    "refuse_store_export",
     "resolve_run_columns",
     "source_name",
 ]
 
-#: Every input format: the built-in ones, then those added with :func:`agentstats.io.register_format`
-#: (``fair_forge``, ``fai_jsonl``, ``bfcl``, once :mod:`agentstats.io` is imported).
-FORMATS: list[str] = ["jsonl", "json", "tau_bench", "runs", "counts", "duckdb"]
-_ALIASES = {
-    "auto": "auto",
-    "jsonl": "jsonl",
-    "trials": "jsonl",
-    "json": "json",
-    "tau_bench": "tau_bench",
-    "tau-bench": "tau_bench",
-    "taubench": "tau_bench",
-    "runs": "runs",
-    "metr": "runs",
-    "counts": "counts",
-    "csv": "counts",
-    "parquet": "counts",
-    "duckdb": "duckdb",
-    "store": "duckdb",
-}
+class NotATableError(ValueError):
+    """A table (CSV, Parquet, DataFrame) whose columns are neither a counts table's nor a run table's.
 
-#: Content detectors added by importers (:func:`register_detector`): tried in order before the built-in rules.
-_DETECTORS: list[tuple[str, Callable[[Path, bytes], bool]]] = []
+    Attributes
+    ----------
+    columns : set of str
+        The table's columns.
+    """
 
-GZIP_MAGIC = b"\x1f\x8b"
-PARQUET_MAGIC = b"PAR1"
-#: A DuckDB database file has this magic at byte offset 8.
-DUCKDB_MAGIC = b"DUCK"
-_HEAD_BYTES = 1 << 16
+    def __init__(self, message: str, columns: set[str]):
+        super().__init__(message)
+        self.columns = columns
+
 
 #: Column names tried, in order, for a run table's agent, task and success columns when not given.
 #: METR's names (``alias``, ``task_id``, ``score_binarized``) come first.
@@ -102,130 +79,11 @@ def resolve_run_columns(
     return out
 
 
-def normalize_format(fmt: str) -> str:
-    """Map a user-given format name (or alias) to one of :data:`FORMATS` or ``"auto"``.
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the known ones.
-    """
-    key = str(fmt).strip().lower()
-    if key not in _ALIASES:
-        raise ValueError(
-            f"unknown format {fmt!r}; use one of: auto, {', '.join(sorted(set(_ALIASES) - {'auto'}))}"
-        )
-    return _ALIASES[key]
-
-
 def source_name(src: Any) -> str:
-    """Display name of a path or a DataFrame."""
+    """Display name of an input: a path as given, ``"<DataFrame>"``, or ``"<list>"``-style for other objects."""
     if isinstance(src, (str, os.PathLike)):
         return str(src)
-    return "<DataFrame>"
-
-
-def register_detector(name: str, detector: Callable[[Path, bytes], bool]) -> None:
-    """Let :func:`detect_format` recognise a format registered by an importer.
-
-    Parameters
-    ----------
-    name : str
-        The format name returned when ``detector`` says yes.
-    detector : callable
-        ``detector(path, head) -> bool``, where ``head`` is the first 64 KiB of the file (decompressed when
-        gzip). It must be cheap and must not raise on content it does not recognise.
-    """
-    _DETECTORS[:] = [(n, d) for n, d in _DETECTORS if n != name]
-    _DETECTORS.append((name, detector))
-
-
-# Run store files this process has open, by (device, inode) -> number of open connections. DuckDB locks its file
-# with fcntl, and POSIX drops *every* lock a process holds on a file when the process closes any descriptor of that
-# file: reading a held store's first bytes with open() would let another process open it for writing while this one
-# writes too. So whatever sniffs a file asks here first (agentstats.store.RunStore registers its connections).
-_HELD: dict[tuple[int, int], int] = {}
-_HELD_LOCK = threading.Lock()
-
-
-def _file_key(path: str | os.PathLike) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def held_store(path: str | os.PathLike) -> bool:
-    """Tell whether this process has the run store at ``path`` open (its bytes must then not be read directly).
-
-    See the note on ``_HELD``: closing any descriptor of a file drops the process's DuckDB lock on it.
-    """
-    key = _file_key(path)
-    return key is not None and key in _HELD
-
-
-def hold_store(path: str | os.PathLike) -> tuple[int, int] | None:
-    """Register one open connection to the store at ``path``; return the key to :func:`release_store` it with."""
-    key = _file_key(path)
-    if key is not None:
-        with _HELD_LOCK:
-            _HELD[key] = _HELD.get(key, 0) + 1
-    return key
-
-
-def release_store(key: tuple[int, int] | None) -> None:
-    """Unregister one connection registered by :func:`hold_store`."""
-    if key is None:
-        return
-    with _HELD_LOCK:
-        left = _HELD.get(key, 0) - 1
-        if left > 0:
-            _HELD[key] = left
-        else:
-            _HELD.pop(key, None)
-
-
-def _magic(path: Path, n: int = 4) -> bytes:
-    if held_store(path):  # a run store this process holds: never open() it (see _HELD); its magic is known
-        return (bytes(8) + DUCKDB_MAGIC)[:n]
-    with open(path, "rb") as fh:
-        return fh.read(n)
-
-
-def is_duckdb_file(path: str | os.PathLike) -> bool:
-    """Tell whether ``path`` is a DuckDB file: its magic bytes ``DUCK`` at offset 8 (not its name)."""
-    return _magic(Path(path), 12)[8:] == DUCKDB_MAGIC
-
-
-def is_gzip(path: str | os.PathLike) -> bool:
-    """Tell whether the file starts with the gzip magic bytes ``1f 8b`` (whatever its suffix)."""
-    return _magic(Path(path), 2) == GZIP_MAGIC
-
-
-def open_binary(path: str | os.PathLike) -> IO[bytes]:
-    """Open for reading bytes, decompressing gzip transparently (detected by magic bytes)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory, not a data file")
-    if is_gzip(path):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
-
-
-def open_text(path: str | os.PathLike) -> IO[str]:
-    """Open as UTF-8 text (BOM tolerated), decompressing gzip transparently."""
-    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
-
-
-def _head(path: Path) -> bytes:
-    with open_binary(path) as fh:
-        try:
-            return fh.read(_HEAD_BYTES)
-        except (OSError, EOFError) as exc:  # truncated/corrupt gzip
-            raise ValueError(f"{path}: cannot decompress: {exc}") from exc
+    return "<DataFrame>" if hasattr(src, "columns") else f"<{type(src).__name__}>"
 
 
 #: Columns of the run store's ``trials`` table, written by ``agentstats runs export --to FILE.parquet``: a Parquet
@@ -258,6 +116,7 @@ def detect_format(
     agent_col: str | None = None,
     task_col: str | None = None,
     success_col: str | None = None,
+    counts_cols: tuple[str, str] | None = None,
 ) -> str:
     """Guess the format of a file or DataFrame from its content (not only its name).
 
@@ -265,25 +124,30 @@ def detect_format(
     ----------
     src : path or pandas.DataFrame
     agent_col, task_col, success_col : str, optional
-        Run-table column names, used to recognise a run table (default: see :func:`resolve_run_columns`).
+        Run-table column names, used to recognise a run table (default: see :func:`resolve_run_columns`); a given
+        ``agent_col`` / ``task_col`` names a counts table's columns too.
+    counts_cols : (str, str), optional
+        A counts table's ``n`` and ``c`` column names (default ``("n", "c")``).
 
     Returns
     -------
     str
-        One of :data:`FORMATS`.
+        A registered format's name (:func:`agentstats.io.registry.formats`).
 
     Raises
     ------
     ValueError
         When the content matches no known format (the message says what was seen), or is a run-store Parquet
         export (:data:`STORE_EXPORT_COLUMNS`; the message says to export JSONL instead).
+    FileNotFoundError
+        When ``src`` is a path that does not exist.
     """
     run_cols = (agent_col, task_col, success_col)
     if not isinstance(src, (str, os.PathLike)):
         cols = set(map(str, getattr(src, "columns", ())))
         if not cols:
             raise ValueError(f"cannot read {type(src).__name__}: pass a file path or a pandas DataFrame")
-        return _table_kind(cols, run_cols, "<DataFrame>")
+        return _table_kind(cols, run_cols, "<DataFrame>", counts_cols)
     path = Path(src)
     name = str(path)
     if not path.exists():
@@ -294,12 +158,16 @@ def detect_format(
             return "bfcl"
         raise ValueError(f"{name} is a folder; give a file, or a BFCL result root (a folder holding "
                          "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl")
+    for fmt, sniff in registry.sniffers():  # before any byte is read: a run store this process holds
+        if sniff(path):
+            return fmt
     if is_duckdb_file(path):
-        return "duckdb"
-    if _magic(path) == PARQUET_MAGIC:
-        return _table_kind(refuse_store_export(path), run_cols, name)
-    head = _head(path)
-    for fmt, detector in _DETECTORS:
+        raise ValueError(f"{name} is a DuckDB file (a run store), but no installed format reads run stores: "
+                         "reinstall agentstats (pip install 'agentstats[store]'), whose run store registers one")
+    if is_parquet(path):
+        return _table_kind(refuse_store_export(path), run_cols, name, counts_cols)
+    head = read_head(path)
+    for fmt, detector in registry.detectors():
         if detector(path, head):
             return fmt
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
@@ -315,11 +183,36 @@ def detect_format(
     if text[0] == "{":
         lead = len(head.decode("utf-8", errors="replace")) - len(text)  # stripped BOM and blank lines
         skipped_lines = head.decode("utf-8", errors="replace")[:lead].count("\n")
-        return _jsonl_kind(text, len(head) == _HEAD_BYTES, run_cols, name, skipped_lines)
+        return _jsonl_kind(text, len(head) == HEAD_BYTES, run_cols, name, skipped_lines)
     # anything else: a CSV table
     header = text.split("\n", 1)[0].strip().lstrip("\ufeff")
     cols = {c.strip().strip('"') for c in header.split(",")}
-    return _table_kind(cols, run_cols, name)
+    return _table_kind(cols, run_cols, name, counts_cols)
+
+
+def head_records(head: bytes, limit: int = 100) -> list[dict[str, Any]]:
+    """Return the JSON objects on the first lines of a JSON-lines head (at most ``limit``), for content detectors.
+
+    Lines that do not parse, or hold no object, are left out; the last line of a head cut at 64 KiB is not read.
+    Never raises.
+    """
+    lines = head.decode("utf-8", errors="replace").lstrip("\ufeff").split("\n")
+    if len(head) == HEAD_BYTES and len(lines) > 1:
+        lines = lines[:-1]
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+            if len(out) >= limit:
+                break
+    return out
 
 
 #: Records of a JSON-lines file read to decide between trial records and a run table (from its first 64 KiB).
@@ -395,13 +288,16 @@ def _run_col_options() -> str:
     return ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
 
 
-def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str) -> str:
-    if {"n", "c"} <= cols and ("agent" in cols) and ({"task", "task_id"} & cols):
+def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str,
+                counts_cols: tuple[str, str] | None = None) -> str:
+    n_col, c_col = counts_cols or ("n", "c")
+    agent = run_cols[0] or "agent"
+    task = {run_cols[1]} if run_cols[1] else {"task", "task_id"}
+    if {n_col, c_col} <= cols and agent in cols and task & cols:
         return "counts"
     if resolve_run_columns(cols, *run_cols) is not None:
         return "runs"
-    raise ValueError(
+    raise NotATableError(
         f"{name}: columns {sorted(cols)[:15]} are neither a counts table (agent, task or task_id, n, c) "
         f"nor a run table ({_run_cols_text(run_cols)}); give {option_name('format')} and the column names "
-        f"({_run_col_options()})"
-    )
+        f"({_run_col_options()})", cols)

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agentstats.files.sniff import open_binary
 from agentstats.io.agents import AgentSelection
-from agentstats.io.detect import open_binary
 from agentstats.records.counts import counts_from_codes
-from agentstats.records.trial import REWARD_TOL, Status
+from agentstats.records.trial import CODE_UNSCORED, REWARD_TOL, Status, outcome_codes
 
-__all__ = ["jsonl_counts"]
+__all__ = ["batch_codes", "jsonl_counts"]
 
 _BLOCK = 1 << 20  # bytes per parsed block: memory stays near one block per thread
 _SCAN = 1 << 22
@@ -90,8 +90,27 @@ def _object_lines(path: str | os.PathLike) -> int | None:
     return n_obj
 
 
+def batch_codes(batch: Any) -> np.ndarray:
+    """Return the outcome code of each trial of a record batch of :func:`_core_schema` (not validated).
+
+    The columns go to :func:`agentstats.records.trial.outcome_codes`, the one vectorised outcome rule: a null
+    ``status`` is ``completed``, a null ``success`` / ``reward`` / ``judge_missing`` is not given.
+
+    Returns
+    -------
+    numpy.ndarray of int8, shape (rows,)
+        :data:`~agentstats.records.trial.OUTCOME_CODE`, or :data:`~agentstats.records.trial.CODE_UNSCORED`.
+    """
+    return outcome_codes(
+        batch.column("status").to_numpy(zero_copy_only=False),
+        batch.column("success").to_numpy(zero_copy_only=False),  # object: True / False / None
+        batch.column("reward").to_numpy(zero_copy_only=False),  # float: NaN where absent
+        batch.column("judge_missing").to_numpy(zero_copy_only=False),
+    )
+
+
 def _batch_outcomes(batch: Any) -> np.ndarray | None:
-    """Check one record batch as :class:`Trial` would and return its outcomes; ``None`` at the first doubt."""
+    """Check one record batch as :class:`Trial` would and return its outcome codes; ``None`` at the first doubt."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -107,8 +126,7 @@ def _batch_outcomes(batch: Any) -> np.ndarray | None:
             return None
     if len(trial) and pc.min(trial).as_py() < 0:
         return None
-    status = batch.column("status")
-    given = pc.drop_null(status)
+    given = pc.drop_null(batch.column("status"))
     if len(given) and not pc.all(pc.is_in(given, pa.array([s.value for s in Status]))).as_py():
         return None
     reward_col = batch.column("reward")
@@ -119,20 +137,12 @@ def _batch_outcomes(batch: Any) -> np.ndarray | None:
     succ_col = batch.column("success")
     succ_valid = succ_col.is_valid().to_numpy(zero_copy_only=False)
     success = succ_col.fill_null(False).to_numpy(zero_copy_only=False)
-    judge_missing = batch.column("judge_missing").fill_null(False).to_numpy(zero_copy_only=False)
-    st = status.fill_null(Status.completed.value).to_numpy(zero_copy_only=False)
     r_one = has_reward & (np.abs(reward - 1.0) <= REWARD_TOL)
     r_zero = has_reward & (np.abs(reward) <= REWARD_TOL)
     if np.any(succ_valid & has_reward & ((success & r_zero) | (~success & r_one))):
         return None  # a contradiction: the full reader names it
-    # Trial.outcome, vectorized: 0 failure, 1 success, 2 missing, -1 unscored
-    outcome = np.full(len(reward), -1, dtype=np.int8)
-    outcome[has_reward] = r_one[has_reward]
-    outcome[succ_valid] = success[succ_valid]
-    outcome[judge_missing] = 2
-    outcome[st == Status.agent_error.value] = 0
-    outcome[st == Status.infra_error.value] = 2
-    if np.any(outcome < 0):
+    outcome = batch_codes(batch)
+    if np.any(outcome == CODE_UNSCORED):
         return None  # unscored trials: the full reader names them, with hints
     return outcome
 

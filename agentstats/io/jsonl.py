@@ -19,11 +19,13 @@ from pydantic import ValidationError
 
 from agentstats.files.atomic import atomic_write
 from agentstats.files.manifest import HashingWriter, write_manifest
+from agentstats.files.sniff import open_binary, open_text
 from agentstats.io.agents import AgentSelection
-from agentstats.io.detect import open_binary, open_text
+from agentstats.io.fastcounts import jsonl_counts
+from agentstats.io.registry import register_format
 from agentstats.records.counts import _unscored_message, counts_from_codes
-from agentstats.records.problems import ProblemLog, json_error_text
-from agentstats.records.trial import REWARD_TOL, Trial, outcome_field_hints
+from agentstats.records.problems import OnError, ProblemLog, json_error_text
+from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, REWARD_TOL, Trial, outcome_field_hints
 
 __all__ = [
     "TrialTally",
@@ -32,6 +34,7 @@ __all__ = [
     "iter_json_array",
     "iter_jsonl",
     "iter_jsonl_trials",
+    "jsonl_file_counts",
     "outcome_conflict",
     "parse_json_line",
     "read_json_trials",
@@ -267,9 +270,9 @@ class TrialTally:
                 hints = outcome_field_hints((t.__pydantic_extra__ or {}).keys())
                 self.unscored.append((t.key, "".join(f" (it has a field {f!r}: did you mean {g!r}?)"
                                                      for f, g in hints)))
-            code = -1
+            code = CODE_UNSCORED
         else:
-            code = {"failure": 0, "success": 1, "missing": 2}[out]
+            code = OUTCOME_CODE[out]
         self._a.append(self.agents.setdefault(t.agent, len(self.agents)))
         self._t.append(self.tasks.setdefault(t.task_id, len(self.tasks)))
         self._k.append(t.trial)
@@ -302,7 +305,7 @@ class TrialTally:
                     where = f"line {first}" if self.unit == "line" else f"{self.unit} {first}"
                     self.log.add(int(loc[i]), "(agent, task_id, trial)",
                                  f"duplicate trial key {key!r}, first seen at {where}", unit=self.unit)
-                    if out[i] < 0:
+                    if out[i] == CODE_UNSCORED:
                         self.n_unscored -= 1
                 keep &= ~dup
         self.skipped = self.log.finish(kept=int(keep.sum()))
@@ -426,3 +429,26 @@ def save_trials(trials: Iterable[Trial], path: str | os.PathLike) -> Path:
                 out.close()  # writes the gzip trailer into sink (does not close it)
     write_manifest(path, records=records, nbytes=sink.bytes, sha256=sink.sha256.hexdigest())
     return path
+
+
+def jsonl_file_counts(path: Any, name: str, on_error: OnError, options: dict[str, Any]) -> pd.DataFrame | None:
+    """Count a trials JSONL file without keeping a :class:`Trial` per line (the ``jsonl`` format's counts path).
+
+    A flat file is counted by :func:`agentstats.io.fastcounts.jsonl_counts` (pyarrow, vectorised checks), any other
+    record by record (:func:`count_jsonl_trials`). ``None`` (read the trials instead) for a DataFrame or options
+    other than ``agents``.
+    """
+    if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents"}:
+        return None
+    selection = AgentSelection.parse(options.get("agents"))
+    counts = jsonl_counts(path, agents=selection)
+    if counts is not None:
+        counts.attrs.update(source=name, format="jsonl", skipped=[])
+        return counts
+    counts = count_jsonl_trials(path, ProblemLog(name, on_error), selection)
+    counts.attrs.update(source=name, format="jsonl")
+    return counts
+
+
+register_format("jsonl", read_jsonl_trials, aliases=("trials",), options=(), counts=jsonl_file_counts, locates=True)
+register_format("json", read_json_trials, options=(), locates=True)

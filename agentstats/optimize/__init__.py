@@ -1,6 +1,6 @@
 """The evaluator-optimizer loop: generate -> evaluate -> gate -> optimize, decided on posterior probabilities.
 
-:func:`optimize` runs a candidate prompt on an FAI-style eval set (:mod:`agentstats.optimize.evalset`), scores the
+:func:`optimize` runs a candidate prompt on an FAI-style eval set (:mod:`agentstats.records.evalset`), scores the
 answers (deterministic matchers, JSON-Schema validity, the instructor judge for groundedness, relevance and safety;
 :mod:`agentstats.llm.prompts.loop`), gates every iteration against the baseline and the best iteration so far
 (:func:`agentstats.gating.gate`), revises the prompt, and stops on PASS, on no credible improvement, on the cost
@@ -15,7 +15,7 @@ import types
 from typing import Any
 
 from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
-from agentstats.optimize.evalset import Example, load_eval_set
+from agentstats.optimize.configs import load_config
 from agentstats.optimize.loop import (
     EndpointError,
     IterationResult,
@@ -28,13 +28,12 @@ from agentstats.optimize.loop import (
 
 __all__ = [
     "EndpointError",
-    "Example",
     "IterationResult",
     "LoopConfig",
     "LoopConfigError",
     "LoopError",
     "LoopResult",
-    "load_eval_set",
+    "load_config",
     "load_loop_config",
     "optimize",
     "policy_triggers",

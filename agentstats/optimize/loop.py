@@ -52,17 +52,18 @@ from typing import Any, Literal
 import numpy as np
 
 from agentstats.files.atomic import append_line, atomic_write_text
-from agentstats.gating.data import ScoreSet, load_scores
 from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
 from agentstats.gating.posterior import difference_draws
+from agentstats.io.loaders import load
 from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache
 from agentstats.llm.client import CallError, LLMClient
 from agentstats.llm.prompts.loop import LOOP_JUDGE_PROMPTS, REVISION, Revision
 from agentstats.llm.transport import run_coro
 from agentstats.optimize.config import LoopConfig, ToolCallSettings, load_loop_config
-from agentstats.optimize.evalset import Example, load_eval_set
 from agentstats.optimize.storing import LoopStore
+from agentstats.records.evalset import Example
+from agentstats.records.scores import ScoreSet
 from agentstats.scoring.judge.verdicts import Verdict
 
 __all__ = ["LOG_NAME", "IterationResult", "LoopError", "LoopResult", "optimize", "policy_triggers", "prompt_diff"]
@@ -646,7 +647,7 @@ class _Runner:
             raise LoopError("nothing to score: configure evaluate.matcher, evaluate.response_schema or judge.metrics")
         path = self._iter_dir(it) / "scores.jsonl"
         _write_jsonl(path, records)
-        scores_set = load_scores(path)
+        scores_set = load(path, format="scores")
         means = {m: float(scores_set.example_means(m).mean()) if len(scores_set.example_means(m)) else None
                  for m in scores_set.metrics}
         self.log.append({"step": "evaluation", "iteration": it, "scores": str(path.relative_to(self.run_dir)),
@@ -681,7 +682,7 @@ class _Runner:
     def decide(self, it: int, prompt: str, outputs: list[dict[str, Any]], records: list[dict[str, Any]],
                missing: dict[str, int], state: _State) -> IterationResult:
         path = self.run_dir / f"iter-{it:03d}" / "scores.jsonl"
-        scores = load_scores(path)
+        scores = load(path, format="scores")
         decision = gate(scores, self.baseline, self.cfg.gate)
         vs_best = None
         p_better = None
@@ -1011,7 +1012,7 @@ def optimize(
     LoopError
         A call failed after every retry (generation or optimizer), a refused key, an optimizer that returned no
         prompt, or a run folder holding a different run (or a run at all without ``resume``).
-    agentstats.records.problems.TrialLoadError
+    agentstats.records.problems.LoadError
         A malformed eval set or baseline (every problem located).
     agentstats.optimize.config.LoopConfigError, pydantic.ValidationError
         An invalid configuration.
@@ -1063,8 +1064,8 @@ def optimize(
     if unscored:
         raise ValueError(f"the gate config names metric(s) {unscored} that the loop does not score (it scores "
                          f"{sorted(produced)})")
-    examples = load_eval_set(cfg.eval_set)
-    base = load_scores(cfg.baseline)
+    examples = load(cfg.eval_set, format="eval_set")
+    base = load(cfg.baseline, format="scores")
     missing_metrics = sorted(set(base.metrics) - produced)
     if missing_metrics:
         raise ValueError(f"the baseline {cfg.baseline} scores metric(s) {missing_metrics} that the loop does not "

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from agentstats.gating.config import GateConfig
-from agentstats.gating.data import ScoreSet
 from agentstats.gating.decision import GateDecision
-from agentstats.optimize.evalset import Example
+from agentstats.records.evalset import Example
+from agentstats.records.scores import ScoreSet
 from agentstats.records.trial import Trial
 
 __all__ = ["LoopStore", "weighted_example_score"]

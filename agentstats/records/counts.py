@@ -11,7 +11,7 @@ This module holds the one counts schema (:data:`COUNTS_COLUMNS`) and its one val
 (every problem, by row position) with :func:`validate_counts` (validate or raise) on top; the file loaders
 (:func:`agentstats.io.load_counts`) turn the same problems into located ones (file, line, column).
 Trials that are absent from the agent x task x trial grid (neither recorded nor marked missing) are reported
-in ``attrs["gaps"]`` (:class:`GridGaps`), never counted.
+in ``attrs["gaps"]`` (:class:`agentstats.records.gaps.GridGaps`), never counted.
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.records.trial import Trial, outcome_field_hints
+from agentstats._util.text import plural
+from agentstats.records.gaps import grid_gaps
+from agentstats.records.trial import CODE_MISSING, CODE_SUCCESS, OUTCOME_CODE, Trial, outcome_field_hints
 
 __all__ = [
     "COUNTS_COLUMNS",
     "COUNT_MAX",
     "CountsProblem",
-    "GridGaps",
     "check_counts",
     "counts_frame",
-    "grid_gaps",
-    "plural",
+    "counts_from_codes",
     "to_counts",
     "validate_counts",
 ]
@@ -44,15 +44,6 @@ COUNTS_COLUMNS = ("agent", "task_id", "n", "c", "n_missing")
 COUNT_MAX = int(np.iinfo(np.int64).max)
 
 _MAX_NAMED = 5
-#: Gap cells whose absent trial numbers are spelled out in :attr:`GridGaps.frame` (the rest have counts only).
-_GAPS_SPELLED = 10_000
-#: Grids of up to this many (agent, task) cells list every gap cell; larger ones list the cells with trials.
-_DENSE_CELLS = 20_000_000
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``"1 agent"``, ``"2 agents"``, ``"1,000 trials"``: a count with the right form of its noun."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def _factor(values: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -427,150 +418,6 @@ def validate_counts(counts: pd.DataFrame, func: str = "counts") -> pd.DataFrame:
     return df
 
 
-# ---------------------------------------------------------------- gaps in the agent x task x trial grid
-
-
-@dataclass(frozen=True, eq=False)
-class GridGaps:
-    """Trials absent from the agent x task x trial grid: neither recorded nor marked missing.
-
-    The grid is every agent x every task in the data x trial numbers ``0 .. n_expected - 1``, where
-    ``n_expected`` is the largest trial number in the data plus one. An absent trial is not counted at all
-    (it is neither a failure nor in ``n_missing``), so the counts say nothing about it: these gaps say where
-    the data set is incomplete (a crashed run, a task an agent never attempted, or a deliberately unbalanced
-    design such as METR's).
-
-    Attributes
-    ----------
-    n_expected : int
-        Trials per (agent, task) cell in the grid.
-    frame : pandas.DataFrame
-        One row per cell with absent trials, sorted by agent then task_id: ``agent, task_id, n_recorded``
-        (trials present, any outcome), ``n_absent`` and ``absent_trials`` (e.g. ``"2, 5..7"``; spelled out
-        for the first 10,000 such cells, ``None`` beyond).
-    n_cells_unlisted : int
-        Cells with no trial at all that are counted but not listed in ``frame``: only when agents x tasks
-        exceeds 20 million cells (a sparse design), to keep memory proportional to the trials.
-    """
-
-    n_expected: int
-    frame: pd.DataFrame
-    n_cells_unlisted: int = 0
-
-    @property
-    def n_absent(self) -> int:
-        """Total number of absent (agent, task, trial) entries."""
-        listed = int(self.frame["n_absent"].sum()) if len(self.frame) else 0
-        return listed + self.n_cells_unlisted * self.n_expected
-
-    @property
-    def n_cells(self) -> int:
-        """Number of (agent, task) cells with at least one absent trial."""
-        return len(self.frame) + self.n_cells_unlisted
-
-    def describe(self, limit: int = 3) -> str:
-        """One sentence: how many trials are absent, in how many cells, with the first few named."""
-        if not self.n_cells:
-            return "no trials absent from the agent x task x trial grid"
-        first = []
-        for r in self.frame.head(limit).itertuples(index=False):
-            trials = r.absent_trials if r.absent_trials is not None else f"{r.n_absent} trials"
-            first.append(f"{r.agent} / {r.task_id}: trial {trials}")
-        more = ", ..." if self.n_cells > limit else ""
-        return (
-            f"{plural(self.n_absent, 'trial')} absent from the agent x task x trial grid (trials "
-            f"0..{self.n_expected - 1} of every agent on every task) in {plural(self.n_cells, 'cell')}: "
-            f"{'; '.join(first)}{more}; absent trials are not counted"
-        )
-
-    def __repr__(self) -> str:
-        return f"GridGaps(n_expected={self.n_expected}, n_cells={self.n_cells}, n_absent={self.n_absent})"
-
-
-def _ranges(values: Sequence[int]) -> str:
-    """``[2, 5, 6, 7]`` -> ``"2, 5..7"``."""
-    parts: list[str] = []
-    start = prev = None
-    for v in values:
-        if start is None:
-            start = prev = v
-        elif v == prev + 1:  # type: ignore[operator]
-            prev = v
-        else:
-            parts.append(str(start) if start == prev else f"{start}..{prev}")
-            start = prev = v
-    if start is not None:
-        parts.append(str(start) if start == prev else f"{start}..{prev}")
-    return ", ".join(parts)
-
-
-def grid_gaps(
-    agent_codes: np.ndarray, task_codes: np.ndarray, trials: np.ndarray, agents: Sequence[str], tasks: Sequence[str]
-) -> GridGaps:
-    """Find the trials absent from the agent x task x trial grid (see :class:`GridGaps`).
-
-    Parameters
-    ----------
-    agent_codes, task_codes : numpy.ndarray of int, shape (m,)
-        Index of each trial's agent in ``agents`` and task in ``tasks``.
-    trials : numpy.ndarray of int, shape (m,)
-        Trial numbers (>= 0), one per (agent, task, trial) key: keys must be unique.
-    agents, tasks : sequence of str
-        Names behind the codes.
-
-    Returns
-    -------
-    GridGaps
-        Cost O(m log m + cells with gaps); memory O(m).
-    """
-    n_a, n_t = len(agents), len(tasks)
-    empty = pd.DataFrame(
-        {"agent": pd.Series([], dtype=object), "task_id": pd.Series([], dtype=object),
-         "n_recorded": pd.Series([], dtype=np.int64), "n_absent": pd.Series([], dtype=np.int64),
-         "absent_trials": pd.Series([], dtype=object)}
-    )
-    if len(trials) == 0:
-        return GridGaps(0, empty)
-    k = int(np.max(trials)) + 1
-    cell = agent_codes.astype(np.int64) * n_t + task_codes.astype(np.int64)
-    unlisted = 0
-    if n_a * n_t <= _DENSE_CELLS:
-        recorded = np.bincount(cell, minlength=n_a * n_t)
-        gap_cells = np.flatnonzero(recorded < k)
-    else:  # a sparse grid too large to list: cells with no trial at all are counted, not listed
-        present, per_cell = np.unique(cell, return_counts=True)
-        unlisted = n_a * n_t - len(present)
-        recorded = np.zeros(0, dtype=np.int64)
-        gap_cells = present[per_cell < k]
-        recorded_of_gaps = per_cell[per_cell < k]
-    if len(gap_cells) == 0 and not unlisted:
-        return GridGaps(k, empty)
-    # absent trial numbers of the first cells with gaps, from each cell's sorted trial numbers
-    order = np.lexsort((trials, cell))
-    cell_sorted, trial_sorted = cell[order], trials[order]
-    starts = np.searchsorted(cell_sorted, gap_cells[:_GAPS_SPELLED], side="left")
-    ends = np.searchsorted(cell_sorted, gap_cells[:_GAPS_SPELLED], side="right")
-    spelled: list[str | None] = []
-    for s, e in zip(starts, ends, strict=True):
-        present = trial_sorted[s:e]
-        absent = np.setdiff1d(np.arange(k), present, assume_unique=True)
-        spelled.append(_ranges(absent.tolist()))
-    spelled.extend([None] * (len(gap_cells) - len(spelled)))
-    agents_arr = np.asarray(agents, dtype=object)
-    tasks_arr = np.asarray(tasks, dtype=object)
-    frame = pd.DataFrame(
-        {
-            "agent": agents_arr[gap_cells // n_t],
-            "task_id": tasks_arr[gap_cells % n_t],
-            "n_recorded": (recorded[gap_cells] if not unlisted else recorded_of_gaps).astype(np.int64),
-            "n_absent": (k - (recorded[gap_cells] if not unlisted else recorded_of_gaps)).astype(np.int64),
-            "absent_trials": pd.Series(spelled, dtype=object),
-        }
-    )
-    frame = frame.sort_values(["agent", "task_id"], kind="stable").reset_index(drop=True)
-    return GridGaps(k, frame, unlisted)
-
-
 # ---------------------------------------------------------------- trials -> counts
 
 
@@ -608,8 +455,8 @@ def to_counts(trials: Iterable[Trial]) -> pd.DataFrame:
     pandas.DataFrame
         One row per (agent, task_id) that has at least one trial, sorted by ``agent`` then ``task_id`` (as
         text), with columns ``agent, task_id`` (str) and ``n, c, n_missing`` (int64); ``0 <= c <= n``.
-        A cell whose trials are all missing has ``n = 0``. ``attrs["gaps"]`` is a :class:`GridGaps`: the
-        trials absent from the agent x task x trial grid.
+        A cell whose trials are all missing has ``n = 0``. ``attrs["gaps"]`` is a
+        :class:`~agentstats.records.gaps.GridGaps`: the trials absent from the agent x task x trial grid.
 
     Raises
     ------
@@ -626,12 +473,11 @@ def to_counts(trials: Iterable[Trial]) -> pd.DataFrame:
     a_codes: list[int] = []
     t_codes: list[int] = []
     trial_nos: list[int] = []
-    outcomes: list[int] = []  # 0 failure, 1 success, 2 missing
+    outcomes: list[int] = []  # OUTCOME_CODE
     seen: set[tuple[str, str, int]] = set()
     unscored: list[tuple[tuple[str, str, int], str]] = []
     dupes: list[tuple[str, str, int]] = []
     n_unscored = n_dupes = 0
-    code = {"failure": 0, "success": 1, "missing": 2}
     for i, t in enumerate(trials):
         if not isinstance(t, Trial):
             raise TypeError(f"to_counts expects Trial objects; element {i} is {type(t).__name__}")
@@ -651,7 +497,7 @@ def to_counts(trials: Iterable[Trial]) -> pd.DataFrame:
         a_codes.append(agent_idx.setdefault(t.agent, len(agent_idx)))
         t_codes.append(task_idx.setdefault(t.task_id, len(task_idx)))
         trial_nos.append(t.trial)
-        outcomes.append(code[out])
+        outcomes.append(OUTCOME_CODE[out])
     if n_dupes:
         raise ValueError(
             f"{plural(n_dupes, 'trial repeats', 'trials repeat')} an (agent, task_id, trial) key already seen, "
@@ -684,7 +530,7 @@ def counts_from_codes(
     agent_codes, task_codes, trials : numpy.ndarray of int, shape (m,)
         Index into ``agents`` / ``tasks`` and trial number of each trial; keys unique.
     outcomes : numpy.ndarray of int, shape (m,)
-        0 failure, 1 success, 2 missing.
+        :data:`agentstats.records.trial.OUTCOME_CODE` of each trial (failure 0, success 1, missing 2).
     agents, tasks : sequence of str
 
     Returns
@@ -695,9 +541,9 @@ def counts_from_codes(
     n_t = max(len(tasks), 1)
     cell = agent_codes.astype(np.int64) * n_t + task_codes.astype(np.int64)
     present, inverse = np.unique(cell, return_inverse=True)  # memory O(trials), whatever agents x tasks is
-    scored = outcomes != 2
+    scored = outcomes != CODE_MISSING
     n = np.bincount(inverse, weights=scored, minlength=len(present))
-    c = np.bincount(inverse, weights=outcomes == 1, minlength=len(present))
+    c = np.bincount(inverse, weights=outcomes == CODE_SUCCESS, minlength=len(present))
     miss = np.bincount(inverse, weights=~scored, minlength=len(present))
     out = frame_from_codes(
         present // n_t,

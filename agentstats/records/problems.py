@@ -1,11 +1,11 @@
 """Load problems and the error that lists them.
 
-Every loader collects *all* problems it finds in a file before deciding what to do, so that a user fixes a
-file in one pass:
+Every loader (trials, counts, score records, eval sets, calibration sets) collects *all* problems it finds in a
+file before deciding what to do, so that a user fixes a file in one pass:
 
-* ``on_error="raise"`` (default): one :class:`TrialLoadError` listing every :class:`Problem`;
+* ``on_error="raise"`` (default): one :class:`LoadError` listing every :class:`Problem`;
 * ``on_error="skip"``: the valid records are returned, the problems are attached to the result
-  (``.skipped``) and a :class:`TrialLoadWarning` gives their count.
+  (``.skipped``) and a :class:`LoadWarning` gives their count.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Literal
 
 from agentstats._util.options import option_text
 
-__all__ = ["OnError", "Problem", "ProblemLog", "TrialLoadError", "TrialLoadWarning"]
+__all__ = ["LoadError", "LoadWarning", "OnError", "Problem", "ProblemLog"]
 
 OnError = Literal["raise", "skip"]
 
-#: How many problems the error *message* spells out; all of them are on ``TrialLoadError.problems``.
+#: How many problems the error *message* spells out; all of them are on ``LoadError.problems``.
 MAX_LISTED = 50
 
 
@@ -71,8 +71,8 @@ class Problem:
 REPEAT_COLLAPSE = 5
 
 
-class TrialLoadError(ValueError):
-    """Raised when a file has problems and ``on_error="raise"``.
+class LoadError(ValueError):
+    """Raised by every loader when its input has problems and ``on_error="raise"`` (or nothing usable is left).
 
     Attributes
     ----------
@@ -115,14 +115,14 @@ class TrialLoadError(ValueError):
             else:
                 lines.extend(f"  {p}" for p in same)
         if len(lines) > MAX_LISTED:
-            lines = [*lines[:MAX_LISTED], f"  ... and more (all {n} in TrialLoadError.problems)"]
+            lines = [*lines[:MAX_LISTED], f"  ... and more (all {n} in LoadError.problems)"]
         if hint is None and skippable:
             hint = ("Fix them, or skip the bad records and get a list of what was skipped: "
                     f"{option_text(cli='--skip-bad', python='on_error=' + repr('skip'))}.")
         super().__init__("\n".join([head + ":", *lines, *([hint] if hint else [])]))
 
 
-class TrialLoadWarning(UserWarning):
+class LoadWarning(UserWarning):
     """Warned when ``on_error="skip"`` dropped records."""
 
 
@@ -173,7 +173,7 @@ class ProblemLog:
             self.add(line, field, msg, unit)
 
     def finish(self, n_records: int | None = None, *, kept: int | None = None) -> list[Problem]:
-        """Raise :class:`TrialLoadError` (raise mode) or warn and return the problems (skip mode).
+        """Raise :class:`LoadError` (raise mode) or warn and return the problems (skip mode).
 
         Parameters
         ----------
@@ -185,7 +185,7 @@ class ProblemLog:
 
         Raises
         ------
-        TrialLoadError
+        LoadError
             In raise mode, listing every problem; in skip mode when ``kept == 0``: "no usable records left after
             skipping N records", listing them (``skippable=False``).
         """
@@ -195,11 +195,11 @@ class ProblemLog:
         self.problems.sort(key=lambda p: -1 if p.line is None else p.line)
         if self.on_error == "raise":
             # a problem of the whole file (unreadable, corrupt compression) is no record to skip
-            raise TrialLoadError(self.problems, self.source,
+            raise LoadError(self.problems, self.source,
                                  skippable=not self.whole_file and any(p.line is not None for p in self.problems))
         n_bad = len(self.bad_records)
         if kept == 0:
-            raise TrialLoadError(
+            raise LoadError(
                 self.problems,
                 self.source,
                 skippable=False,
@@ -209,7 +209,7 @@ class ProblemLog:
             f"{self.source}: skipped {n_bad} record{'s' if n_bad != 1 else ''} with "
             f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} "
             f"(see .skipped); first: {self.problems[0]}",
-            TrialLoadWarning,
+            LoadWarning,
             stacklevel=4,
         )
         return list(self.problems)

@@ -88,7 +88,7 @@ def grid_gaps_note(counts: pd.DataFrame, limit: int = 10) -> str:
     Parameters
     ----------
     counts : pandas.DataFrame
-        A counts table whose ``attrs["gaps"]`` is a :class:`agentstats.records.counts.GridGaps` (as from
+        A counts table whose ``attrs["gaps"]`` is a :class:`agentstats.records.gaps.GridGaps` (as from
         :func:`agentstats.to_counts` and :func:`agentstats.load`); without it (a counts table has no trial numbers)
         there is nothing to say.
     limit : int

@@ -458,7 +458,7 @@ def check_input(parameters: dict[str, Any]) -> Dataset | None:
     """
     import warnings
 
-    from agentstats.io import TrialLoadError, TrialLoadWarning
+    from agentstats.io import LoadError, LoadWarning
     from agentstats.io.loaders import load
 
     path = parameters.get("input_path")
@@ -466,9 +466,9 @@ def check_input(parameters: dict[str, Any]) -> Dataset | None:
         return None
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrialLoadWarning)  # skipped records are listed in the report
+            warnings.simplefilter("ignore", LoadWarning)  # skipped records are listed in the report
             return load(path, format=parameters.get("input_format", "auto"), **(parameters.get("loader_options") or {}))
-    except TrialLoadError as exc:
+    except LoadError as exc:
         if not exc.skippable:  # --skip-bad cannot help (nothing left after skipping, a changed file, a wrong format)
             listed = [f"  {one_line(p)}" for p in exc.problems[:20]]
             if len(exc.problems) > 20:

@@ -13,11 +13,14 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from agentstats.io.detect import detect_format, normalize_format, source_name
+from agentstats.io.detect import detect_format, source_name
 from agentstats.io.jsonl import _accept, iter_jsonl_trials
+from agentstats.io.registry import normalize_format
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import Trial
-from agentstats.store.db import ImportResult, RunStore, file_sha256
+from agentstats.store.db import RunStore
+from agentstats.store.runs import file_sha256
+from agentstats.store.writing import ImportResult
 
 __all__ = ["import_file"]
 
@@ -27,7 +30,7 @@ def _stream_jsonl(path: str | os.PathLike, log: ProblemLog, skipped: list[Proble
         if _accept(t, lineno, log, "line"):
             lines.append(lineno)  # 8 bytes per trial: the line a duplicated key is reported at
             yield t
-    # raises TrialLoadError (on_error="raise") after the last line: the transaction rolls back
+    # raises LoadError (on_error="raise") after the last line: the transaction rolls back
     skipped.extend(log.finish())
 
 
@@ -69,11 +72,11 @@ def import_file(
     -------
     ImportResult
         ``unchanged`` when this same file (same SHA-256) is already the run ``run``; ``skipped``: the bad records
-        left out with ``on_error="skip"`` (a :class:`~agentstats.records.problems.TrialLoadWarning` counts them too).
+        left out with ``on_error="skip"`` (a :class:`~agentstats.records.problems.LoadWarning` counts them too).
 
     Raises
     ------
-    TrialLoadError
+    LoadError
         Records with problems (file, line, field); nothing is written.
     StoreError
         The run name is taken.

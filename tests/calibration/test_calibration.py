@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from math import comb
 
@@ -18,10 +17,8 @@ from agentstats.calibration import (
     confusion_matrix,
     corrected_pass_k,
     corrected_task_pass_k,
-    load_calibration,
     rogan_gladen,
 )
-from agentstats.records.problems import TrialLoadError
 
 
 def _write(path, records):
@@ -101,39 +98,6 @@ def test_calibrate_ordinal_confusion_and_threshold():
     assert (t.tp, t.fn, t.tn, t.fp) == (3, 0, 5, 0)
     with pytest.raises(ValueError, match="not in the calibration set"):
         calibrate(items, thresholds={"other": 1})
-
-
-def test_load_calibration_reports_every_problem_with_line_and_field(tmp_path):
-    path = _write(tmp_path / "c.jsonl", [
-        {"item_id": "a", "metric": "m", "verdict": True, "gold": True},
-        "{not json",
-        {"item_id": "b", "metric": "m", "verdict": "yes", "gold": True},
-        {"item_id": "c", "metric": "m", "verdict": True},
-        {"item_id": "a", "metric": "m", "verdict": False, "gold": False},
-        {"item_id": "d", "metric": "m", "verdict": 3, "gold": True},
-    ])
-    with pytest.raises(TrialLoadError) as info:
-        load_calibration(path)
-    text = str(info.value)
-    assert "line 2: malformed JSON" in text
-    assert "line 3, field 'verdict'" in text
-    assert "line 4, field 'gold'" in text
-    assert "line 5, field 'item_id'" in text and "more than once" in text
-    assert "line 6, field 'verdict'" in text
-
-
-def test_load_calibration_gzip_skip_and_missing_verdict(tmp_path):
-    path = tmp_path / "c.jsonl.gz"
-    rows = [{"item_id": 1, "metric": "m", "verdict": None, "gold": False},
-            {"item_id": 2, "metric": "m", "verdict": True, "gold": True},
-            {"item_id": 3, "metric": "m", "verdict": 1, "gold": 2}]
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        fh.write("\n".join(json.dumps(r) for r in rows))
-    with pytest.warns(UserWarning, match="skipped 1 record"):
-        frame = load_calibration(path, on_error="skip")
-    assert frame["item_id"].tolist() == ["1", "2"]
-    m = calibrate(frame)["m"]
-    assert m.n_missing == 1 and m.n_items == 1
 
 
 def test_judge_error_from_counts_refuses_unmeasured_rates():

@@ -112,7 +112,7 @@ def test_multi_node_agent_is_captured_with_usage_cost_metrics_and_outcomes(tmp_p
     assert first.usage.input_tokens == PROMPT and first.usage.cost_usd == pytest.approx(expected_cost)
     assert [(c.name, c.arguments, c.result) for c in first.interactions[0].tool_calls] == [
         ("lookup", {"city": "Paris"}, {"city": "Paris", "population": 1})]
-    counts = agentstats.load_counts_any(store, run="prompt-v2").set_index("task_id")
+    counts = agentstats.load_counts(store, run="prompt-v2").set_index("task_id")
     assert counts.loc["france", ["n", "c"]].tolist() == [3, 3] and counts.loc["mars", ["n", "c"]].tolist() == [3, 0]
     assert agentstats.pass_at_k(counts["n"], counts["c"], 1).tolist() == [0.0, 1.0, 0.0]
     with RunStore(store, read_only=True) as st:
@@ -487,7 +487,7 @@ def test_langgraph_graph_is_captured(tmp_path, server):
     assert [(t.task_id, t.trial, t.outcome()) for t in trials] == [
         ("fr", 0, "success"), ("mars", 0, "failure"), ("fr", 1, "success"), ("mars", 1, "failure")]
     assert trials[0].interactions[0].answer == "Paris" and trials[0].usage.input_tokens == PROMPT
-    counts = agentstats.load_counts_any(store, run="lg").set_index("task_id")
+    counts = agentstats.load_counts(store, run="lg").set_index("task_id")
     assert counts.loc["fr", ["n", "c"]].tolist() == [2, 2] and counts.loc["mars", ["n", "c"]].tolist() == [2, 0]
 
 
@@ -605,7 +605,7 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
     import datetime as dt
 
     from agentstats.capture import core
-    from agentstats.store.db import trial_row
+    from agentstats.store.rows import trial_row
 
     checked = []
     original = core._TrialRec.row

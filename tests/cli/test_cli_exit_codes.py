@@ -460,11 +460,11 @@ def test_every_loading_command_has_agents_and_its_own_k_help():
 def test_format_help_lists_every_format():
     import typer.main
 
-    from agentstats.io import FORMATS
+    from agentstats.io import formats
 
     cli = typer.main.get_command(app)
     fmt_help = {p.name: p for p in cli.commands["estimate"].params}["format"].help
-    for f in FORMATS:
+    for f in formats(("trials", "counts")):  # the inputs of estimate (record sets are read by gate, loop, calibrate)
         assert f in fmt_help, f
 
 

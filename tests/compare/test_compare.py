@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agentstats.cli import app
 from agentstats.compare.runs import compare_runs, resolve_run, trial_metrics
 from agentstats.estimators import pass_at_k, pass_hat_k
-from agentstats.io import TrialLoadWarning, save_trials
+from agentstats.io import LoadWarning, save_trials
 from agentstats.records.trial import Trial
 
 runner = CliRunner()
@@ -207,7 +207,7 @@ def test_cli_skip_bad_lists_what_it_skipped(tmp_path):
     res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100", "--skip-bad", "--json"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 record (1 problem)" in res.stderr and "line 3, field 'trial'" in res.stderr
-    with pytest.warns(TrialLoadWarning, match="skipped 1 record"):
+    with pytest.warns(LoadWarning, match="skipped 1 record"):
         cmp = compare_runs(p1, p2, k=1, n_boot=100, on_error="skip")
     assert list(cmp.skipped) == ["a"] and [p.line for p in cmp.skipped["a"]] == [3]
 

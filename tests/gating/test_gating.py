@@ -16,9 +16,8 @@ import pytest
 from scipy import integrate, stats
 
 import agentstats
-from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config, load_scores
+from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config
 from agentstats.gating.posterior import difference_draws, examples_to_decide, mean_draws, ratio_draws
-from agentstats.records.problems import TrialLoadError
 
 
 def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, **extra) -> list[dict]:
@@ -316,53 +315,6 @@ def test_config_naming_an_unknown_metric_is_an_input_error():
 # ---- inputs -------------------------------------------------------------------------------------------------
 
 
-def test_score_file_problems_are_located(tmp_path):
-    p = tmp_path / "c.jsonl"
-    lines = [
-        {"id": "a", "metric": "acc", "value": 1},
-        {"id": "b", "scores": {"acc": 1.5}},
-        {"id": "a", "metric": "acc", "value": 0, "trial": 0},
-        {"metric": "acc", "value": 1},
-        {"id": "c", "scores": {"acc": 1}, "risk_level": "high"},
-        {"id": "c", "scores": {"acc": 1}, "risk_level": "low"},
-        {"id": "d", "scores": {"acc": 1}, "tokens": -3},
-        {"id": "e", "metric": "acc", "value": 1, "tokens": 10},
-        {"id": "e", "metric": "g", "value": 1, "tokens": 12},
-    ]
-    p.write_text("".join(json.dumps(r) + "\n" for r in lines) + "{not json\n")
-    with pytest.raises(TrialLoadError) as err:
-        load_scores(p)
-    got = {(q.line, q.field) for q in err.value.problems}
-    assert got == {
-        (2, "scores.acc"),
-        (3, "metric"),  # id a, trial 0, acc: given twice (line 1 got trial 0 in file order)
-        (4, "id"),
-        (6, "risk_level"),
-        (7, "tokens"),
-        (9, "tokens"),  # the same trial (0) of example e, other usage
-        (10, None),
-    }
-    assert "--skip-bad" not in str(err.value)
-
-
-def test_long_and_wide_records_with_usage_and_missing_verdicts(tmp_path):
-    p = tmp_path / "c.jsonl"
-    lines = [
-        {"id": "a", "input": "q?", "expected": "x", "tags": ["t1"], "risk_level": "low",
-         "scores": {"acc": True, "g": None}, "tokens": 10, "cost_usd": 0.1},
-        {"id": "a", "metric": "rel", "value": 0.5, "tokens": 10},
-        {"id": "b", "metric": "acc", "value": 0, "judge_missing": ["acc"], "latency_s": 2.0},
-    ]  # fmt: skip
-    p.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    s = load_scores(p)
-    assert s.metrics == ["acc", "g", "rel"]
-    assert s.missing_share("acc") == (1, 2) and s.missing_share("g") == (1, 1)
-    assert s.examples.loc["a", "tags"] == ("t1",) and s.examples.loc["b", "risk_level"] is None
-    assert s.usage_means("tokens").to_dict() == {"a": 10.0}
-    assert s.usage_means("latency_s").to_dict() == {"b": 2.0}
-    assert len(s.sha256) == 64
-
-
 def test_a_metric_the_candidate_dropped_is_an_input_error():
     with pytest.raises(ValueError, match=r"\['safety'\] are scored in the baseline"):
         gate(rows({"acc": [1, 1]}), rows({"acc": [1, 1], "safety": [1, 1]}))
@@ -430,17 +382,6 @@ def test_a_baseline_sharing_no_example_is_an_input_error():
     other = [{**r, "id": "b" + r["id"]} for r in rows({"acc": [1, 0, 1]})]
     with pytest.raises(ValueError, match=r"share no example id \(candidate: 'q0', 'q1', 'q2' \(3 in all\)"):
         gate(rows({"acc": [1, 1, 1]}), other)
-
-
-def test_a_trials_file_given_to_the_gate_says_what_the_gate_reads(tmp_path):
-    from agentstats.records.problems import TrialLoadError
-
-    p = tmp_path / "trials.jsonl"
-    p.write_text(json.dumps({"agent": "a", "task_id": "t1", "trial": 0, "success": True}) + "\n")
-    with pytest.raises(TrialLoadError, match=r"this is a trial record.*\"metric\": \"success\""):
-        load_scores(p)
-    with pytest.raises(FileNotFoundError, match="no such file: "):
-        load_scores(tmp_path / "missing.jsonl")
 
 
 def test_a_failing_gate_also_lists_its_undecided_checks():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentstats.io import detect_format
-from agentstats.io.readers.bfcl import BfclDecodeError, decode_bfcl_output, load_bfcl, output_style
+from agentstats.io.readers.bfcl import BfclDecodeError, decode_bfcl_output, import_bfcl, output_style
 from agentstats.scoring.bfcl import bfcl_verdict
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bfcl-results-2024-08"
@@ -51,7 +51,7 @@ def _need_data():
 @pytest.fixture(scope="module")
 def subset():
     _need_data()
-    return load_bfcl(DATA, models=["gpt-4o-2024-05-13-FC", "claude-3-opus-20240229", "Nexusflow-Raven-v2"])
+    return import_bfcl(DATA, models=["gpt-4o-2024-05-13-FC", "claude-3-opus-20240229", "Nexusflow-Raven-v2"])
 
 
 def test_verdicts_match_score_headers(subset):
@@ -124,15 +124,15 @@ def test_load_trials_reads_the_bfcl_format(tmp_path):
 
 
 def test_bfcl_problems_name_file_and_line(tmp_path):
-    from agentstats.io import TrialLoadError, TrialLoadWarning, load_trials
+    from agentstats.io import LoadError, LoadWarning, load_trials
 
     root = _bfcl_tree(tmp_path, ['{"id": "simple_0", "result": "[area(r=1)]"}', '{"id": "simple_1", "res'],
                       gzip_result=False)
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(root, format="bfcl")
     where = [(p.source.rsplit("/", 1)[-1], p.line) for p in err.value.problems]
     assert ("gorilla_openfunctions_v1_test_simple_result.json", 2) in where
-    with pytest.warns(TrialLoadWarning):
+    with pytest.warns(LoadWarning):
         ts = load_trials(root, format="bfcl", on_error="skip")
     assert [t.task_id for t in ts] == ["simple_0"] and ts.skipped
     with pytest.raises(ValueError, match="no BFCL results folder 2024-08-11/result: give the BFCL result root"):

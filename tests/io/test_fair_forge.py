@@ -10,8 +10,7 @@ import pytest
 from scipy import stats
 
 from agentstats.io.loaders import load_trials
-from agentstats.io.readers.fair_forge import load_fai_jsonl, load_fair_forge
-from agentstats.records.problems import TrialLoadError
+from agentstats.records.problems import LoadError
 from agentstats.scoring.fair_forge import AgenticMetricView, ToolCorrectnessView, fair_forge_frame, fair_forge_view
 from agentstats.scoring.judge import Judge, JudgeVerdict
 from agentstats.scoring.outcomes import score_trials
@@ -68,7 +67,7 @@ DATASETS = [
 
 # -- importer: Datasets ------------------------------------------------------------------------------------
 def test_datasets_map_to_trials():
-    ts = load_fair_forge(DATASETS, agent="shop-bot")
+    ts = load_trials(DATASETS, "fair_forge", agent="shop-bot")
     assert [t.key for t in ts] == [("shop-bot", "shop-1", 0), ("shop-bot", "shop-1", 1), ("shop-bot", "shop-1", 2)]
     t = ts[0]
     assert t.session_id == "shop-1" and t.assistant_id == "attempt-1" and t.language == "english"
@@ -85,7 +84,7 @@ def test_datasets_map_to_trials():
 
 
 def test_default_agent_is_the_assistant_id():
-    ts = load_fair_forge(DATASETS)
+    ts = load_trials(DATASETS, "fair_forge")
     assert [t.key for t in ts] == [("attempt-1", "shop-1", 0), ("attempt-2", "shop-1", 0),
                                    ("attempt-3", "shop-1", 0)]
 
@@ -98,9 +97,9 @@ def test_files_plain_gzip_and_single_object(tmp_path):
         json.dump(DATASETS, fh)
     one = tmp_path / "one.json"
     one.write_text(json.dumps(DATASETS[0]))
-    assert len(load_fair_forge(p, agent="x")) == 3
-    assert len(load_fair_forge(g, agent="x")) == 3
-    assert len(load_fair_forge(one, agent="x")) == 1
+    assert len(load_trials(p, "fair_forge", agent="x")) == 3
+    assert len(load_trials(g, "fair_forge", agent="x")) == 3
+    assert len(load_trials(one, "fair_forge", agent="x")) == 1
     assert len(load_trials(p, format="fair_forge", agent="x")) == 3
 
 
@@ -110,21 +109,21 @@ def test_problems_name_record_and_field(tmp_path):
     bad[2]["conversation"][0]["agentic"]["tools_used"][0]["parameters"] = [1, 2]
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(bad))
-    with pytest.raises(TrialLoadError) as ei:
-        load_fair_forge(p, agent="x")
+    with pytest.raises(LoadError) as ei:
+        load_trials(p, "fair_forge", agent="x")
     where = {(pr.line, pr.field) for pr in ei.value.problems}
     assert where == {(1, "conversation.2.assistant"), (2, "conversation.0.agentic.tools_used.0.parameters")}
     assert "record 1 (0-based)" in str(ei.value)
     with pytest.warns(UserWarning):
-        ok = load_fair_forge(p, agent="x", on_error="skip")
+        ok = load_trials(p, "fair_forge", agent="x", on_error="skip")
     assert len(ok) == 1 and ok.n_skipped == 2
 
 
 def test_bare_batches():
     batches = [batch("q1", "2+2?", "4", "4"), batch("q1", "2+2?", "5", "4"), batch("q2", "3+3?", "6", "6")]
     with pytest.raises(ValueError, match="agent="):
-        load_fair_forge(batches)
-    ts = load_fair_forge(batches, agent="calc")
+        load_trials(batches, "fair_forge")
+    ts = load_trials(batches, "fair_forge", agent="calc")
     assert [t.key for t in ts] == [("calc", "q1", 0), ("calc", "q1", 1), ("calc", "q2", 0)]
 
 
@@ -141,7 +140,7 @@ def test_fai_jsonl(tmp_path):
         {"id": "c1", "input": "Capital of France?", "expected": "Paris", "output": "Lyon", "tags": "geo"},
         {"id": 7, "input": "2+2?", "expected": ["4", "four"], "answer": "four", "agent": "other", "trial": 3},
     ])
-    ts = load_fai_jsonl(p, agent="bot")
+    ts = load_trials(p, "fai_jsonl", agent="bot")
     assert [t.key for t in ts] == [("bot", "c1", 0), ("bot", "c1", 1), ("other", "7", 3)]
     t = ts[0]
     assert t.tags == ["geo"] and t.risk_level == "low" and t.source == "quiz-v2"
@@ -163,21 +162,21 @@ def test_fai_jsonl_problems_name_line_and_field(tmp_path):
         "{not json",  # line 5
         {"id": "ok", "input": "q", "output": "a", "trial": 0},  # line 6: duplicate of line 1's key
     ])
-    with pytest.raises(TrialLoadError) as ei:
-        load_fai_jsonl(p, agent="bot")
+    with pytest.raises(LoadError) as ei:
+        load_trials(p, "fai_jsonl", agent="bot")
     where = {(pr.line, pr.field) for pr in ei.value.problems}
     assert where == {(2, "input"), (3, "output"), (4, "tags"), (4, "risk_level"), (5, None),
                      (6, "(agent, task_id, trial)")}
-    with pytest.raises(TrialLoadError, match="no agent"):
-        load_fai_jsonl(write_jsonl(tmp_path / "noagent.jsonl", [{"id": "a", "input": "q", "output": "x"}]))
-    ts = load_fai_jsonl(write_jsonl(tmp_path / "noans.jsonl", [{"id": "a", "input": "q", "expected": "x"}]),
-                        agent="bot", require_answer=False)
+    with pytest.raises(LoadError, match="no agent"):
+        load_trials(write_jsonl(tmp_path / "noagent.jsonl", [{"id": "a", "input": "q", "output": "x"}]), "fai_jsonl")
+    ts = load_trials(write_jsonl(tmp_path / "noans.jsonl", [{"id": "a", "input": "q", "expected": "x"}]), "fai_jsonl",
+                     agent="bot", require_answer=False)
     assert ts[0].interactions[0].answer is None
 
 
 # -- the view ---------------------------------------------------------------------------------------------
 def test_view_has_fair_forge_fields():
-    views = fair_forge_view(load_fair_forge(DATASETS, agent="bot"), k=2)
+    views = fair_forge_view(load_trials(DATASETS, "fair_forge", agent="bot"), k=2)
     assert FF_AGENTIC_FIELDS <= set(AgenticMetricView.model_fields)
     assert FF_TOOL_FIELDS == set(ToolCorrectnessView.model_fields)
     v = views[0]
@@ -194,7 +193,7 @@ def test_view_has_fair_forge_fields():
 
 def test_trials_basis_counts_conversations_of_the_task():
     # 3 conversations of one task, 2 fully correct: n = 3, c = 2, k = 2 (numbers by hand)
-    ts = load_fair_forge(DATASETS, agent="bot")
+    ts = load_trials(DATASETS, "fair_forge", agent="bot")
     plug = fair_forge_view(ts, k=2, estimator="plugin")
     assert {(v.n, v.c) for v in plug} == {(3, 2)}
     assert plug[0].pass_at_k == pytest.approx(1 - (1 / 3) ** 2)  # 8/9
@@ -214,7 +213,7 @@ def test_trials_basis_counts_conversations_of_the_task():
 
 def test_interactions_basis_reproduces_fair_forge():
     # Fair Forge's Agentic: n = total_interactions, c = correct_interactions, p = c/n plugged in
-    ts = load_fair_forge(DATASETS, agent="bot")
+    ts = load_trials(DATASETS, "fair_forge", agent="bot")
     v = fair_forge_view(ts, k=3, estimator="plugin", basis="interactions")
     assert (v[1].n, v[1].c) == (3, 2)
     assert v[1].pass_at_k == pytest.approx(1 - (1 - 2 / 3) ** 3)
@@ -233,7 +232,7 @@ class FailingJudge(Judge):
 
 
 def test_missing_judge_verdicts_are_none_not_zero():
-    res = score_trials(load_fair_forge(DATASETS, agent="bot"), judge=FailingJudge())
+    res = score_trials(load_trials(DATASETS, "fair_forge", agent="bot"), judge=FailingJudge())
     v = fair_forge_view(res, k=1, estimator="plugin")
     assert v[1].correctness_scores == [1.0, None, 1.0] and v[1].is_fully_correct is None
     assert v[1].outcome == "missing" and v[1].n_judge_missing == 1
@@ -242,7 +241,7 @@ def test_missing_judge_verdicts_are_none_not_zero():
 
 
 def test_bad_view_arguments():
-    ts = load_fair_forge(DATASETS, agent="bot")
+    ts = load_trials(DATASETS, "fair_forge", agent="bot")
     with pytest.raises(ValueError, match="k must"):
         fair_forge_view(ts, k=0)
     with pytest.raises(ValueError, match="estimator"):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.io import TrialLoadError, detect_format, load_trials
+from agentstats.io import LoadError, detect_format, load_trials
 from agentstats.io.readers.inspect_log import read_inspect, score_value_to_float
 from agentstats.records.problems import ProblemLog
 
@@ -114,7 +114,7 @@ def test_truncated_archive_located(tmp_path):
     data = p.read_bytes()
     p.write_bytes(data[: len(data) - 40])
     assert detect_format(p) == "inspect"
-    with pytest.raises(TrialLoadError, match="truncated or corrupt"):
+    with pytest.raises(LoadError, match="truncated or corrupt"):
         load_trials(p)
 
 
@@ -122,7 +122,7 @@ def test_truncated_json_located(tmp_path):
     p = tmp_path / "cut.json"
     text = FIXTURE.read_text()
     p.write_text(text[: len(text) // 2])
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="inspect")
     prob = err.value.problems[0]
     assert prob.unit == "line" and prob.line is not None and prob.line > 1 and "truncated" in prob.message
@@ -133,12 +133,12 @@ def test_unknown_version_and_wrong_format(tmp_path):
     log["version"] = 9
     p = tmp_path / "v9.json"
     p.write_text(json.dumps(log))
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="inspect")
     assert err.value.problems[0].field == "version" and "unknown Inspect eval log version 9" in str(err.value)
     q = tmp_path / "other.json"
     q.write_text(json.dumps({"version": 2, "samples": []}))
-    with pytest.raises(TrialLoadError, match="no 'eval' object"):
+    with pytest.raises(LoadError, match="no 'eval' object"):
         load_trials(q, format="inspect")
 
 
@@ -148,7 +148,7 @@ def test_bad_sample_fields_located(tmp_path):
     log["samples"][2]["epoch"] = 0
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(log, indent=2))
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p)
     where = {(pr.unit, pr.line, pr.field) for pr in err.value.problems}
     assert where == {("sample", 1, "scores.match.value"), ("sample", 2, "epoch")}
@@ -200,7 +200,7 @@ def test_genuine_archive_without_zstandard_is_a_located_error(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_zstd)
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(GENUINE)
     prob = err.value.problems[0]
     assert prob.field == "header.json" and "install the 'zstandard' package" in prob.message

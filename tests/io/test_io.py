@@ -15,14 +15,13 @@ import pandas as pd
 import pytest
 
 from agentstats.io import (
+    LoadError,
+    LoadWarning,
     Problem,
-    TrialLoadError,
-    TrialLoadWarning,
     TrialSet,
     agent_from_filename,
     detect_format,
     load_counts,
-    load_counts_any,
     load_trials,
     save_trials,
 )
@@ -362,22 +361,22 @@ def test_counts_table_formats(tmp_path):
     assert detect_format(csv) == detect_format(gz) == detect_format(pq) == detect_format(df) == "counts"
 
 
-def test_load_trials_refuses_counts_and_load_counts_any_reads_all(tmp_path):
+def test_load_trials_refuses_counts_and_load_counts_reads_all(tmp_path):
     csv = tmp_path / "counts.csv"
     csv.write_text("agent,task_id,n,c\na,1,4,3\n")
     with pytest.raises(ValueError, match=r"counts table.*load_counts"):
         load_trials(csv)
-    c1 = load_counts_any(csv)
+    c1 = load_counts(csv)
     assert list(c1.itertuples(index=False, name=None)) == [("a", "1", 4, 3, 0)]
     assert c1.attrs["format"] == "counts"
     jsonl = save_trials(
         [Trial(agent="a", task_id="1", trial=i, success=i != 0) for i in range(4)], tmp_path / "t.jsonl"
     )
-    c2 = load_counts_any(jsonl)
+    c2 = load_counts(jsonl)
     assert list(c2.itertuples(index=False, name=None)) == [("a", "1", 4, 3, 0)]
     assert c2.attrs["format"] == "jsonl" and c2.attrs["skipped"] == []
     with pytest.raises(ValueError, match="success_col"):
-        load_counts_any(csv, success_col="x")
+        load_counts(csv, success_col="x")
 
 
 # ---------------------------------------------------------------- malformed inputs: every kind named
@@ -396,7 +395,7 @@ def test_jsonl_every_problem_is_listed_with_line_and_field(tmp_path):
         jl({"agent": "a", "task_id": "t", "trial": 8, "success": True}),  # 9 ok
     ]
     path = write_lines(tmp_path / "bad.jsonl", lines)
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     assert isinstance(ei.value, ValueError)
     probs = problems_of(ei)
@@ -429,7 +428,7 @@ def test_skip_mode_returns_valid_records_and_lists_the_rest(tmp_path):
         jl({"agent": "a", "task_id": "t", "trial": 1, "success": False}),
     ]
     path = write_lines(tmp_path / "bad.jsonl", lines)
-    with pytest.warns(TrialLoadWarning, match=r"skipped 3 records with 4 problems"):
+    with pytest.warns(LoadWarning, match=r"skipped 3 records with 4 problems"):
         got = load_trials(path, on_error="skip")
     assert [(t.trial, t.success) for t in got] == [(0, True), (1, False)]
     assert got.n_skipped == 3 and len(got.skipped) == 4
@@ -444,10 +443,10 @@ def test_skip_mode_returns_valid_records_and_lists_the_rest(tmp_path):
         load_trials(clean, on_error="ignore")
 
 
-@pytest.mark.parametrize("how", ["load_trials", "load_counts_any", "counts_table", "load_counts_any_table"])
+@pytest.mark.parametrize("how", ["load_trials", "load_counts", "counts_table"])
 def test_skip_mode_that_leaves_nothing_is_an_error_listing_the_skipped_records(tmp_path, how):
     """Every record bad: skipping them all leaves nothing to analyse, so the loader says so (not an empty result)."""
-    if how in ("load_trials", "load_counts_any"):
+    if how in ("load_trials", "load_counts"):
         path = write_lines(tmp_path / "allbad.jsonl", [
             jl({"agent": "a", "task_id": "t", "trial": -1, "success": True}),
             "not json",
@@ -458,25 +457,24 @@ def test_skip_mode_that_leaves_nothing_is_an_error_listing_the_skipped_records(t
         path = tmp_path / "badcounts.csv"
         path.write_text("agent,task_id,n,c\nA,t1,5,6\nA,t2,x,3\nA,t3,-1,0\n")
         lines = [2, 3, 4]
-    load = {"load_trials": load_trials, "load_counts_any": load_counts_any, "counts_table": load_counts,
-            "load_counts_any_table": load_counts_any}[how]
+    load = {"load_trials": load_trials, "load_counts": load_counts, "counts_table": load_counts}[how]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrialLoadWarning)
-        with pytest.raises(TrialLoadError) as info:
+        warnings.simplefilter("ignore", LoadWarning)
+        with pytest.raises(LoadError) as info:
             load(path, on_error="skip")
     exc = info.value
     assert str(exc).startswith(f"{path}: no usable records left after skipping 3 records:")
     assert [p.line for p in exc.problems] == lines and not exc.skippable
     assert "--skip-bad" not in str(exc)  # skipping is what left nothing: no advice to skip
     # one good record is enough to get a result back
-    if how in ("load_trials", "load_counts_any"):
+    if how in ("load_trials", "load_counts"):
         with path.open("a") as fh:
             fh.write(jl({"agent": "a", "task_id": "t", "trial": 0, "success": True}) + "\n")
     else:
         with path.open("a") as fh:
             fh.write("A,t4,2,1\n")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrialLoadWarning)
+        warnings.simplefilter("ignore", LoadWarning)
         assert len(load(path, on_error="skip")) == 1
 
 
@@ -489,7 +487,7 @@ def test_tau_bench_problems_name_record_and_raw_field(tmp_path):
     recs = [tau_record(0, 0), bad_call, no_reward, bad_reward, tau_record(0, 0)]
     path = tmp_path / "agent.json"
     path.write_text(json.dumps(recs))
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     got = {(p.line, p.field, p.unit) for p in problems_of(ei)}
     assert got == {
@@ -500,7 +498,7 @@ def test_tau_bench_problems_name_record_and_raw_field(tmp_path):
         (4, "(agent, task_id, trial)", "record"),
     }
     assert f"{path}, record 2 (0-based), field 'reward': missing required field" in str(ei.value)
-    with pytest.warns(TrialLoadWarning):
+    with pytest.warns(LoadWarning):
         ok = load_trials(path, on_error="skip")
     assert [(t.task_id, t.trial) for t in ok] == [("0", 0)]
 
@@ -508,7 +506,7 @@ def test_tau_bench_problems_name_record_and_raw_field(tmp_path):
 def test_malformed_json_array_names_the_line(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('[\n {"task_id": 0, "traj": []},\n {"task_id": 1,, }\n]\n')
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path, format="tau_bench")
     (p,) = problems_of(ei)
     assert (p.line, p.unit, p.field) == (3, "line", None) and "malformed JSON" in p.message
@@ -523,7 +521,7 @@ def test_run_table_problems(tmp_path):
         {"alias": "", "task_id": "t", "score_binarized": None, "run_id": "r5"},  # empty agent, no success
     ]
     path = write_lines(tmp_path / "runs.jsonl", [jl(r) for r in rows])
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     got = {(p.line, p.field) for p in problems_of(ei)}
     assert got == {
@@ -551,7 +549,7 @@ def test_counts_problems_name_csv_line_and_column(tmp_path):
         "a,t7,3.0,2\n"  # line 9 ok (3.0 is whole)
         "a,t8,4,\n"  # line 10 missing c
     )
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_counts(csv)
     got = {(p.line, p.field) for p in problems_of(ei)}
     assert got == {(3, "c"), (4, "n"), (5, "n"), (6, "n"), (7, "agent"), (8, "(agent, task)"), (10, "c")}
@@ -561,7 +559,7 @@ def test_counts_problems_name_csv_line_and_column(tmp_path):
     assert "'2.5' is not a non-negative integer (not a whole number)" in msg
     assert "'four' is not a non-negative integer (not a number)" in msg
     assert "duplicate (agent='a', task_id='t1'), first at line 2" in msg
-    with pytest.warns(TrialLoadWarning, match="skipped 7 records"):
+    with pytest.warns(LoadWarning, match="skipped 7 records"):
         ok = load_counts(csv, on_error="skip")
     assert list(ok.itertuples(index=False, name=None)) == [("a", "t1", 4, 3, 0), ("a", "t7", 3, 2, 0)]
     assert len(ok.attrs["skipped"]) == 7
@@ -569,12 +567,12 @@ def test_counts_problems_name_csv_line_and_column(tmp_path):
 
 def test_counts_dataframe_problems_use_row_index_and_missing_columns():
     df = pd.DataFrame({"agent": ["a", "a"], "task_id": ["x", "y"], "n": [2, 2], "c": [1, 3]})
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_counts(df)
     (p,) = problems_of(ei)
     assert (p.source, p.line, p.unit, p.field) == ("<DataFrame>", 1, "row", "c")
     assert "row 1 (0-based)" in str(p)
-    with pytest.raises(TrialLoadError, match="field 'c': missing required column"):
+    with pytest.raises(LoadError, match="field 'c': missing required column"):
         load_counts(pd.DataFrame({"agent": ["a"], "task": ["x"], "n": [1]}))
 
 
@@ -594,13 +592,13 @@ def test_one_odd_first_record_does_not_decide_the_format(tmp_path):
     odd = {"task": "t1", "agent": "A", "trial": 0, "success": True}
     path = write_lines(tmp_path / "wrongkey_first.jsonl", [jl(odd)] + [jl(r) for r in rows[1:]])
     assert detect_format(path) == "jsonl"
-    with pytest.raises(TrialLoadError) as exc:
+    with pytest.raises(LoadError) as exc:
         load_trials(path)
     assert [(p.line, p.field) for p in problems_of(exc)] == [(1, "task_id")]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrialLoadWarning)
+        warnings.simplefilter("ignore", LoadWarning)
         kept = load_trials(path, on_error="skip")
-        counts = load_counts_any(path, on_error="skip")
+        counts = load_counts(path, on_error="skip")
     assert len(kept) == 39 and [p.line for p in kept.skipped] == [1]
     # A: t1 keeps its 4 other successes (4/4), t2 3/5, t3 0/5, t4 1/5 -> pass@1 = (1 + 0.6 + 0 + 0.2) / 4 = 0.45
     a = counts[counts["agent"] == "A"].set_index("task_id")
@@ -608,7 +606,7 @@ def test_one_odd_first_record_does_not_decide_the_format(tmp_path):
     # a misspelled trial key on line 1 of trial records: also read as trial records, the error on line 1
     typo = write_lines(tmp_path / "typo.jsonl", [jl({"agnet": "A", "task_id": "t1", "trial": 0, "success": True})]
                        + [jl(r) for r in rows[1:]])
-    with pytest.raises(TrialLoadError) as exc:
+    with pytest.raises(LoadError) as exc:
         load_trials(typo)
     assert [(p.line, p.field) for p in problems_of(exc)] == [(1, "agent")]
 
@@ -646,7 +644,7 @@ def test_detection_and_format_errors(tmp_path):
     truncated = tmp_path / "t.jsonl.gz"
     lines = [jl({"agent": "a", "task_id": "t", "trial": i, "success": True}) for i in range(2000)]
     truncated.write_bytes(gzip.compress("\n".join(lines).encode())[:400])
-    with pytest.raises(TrialLoadError, match="corrupt or truncated"):
+    with pytest.raises(LoadError, match="corrupt or truncated"):
         load_trials(truncated, format="jsonl")
 
 
@@ -715,12 +713,12 @@ def test_real_metr_runs():
     # mean score_binarized of Claude 3.5 Sonnet (New) is 0.456 (SOURCE.md)
     new = counts[counts.agent == "Claude 3.5 Sonnet (New)"]
     assert new.c.sum() / new.n.sum() == pytest.approx(0.456, abs=5e-4)
-    assert load_counts_any(path).equals(counts)
+    assert load_counts(path).equals(counts)
 
 
 def test_register_format_plugs_in_a_reader(tmp_path):
     from agentstats.io.jsonl import build_trials
-    from agentstats.io.loaders import _READERS, register_format
+    from agentstats.io.registry import formats, register_format, unregister_format
 
     def reader(path, log, *, agent="x", suffix=""):
         rows = [(i + 1, line.split(",")) for i, line in enumerate(Path(path).read_text().splitlines())]
@@ -731,7 +729,7 @@ def test_register_format_plugs_in_a_reader(tmp_path):
     try:
         path = tmp_path / "f.txt"
         path.write_text("t1,1\nt2,zero\n")
-        with pytest.raises(TrialLoadError) as ei:
+        with pytest.raises(LoadError) as ei:
             load_trials(path, format="toy", agent="me")
         assert [(p.line, p.field) for p in problems_of(ei)] == [(2, "reward")]
         path.write_text("t1,1\nt2,0\n")
@@ -742,15 +740,12 @@ def test_register_format_plugs_in_a_reader(tmp_path):
         ]
         with pytest.raises(TypeError, match="unexpected option"):
             load_trials(path, format="jsonl", suffix="!")
+        assert "toy_csvish" in formats()
     finally:
-        _READERS.pop("toy_csvish")
-        from agentstats.io.detect import _ALIASES
-
-        _ALIASES.pop("toy_csvish")
-        _ALIASES.pop("toy")
-        from agentstats.io.detect import FORMATS
-
-        FORMATS.remove("toy_csvish")
+        unregister_format("toy_csvish")
+    assert "toy_csvish" not in formats()
+    with pytest.raises(ValueError, match="unknown format 'toy'"):
+        load_trials(path, format="toy")
 
 
 def test_malformed_json_names_the_column_on_its_own_line():
@@ -765,21 +760,21 @@ def test_malformed_json_names_the_column_on_its_own_line():
 
 
 def test_an_unterminated_string_is_reported_once_at_its_column(tmp_path):
-    from agentstats.io import TrialLoadError, load_trials
+    from agentstats.io import LoadError, load_trials
 
     p = tmp_path / "cut.jsonl"
     p.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "success": true}\n{"agent": "a", "task_id": "t2\n')
-    with pytest.raises(TrialLoadError, match=r"line 2: malformed JSON: Unterminated string starting at column 27\b"):
+    with pytest.raises(LoadError, match=r"line 2: malformed JSON: Unterminated string starting at column 27\b"):
         load_trials(p)
 
 
 def test_a_wrong_format_names_the_format_the_content_looks_like():
     from pathlib import Path
 
-    from agentstats.io import TrialLoadError, load_trials
+    from agentstats.io import LoadError, load_trials
 
     example = Path(__file__).resolve().parents[2] / "data" / "example_trials.jsonl"
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(example, format="inspect")
     text = str(err.value)
     assert "looks like the 'jsonl' format, not 'inspect': give format='jsonl'" in text

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.io import TrialLoadError, detect_format, load_trials
+from agentstats.io import LoadError, detect_format, load_trials
 
 FIXTURE = Path(__file__).parents[1] / "data" / "otel_otlp.jsonl"
 
@@ -119,7 +119,7 @@ def test_truncated_file_located(tmp_path):
     lines = FIXTURE.read_text().splitlines()
     p = tmp_path / "cut.jsonl"
     p.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="otel")
     prob = err.value.problems[0]
     assert (prob.line, prob.unit) == (2, "line") and "truncated" in prob.message
@@ -129,7 +129,7 @@ def test_wrong_format_located(tmp_path):
     lines = FIXTURE.read_text().splitlines()
     p = tmp_path / "mixed.jsonl"
     p.write_text(lines[0] + "\n" + json.dumps({"metrics": []}) + "\n")
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="otel")
     assert [(pr.line, pr.field) for pr in err.value.problems] == [(2, None)]
     assert "not an OTLP trace request" in err.value.problems[0].message
@@ -140,7 +140,7 @@ def test_span_without_id_located(tmp_path):
     req["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["spanId"] = ""
     p = tmp_path / "noid.jsonl"
     p.write_text(json.dumps(req) + "\n")
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="otel")
     assert err.value.problems[0].field == "resourceSpans.0.scopeSpans.0.spans.2.spanId"
     assert err.value.problems[0].line == 1
@@ -150,7 +150,7 @@ def test_bad_outcome_attribute_located(tmp_path):
     text = FIXTURE.read_text().replace('\\"success\\": true', '\\"success\\": \\"sure\\"', 1)
     p = tmp_path / "bad.jsonl"
     p.write_text(text)
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="otel")
     prob = err.value.problems[0]
     assert prob.line == 1 and prob.field == "(trace's trial) success"

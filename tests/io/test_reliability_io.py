@@ -16,12 +16,11 @@ import pandas as pd
 import pytest
 
 from agentstats.io import (
-    FORMATS,
-    TrialLoadError,
-    TrialLoadWarning,
+    LoadError,
+    LoadWarning,
+    formats,
     load,
     load_counts,
-    load_counts_any,
     load_trials,
     save_trials,
 )
@@ -64,7 +63,7 @@ def test_one_undecodable_byte_costs_one_line_in_skip_mode(tmp_path):
         expected_c += ok
         lines.append(line)
     path = write(tmp_path / "big.jsonl", lines)
-    with pytest.warns(TrialLoadWarning, match=r"skipped 1 record with 1 problem"):
+    with pytest.warns(LoadWarning, match=r"skipped 1 record with 1 problem"):
         got = load_trials(path, on_error="skip")
     assert len(got) == 9_999
     (p,) = got.skipped
@@ -72,11 +71,11 @@ def test_one_undecodable_byte_costs_one_line_in_skip_mode(tmp_path):
     assert p.message.startswith("not UTF-8 text: byte 0xff at column")
     assert sum(t.success for t in got) == expected_c
     # the counts path (fast path refuses, record-by-record path skips the one line)
-    with pytest.warns(TrialLoadWarning):
-        counts = load_counts_any(path, on_error="skip")
+    with pytest.warns(LoadWarning):
+        counts = load_counts(path, on_error="skip")
     assert int(counts.n.sum()) == 9_999 and int(counts.c.sum()) == expected_c
     # raise mode names the line
-    with pytest.raises(TrialLoadError, match=r"line 5000: not UTF-8 text: byte 0xff"):
+    with pytest.raises(LoadError, match=r"line 5000: not UTF-8 text: byte 0xff"):
         load_trials(path)
 
 
@@ -118,15 +117,15 @@ def test_truncated_or_changed_file_is_refused(tmp_path, name):
         cut = [i for i, b in enumerate(full) if b == 10][99] + 1  # exactly after line 100: every line valid
         path.write_bytes(full[:cut])
     for on_error in ("raise", "skip"):
-        with pytest.raises(TrialLoadError) as ei:
+        with pytest.raises(LoadError) as ei:
             load_trials(path, on_error=on_error)
         assert ("truncated" in str(ei.value)) or ("changed" in str(ei.value))
         assert "300 records" in str(ei.value) and "--skip-bad" not in str(ei.value)
-    with pytest.raises(TrialLoadError, match="300 records"):
-        load_counts_any(path)
+    with pytest.raises(LoadError, match="300 records"):
+        load_counts(path)
     # the same size with different content: changed, not truncated
     path.write_bytes(full.replace(b"t1", b"t7", 1) if not name.endswith(".gz") else full[:-8] + b"\0" * 8)
-    with pytest.raises(TrialLoadError, match="changed after agentstats wrote it"):
+    with pytest.raises(LoadError, match="changed after agentstats wrote it"):
         load_trials(path)
     # deleting the manifest is the user's way to load a file changed on purpose
     path.write_bytes(full)
@@ -148,12 +147,12 @@ def test_gzip_output_is_deterministic(tmp_path):
 def test_non_finite_rewards_are_invalid_input(tmp_path, literal):
     lines = [jl(rec(trial=0, reward=1.0)), '{"agent": "a", "task_id": "t", "trial": 1, "reward": ' + literal + "}"]
     path = write(tmp_path / "r.jsonl", lines)
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     ((line, field),) = {(p.line, p.field) for p in ei.value.problems}
     assert (line, field) == (2, "reward") and "finite number" in str(ei.value)
-    with pytest.warns(TrialLoadWarning):
-        counts = load_counts_any(path, on_error="skip")
+    with pytest.warns(LoadWarning):
+        counts = load_counts(path, on_error="skip")
     assert list(counts.itertuples(index=False, name=None)) == [("a", "t", 1, 1, 0)]  # not a failure
 
 
@@ -163,7 +162,7 @@ def test_non_finite_tau_bench_reward_is_invalid(tmp_path, literal):
     path = tmp_path / "agent.json"
     path.write_text("[" + json.dumps(good) + ', {"task_id": 0, "trial": 1, "reward": ' + literal
                     + ', "info": {}, "traj": []}]')
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     (p,) = ei.value.problems
     assert (p.line, p.unit, p.field) == (1, "record", "reward") and "finite" in p.message
@@ -185,7 +184,7 @@ def test_non_finite_tau_bench_reward_is_invalid(tmp_path, literal):
 )
 def test_silently_accepted_values_are_located_errors(tmp_path, record, field, text):
     path = write(tmp_path / "x.jsonl", [jl(rec(task="ok", success=True)), jl(record)])
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     assert {(p.line, p.field) for p in ei.value.problems} == {(2, field)}
     assert text in str(ei.value)
@@ -208,7 +207,7 @@ def test_success_and_reward_that_agree_or_partial_rewards_are_fine(tmp_path):
 def test_run_tables_accept_only_the_documented_success_spellings(tmp_path, value):
     csv = tmp_path / "runs.csv"
     csv.write_text(f"agent,task,success\na,t1,1\na,t1,{value}\n")
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(csv)
     ((line, field),) = {(p.line, p.field) for p in ei.value.problems}
     assert (line, field) == (3, "success")
@@ -226,24 +225,24 @@ def test_deeply_nested_line_is_a_located_skippable_error(tmp_path):
     deep = '{"agent": "a", "task_id": "t", "trial": 1, "meta": ' + "[" * 100_000 + "]" * 100_000 + "}"
     lines = [jl(rec(trial=0, success=True)), deep, jl(rec(trial=2, success=False))]
     path = write(tmp_path / "deep.jsonl", lines)
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     (p,) = ei.value.problems
     assert p.line == 2 and "nested too deeply" in p.message
-    with pytest.warns(TrialLoadWarning):
-        got = load_counts_any(path, on_error="skip")
+    with pytest.warns(LoadWarning):
+        got = load_counts(path, on_error="skip")
     assert list(got.itertuples(index=False, name=None)) == [("a", "t", 2, 1, 0)]
     # an integer of 5,000 digits: beyond Python's conversion limit, a located problem too
     huge = '{"agent": "a", "task_id": "t", "trial": 3, "success": true, "score": ' + "9" * 5000 + "}"
     path = write(tmp_path / "huge.jsonl", [*lines[:1], huge])
-    with pytest.raises(TrialLoadError) as ei:
+    with pytest.raises(LoadError) as ei:
         load_trials(path)
     (p,) = ei.value.problems
     assert p.line == 2 and p.message.startswith("malformed JSON")
     # a JSON array nested too deeply is one problem for the file, not a crash
     arr = tmp_path / "deep.json"
     arr.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(TrialLoadError, match="nested too deeply"):
+    with pytest.raises(LoadError, match="nested too deeply"):
         load_trials(arr, format="json")
 
 
@@ -252,12 +251,12 @@ def test_counts_table_beyond_int64_is_located(tmp_path):
     csv.write_text("agent,task_id,n,c\na,t1,4,2\na,t2,9223372036854775808,1\na,t3,9223372036854775807,1\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(TrialLoadError) as ei:
+        with pytest.raises(LoadError) as ei:
             load_counts(csv)
     (p,) = ei.value.problems
     assert (p.line, p.field) == (3, "n")
     assert "9223372036854775808" in p.message and "beyond 9,223,372,036,854,775,807" in p.message
-    with pytest.warns(TrialLoadWarning):
+    with pytest.warns(LoadWarning):
         ok = load_counts(csv, on_error="skip")
     assert ok.n.tolist() == [4, 9_223_372_036_854_775_807]
 
@@ -266,7 +265,7 @@ def test_misspelled_outcome_field_is_named_with_its_line(tmp_path):
     lines = [jl(rec(trial=0, success=True)), jl(rec(trial=1, Success=True)), jl(rec(trial=2, succes=False))]
     path = write(tmp_path / "typo.jsonl", lines)
     with pytest.raises(ValueError) as ei:
-        load_counts_any(path)
+        load_counts(path)
     msg = str(ei.value)
     assert "2 trials have no outcome" in msg
     assert f"{path}, line 2, field 'Success': unknown field 'Success': did you mean 'success'?" in msg
@@ -278,7 +277,7 @@ def test_gaps_in_the_grid_are_reported_not_hidden(tmp_path):
     lines = [x for x in lines if '"t2", "trial": 2' not in x]  # a: t2 trial 2 never written
     lines += [jl(rec("b", "t1", i, success=False)) for i in range(4)]  # b never ran t2
     path = write(tmp_path / "gaps.jsonl", lines)
-    counts = load_counts_any(path)
+    counts = load_counts(path)
     gaps = counts.attrs["gaps"]
     assert (gaps.n_absent, gaps.n_cells) == (5, 2)
     assert list(gaps.frame[["agent", "task_id", "absent_trials"]].itertuples(index=False, name=None)) == [
@@ -296,17 +295,17 @@ def test_gaps_in_the_grid_are_reported_not_hidden(tmp_path):
 def test_agents_selection(tmp_path):
     lines = [jl(rec(a, "t", i, success=i == 0)) for a in ("gpt-4o", "gpt-3.5", "human") for i in range(2)]
     path = write(tmp_path / "ag.jsonl", lines)
-    assert set(load_counts_any(path, agents="!human").agent) == {"gpt-4o", "gpt-3.5"}
-    assert set(load_counts_any(path, agents="human").agent) == {"human"}
-    assert set(load_counts_any(path, agents="gpt-*,!gpt-3.5").agent) == {"gpt-4o"}
-    assert set(load_counts_any(path, agents=["gpt-4o", "human"]).agent) == {"gpt-4o", "human"}
+    assert set(load_counts(path, agents="!human").agent) == {"gpt-4o", "gpt-3.5"}
+    assert set(load_counts(path, agents="human").agent) == {"human"}
+    assert set(load_counts(path, agents="gpt-*,!gpt-3.5").agent) == {"gpt-4o"}
+    assert set(load_counts(path, agents=["gpt-4o", "human"]).agent) == {"gpt-4o", "human"}
     ts = load_trials(path, agents="!human")
     assert {t.agent for t in ts} == {"gpt-4o", "gpt-3.5"} and ts.excluded_agents == ["human"]
-    assert load_counts_any(path, agents="!human").attrs["excluded_agents"] == ["human"]
+    assert load_counts(path, agents="!human").attrs["excluded_agents"] == ["human"]
     with pytest.raises(ValueError, match=r"^agents='!humans': 'humans' matches no agent .*gpt-3.5, gpt-4o, human"):
         load_trials(path, agents="!humans")
     with pytest.raises(ValueError, match="keeps no agent"):
-        load_counts_any(path, agents="!*")
+        load_counts(path, agents="!*")
     with pytest.raises(ValueError, match="empty entry"):
         load_trials(path, agents="a,,b")
     csv = tmp_path / "counts.csv"
@@ -358,7 +357,7 @@ def test_fast_counts_equal_the_record_by_record_counts(tmp_path, seed):
 
     sel = AgentSelection.parse("!agent1")
     f2 = jsonl_counts(path, agents=sel)
-    e2 = load_counts_any(path.with_suffix(".jsonl"), agents="!agent1", format="jsonl")
+    e2 = load_counts(path.with_suffix(".jsonl"), agents="!agent1", format="jsonl")
     pd.testing.assert_frame_equal(f2, e2)
 
 
@@ -388,23 +387,25 @@ def test_fast_counts_refuse_anything_unusual(tmp_path, line):
         exact = to_counts(load_trials(path))
     except ValueError as exc:
         with pytest.raises(type(exc)):
-            load_counts_any(path)
+            load_counts(path)
     else:
-        pd.testing.assert_frame_equal(load_counts_any(path), exact)
+        pd.testing.assert_frame_equal(load_counts(path), exact)
 
 
 # ---------------------------------------------------------------- formats
 
 
 def test_formats_lists_every_format():
-    from agentstats.io.detect import _ALIASES
-    from agentstats.io.loaders import _READERS
+    from agentstats.io.registry import aliases, format_spec
 
     builtin = {"jsonl", "json", "tau_bench", "runs", "counts", "duckdb"}
-    assert set(FORMATS) == builtin | set(_READERS)
-    assert {"fair_forge", "fai_jsonl", "bfcl"} <= set(FORMATS)
-    assert set(_ALIASES.values()) - {"auto"} == set(FORMATS)
-    assert len(FORMATS) == len(set(FORMATS))
+    readers = {"fair_forge", "fai_jsonl", "bfcl", "tau2", "inspect", "otel"}
+    record_sets = {"scores": "scores", "eval_set": "eval_set", "calibration": "calibration"}
+    assert set(formats()) == builtin | readers | set(record_sets)
+    assert set(aliases().values()) == set(formats())
+    assert len(formats()) == len(set(formats()))
+    assert {f: format_spec(f).holds for f in record_sets} == record_sets
+    assert set(formats(("trials", "counts"))) == builtin | readers
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -418,16 +419,16 @@ def test_record_by_record_counts_equal_to_counts_of_loaded_trials(tmp_path, seed
     extra = [json.dumps({**json.loads(x), "usage": {"latency_s": float(rng.random())}}) for x in lines]
     extra += [extra[0], "{not json", jl(rec("agent0", "task0", 99, success="maybe"))]  # duplicate, malformed, bad
     path.write_text("".join(x + "\n" for x in extra))
-    with pytest.warns(TrialLoadWarning):
+    with pytest.warns(LoadWarning):
         exact_trials = load_trials(path, on_error="skip")
     exact = to_counts(exact_trials)
-    with pytest.warns(TrialLoadWarning):
+    with pytest.warns(LoadWarning):
         tallied = count_jsonl_trials(path, ProblemLog(str(path), "skip"))
     pd.testing.assert_frame_equal(tallied, exact)
     pd.testing.assert_frame_equal(tallied.attrs["gaps"].frame, exact.attrs["gaps"].frame)
     assert [(p.line, p.field) for p in tallied.attrs["skipped"]] == [(p.line, p.field) for p in exact_trials.skipped]
-    with pytest.warns(TrialLoadWarning):
-        public = load_counts_any(path, on_error="skip", agents="!agent2")
+    with pytest.warns(LoadWarning):
+        public = load_counts(path, on_error="skip", agents="!agent2")
     pd.testing.assert_frame_equal(public, exact[exact.agent != "agent2"].reset_index(drop=True), check_like=True)
 
 
@@ -447,7 +448,7 @@ def test_fast_counts_take_usage_and_risk_level(tmp_path):
     for odd in ({"latency_s": 1.5, "region": "eu"}, {"input_tokens": 10.0}):
         path = write(tmp_path / "v.jsonl", [*lines, jl(rec(trial=3, success=True, usage=odd))])
         assert jsonl_counts(path) is None
-        assert int(load_counts_any(path).n.sum()) == 4
+        assert int(load_counts(path).n.sum()) == 4
 
 
 def test_a_corrupt_file_is_not_offered_skip_bad_and_the_hint_names_the_callers_option(tmp_path):
@@ -458,18 +459,18 @@ def test_a_corrupt_file_is_not_offered_skip_bad_and_the_hint_names_the_callers_o
     from typer.testing import CliRunner
 
     from agentstats.cli import app
-    from agentstats.io import TrialLoadError, load_trials
+    from agentstats.io import LoadError, load_trials
 
     rec = '{"agent": "a", "task_id": "t", "trial": %d, "success": %s}\n'
     whole = gzip.compress("".join(rec % (i, "true") for i in range(2000)).encode())
     cut = tmp_path / "cut.jsonl.gz"
     cut.write_bytes(whole[: len(whole) // 2])
-    with pytest.raises(TrialLoadError) as caught:
+    with pytest.raises(LoadError) as caught:
         load_trials(cut, "jsonl")  # read (detection would refuse the file first, naming it as cut too)
     assert "truncated compression" in str(caught.value) and "skip" not in str(caught.value)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(rec % (0, "true") + rec % (1, '"maybe"'))
-    with pytest.raises(TrialLoadError) as caught:
+    with pytest.raises(LoadError) as caught:
         load_trials(bad)
     assert str(caught.value).endswith("get a list of what was skipped: on_error='skip'.")
     res = CliRunner().invoke(app, ["estimate", str(bad)])
@@ -491,12 +492,12 @@ def test_a_cut_one_value_json_file_says_where_once_and_is_not_offered_skip_bad(t
     from typer.testing import CliRunner
 
     from agentstats.cli import app
-    from agentstats.io import TrialLoadError, load_trials
+    from agentstats.io import LoadError, load_trials
 
     path = tmp_path / "cut.json"
     path.write_text(text)
     column = text.index('"cut') + 1  # json's columns are 1-based, at the string's opening quote
-    with pytest.raises(TrialLoadError) as caught:
+    with pytest.raises(LoadError) as caught:
         load_trials(path, fmt)
     msg = str(caught.value)
     assert "line 1: malformed JSON" in msg and f"Unterminated string starting at column {column}" in msg

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agentstats.estimators import pass_hat_k
-from agentstats.io import TrialLoadError, TrialLoadWarning, detect_format, load_trials
+from agentstats.io import LoadError, LoadWarning, detect_format, load_trials
 from agentstats.scoring.tools.tau2_rule import tau2_action_matches
 
 FIXTURE = Path(__file__).parents[1] / "data" / "tau2_toyshop.json"
@@ -145,7 +145,7 @@ def test_truncated_file_located(tmp_path):
     text = FIXTURE.read_text()
     p = tmp_path / "cut.json"
     p.write_text(text[: len(text) // 2])
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="tau2")
     prob = err.value.problems[0]
     assert prob.unit == "line" and prob.line is not None and prob.line > 1
@@ -156,17 +156,17 @@ def test_truncated_gzip_located(tmp_path):
     data = gzip.compress(FIXTURE.read_bytes())
     p = tmp_path / "cut.json.gz"
     p.write_bytes(data[: len(data) // 2])
-    with pytest.raises(TrialLoadError, match="corrupt or truncated"):
+    with pytest.raises(LoadError, match="corrupt or truncated"):
         load_trials(p, format="tau2")
 
 
 def test_wrong_format_and_unknown_version(tmp_path):
     p = _write(tmp_path, {"timestamp": "x", "info": {}, "runs": []})
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p, format="tau2")
     assert "not a tau2 results file" in str(err.value) and err.value.problems[0].field == "tasks"
     p = _write(tmp_path, [{"task_id": 0}], "arr.json")
-    with pytest.raises(TrialLoadError, match="expected a JSON object"):
+    with pytest.raises(LoadError, match="expected a JSON object"):
         load_trials(p, format="tau2")
 
 
@@ -177,7 +177,7 @@ def test_bad_records_located(tmp_path):
     data["simulations"][4]["messages"][1]["tool_calls"] = [{"arguments": {}}]
     data["tasks"][0]["evaluation_criteria"]["actions"][1]["compare_args"] = "order_id"
     p = _write(tmp_path, data)
-    with pytest.raises(TrialLoadError) as err:
+    with pytest.raises(LoadError) as err:
         load_trials(p)
     where = {(pr.unit, pr.line, pr.field) for pr in err.value.problems}
     assert ("simulation", 2, "reward_info.reward") in where
@@ -186,7 +186,7 @@ def test_bad_records_located(tmp_path):
     assert ("task", 0, "evaluation_criteria.actions.1.compare_args") in where
     # the simulations of the task with a problem are refused, pointing at it
     assert ("simulation", 0, "task_id") in where and ("simulation", 1, "task_id") in where
-    with pytest.warns(TrialLoadWarning, match="skipped 5 records"):
+    with pytest.warns(LoadWarning, match="skipped 5 records"):
         ok = load_trials(p, on_error="skip")
     assert len(ok) == 1 and ok[0].task_id == "T3" and ok[0].trial == 1
 

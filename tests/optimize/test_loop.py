@@ -26,14 +26,13 @@ from agentstats.llm.prompts.loop import GROUNDEDNESS
 from agentstats.optimize import (
     LoopConfigError,
     LoopError,
-    load_eval_set,
     load_loop_config,
     optimize,
     policy_triggers,
     prompt_diff,
 )
 from agentstats.optimize.config import JudgeSettings
-from agentstats.records.problems import TrialLoadError
+from agentstats.records.problems import LoadError
 from agentstats.scoring.judge.verdicts import Verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -308,21 +307,6 @@ def test_loop_config_errors_are_located(tmp_path):
     p.write_text("eval_set: eval.jsonl\nbaseline: missing.jsonl\n")
     with pytest.raises(LoopConfigError, match=r"line 2, field 'baseline': no such file"):
         load_loop_config(p)
-
-
-def test_eval_set_problems_are_located(tmp_path):
-    p = tmp_path / "eval.jsonl"
-    p.write_text('{"id": "a", "input": "x", "extra_field": 1}\n{"id": "a", "input": "y"}\n{"id": "b"}\n'
-                 '{"id": "c", "input": "z", "tags": "t"}\n')
-    with pytest.raises(TrialLoadError) as exc:
-        load_eval_set(p)
-    text = str(exc.value)
-    assert "line 2" in text and "repeats line 1" in text
-    assert "line 3" in text and "input" in text
-    assert "line 4" in text and "tags" in text
-    p.write_text('{"id": "a", "input": "x", "extra_field": 1, "risk_level": "high"}\n')
-    (ex,) = load_eval_set(p)
-    assert ex.extra == {"extra_field": 1} and ex.risk_level == "high"
 
 
 def test_resume_refuses_other_settings(tmp_path):

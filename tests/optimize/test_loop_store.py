@@ -325,21 +325,3 @@ def test_store_settings_in_a_config_file(tmp_path):
         load_loop_config(p)
     assert "line 3, field 'store_run'" in str(err.value) and "line 5, field 'evaluate.tool_calls.threshold'" in \
         str(err.value)
-
-
-def test_malformed_tool_fields_of_the_eval_set_are_located(tmp_path):
-    from agentstats.optimize import load_eval_set
-    from agentstats.records.problems import TrialLoadError
-
-    p = tmp_path / "e.jsonl"
-    p.write_text('{"id": 1, "input": "x", "expected_tool_calls": [{"name": "a"}]}\n'
-                 '{"id": 2, "input": "y", "expected_tool_calls": {"name": "a"}}\n'
-                 '{"id": 3, "input": "z", "expected_tool_calls": [{"arguments": {}}]}\n'
-                 '{"id": 4, "input": "w", "tools": [{"description": "no name"}]}\n')
-    with pytest.raises(TrialLoadError) as err:
-        load_eval_set(p)
-    text = str(err.value)
-    assert "line 2" in text and "expected_tool_calls" in text and "must be a list" in text
-    assert "line 3" in text and "expected_tool_calls[0].name" in text
-    assert "line 4" in text and "tools[0].name" in text
-    assert "line 1" not in text

@@ -214,13 +214,13 @@ def test_openai_tools_reads_both_spec_forms():
 
 
 def test_repeated_tool_names_of_an_example_are_an_eval_set_error(tmp_path):
-    from agentstats.records.problems import TrialLoadError
+    from agentstats.records.problems import LoadError
 
     with ScriptedOpenAIServer(responder=responder) as srv:
         cfg = world(tmp_path, srv)
         rows = [json.loads(x) for x in (tmp_path / "eval.jsonl").read_text().splitlines()]
         rows[1]["tools"] = [WEATHER, WEATHER_WIRE]
         (tmp_path / "eval.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
-        with pytest.raises(TrialLoadError, match=r"line 2.*tools\[1\]\.name.*'get_weather' repeats tools\[0\]"):
+        with pytest.raises(LoadError, match=r"line 2.*tools\[1\]\.name.*'get_weather' repeats tools\[0\]"):
             optimize(config=cfg, optimizer=revise, run_dir=tmp_path / "run")
         assert srv.n_requests == 0

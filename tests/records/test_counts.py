@@ -228,12 +228,12 @@ def test_unscored_error_names_a_misspelled_outcome_field():
 
 
 def test_grid_gaps_of_a_grid_too_large_to_list(monkeypatch):
-    import agentstats.records.counts as counts_mod
+    import agentstats.records.gaps as gaps_mod
 
     trials = [T("a", "t1", i, success=True) for i in range(3)] + [T("a", "t2", 0, success=True)]
     trials += [T("b", "t3", i, success=False) for i in range(3)]
     dense = to_counts(trials).attrs["gaps"]
-    monkeypatch.setattr(counts_mod, "_DENSE_CELLS", 2)  # 2 agents x 3 tasks = 6 cells > 2: the sparse way
+    monkeypatch.setattr(gaps_mod, "_DENSE_CELLS", 2)  # 2 agents x 3 tasks = 6 cells > 2: the sparse way
     sparse = to_counts(trials).attrs["gaps"]
     assert (dense.n_absent, dense.n_cells) == (sparse.n_absent, sparse.n_cells) == (2 + 3 * 3, 4)
     assert sparse.n_cells_unlisted == 3 and list(sparse.frame.task_id) == ["t2"]

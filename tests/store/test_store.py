@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import agentstats
 from agentstats.cli import app
 from agentstats.estimators import pass_at_k, pass_hat_k
-from agentstats.records.problems import TrialLoadError, TrialLoadWarning
+from agentstats.records.problems import LoadError, LoadWarning
 from agentstats.records.trial import Interaction, ToolCall, Trial
 from agentstats.store import SCHEMA_VERSION, RunStore, StoreError, is_store_file
 from agentstats.store.importing import import_file
@@ -66,8 +66,8 @@ def test_stored_run_gives_the_same_trials_counts_and_estimates_as_the_jsonl(tmp_
     assert back.format == "duckdb"
     assert list(back) == list(from_file)  # equal Trial objects, in file order
 
-    counts_file = agentstats.load_counts_any(EXAMPLE)
-    counts_store = agentstats.load_counts_any(store, run="example")  # straight from SQL
+    counts_file = agentstats.load_counts(EXAMPLE)
+    counts_store = agentstats.load_counts(store, run="example")  # straight from SQL
     pd.testing.assert_frame_equal(counts_store, counts_file)
     assert repr(counts_store.attrs["gaps"]) == repr(counts_file.attrs["gaps"])
     # and so every estimate: pass@k / pass^k per task agree exactly
@@ -98,7 +98,7 @@ def test_one_run_store_needs_no_run_name_and_several_do(tmp_path):
     with pytest.raises(StoreError, match=r"no run named 'nope'.*runs: r1, r2"):
         agentstats.load_trials(store, run="nope")
     assert {t.agent for t in agentstats.load_trials(store, run="r2")} == {"b"}
-    counts = agentstats.load_counts_any(store, run="r1", agents="a")
+    counts = agentstats.load_counts(store, run="r1", agents="a")
     assert int(counts["n"].sum()) == 6 and int(counts["c"].sum()) == 3
 
 
@@ -119,7 +119,7 @@ def test_interactions_and_tool_calls_are_queryable_with_sql(tmp_path):
 def test_interactions_are_derived_as_from_the_records_interaction_list(tmp_path):
     """The interactions are read with one json_transform of the whole record: the rows equal those the earlier
     statement (a json_transform of ``record->'interactions'``, kept here) derives from the same records."""
-    from agentstats.store import db
+    from agentstats.store import rows as db
 
     expected = ["Paris", 2.5, 1e-05, {"any": [1, 2.5, None, "é ✓ \u2028"]}, None, [True, "x\"y"], 123456789012345]
     trials = [Trial(agent="a", task_id=f"t{i}", trial=0, success=True,
@@ -127,10 +127,10 @@ def test_interactions_are_derived_as_from_the_records_interaction_list(tmp_path)
                                               expected_answer=e), Interaction(query="second")])
               for i, e in enumerate(expected)]
     trials.append(Trial(agent="a", task_id="none", trial=0, success=False))  # no interactions: no row
-    old = db._DERIVE_INTERACTIONS.replace(
+    old = db.DERIVE_INTERACTIONS.replace(
         """json_transform(record, '{{"interactions": [""", """json_transform(record->'interactions', '[""").replace(
         """"expected_answer": "JSON"}}]}}').interactions AS its""", """"expected_answer": "JSON"}}]') AS its""")
-    assert old != db._DERIVE_INTERACTIONS and "record->'interactions'" in old
+    assert old != db.DERIVE_INTERACTIONS and "record->'interactions'" in old
     with RunStore(tmp_path / "s.duckdb") as st:
         res = st.import_trials(trials, "r1")
         assert res.interactions == 2 * len(expected)
@@ -158,7 +158,7 @@ def test_bad_records_roll_the_whole_import_back_with_located_errors(tmp_path):
     good = [t.model_dump() for t in _trials()]
     bad = [*good[:4], {"agent": "a", "task_id": "", "trial": 0}, *good[4:], {"agent": "a", "trial": -1}]
     with RunStore(store) as st:
-        with pytest.raises(TrialLoadError) as err:
+        with pytest.raises(LoadError) as err:
             st.import_trials(bad, "r", batch_size=2)  # batches 0..1 were written inside the transaction
         assert not st.has_run("r")
         assert st.con.execute("SELECT count(*) FROM trials").fetchall() == [(0,)]
@@ -205,7 +205,7 @@ def test_duplicate_keys_are_refused_and_nothing_is_written(tmp_path):
     store = tmp_path / "s.duckdb"
     trials = _trials()
     with RunStore(store) as st:
-        with pytest.raises(TrialLoadError, match=r"record 6 \(0-based\).*duplicate trial key \('a', 't0', 0\), "
+        with pytest.raises(LoadError, match=r"record 6 \(0-based\).*duplicate trial key \('a', 't0', 0\), "
                                                   r"first seen at record 0"):
             st.import_trials([*trials, trials[0]], "r")
         assert st.runs().empty
@@ -332,8 +332,8 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     r = runner.invoke(app, ["import", str(tau), "--store", str(store), "--run", "tau"])
     assert r.exit_code == 0, r.output
     # the tau-bench run counts as the file does
-    a = agentstats.load_counts_any(store, run="tau")
-    b = agentstats.load_counts_any(tau)
+    a = agentstats.load_counts(store, run="tau")
+    b = agentstats.load_counts(tau)
     assert a[["agent", "task_id", "n", "c", "n_missing"]].equals(b[["agent", "task_id", "n", "c", "n_missing"]])
     # commands read one run of a store with --run: the same numbers as from the file; without it, a usage error
     by_run = runner.invoke(app, ["estimate", str(store), "--run", "tau", "--k", "1", "--json", "--n-boot", "200"])
@@ -354,7 +354,7 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     r = runner.invoke(app, ["runs", "show", "example", "--store", str(store), "--json"])
     info = json.loads(r.stdout)
     assert info["records"]["trials"] == 600 and info["source"].endswith("example_trials.jsonl")
-    assert sum(v["n"] for v in info["outcomes"].values()) == int(agentstats.load_counts_any(EXAMPLE)["n"].sum())
+    assert sum(v["n"] for v in info["outcomes"].values()) == int(agentstats.load_counts(EXAMPLE)["n"].sum())
     r = runner.invoke(app, ["runs", "export", "example", "--store", str(store), "--to", str(tmp_path / "e.parquet")])
     assert r.exit_code == 0, r.output
     assert pq.read_table(tmp_path / "e.parquet").num_rows == 600
@@ -401,7 +401,7 @@ def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_er
     r = runner.invoke(app, ["import", str(trunc), "--store", str(tmp_path / "s.duckdb"), "--run", "t"])
     assert r.exit_code == 2
     assert "malformed JSON" in r.output and "--skip-bad" in r.output and "on_error" not in r.output
-    with RunStore(tmp_path / "p.duckdb") as st, pytest.raises(TrialLoadError, match="on_error='skip'") as err:
+    with RunStore(tmp_path / "p.duckdb") as st, pytest.raises(LoadError, match="on_error='skip'") as err:
         import_file(st, trunc, run="t")
     assert "--skip-bad" not in str(err.value)
 
@@ -545,7 +545,7 @@ def test_reading_a_store_this_process_holds_keeps_its_lock(tmp_path):
         assert not _other_process_can_write(path)
         assert is_store_file(path)
         assert [t.success for t in agentstats.load_trials(path, run="r")] == [False, True, False, True]
-        assert agentstats.load_counts_any(path, run="r")["c"].sum() == 2
+        assert agentstats.load_counts(path, run="r")["c"].sum() == 2
         with RunStore.reader(path) as again:
             assert set(again.runs()["name"]) == {"r", "live"}
         assert not _other_process_can_write(path)  # still locked after all of that
@@ -611,7 +611,7 @@ def test_one_import_error_names_both_a_bad_record_and_a_duplicated_key(tmp_path)
     p.write_text("".join(json.dumps(r) + "\n" for r in recs))
     store = tmp_path / "s.duckdb"
     with RunStore(store) as st:
-        with pytest.raises(TrialLoadError) as info:
+        with pytest.raises(LoadError) as info:
             import_file(st, p, run="r")
         assert [(q.line, q.field) for q in info.value.problems] == [(3, "agent"), (4, "(agent, task_id, trial)")]
         assert "duplicate trial key ('a', 't1', 0), first seen at line 1" in info.value.problems[1].message
@@ -621,7 +621,7 @@ def test_one_import_error_names_both_a_bad_record_and_a_duplicated_key(tmp_path)
         assert st.runs().empty  # rolled back
     res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
     assert res.exit_code == 2 and "line 3, field 'agent'" in res.output and "line 4, field '(agent" in res.output
-    with RunStore(store) as st, pytest.warns(TrialLoadWarning) as caught:  # skip mode: both out, the other 3 in
+    with RunStore(store) as st, pytest.warns(LoadWarning) as caught:  # skip mode: both out, the other 3 in
         result = import_file(st, p, run="r", on_error="skip")
     assert sorted(q.line for q in result.skipped) == [3, 4] and result.trials == 3
     said = " ".join(str(w.message) for w in caught)

@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.io.detect import PARQUET_MAGIC, open_binary, source_name
+from agentstats.files.sniff import is_parquet, open_binary
+from agentstats.io.detect import source_name
+from agentstats.io.registry import register_format
 from agentstats.records.counts import CountsProblem, check_counts, counts_frame
 from agentstats.records.problems import ProblemLog
 
@@ -66,9 +68,7 @@ def read_table(
         return src, None
     if not isinstance(src, (str, os.PathLike)):
         raise TypeError(f"expected a file path or a pandas DataFrame, got {type(src).__name__}")
-    with open(src, "rb") as fh:
-        magic = fh.read(4)
-    if magic == PARQUET_MAGIC:
+    if is_parquet(src):
         log.unit = "row"
         return pd.read_parquet(src), None
     df = None if all_text else _read_csv_arrow(src, text_columns)
@@ -133,3 +133,6 @@ def read_counts_table(
     out = check.counts
     out.attrs["source"] = source_name(src)
     return out
+
+
+register_format("counts", read_counts_table, holds="counts", aliases=("csv", "parquet"))

@@ -37,6 +37,8 @@ Optional per line: ``trial``, ``tool_calls``, ``expected_tool_calls``, ``tools``
 Problems (missing or mistyped fields, malformed JSON, duplicate keys) are collected with file, line (JSONL,
 1-based) or record index (JSON arrays, 0-based; Batch positions as ``conversation.<i>.<field>``) and field, and
 raised together (``on_error="raise"``) or skipped and listed (``on_error="skip"``), as every agentstats loader.
+Load them with ``agentstats.load_trials(src, format="fair_forge")`` (files or the objects themselves) and
+``load_trials(path, format="fai_jsonl")``.
 """
 
 from __future__ import annotations
@@ -46,10 +48,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentstats.io.jsonl import build_trials, iter_json_array, iter_jsonl
-from agentstats.records.problems import OnError, ProblemLog
+from agentstats.records.problems import ProblemLog
 from agentstats.records.trial import Trial
 
-__all__ = ["load_fai_jsonl", "load_fair_forge", "read_fai_jsonl", "read_fair_forge", "register"]
+__all__ = ["read_fai_jsonl", "read_fair_forge", "register"]
 
 _ANSWER_FIELDS = ("output", "answer", "response", "actual")
 _FAI_KNOWN = {
@@ -71,14 +73,10 @@ _FAI_KNOWN = {
 }
 
 
-def _source(src: Any) -> str:
-    return str(src) if isinstance(src, (str, os.PathLike)) else f"<{type(src).__name__}>"
-
-
 def _records(src: Any, log: ProblemLog) -> Iterator[tuple[int, Any]]:
     """(index, record) from a path (JSON array or single object) or in-memory objects."""
     if isinstance(src, (str, os.PathLike)):
-        from agentstats.io.detect import open_text
+        from agentstats.files.sniff import open_text
 
         with open_text(src) as fh:
             head = fh.read(4096).lstrip("\ufeff \t\r\n")[:1]
@@ -210,6 +208,7 @@ def read_fair_forge(
     -------
     list of Trial
     """
+    log.unit = "record"
     counters: dict[tuple[str, str], int] = {}
     built: list[tuple[int, Any]] = []
     for loc, rec in _records(src, log):
@@ -263,40 +262,6 @@ def read_fair_forge(
                 out[extra] = rec[extra]
         built.append((loc, out))
     return build_trials(built, log, unit="record")
-
-
-def load_fair_forge(
-    src: Any, *, agent: str | None = None, task_from: str = "session_id", on_error: OnError = "raise"
-):
-    """Load Fair Forge ``Dataset`` / ``Batch`` data as trials (see the module docstring for the mapping).
-
-    Parameters
-    ----------
-    src : path, dict, list, or Fair Forge pydantic objects
-    agent : str, optional
-        Agent name for every trial (default: ``assistant_id``).
-    task_from : str
-        Dataset field naming the task (default ``session_id``).
-    on_error : {"raise", "skip"}
-
-    Returns
-    -------
-    agentstats.io.TrialSet
-        Trials (with ``.skipped`` problems in skip mode).
-
-    Raises
-    ------
-    agentstats.io.TrialLoadError
-        Listing every problem (file, record index, field) when ``on_error="raise"``.
-    ValueError
-        For bare Batches without ``agent=``.
-    """
-    from agentstats.io.loaders import TrialSet
-
-    log = ProblemLog(_source(src), on_error, unit="record")
-    trials = read_fair_forge(src, log, agent=agent, task_from=task_from)
-    skipped = log.finish(kept=len(trials))
-    return TrialSet(trials, source=_source(src), format="fair_forge", skipped=skipped)
 
 
 def _fai_record(
@@ -407,44 +372,9 @@ def read_fai_jsonl(
     return build_trials(built, log, unit="line")
 
 
-def load_fai_jsonl(
-    path: str | os.PathLike,
-    *,
-    agent: str | None = None,
-    require_answer: bool = True,
-    on_error: OnError = "raise",
-):
-    """Load FAI-style JSONL test cases with the agent's answers as trials (see the module docstring).
-
-    Parameters
-    ----------
-    path : path
-    agent : str, optional
-        Agent name for lines without an ``agent`` field.
-    require_answer : bool
-        See :func:`read_fai_jsonl`.
-    on_error : {"raise", "skip"}
-
-    Returns
-    -------
-    agentstats.io.TrialSet
-
-    Raises
-    ------
-    agentstats.io.TrialLoadError
-        Listing every problem (file, 1-based line, field) when ``on_error="raise"``.
-    """
-    from agentstats.io.loaders import TrialSet
-
-    log = ProblemLog(_source(path), on_error, unit="line")
-    trials = read_fai_jsonl(path, log, agent=agent, require_answer=require_answer)
-    skipped = log.finish(kept=len(trials))
-    return TrialSet(trials, source=_source(path), format="fai_jsonl", skipped=skipped)
-
-
 def register() -> None:
     """Make ``load_trials(path, format="fair_forge" | "fai_jsonl")`` use these readers."""
-    from agentstats.io.loaders import register_format
+    from agentstats.io.registry import register_format
 
     register_format("fair_forge", read_fair_forge, aliases=("fair-forge", "fairforge"))
     register_format("fai_jsonl", read_fai_jsonl, aliases=("fai", "fai-jsonl"))

@@ -60,7 +60,7 @@ from typing import Any
 
 from agentstats.io.jsonl import build_trials
 from agentstats.records.problems import ProblemLog, json_error_text
-from agentstats.records.trial import Status, Trial
+from agentstats.records.trial import Status, Trial, check_error_status
 
 __all__ = ["INSPECT_LOG_VERSIONS", "looks_like_inspect", "read_inspect", "score_value_to_float"]
 
@@ -179,7 +179,7 @@ def _usage(sample: dict[str, Any]) -> dict[str, Any]:
 
 def _sample_to_trial(
     sample: Any, loc: int, log: ProblemLog, *, agent: str, scorer: str | None, header: dict[str, Any],
-    error_status: str,
+    error_status: Status,
 ) -> dict[str, Any] | None:
     if not isinstance(sample, dict):
         log.add(loc, None, f"expected a JSON object, got {type(sample).__name__}", unit=_UNIT)
@@ -196,7 +196,7 @@ def _sample_to_trial(
         log.add(loc, "scores", f"must be an object (scorer -> score), got {type(scores).__name__}", unit=_UNIT)
         scores = {}
     error = sample.get("error")
-    status = Status(error_status) if error else Status.completed
+    status = error_status if error else Status.completed
     name = scorer or next(iter(scores), None)
     reward: float | None = None
     if not error:
@@ -334,7 +334,7 @@ def _open_log(path: Path, log: ProblemLog) -> tuple[dict[str, Any], Iterator[tup
 
         return header, samples()
     try:
-        from agentstats.io.detect import open_text
+        from agentstats.files.sniff import open_text
 
         with open_text(path) as text:
             data = json.load(text)
@@ -378,7 +378,7 @@ def read_inspect(
     *,
     agent: str | None = None,
     scorer: str | None = None,
-    error_status: str = "infra_error",
+    error_status: str | Status = Status.infra_error,
     use_inspect_ai: bool = True,
 ) -> list[Trial]:
     """Read an Inspect AI eval log (``.eval`` archive or ``.json``) into trials, one per (sample, epoch).
@@ -404,8 +404,7 @@ def read_inspect(
     list of Trial
         See the module docstring for the mapping.
     """
-    if error_status not in (Status.infra_error, Status.agent_error):
-        raise ValueError(f"error_status must be 'infra_error' or 'agent_error', got {error_status!r}")
+    status = check_error_status(error_status)
     path = Path(path)
     log.unit = _UNIT
     opened = (_via_inspect_ai(path) if use_inspect_ai else None) or _open_log(path, log)
@@ -432,7 +431,7 @@ def read_inspect(
     def converted() -> Iterator[tuple[int, dict[str, Any]]]:
         for loc, sample in samples:
             d = _sample_to_trial(sample, loc, log, agent=agent, scorer=scorer, header=common,
-                                 error_status=error_status)
+                                 error_status=status)
             if d is not None:
                 yield loc, d
 
@@ -463,7 +462,7 @@ def looks_like_inspect(path: Any, head: bytes) -> bool:
 
 def register() -> None:
     """Make ``load_trials(path)`` read Inspect eval logs (``format="inspect"``, also auto-detected)."""
-    from agentstats.io.loaders import register_format
+    from agentstats.io.registry import register_format
 
     register_format("inspect", read_inspect, aliases=("inspect_ai", "inspect-ai", "eval"), detect=looks_like_inspect)
 

@@ -28,12 +28,18 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from agentstats.io.detect import resolve_run_columns
+from agentstats.files.sniff import is_parquet, open_binary
+from agentstats.io.detect import refuse_store_export, resolve_run_columns
 from agentstats.io.jsonl import iter_jsonl
+from agentstats.io.readers.counts import read_table
+from agentstats.io.registry import register_format
 from agentstats.records.problems import ProblemLog
 from agentstats.records.trial import Status, Trial
 
-__all__ = ["read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
+__all__ = ["read_run_table", "read_runs", "runs_from_records", "runs_from_table_rows", "table_records"]
+
+#: The options of :func:`agentstats.io.load_trials` a run table takes.
+RUN_TABLE_OPTIONS = ("agent_col", "task_col", "success_col", "trial_col", "run_id_col", "status_col")
 
 _TRUE = {"1", "1.0", "true"}
 _FALSE = {"0", "0.0", "false"}
@@ -267,3 +273,46 @@ def runs_from_table_rows(
     )
     assert cols is not None
     return runs_from_records(rows, log, **cols, **optional_columns)
+
+
+def read_run_table(
+    src: Any,
+    log: ProblemLog,
+    *,
+    agent_col: str | None = None,
+    task_col: str | None = None,
+    success_col: str | None = None,
+    trial_col: str | None = "trial",
+    run_id_col: str | None = "run_id",
+    status_col: str | None = "status",
+) -> list[Trial]:
+    """Reader of the ``runs`` format: a run table as JSON lines, CSV, Parquet (plain or gzip) or a DataFrame.
+
+    Column options as :func:`agentstats.io.load_trials` (names not given are found by
+    :func:`agentstats.io.detect.resolve_run_columns`). A run-store Parquet export is refused as detection refuses it.
+
+    Raises
+    ------
+    ValueError
+        For a run-store Parquet export (export the run as JSONL instead).
+    """
+    opt = {"trial_col": trial_col, "run_id_col": run_id_col, "status_col": status_col}
+    if isinstance(src, (str, os.PathLike)) and not _is_table_file(src):
+        return read_runs(src, log, agent_col=agent_col, task_col=task_col, success_col=success_col, **opt)
+    if isinstance(src, (str, os.PathLike)) and is_parquet(src):
+        refuse_store_export(src)  # the format given explicitly: the same refusal as detection's
+    df, offset = read_table(src, log, all_text=True)
+    rows = [] if df is None else list(table_records(df, line_offset=offset))
+    return runs_from_table_rows(rows, log, agent_col, task_col, success_col, **opt)
+
+
+def _is_table_file(path: str | os.PathLike) -> bool:
+    """Tell whether a file is a table: True for CSV / Parquet files (run tables in table form), False for JSONL."""
+    if is_parquet(path):
+        return True
+    with open_binary(path) as fh:
+        head = fh.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    return not head.startswith("{")
+
+
+register_format("runs", read_run_table, aliases=("metr",), options=RUN_TABLE_OPTIONS)

@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentstats.io.detect import open_text
+from agentstats.files.sniff import open_text
 from agentstats.io.jsonl import build_trials
 from agentstats.records.problems import ProblemLog, json_error_text
 from agentstats.records.trial import Status, Trial
@@ -258,38 +258,8 @@ def _kind(s: Span) -> str:
     return str(s["attributes"].get(_KIND) or "").upper()
 
 
-def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> dict[str, Any] | None:
-    ids = {s["span_id"] for s in spans}
-    roots = [s for s in spans if not s["parent_id"] or s["parent_id"] not in ids]
-    spans.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
-    roots.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
-    root = roots[0]
-    ra = root["attributes"]
-    line = root["line"]
-    llms = [s for s in spans if _kind(s) == "LLM"]
-    name = agent or _meta_attr(ra, "agent") or root["resource"].get("service.name")
-    if not name:
-        name = next((s["attributes"].get("llm.model_name") for s in llms if s["attributes"].get("llm.model_name")),
-                    None) or "unknown-agent"
-    task = _meta_attr(ra, "task_id")
-    out: dict[str, Any] = {"agent": str(name), "task_id": str(task) if task is not None else root["trace_id"]}
-    trial = _meta_attr(ra, "trial")
-    if trial is not None:
-        out["trial"] = trial
-    for key in ("success", "reward"):
-        v = _meta_attr(ra, key)
-        if v is not None:
-            out[key] = v
-    meta: dict[str, Any] = {"format": "otel", "trace_id": root["trace_id"], "root_span": root["name"]}
-    if root["error"]:
-        out["status"] = Status.agent_error
-        exc = next((e for e in root["events"] if e.get("name") == "exception"), None)
-        if exc is not None:
-            meta["error_type"] = exc["attributes"].get("exception.type")
-            meta["error"] = exc["attributes"].get("exception.message")
-    for k in ("session.id", "user.id"):
-        if ra.get(k) is not None:
-            meta[k.replace(".", "_")] = ra[k]
+def _tool_calls(spans: list[Span], llms: list[Span]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Return the tool calls (TOOL spans, then calls LLM spans requested that no TOOL span ran) and the tool specs."""
     calls: list[dict[str, Any]] = []
     for s in spans:
         if _kind(s) != "TOOL":
@@ -330,6 +300,11 @@ def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> 
             calls.append(r)
         else:
             used.add(match)
+    return calls, tools
+
+
+def _nodes(spans: list[Span], root: Span) -> list[dict[str, Any]]:
+    """Return the trace's other spans (not the root, LLM or TOOL spans) as node records."""
     nodes = []
     for s in spans:
         kind = _kind(s)
@@ -345,8 +320,11 @@ def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> 
             if a.get(k) is not None:
                 node[k.split(".")[0]] = a[k]
         nodes.append(node)
-    if nodes:
-        meta["nodes"] = nodes
+    return nodes
+
+
+def _usage(llms: list[Span], root: Span) -> dict[str, Any]:
+    """Tokens and cost summed over the LLM spans, and the root span's latency."""
     usage: dict[str, Any] = {}
     for src, dst in (("llm.token_count.prompt", "input_tokens"), ("llm.token_count.completion", "output_tokens")):
         vals = [s["attributes"][src] for s in llms if isinstance(s["attributes"].get(src), (int, float))]
@@ -359,6 +337,45 @@ def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> 
     latency = _seconds(root["start"], root["end"])
     if latency is not None:
         usage["latency_s"] = latency
+    return usage
+
+
+def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> dict[str, Any] | None:
+    ids = {s["span_id"] for s in spans}
+    roots = [s for s in spans if not s["parent_id"] or s["parent_id"] not in ids]
+    spans.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
+    roots.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
+    root = roots[0]
+    ra = root["attributes"]
+    llms = [s for s in spans if _kind(s) == "LLM"]
+    name = agent or _meta_attr(ra, "agent") or root["resource"].get("service.name")
+    if not name:
+        name = next((s["attributes"].get("llm.model_name") for s in llms if s["attributes"].get("llm.model_name")),
+                    None) or "unknown-agent"
+    task = _meta_attr(ra, "task_id")
+    out: dict[str, Any] = {"agent": str(name), "task_id": str(task) if task is not None else root["trace_id"]}
+    trial = _meta_attr(ra, "trial")
+    if trial is not None:
+        out["trial"] = trial
+    for key in ("success", "reward"):
+        v = _meta_attr(ra, key)
+        if v is not None:
+            out[key] = v
+    meta: dict[str, Any] = {"format": "otel", "trace_id": root["trace_id"], "root_span": root["name"]}
+    if root["error"]:
+        out["status"] = Status.agent_error
+        exc = next((e for e in root["events"] if e.get("name") == "exception"), None)
+        if exc is not None:
+            meta["error_type"] = exc["attributes"].get("exception.type")
+            meta["error"] = exc["attributes"].get("exception.message")
+    for k in ("session.id", "user.id"):
+        if ra.get(k) is not None:
+            meta[k.replace(".", "_")] = ra[k]
+    calls, tools = _tool_calls(spans, llms)
+    nodes = _nodes(spans, root)
+    if nodes:
+        meta["nodes"] = nodes
+    usage = _usage(llms, root)
     out["interactions"] = [
         {"id": "turn-0", "query": _str(ra.get("input.value")), "answer": _str(ra.get("output.value")),
          "tool_calls": calls}
@@ -368,7 +385,7 @@ def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> 
         out["usage"] = usage
     if tools:
         out["tools"] = list(tools.values())
-    out["_line"] = line
+    out["_line"] = root["line"]
     return out
 
 
@@ -457,7 +474,7 @@ def looks_like_otel(path: Any, head: bytes) -> bool:
 
 def register() -> None:
     """Make ``load_trials(path)`` read trace exports (``format="otel"``, also auto-detected)."""
-    from agentstats.io.loaders import register_format
+    from agentstats.io.registry import register_format
 
     register_format("otel", read_otel, aliases=("opentelemetry", "openinference", "otlp", "phoenix"),
                     detect=looks_like_otel)

@@ -56,11 +56,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from agentstats.io.detect import open_text
+from agentstats.files.sniff import open_text
 from agentstats.io.jsonl import build_trials
 from agentstats.io.readers.tau_bench import STOP_TOKEN, agent_from_filename
 from agentstats.records.problems import ProblemLog, json_error_text
-from agentstats.records.trial import Status, Trial
+from agentstats.records.trial import Status, Trial, check_error_status
 
 __all__ = ["TERMINATION_STATUS", "iter_tau2", "looks_like_tau2", "read_tau2", "tau2_simulation_to_trial"]
 
@@ -233,7 +233,7 @@ def tau2_simulation_to_trial(
     tasks: dict[str, tuple[list[dict], list[dict]] | None],
     trial: int,
     common_meta: dict[str, Any],
-    error_status: str = "infra_error",
+    error_status: Status = Status.infra_error,
     by_actions: dict[tuple[str, ...], list[str]] | None = None,
 ) -> dict[str, Any] | None:
     """Convert one tau2 simulation to a :class:`Trial` dict, or ``None`` after logging its problems.
@@ -382,7 +382,7 @@ def iter_tau2(
     log: ProblemLog,
     *,
     agent: str | None = None,
-    error_status: str = "infra_error",
+    error_status: str | Status = Status.infra_error,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(simulation_index, trial dict)`` for each valid simulation of a tau2 results file.
 
@@ -390,8 +390,7 @@ def iter_tau2(
     ``simulations`` list), task-level ones (unit ``"task"``, 0-based index into ``tasks``, with the field) and
     simulation-level ones (unit ``"simulation"``, 0-based index into ``simulations``, with the field).
     """
-    if error_status not in (Status.infra_error, Status.agent_error):
-        raise ValueError(f"error_status must be 'infra_error' or 'agent_error', got {error_status!r}")
+    status = check_error_status(error_status)
     data = _load(path, log)
     if data is None:
         return
@@ -428,7 +427,7 @@ def iter_tau2(
             trial = next_trial.get(tid, 0)
         next_trial[tid] = max(next_trial.get(tid, 0), trial + 1)
         d = tau2_simulation_to_trial(sim, agent=agent, loc=idx, log=log, tasks=tasks, trial=trial,
-                                     common_meta=common, error_status=error_status, by_actions=by_actions)
+                                     common_meta=common, error_status=status, by_actions=by_actions)
         if d is not None:
             yield idx, d
 
@@ -438,7 +437,7 @@ def read_tau2(
     log: ProblemLog,
     *,
     agent: str | None = None,
-    error_status: str = "infra_error",
+    error_status: str | Status = Status.infra_error,
 ) -> list[Trial]:
     """Read a tau2-bench results file (JSON object, plain or gzip) into trials, one per simulation.
 
@@ -486,7 +485,7 @@ def looks_like_tau2(path: Any, head: bytes) -> bool:
 
 def register() -> None:
     """Make ``load_trials(path)`` read tau2 results files (``format="tau2"``, also auto-detected)."""
-    from agentstats.io.loaders import register_format
+    from agentstats.io.registry import register_format
 
     register_format("tau2", read_tau2, aliases=("tau2-bench", "tau2_bench", "tau2bench"), detect=looks_like_tau2)
 

@@ -41,8 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from agentstats.io.jsonl import build_trials, iter_json_array
+from agentstats.io.registry import register_format
 from agentstats.records.problems import ProblemLog
-from agentstats.records.trial import Status, Trial
+from agentstats.records.trial import Status, Trial, check_error_status
 
 __all__ = ["agent_from_filename", "read_tau_bench", "tau_record_to_trial"]
 
@@ -74,17 +75,8 @@ def _text(content: Any) -> str | None:
     return text if text.strip() else None
 
 
-def tau_record_to_trial(
-    rec: Any, *, agent: str, loc: int, log: ProblemLog, error_status: str = "infra_error"
-) -> dict[str, Any] | None:
-    """Convert one tau-bench record to a :class:`Trial` dict, or ``None`` after logging its problems.
-
-    Problems name the raw record's fields (``"traj.5.tool_calls.0.function.name"``) at record index ``loc``.
-    """
-    if not isinstance(rec, dict):
-        log.add(loc, None, f"expected a JSON object, got {type(rec).__name__}")
-        return None
-    n_before = len(log.problems)
+def _header(rec: dict[str, Any], loc: int, log: ProblemLog) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Check a record's ``task_id``, ``trial``, ``reward``, ``traj`` presence and types; return ``(info, task)``."""
     for key in ("task_id", "trial", "reward", "traj"):
         if key not in rec:
             log.add(loc, key, "missing required field")
@@ -107,7 +99,11 @@ def tau_record_to_trial(
     if not isinstance(task, dict):
         log.add(loc, "info.task", f"must be an object, got {type(task).__name__}")
         task = {}
+    return info, task
 
+
+def _expected_calls(task: dict[str, Any], loc: int, log: ProblemLog) -> list[dict[str, Any]]:
+    """Return the task's ``actions`` as expected tool calls (``name``, ``arguments``); log malformed ones."""
     expected: list[dict[str, Any]] = []
     actions = task.get("actions") or []
     if not isinstance(actions, list):
@@ -122,84 +118,102 @@ def tau_record_to_trial(
             log.add(loc, f"info.task.actions.{j}.kwargs", f"must be an object, got {type(kwargs).__name__}")
             continue
         expected.append({"name": a["name"], "arguments": kwargs if kwargs is not None else {}})
+    return expected
 
-    interactions: list[dict[str, Any]] = []
+
+class _Conversation:
+    """A trajectory's messages, turned into interactions (one per user message) with their tool calls."""
+
+    def __init__(self, loc: int, log: ProblemLog):
+        self.loc, self.log = loc, log
+        self.interactions: list[dict[str, Any]] = []
+        self.cur: dict[str, Any] | None = None
+        self.calls_by_id: dict[str, dict[str, Any]] = {}
+
+    def new_turn(self, query: str | None) -> dict[str, Any]:
+        turn: dict[str, Any] = {"id": f"turn-{len(self.interactions)}", "query": query, "answer": None,
+                                "tool_calls": []}
+        self.interactions.append(turn)
+        self.cur = turn
+        return turn
+
+    def assistant(self, i: int, msg: dict[str, Any]) -> None:
+        cur = self.cur if self.cur is not None else self.new_turn(None)
+        tcs = msg.get("tool_calls") or []
+        if not isinstance(tcs, list):
+            self.log.add(self.loc, f"traj.{i}.tool_calls", f"must be a list, got {type(tcs).__name__}")
+            tcs = []
+        for j, tc in enumerate(tcs):
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            name = fn.get("name") if isinstance(fn, dict) else (tc.get("name") if isinstance(tc, dict) else None)
+            if not isinstance(name, str):
+                self.log.add(self.loc, f"traj.{i}.tool_calls.{j}.function.name", "each tool call needs a string name")
+                continue
+            args = fn.get("arguments", {}) if isinstance(fn, dict) else tc.get("arguments", {})
+            call = {"id": tc.get("id"), "name": name, "arguments": args}
+            cur["tool_calls"].append(call)
+            if isinstance(tc.get("id"), str):
+                self.calls_by_id[tc["id"]] = call
+        text = _text(msg.get("content"))
+        if text is not None:
+            cur["answer"] = text
+
+    def tool(self, i: int, msg: dict[str, Any]) -> None:
+        tcid = msg.get("tool_call_id")
+        found: dict[str, Any] | None = self.calls_by_id.get(tcid) if isinstance(tcid, str) else None
+        if found is None and self.cur is not None:  # no id: first call of that name still without a result
+            found = next(
+                (c for c in self.cur["tool_calls"] if c["name"] == msg.get("name") and "result" not in c), None
+            )
+        if found is None:
+            self.log.add(self.loc, f"traj.{i}.tool_call_id", "tool result matches no earlier tool call")
+            return
+        found["result"] = msg.get("content")
+
+    def read(self, traj: list[Any]) -> str | None:
+        """Read every message; return the user simulator's stop message when it ends the trajectory."""
+        for i, msg in enumerate(traj):
+            if not isinstance(msg, dict):
+                self.log.add(self.loc, f"traj.{i}", f"each message must be an object, got {type(msg).__name__}")
+                continue
+            role = msg.get("role")
+            if not isinstance(role, str):
+                self.log.add(self.loc, f"traj.{i}.role", "missing or not a string")
+            elif role == "user":
+                self.new_turn(_text(msg.get("content")))
+            elif role == "assistant":
+                self.assistant(i, msg)
+            elif role == "tool":
+                self.tool(i, msg)
+            # "system", and other roles (e.g. "function" in old OpenAI logs), carry nothing we map
+        last = self.interactions[-1] if self.interactions else None
+        if last is not None and last["answer"] is None and not last["tool_calls"] and STOP_TOKEN in (
+                last["query"] or ""):
+            return self.interactions.pop()["query"]
+        return None
+
+
+def tau_record_to_trial(
+    rec: Any, *, agent: str, loc: int, log: ProblemLog, error_status: Status = Status.infra_error
+) -> dict[str, Any] | None:
+    """Convert one tau-bench record to a :class:`Trial` dict, or ``None`` after logging its problems.
+
+    Problems name the raw record's fields (``"traj.5.tool_calls.0.function.name"``) at record index ``loc``.
+    """
+    if not isinstance(rec, dict):
+        log.add(loc, None, f"expected a JSON object, got {type(rec).__name__}")
+        return None
+    n_before = len(log.problems)
+    info, task = _header(rec, loc, log)
+    expected = _expected_calls(task, loc, log)
     traj = rec.get("traj")
-    stop_message = None
     if "traj" in rec and not isinstance(traj, list):
         log.add(loc, "traj", f"must be a list of messages, got {type(traj).__name__}")
         traj = []
-    traj = traj or []
-    cur: dict[str, Any] | None = None
-    calls_by_id: dict[str, dict[str, Any]] = {}
-
-    def new_turn(query: str | None) -> dict[str, Any]:
-        turn: dict[str, Any] = {"id": f"turn-{len(interactions)}", "query": query, "answer": None, "tool_calls": []}
-        interactions.append(turn)
-        return turn
-
-    for i, msg in enumerate(traj):
-        if not isinstance(msg, dict):
-            log.add(loc, f"traj.{i}", f"each message must be an object, got {type(msg).__name__}")
-            continue
-        role = msg.get("role")
-        if not isinstance(role, str):
-            log.add(loc, f"traj.{i}.role", "missing or not a string")
-            continue
-        if role == "system":
-            continue
-        if role == "user":
-            cur = new_turn(_text(msg.get("content")))
-        elif role == "assistant":
-            if cur is None:
-                cur = new_turn(None)
-            tcs = msg.get("tool_calls") or []
-            if not isinstance(tcs, list):
-                log.add(loc, f"traj.{i}.tool_calls", f"must be a list, got {type(tcs).__name__}")
-                tcs = []
-            for j, tc in enumerate(tcs):
-                fn = tc.get("function") if isinstance(tc, dict) else None
-                name = (
-                    fn.get("name")
-                    if isinstance(fn, dict)
-                    else (tc.get("name") if isinstance(tc, dict) else None)
-                )
-                if not isinstance(name, str):
-                    log.add(
-                        loc, f"traj.{i}.tool_calls.{j}.function.name", "each tool call needs a string name"
-                    )
-                    continue
-                args = fn.get("arguments", {}) if isinstance(fn, dict) else tc.get("arguments", {})
-                call = {"id": tc.get("id"), "name": name, "arguments": args}
-                cur["tool_calls"].append(call)
-                if isinstance(tc.get("id"), str):
-                    calls_by_id[tc["id"]] = call
-            text = _text(msg.get("content"))
-            if text is not None:
-                cur["answer"] = text
-        elif role == "tool":
-            tcid = msg.get("tool_call_id")
-            found: dict[str, Any] | None = calls_by_id.get(tcid) if isinstance(tcid, str) else None
-            if found is None and cur is not None:  # no id: first call of that name still without a result
-                found = next(
-                    (c for c in cur["tool_calls"] if c["name"] == msg.get("name") and "result" not in c), None
-                )
-            if found is None:
-                log.add(loc, f"traj.{i}.tool_call_id", "tool result matches no earlier tool call")
-                continue
-            found["result"] = msg.get("content")
-        # other roles (e.g. "function" in old OpenAI logs) carry nothing we map
-    if (
-        interactions
-        and interactions[-1]["answer"] is None
-        and not interactions[-1]["tool_calls"]
-        and STOP_TOKEN in (interactions[-1]["query"] or "")
-    ):
-        stop_message = interactions.pop()["query"]
-
+    conversation = _Conversation(loc, log)
+    stop_message = conversation.read(traj or [])
     if len(log.problems) > n_before:
         return None
-
     meta: dict[str, Any] = {"format": "tau_bench"}
     for key in ("instruction", "user_id", "outputs"):
         if key in task:
@@ -214,15 +228,15 @@ def tau_record_to_trial(
     tools = rec.get("tools", info.get("tools"))
     out: dict[str, Any] = {
         "agent": agent,
-        "task_id": str(task_id),
+        "task_id": str(rec["task_id"]),
         "trial": rec["trial"],
         "reward": float(rec["reward"]),
-        "interactions": interactions,
+        "interactions": conversation.interactions,
         "expected_tool_calls": expected,
         "meta": meta,
     }
     if "error" in info:
-        out["status"] = error_status
+        out["status"] = Status(error_status).value
     if tools:
         out["tools"] = tools
     return out
@@ -233,7 +247,7 @@ def read_tau_bench(
     log: ProblemLog,
     *,
     agent: str | None = None,
-    error_status: str = "infra_error",
+    error_status: str | Status = Status.infra_error,
 ) -> list[Trial]:
     """Read a tau-bench result file (JSON array, plain or gzip) into trials.
 
@@ -251,16 +265,18 @@ def read_tau_bench(
     -------
     list of Trial
     """
-    if error_status not in (Status.infra_error, Status.agent_error):
-        raise ValueError(f"error_status must be 'infra_error' or 'agent_error', got {error_status!r}")
+    status = check_error_status(error_status)
     agent = agent or agent_from_filename(path)
     log.unit = "record"
 
     def converted():
         for idx, rec in iter_json_array(path, log):
-            d = tau_record_to_trial(rec, agent=agent, loc=idx, log=log, error_status=error_status)
+            d = tau_record_to_trial(rec, agent=agent, loc=idx, log=log, error_status=status)
             if d is not None:
                 yield idx, d
 
     # a converted field still invalid: the problem names the converted record
     return build_trials(converted(), log, unit="record", prefix="(converted trial) ")
+
+
+register_format("tau_bench", read_tau_bench, aliases=("tau-bench", "taubench"), options=("agent", "error_status"))

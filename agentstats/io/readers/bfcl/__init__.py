@@ -18,9 +18,10 @@ its raw output (per-model output styles, as BFCL's model handlers decode them), 
 acceptable alternatives as ``{"$any_of": [...], "$optional": bool}`` markers (:func:`possible_answer_markers`),
 the function specs as ``tools``, and BFCL's verdict as ``success``.
 
-Two entry points: :func:`load_bfcl` (trials plus BFCL's verdicts, decode errors and score-file headers) and the
-``"bfcl"`` format of :func:`agentstats.io.load_trials` (``load_trials(root, format="bfcl")``, a
-:class:`~agentstats.io.TrialSet` whose problems are collected and reported like every loader's). The scorer
+Two entry points: the ``"bfcl"`` format of :func:`agentstats.io.load_trials` (``load_trials(root, format="bfcl")``,
+a :class:`~agentstats.io.TrialSet` whose problems are collected and reported like every loader's), and
+:func:`import_bfcl` (the same trials plus BFCL's own verdicts, decode errors and score-file headers, for comparing
+verdicts). The scorer
 that reproduces BFCL's verdicts lives above io: :func:`agentstats.scoring.bfcl.bfcl_verdict`.
 
 Only the AST categories (simple, multiple_function, parallel_function, parallel_multiple_function) are
@@ -30,13 +31,12 @@ The package: :mod:`~agentstats.io.readers.bfcl.decode` (a model's raw output to 
 :mod:`~agentstats.io.readers.bfcl.reader` (folders to trials); importing it registers the ``"bfcl"`` format.
 """
 
-from agentstats.io.loaders import register_format
 from agentstats.io.readers.bfcl.decode import BfclDecodeError, decode_bfcl_output, output_style
 from agentstats.io.readers.bfcl.reader import (
     AST_CATEGORIES,
     UNDERSCORE_TO_DOT,
     BfclImport,
-    load_bfcl,
+    import_bfcl,
     possible_answer_markers,
     read_bfcl,
 )
@@ -47,10 +47,8 @@ __all__ = [
     "BfclDecodeError",
     "BfclImport",
     "decode_bfcl_output",
-    "load_bfcl",
+    "import_bfcl",
     "output_style",
     "possible_answer_markers",
     "read_bfcl",
 ]
-
-register_format("bfcl", read_bfcl)

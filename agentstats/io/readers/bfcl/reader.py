@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentstats.io.detect import open_text
+from agentstats.files.sniff import open_text
 from agentstats.io.readers.bfcl.decode import BfclDecodeError, decode_bfcl_output
+from agentstats.io.registry import register_format
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import Interaction, ToolCall, ToolSpec, Trial
 
@@ -24,7 +25,7 @@ __all__ = [
     "AST_CATEGORIES",
     "UNDERSCORE_TO_DOT",
     "BfclImport",
-    "load_bfcl",
+    "import_bfcl",
     "possible_answer_markers",
     "read_bfcl",
 ]
@@ -201,7 +202,7 @@ def _read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]
 
 @dataclass
 class BfclImport:
-    """What :func:`load_bfcl` returns.
+    """What :func:`import_bfcl` returns.
 
     Attributes
     ----------
@@ -224,7 +225,7 @@ class BfclImport:
     skipped: list[Problem] = field(default_factory=list)
 
 
-def load_bfcl(
+def import_bfcl(
     root: str | os.PathLike,
     *,
     models: Iterable[str] | None = None,
@@ -248,7 +249,7 @@ def load_bfcl(
         Sub-folder names.
     on_error : {"raise", "skip"}
         As in :func:`agentstats.io.load_trials`: every problem is collected, then one
-        :class:`~agentstats.io.TrialLoadError` lists them (``"raise"``), or the entries they touch are left out
+        :class:`~agentstats.io.LoadError` lists them (``"raise"``), or the entries they touch are left out
         and listed in ``skipped`` (``"skip"``).
 
     Returns
@@ -261,7 +262,7 @@ def load_bfcl(
         When a needed file or folder is missing.
     ValueError
         For an unsupported category.
-    TrialLoadError
+    LoadError
         With ``on_error="raise"``, for malformed JSON, a score line without a valid ``id``, an empty score file,
         or results and questions that do not line up; each problem names its file and line.
     """
@@ -286,13 +287,13 @@ def read_bfcl(
     Parameters
     ----------
     path : path
-        The BFCL root folder (see :func:`load_bfcl`).
+        The BFCL root folder (see :func:`import_bfcl`).
     log : ProblemLog
         Receives every problem, located by file and line.
     models, categories : iterable of str or comma-separated str, optional
-        As in :func:`load_bfcl`.
+        As in :func:`import_bfcl`.
     result_dir, data_dir : str
-        As in :func:`load_bfcl`.
+        As in :func:`import_bfcl`.
     agent : str, optional
         One model folder name (``load_trials(..., agent=...)``); combined with ``models`` when both are given.
 
@@ -337,6 +338,31 @@ def _load(
     model_list = (
         sorted(models) if models is not None else sorted(p.name for p in res_root.iterdir() if p.is_dir())
     )
+    questions, answers = _questions(data_root, cats, log)
+    if categories is None:  # say what the result folders hold beyond the AST categories (never silently left out)
+        found = {re.sub(r"_result\.json(\.gz)?$", "", f.name).removeprefix("gorilla_openfunctions_v1_test_")
+                 for m in model_list for f in (res_root / m).glob("*_result.json*")}
+        other = sorted(found - set(cats))
+        if other:
+            log.note(None, None, f"loaded the Python AST categories {', '.join(cats)}; left out {', '.join(other)} "
+                     "(not supported: the executable and REST categories need execution, relevance has no "
+                     "ground-truth calls, and Java / JavaScript calls are not read)")
+    imp = BfclImport([], {}, {}, {})
+    for model in model_list:
+        for c in cats:
+            res_path = _find(res_root / model / f"gorilla_openfunctions_v1_test_{c}_result.json")
+            score_path = _find(score_root / model / f"{c}_score.json")
+            failed = _failed_ids(score_path, c, log)
+            if failed is None:
+                continue  # verdicts unknown: the whole (model, category) is left out, the problem is listed
+            imp.headers[(model, c)], failed_ids = failed
+            _read_results(imp, model, c, res_path, failed_ids, questions[c], answers[c], log)
+    return imp
+
+
+def _questions(data_root: Path, cats: list[str], log: ProblemLog
+               ) -> tuple[dict[str, list[tuple[int, dict[str, Any]]]], dict[str, dict[str, Any]]]:
+    """Read each category's questions (with their lines) and possible answers (by id); problems are logged."""
     questions: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     answers: dict[str, dict[str, Any]] = {}
     for c in cats:
@@ -355,78 +381,58 @@ def _load(
                 _add(log, pa_path, lineno, "ground_truth" if "id" in d else "id", "field missing or not valid")
                 continue
             answers[c][d["id"]] = d["ground_truth"]
+    return questions, answers
 
-    if categories is None:  # say what the result folders hold beyond the AST categories (never silently left out)
-        found = {re.sub(r"_result\.json(\.gz)?$", "", f.name).removeprefix("gorilla_openfunctions_v1_test_")
-                 for m in model_list for f in (res_root / m).glob("*_result.json*")}
-        other = sorted(found - set(cats))
-        if other:
-            log.note(None, None, f"loaded the Python AST categories {', '.join(cats)}; left out {', '.join(other)} "
-                     "(not supported: the executable and REST categories need execution, relevance has no "
-                     "ground-truth calls, and Java / JavaScript calls are not read)")
-    trials: list[Trial] = []
-    verdicts: dict[tuple[str, str], bool] = {}
-    decode_errors: dict[tuple[str, str], str] = {}
-    headers: dict[tuple[str, str], dict[str, Any]] = {}
-    for model in model_list:
-        for c in cats:
-            res_path = _find(res_root / model / f"gorilla_openfunctions_v1_test_{c}_result.json")
-            score_path = _find(score_root / model / f"{c}_score.json")
-            failed = _failed_ids(score_path, c, log)
-            if failed is None:
-                continue  # verdicts unknown: the whole (model, category) is left out, the problem is listed
-            headers[(model, c)], failed_ids = failed
-            results: dict[str, tuple[int, dict[str, Any]]] = {}
-            for lineno, r in _read_jsonl(res_path, log):
-                rid = r.get("id")
-                if not isinstance(rid, str):
-                    _add(log, res_path, lineno, "id", "field missing or not a string")
-                elif rid in results:
-                    _add(log, res_path, lineno, "id", f"duplicate id {rid!r}, first at line {results[rid][0]}")
-                else:
-                    results[rid] = (lineno, r)
-            known = {q["id"] for _, q in questions[c]}
-            for rid, (lineno, _) in results.items():
-                if rid not in known:
-                    _add(log, res_path, lineno, "id", f"id {rid!r} is not a question of category {c!r}")
-            for _, q in questions[c]:
-                eid = q["id"]
-                if eid not in results:
-                    _add(log, res_path, None, "id", f"no result for question {eid!r}")
-                    continue
-                if eid not in answers[c]:
-                    continue  # the possible-answer problem is already listed
-                raw = results[eid][1].get("result")
-                specs = q["function"] if isinstance(q["function"], list) else [q["function"]]
-                try:
-                    calls = decode_bfcl_output(raw, model)
-                    err = None
-                except BfclDecodeError as exc:
-                    calls, err = [], str(exc)
-                    decode_errors[(model, eid)] = err
-                passed = eid not in failed_ids
-                verdicts[(model, eid)] = passed
-                tools = [
-                    ToolSpec(
-                        name=_convert_name(s["name"], model),
-                        description=s.get("description", ""),
-                        parameters=s.get("parameters") or {},
-                    )
-                    for s in specs
-                ]
-                inter = Interaction.model_validate({
-                    "id": eid,
-                    "query": q["question"] if isinstance(q["question"], str) else json.dumps(q["question"]),
-                    "answer": raw if isinstance(raw, str) else None,
-                    "tool_calls": calls,
-                    "expected_tool_calls": _expected_calls(answers[c][eid], specs, model),
-                    "decode_error": err,
-                })
-                trials.append(
-                    Trial(agent=model, task_id=eid, trial=0, success=passed, tags=[c], interactions=[inter],
-                          tools=tools)
-                )
-    return BfclImport(trials, verdicts, decode_errors, headers)
+
+def _read_results(imp: BfclImport, model: str, c: str, res_path: Path, failed_ids: set[str],
+                  questions: list[tuple[int, dict[str, Any]]], answers: dict[str, Any], log: ProblemLog) -> None:
+    """Read one model's results of category ``c`` into ``imp``: a trial and a verdict per question answered."""
+    results: dict[str, tuple[int, dict[str, Any]]] = {}
+    for lineno, r in _read_jsonl(res_path, log):
+        rid = r.get("id")
+        if not isinstance(rid, str):
+            _add(log, res_path, lineno, "id", "field missing or not a string")
+        elif rid in results:
+            _add(log, res_path, lineno, "id", f"duplicate id {rid!r}, first at line {results[rid][0]}")
+        else:
+            results[rid] = (lineno, r)
+    known = {q["id"] for _, q in questions}
+    for rid, (lineno, _) in results.items():
+        if rid not in known:
+            _add(log, res_path, lineno, "id", f"id {rid!r} is not a question of category {c!r}")
+    for _, q in questions:
+        eid = q["id"]
+        if eid not in results:
+            _add(log, res_path, None, "id", f"no result for question {eid!r}")
+            continue
+        if eid not in answers:
+            continue  # the possible-answer problem is already listed
+        raw = results[eid][1].get("result")
+        specs = q["function"] if isinstance(q["function"], list) else [q["function"]]
+        try:
+            calls = decode_bfcl_output(raw, model)
+            err = None
+        except BfclDecodeError as exc:
+            calls, err = [], str(exc)
+            imp.decode_errors[(model, eid)] = err
+        passed = eid not in failed_ids
+        imp.verdicts[(model, eid)] = passed
+        tools = [
+            ToolSpec(name=_convert_name(s["name"], model), description=s.get("description", ""),
+                     parameters=s.get("parameters") or {})
+            for s in specs
+        ]
+        inter = Interaction.model_validate({
+            "id": eid,
+            "query": q["question"] if isinstance(q["question"], str) else json.dumps(q["question"]),
+            "answer": raw if isinstance(raw, str) else None,
+            "tool_calls": calls,
+            "expected_tool_calls": _expected_calls(answers[eid], specs, model),
+            "decode_error": err,
+        })
+        imp.trials.append(
+            Trial(agent=model, task_id=eid, trial=0, success=passed, tags=[c], interactions=[inter], tools=tools)
+        )
 
 
 def _failed_ids(path: Path, category: str, log: ProblemLog) -> tuple[dict[str, Any], set[str]] | None:
@@ -448,3 +454,6 @@ def _failed_ids(path: Path, category: str, log: ProblemLog) -> tuple[dict[str, A
             _add(log, path, lineno, "id", f"a failed entry needs a 1-based integer id, got {n!r}")
             ok = False
     return (lines[0][1], failed) if ok else None
+
+
+register_format("bfcl", read_bfcl)

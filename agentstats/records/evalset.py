@@ -1,25 +1,29 @@
-"""The loop's eval set: FAI-style JSONL, one example per line (``id, input, expected, context, tags, risk_level``).
+"""Eval-set examples: FAI-style records, one example each (``id, input, expected, context, tags, risk_level``).
 
 ``id`` (non-empty string or integer) and ``input`` (string) are required; ``expected`` (any JSON value, a list
 being alternatives), ``context`` (string, list of strings, or any JSON value, shown to the agent and the judge as
 text), ``tags`` (list of strings) and ``risk_level`` (string) are optional; other fields are kept in ``extra``.
 Two of them are checked because the tool-call scorer and the built-in agent read them: ``expected_tool_calls`` (a
 list of ``{name, arguments}`` or OpenAI-format calls) and ``tools`` (a list of tool specs with distinct names).
-Every problem is collected with file, line and field (:class:`agentstats.records.problems.TrialLoadError`).
+:func:`eval_set` validates located records into examples; every problem goes to a
+:class:`~agentstats.records.problems.ProblemLog` with its line and field. The reader of eval-set files is
+:mod:`agentstats.io.readers.evalset` (``agentstats.load(path, format="eval_set")``).
 """
 
 from __future__ import annotations
 
 import json
 import numbers
-import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentstats.io.jsonl import iter_jsonl
-from agentstats.records.problems import ProblemLog, TrialLoadError
+from pydantic import ValidationError
 
-__all__ = ["Example", "load_eval_set"]
+from agentstats.records.problems import ProblemLog
+from agentstats.records.trial import ToolCall, ToolSpec
+
+__all__ = ["Example", "eval_set"]
 
 _KNOWN = {"id", "input", "expected", "context", "tags", "risk_level"}
 
@@ -73,10 +77,6 @@ def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
 
     A tool name that two specs of ``tools`` share is a problem too (the agent could not be offered both).
     """
-    from pydantic import ValidationError
-
-    from agentstats.records.trial import ToolCall, ToolSpec
-
     for name, model in (("expected_tool_calls", ToolCall), ("tools", ToolSpec)):
         if name not in rec:
             continue
@@ -98,65 +98,61 @@ def _tool_problem(rec: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def load_eval_set(path: str | os.PathLike) -> list[Example]:
-    """Read an FAI-style JSONL eval set (format in the module docstring).
+def eval_set(records: Iterable[tuple[int, Any]], log: ProblemLog) -> list[Example]:
+    """Validate located eval-set records (format in the module docstring) into examples.
 
     Parameters
     ----------
-    path : str or path-like
-        The JSONL file (gzip allowed).
+    records : iterable of (int, object)
+        ``(line, record)`` pairs (1-based lines of a JSONL file).
+    log : ProblemLog
+        Receives every problem (line, field, message): a missing or mistyped field, a repeated id, no example at
+        all; the caller applies its policy (``log.finish()``).
 
     Returns
     -------
     list of Example
-        In file order.
-
-    Raises
-    ------
-    agentstats.records.problems.TrialLoadError
-        Listing every problem (file, line, field): malformed JSON, a missing or mistyped field, a repeated id, an
-        empty file.
-    OSError
-        When the file cannot be read.
+        The valid examples, in record order.
     """
-    log = ProblemLog(str(path), "raise")
     out: list[Example] = []
     seen: dict[str, int] = {}
     n = 0
-    for line, rec in iter_jsonl(path, log):
+    for line, rec in records:
         n += 1
-        raw_id = rec.get("id")
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, numbers.Integral)) or raw_id == "":
-            log.add(line, "id", "required: a non-empty string or integer")
-            continue
-        ex_id = str(raw_id)
-        if ex_id in seen:
-            log.add(line, "id", f"{ex_id!r} repeats line {seen[ex_id]}")
-            continue
-        text = rec.get("input")
-        if not isinstance(text, str) or not text.strip():
-            log.add(line, "input", "required: a non-empty string")
-            continue
-        tags = rec.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            log.add(line, "tags", "must be a list of strings")
-            continue
-        risk = rec.get("risk_level")
-        if risk is not None and not isinstance(risk, str):
-            log.add(line, "risk_level", f"must be a string, got {type(risk).__name__}")
-            continue
-        bad = _tool_problem(rec)
-        if bad is not None:
-            log.add(line, *bad)
-            continue
-        seen[ex_id] = line
-        out.append(Example(id=ex_id, input=text, expected=rec.get("expected"), context=rec.get("context"),
-                           tags=tuple(tags), risk_level=risk,
-                           extra={k: v for k, v in rec.items() if k not in _KNOWN}))
+        ex = _example(line, rec, log, seen)
+        if ex is not None:
+            seen[ex.id] = line
+            out.append(ex)
     if n == 0 and not log.problems:
         log.add(None, None, "no examples")
-    try:
-        log.finish(n)
-    except TrialLoadError as exc:
-        raise TrialLoadError(exc.problems, exc.source, skippable=False) from None
     return out
+
+
+def _example(line: int, rec: Any, log: ProblemLog, seen: dict[str, int]) -> Example | None:
+    """Validate one record (``seen``: the ids of the earlier examples, with their lines); ``None`` when bad."""
+    raw_id = rec.get("id")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, numbers.Integral)) or raw_id == "":
+        log.add(line, "id", "required: a non-empty string or integer")
+        return None
+    ex_id = str(raw_id)
+    if ex_id in seen:
+        log.add(line, "id", f"{ex_id!r} repeats line {seen[ex_id]}")
+        return None
+    text = rec.get("input")
+    if not isinstance(text, str) or not text.strip():
+        log.add(line, "input", "required: a non-empty string")
+        return None
+    tags = rec.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        log.add(line, "tags", "must be a list of strings")
+        return None
+    risk = rec.get("risk_level")
+    if risk is not None and not isinstance(risk, str):
+        log.add(line, "risk_level", f"must be a string, got {type(risk).__name__}")
+        return None
+    bad = _tool_problem(rec)
+    if bad is not None:
+        log.add(line, *bad)
+        return None
+    return Example(id=ex_id, input=text, expected=rec.get("expected"), context=rec.get("context"),
+                   tags=tuple(tags), risk_level=risk, extra={k: v for k, v in rec.items() if k not in _KNOWN})

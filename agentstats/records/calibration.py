@@ -1,6 +1,6 @@
-"""The calibration set: judge verdicts next to human (gold) labels, one JSON object per line.
+"""Calibration items: judge verdicts next to human (gold) labels, one JSON object each.
 
-Format (JSONL, UTF-8; ``.gz`` read transparently)::
+Format (JSONL, UTF-8; ``.gz`` read transparently; read by :mod:`agentstats.io.readers.calibration`)::
 
     {"item_id": "q17", "metric": "answer_relevance", "verdict": true, "gold": false}
     {"item_id": "q17", "metric": "helpfulness", "verdict": 4, "gold": 3}
@@ -12,25 +12,28 @@ Format (JSONL, UTF-8; ``.gz`` read transparently)::
 * ``verdict: null`` is a judge that gave no verdict (``judge_missing``): the item is counted apart and left out of
   every agreement figure, never scored as a failure. A ``gold`` label is required.
 
-:func:`load_calibration` reads every line, collects every problem with its line and field, and raises one
-:class:`agentstats.records.problems.TrialLoadError` listing them all (or skips the bad lines with ``on_error="skip"``).
+:func:`check_calibration` validates located items (every problem with its line and field);
+:func:`calibration_frame` validates items given in memory.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
-from agentstats.io.detect import open_binary
-from agentstats.io.jsonl import parse_json_line
-from agentstats.records.problems import OnError, Problem, ProblemLog, TrialLoadError
+from agentstats.records.problems import ProblemLog
 
-__all__ = ["CALIBRATION_COLUMNS", "calibration_frame", "load_calibration"]
+__all__ = ["CALIBRATION_COLUMNS", "calibration_frame", "check_calibration", "looks_like_calibration_item"]
 
 #: Columns of a calibration frame, in order.
 CALIBRATION_COLUMNS = ("item_id", "metric", "verdict", "gold", "line")
+
+
+def looks_like_calibration_item(rec: Mapping[str, Any]) -> bool:
+    """Tell whether a JSON object has the shape of a calibration item (``item_id`` and ``gold``), for detection."""
+    return {"item_id", "gold"} <= rec.keys()
 
 
 def _kind(value: Any) -> str | None:
@@ -42,8 +45,21 @@ def _kind(value: Any) -> str | None:
     return None
 
 
-def _check_records(records: list[tuple[int, Any]], log: ProblemLog) -> pd.DataFrame:
-    """Validate ``(line, object)`` pairs into a frame; problems go to ``log``."""
+def check_calibration(records: list[tuple[int, Any]], log: ProblemLog) -> pd.DataFrame:
+    """Validate located calibration items (format in the module docstring) into a calibration frame.
+
+    Parameters
+    ----------
+    records : list of (int, object)
+        ``(location, item)`` pairs: 1-based lines of a file, or 0-based record indices.
+    log : ProblemLog
+        Receives every problem (location, field, message); the caller applies its policy (``log.finish()``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The valid items, columns :data:`CALIBRATION_COLUMNS` (``line``: each item's location).
+    """
     rows: list[dict[str, Any]] = []
     for line, obj in records:
         if not isinstance(obj, dict):
@@ -99,59 +115,12 @@ def _got(obj: dict[str, Any], key: str) -> str:
     return f" (got {text if len(text) <= 40 else text[:37] + '...'})"
 
 
-def load_calibration(path: str | Path, on_error: OnError = "raise") -> pd.DataFrame:
-    """Read a calibration set (module docstring).
-
-    Parameters
-    ----------
-    path : str or Path
-        JSONL file (``.gz`` allowed).
-    on_error : {"raise", "skip"}
-        ``"raise"``: one error listing every problem; ``"skip"``: keep the valid lines and warn.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns :data:`CALIBRATION_COLUMNS`; ``verdict`` is None where the judge gave none; ``line`` is the 1-based
-        line in the file. ``attrs["skipped"]``: the problems of skipped lines (``on_error="skip"``).
-
-    Raises
-    ------
-    agentstats.records.problems.TrialLoadError
-        Listing every problem with its line and field (``on_error="raise"``), or when nothing valid is left.
-    OSError
-        If the file cannot be read.
-    """
-    source = str(path)
-    log = ProblemLog(source, on_error)
-    records: list[tuple[int, Any]] = []
-    with open_binary(Path(path)) as fh:
-        for line, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            obj, problem = parse_json_line(raw)
-            if problem is not None:
-                log.add(line, None, problem)
-                continue
-            records.append((line, obj))
-    frame = _check_records(records, log)
-    if not records and not log.problems:
-        log.add(None, None, "the file holds no calibration items")
-    skipped = log.finish(len(records))
-    if frame.empty:  # every line was skipped
-        raise TrialLoadError(
-            [*log.problems, Problem(source, None, None, "no valid calibration item is left")], source, skippable=False
-        )
-    frame.attrs["skipped"] = skipped
-    return frame
-
-
 def calibration_frame(items: list[dict[str, Any]] | pd.DataFrame, source: str = "<items>") -> pd.DataFrame:
     """Validate calibration items given in memory (dicts or a frame with the same fields) into a calibration frame.
 
     Raises
     ------
-    agentstats.records.problems.TrialLoadError
+    agentstats.records.problems.LoadError
         Listing every problem (``line`` is the 0-based record index).
     """
     if isinstance(items, pd.DataFrame):
@@ -162,6 +131,6 @@ def calibration_frame(items: list[dict[str, Any]] | pd.DataFrame, source: str = 
     else:
         records = list(items)
     log = ProblemLog(source, "raise", unit="record")
-    frame = _check_records(list(enumerate(records)), log)
+    frame = check_calibration(list(enumerate(records)), log)
     log.finish(len(records))
     return frame

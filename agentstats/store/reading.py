@@ -1,0 +1,145 @@
+"""Reading a run store's trials back: as :class:`~agentstats.records.trial.Trial` records, or counted in SQL.
+
+:meth:`TrialReader.counts` gives the table :func:`agentstats.records.counts.to_counts` gives, without a Python object
+per trial; its outcome codes come from :data:`agentstats.records.trial.OUTCOME_CODE` through :func:`outcome_code_sql`,
+the one SQL spelling of the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from agentstats.records.counts import _unscored_message, counts_frame, counts_from_codes
+from agentstats.records.gaps import grid_gaps
+from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, Trial
+from agentstats.store.runs import RunCatalog
+from agentstats.store.writing import BATCH
+
+__all__ = ["TrialReader", "outcome_code_sql"]
+
+
+def outcome_code_sql(column: str = "outcome") -> str:
+    """Return the SQL ``CASE`` that codes a stored outcome label as :data:`~agentstats.records.trial.OUTCOME_CODE`.
+
+    Generated from the constants (``'failure'`` 0, ``'success'`` 1, ``'missing'`` 2), so the store and Python share
+    one code; ``NULL`` (a trial with no outcome yet) is :data:`~agentstats.records.trial.CODE_UNSCORED`.
+    """
+    whens = " ".join(f"WHEN '{label}' THEN {code}" for label, code in OUTCOME_CODE.items())
+    return f"CASE {column} {whens} ELSE {CODE_UNSCORED} END"
+
+
+class TrialReader(RunCatalog):
+    """Reading trials and counts from a store (see :class:`RunStore`)."""
+
+    def iter_trials(self, run: str, *, batch_size: int = BATCH) -> Iterator[Trial]:
+        """Yield the run's trials in the order they were written, as :class:`~agentstats.records.trial.Trial`."""
+        rid = self.run_id(run)
+        cur = self.con.cursor()
+        try:
+            cur.execute("SELECT record FROM trials WHERE run_id = ? ORDER BY seq", [rid])
+            validate = Trial.model_validate_json
+            while rows := cur.fetchmany(batch_size):
+                for (record,) in rows:
+                    yield validate(record)
+        finally:
+            cur.close()
+
+    def trials(self, run: str) -> list[Trial]:
+        """Return the run's trials as a list (``agentstats.load_trials(path, run=...)`` gives a ``TrialSet``)."""
+        return list(self.iter_trials(run))
+
+    def outcome_codes(self, run: str) -> pd.DataFrame:
+        """Return each trial of a run with its outcome code, in the order written, coded in SQL.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``agent, task_id, trial`` and ``code`` (int8: :data:`~agentstats.records.trial.OUTCOME_CODE`,
+            :data:`~agentstats.records.trial.CODE_UNSCORED` for a trial with no outcome yet).
+        """
+        frame = self.con.execute(
+            f"SELECT agent, task_id, trial, {outcome_code_sql()} AS code FROM trials WHERE run_id = ? ORDER BY seq",
+            [self.run_id(run)],
+        ).df()
+        return frame.astype({"code": np.int8})
+
+    def counts(self, run: str) -> pd.DataFrame:
+        """Count a run per (agent, task) in SQL: the table :func:`agentstats.records.counts.to_counts` gives.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``agent, task_id, n, c, n_missing``; ``attrs``: ``gaps``, ``source``, ``format="duckdb"``,
+            ``skipped=[]``, ``excluded_agents=[]``.
+
+        Raises
+        ------
+        ValueError
+            When trials have no outcome yet (score them first), naming the first few.
+        """
+        rid = self.run_id(run)
+        unscored = self.con.execute(
+            "SELECT agent, task_id, trial FROM trials WHERE run_id = ? AND outcome IS NULL ORDER BY seq LIMIT 5",
+            [rid],
+        ).fetchall()
+        if unscored:
+            n = self.con.execute(
+                "SELECT count(*) FROM trials WHERE run_id = ? AND outcome IS NULL", [rid]
+            ).fetchone()[0]
+            raise ValueError(_unscored_message(int(n), [((a, t, int(k)), "") for a, t, k in unscored]))
+        cells = self.con.execute(
+            """SELECT agent, task_id, count(*) AS total, count(*) FILTER (outcome <> 'missing') AS n,
+                      count(*) FILTER (outcome = 'success') AS c, count(*) FILTER (outcome = 'missing') AS m,
+                      max(trial) AS mx
+               FROM trials WHERE run_id = ? GROUP BY agent, task_id""",
+            [rid],
+        ).fetchnumpy()
+        n_cells = len(cells["agent"])
+        k = int(cells["mx"].max()) + 1 if n_cells else 0
+        n_agents, n_tasks = len(set(cells["agent"])), len(set(cells["task_id"]))
+        if n_cells and n_cells == n_agents * n_tasks and bool((cells["total"] == k).all()):
+            # a complete agent x task x trial grid (keys are unique, so `total == k` means trials 0 .. k-1): no gaps
+            out = counts_frame(cells["agent"], cells["task_id"], cells["n"], cells["c"], cells["m"])
+            out.attrs["gaps"] = dataclasses.replace(
+                grid_gaps(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), [], []),
+                n_expected=k)
+        elif n_cells:
+            out = self._counts_with_gaps(rid)
+        else:
+            out = counts_frame([], [], [], [], [])
+            out.attrs["gaps"] = None
+        out.attrs.update(source=f"{self.path}:{run}", format="duckdb", skipped=[], excluded_agents=[])
+        return out
+
+    def _counts_with_gaps(self, rid: int) -> pd.DataFrame:
+        """Count from every trial's codes (:func:`agentstats.records.counts.counts_from_codes`) and the grid gaps."""
+        # agent and task codes by first appearance (as to_counts), outcome codes of OUTCOME_CODE
+        arrays = self.con.execute(
+            f"""WITH t AS (SELECT seq, agent, task_id, trial, outcome FROM trials WHERE run_id = ?),
+                    a AS (SELECT agent, row_number() OVER (ORDER BY min(seq)) - 1 AS code FROM t GROUP BY agent),
+                    k AS (SELECT task_id, row_number() OVER (ORDER BY min(seq)) - 1 AS code FROM t GROUP BY task_id)
+               SELECT a.code AS a, k.code AS t, t.trial AS k, {outcome_code_sql("t.outcome")} AS o
+               FROM t JOIN a USING (agent) JOIN k USING (task_id)""",
+            [rid],
+        ).fetchnumpy()
+        agents = [r[0] for r in self.con.execute(
+            "SELECT agent FROM trials WHERE run_id = ? GROUP BY agent ORDER BY min(seq)", [rid]).fetchall()]
+        tasks = [r[0] for r in self.con.execute(
+            "SELECT task_id FROM trials WHERE run_id = ? GROUP BY task_id ORDER BY min(seq)", [rid]).fetchall()]
+        return counts_from_codes(
+            np.asarray(arrays["a"], dtype=np.int64), np.asarray(arrays["t"], dtype=np.int64),
+            np.asarray(arrays["k"], dtype=np.int64), np.asarray(arrays["o"], dtype=np.int8), agents, tasks,
+        )
+
+    def export_jsonl(self, run: str, path: str | os.PathLike) -> Path:
+        """Write a run's trials as the project's JSONL (with its manifest), atomically; see ``save_trials``."""
+        from agentstats.io.jsonl import save_trials
+
+        self.run_id(run)
+        return save_trials(self.iter_trials(run), path)
