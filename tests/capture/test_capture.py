@@ -818,7 +818,8 @@ def test_catalogue_metrics_run_on_captured_nodes(tmp_path):
     """Any catalogue metric on a node: its inputs' fields are the metric's roles, its own latency its usage."""
     from agentstats.metrics import get_metric
 
-    @agentstats.node("answer", metrics=["faithfulness", "pii", "answer_similarity", get_metric("latency", level="node"),
+    mail = get_metric("regex_detection", params={"patterns": [r"\w@\w"]}, name="mail")  # a safety metric
+    @agentstats.node("answer", metrics=["faithfulness", mail, "answer_similarity", get_metric("latency", level="node"),
                                         function_metric(lambda a, e: None, "unscored")])
     def answer(state):
         return state["reply"]
@@ -828,10 +829,10 @@ def test_catalogue_metrics_run_on_captured_nodes(tmp_path):
                 "context": ["Paris is the capital of France."]})
         answer({"task_id": "t1", "query": "mail?", "reply": "Write to jane.roe@example.org"})
     values = {m: run.metric_result(m, node="answer")["value"].tolist()
-              for m in ("faithfulness", "pii", "answer_similarity", "latency")}
+              for m in ("faithfulness", "mail", "answer_similarity", "latency")}
     # K-precision: "paris is big" has 2 of 3 tokens in the context; t1 has no context: no row
     assert values["faithfulness"] == [pytest.approx(2 / 3)]
-    assert values["pii"] == [0.0, 1.0]  # an e-mail address in t1's answer
+    assert values["mail"] == [0.0, 1.0]  # an e-mail address in t1's answer
     # SQuAD token F1 of "Paris is big" against "Paris": P = 1/3, R = 1, F1 = 1/2; t1 has no reference
     assert values["answer_similarity"] == [pytest.approx(0.5)]
     assert values["latency"] == run.to_frame()["latency_s"].tolist()
