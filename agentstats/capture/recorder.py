@@ -276,7 +276,6 @@ class Recorder:
         args = {k: v for k, v in given.items() if k != "self"} if isinstance(given, dict) else given
         calls.append(ToolCall(name=frame.name, arguments=args, result=json.loads(_dumps(result))))
 
-
     def set_outcome(self, success: bool | None = None, reward: float | None = None) -> None:
         """Give the current trial (the one of the node being run) its outcome, when the application knows it.
 

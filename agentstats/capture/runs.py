@@ -167,7 +167,6 @@ class Run(Recorder):
                 "judge": judge if judge is None or isinstance(judge, str) else type(judge).__name__,
                 "fields": self.fields, "flush_interval": self.flush_interval}
 
-
     def start(self) -> Run:
         """Make this the current run (what :func:`start_run` and ``with`` do)."""
         self._token = _RUN.set(self)
@@ -195,7 +194,6 @@ class Run(Recorder):
             if self._own_store:
                 self.store.close()
         return self
-
 
     def score(self) -> None:
         """Compute the node and application metrics from the stored records (replacing earlier results).

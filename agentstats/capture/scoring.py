@@ -53,6 +53,8 @@ _VERDICT_COLUMNS = ("run_id", "metric", "invocation_id", "agent", "task_id", "tr
                     "verdict", "score", "cost_usd")
 #: A node invocation's own usage columns, read as the usage roles of a node record.
 _NODE_USAGE = ("latency_s", "model", "input_tokens", "output_tokens", "cost_usd")
+#: The run's state fields read by default: the reference, the question, a node output's answer field.
+_FIELDS = {"expected": "expected_answer", "query": "query", "answer": "answer"}
 #: (level, node, agent, task_id, trial, conversation_id, message_id, invocation_id) of one row.
 Key = tuple[str, str | None, str, str, int, str | None, str | None, int | None]
 
@@ -119,9 +121,6 @@ def score_run(store: RunStore, run_id: int, name: str, metrics: Sequence[Metric]
     scoring.trials(trials)
     scoring.batches()
     scoring.write(trials)
-
-
-_FIELDS = {"expected": "expected_answer", "query": "query", "answer": "answer"}
 
 
 class _Scoring:
