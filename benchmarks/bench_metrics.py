@@ -23,7 +23,8 @@ import time
 
 import numpy as np
 
-from agentstats.metrics import CATALOGUE, answer, compute, get_metric, readability, safety
+from agentstats.metrics import CATALOGUE, answer, compute, get_metric, readability
+from agentstats.metrics.pii import _fastpath, _prechecks
 from agentstats.records.trial import Trial
 
 GOAL = 20_000
@@ -74,8 +75,8 @@ def clear_caches() -> None:
     answer._words.cache_clear()
     answer._word_counts.cache_clear()
     readability._scores.cache_clear()
-    safety._found.cache_clear()
-    safety._same_in_every_region.cache_clear()
+    _prechecks._found.cache_clear()
+    _fastpath._same_in_every_region.cache_clear()
 
 
 def main() -> None:

@@ -1,9 +1,11 @@
-"""A scripted live-capture run and the store rows it writes, with times and latencies left out.
+"""Scripted live-capture runs and the store rows they write, with times and latencies left out.
 
 ``tests/capture/test_capture.py::test_a_scripted_run_writes_the_same_records_as_before`` compares :func:`scripted_rows`
-with
-``tests/data/capture_script_rows.json``, written by the capture code of 2026-12-02 before its per-call path was
-made faster (``python tests/capture_script.py OUT.json`` writes the file again).
+with ``tests/data/capture_script_rows.json``, written by the capture code of 2026-12-02 before its per-call path was
+made faster (``python tests/capture_script.py OUT.json`` writes the file again). ``test_judged_and_tool_metrics_
+write_the_same_rows_as_before`` compares :func:`judged_rows` with ``tests/data/capture_judged_rows.json``, written by
+the capture code of commit c28586a, before capture computed its metrics through the metric catalogue
+(``python tests/capture_script.py --judged OUT.json``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from typing import Any
 import duckdb
 
 import agentstats
-from agentstats.capture import core
 
 #: Columns that hold clock readings (different at every run), per table; a trial's ``usage.latency_s`` likewise.
 VOLATILE = {"node_invocations": {"started_at", "latency_s"}, "trials": {"latency_s", "seq"}}
@@ -33,6 +34,8 @@ def _response(model: str, prompt: int, completion: int, content: str, calls: lis
 
 
 def _script(store: Path) -> None:
+    from agentstats.capture import openai_patch
+
     @agentstats.node("retriever")
     def retrieve(state, k=2, *extra):
         return [f"doc {i} about {state['query']}" for i in range(k)]
@@ -44,9 +47,9 @@ def _script(store: Path) -> None:
     @agentstats.node("llm", metrics=["exact_match"])
     def llm(state, docs):
         fn = SimpleNamespace(name="lookup", arguments='{"city": "Paris"}')
-        core._observe(_response("gpt-4o-mini", 120, 30, "Paris", [SimpleNamespace(function=fn, id="c1")]))
+        openai_patch._observe(_response("gpt-4o-mini", 120, 30, "Paris", [SimpleNamespace(function=fn, id="c1")]))
         if state.get("second_model"):
-            core._observe(_response("no-such-model", 10, 5, "x"))
+            openai_patch._observe(_response("no-such-model", 10, 5, "x"))
         return "Paris" if "France" in str(state.get("query")) else "I do not know"
 
     @agentstats.node("app")
@@ -114,13 +117,53 @@ def _normal(table: str, row: dict[str, Any]) -> dict[str, Any]:
             for k, v in out.items()}
 
 
+def _judged_script(store: Path) -> None:
+    """Node and application metrics: the judge, the tool-call scorer, matchers; conversations, a missing reference."""
+
+    @agentstats.node("search", kind="tool")
+    def search(query):
+        return ["result"]
+
+    @agentstats.node("answer", metrics=["answer_correctness", "exact_match", "token_f1"])
+    def answer(state):
+        q = state["query"]
+        return {"answer": "Paris" if "France" in q else ("I do not know" if "Mars" in q else "Lyon")}
+
+    @agentstats.node("app")
+    def app(state):
+        search(query=state["query"])
+        return answer(state)
+
+    metrics = ["answer_correctness", "tool_calls", "exact_match", "contains_match"]
+    with agentstats.run("judged", store=store, metrics=metrics, judge="deterministic", flush_interval=0):
+        app({"task_id": "fr", "query": "capital of France", "expected_answer": "Paris",
+             "expected_tool_calls": [{"name": "search", "arguments": {"query": "capital of France"}}]})
+        app({"task_id": "de", "query": "capital of Germany", "expected_answer": "Berlin",
+             "expected_tool_calls": [{"name": "search", "arguments": {"query": "Germany"}}]})
+        app({"task_id": "mars", "query": "capital of Mars", "expected_answer": "7"})
+        app({"conversation_id": "c", "message_id": "1", "query": "capital of France", "expected_answer": "Paris"})
+        app({"conversation_id": "c", "message_id": "2", "query": "capital of Germany",
+             "expected_answer": ["Berlin", "Lyon"]})
+        app({"task_id": "noref", "query": "capital of France"})
+
+
 def scripted_rows(store: Path) -> dict[str, list[dict[str, Any]]]:
     """Run the script into a new store file; return every table's rows of the run, times and latencies left out."""
     _script(store)
+    return _rows(store, TABLES)
+
+
+def judged_rows(store: Path) -> dict[str, list[dict[str, Any]]]:
+    """Run the judged script into a new store file; return its trials, metric results and judge verdicts."""
+    _judged_script(store)
+    return _rows(store, ("trials", "metric_results", "judge_verdicts"))
+
+
+def _rows(store: Path, tables: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     con = duckdb.connect(str(store), read_only=True)
     try:
         out = {}
-        for table in TABLES:
+        for table in tables:
             cur = con.execute(f"SELECT * FROM {table}")
             cols = [d[0] for d in cur.description]
             rows = [_normal(table, dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
@@ -133,6 +176,7 @@ def scripted_rows(store: Path) -> dict[str, list[dict[str, Any]]]:
 if __name__ == "__main__":
     import tempfile
 
+    judged = sys.argv[1] == "--judged"
     with tempfile.TemporaryDirectory() as d:
-        rows = scripted_rows(Path(d) / "script.duckdb")
-    Path(sys.argv[1]).write_text(json.dumps(rows, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        rows = (judged_rows if judged else scripted_rows)(Path(d) / "script.duckdb")
+    Path(sys.argv[-1]).write_text(json.dumps(rows, indent=1, sort_keys=True, ensure_ascii=False) + "\n")

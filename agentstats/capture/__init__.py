@@ -1,11 +1,14 @@
-"""Live capture of a running agent into the run store (framework-agnostic): see :mod:`agentstats.capture.core`.
+"""Live capture of a running agent into the run store, whatever framework it is written in.
 
-``agentstats.run`` / ``start_run`` / ``end_run`` open and close a run; ``agentstats.node`` (decorator) and
-``agentstats.trace_node`` (``with`` block) record node invocations; metrics (:mod:`agentstats.capture.metrics`) are
-computed at the end from the stored records.
+``agentstats.run`` / ``start_run`` / ``end_run`` open and close a run (:mod:`~agentstats.capture.runs`);
+``agentstats.node`` (decorator) and ``agentstats.trace_node`` (``with`` block) record node invocations
+(:mod:`~agentstats.capture.tracing`; the per-call path in :mod:`~agentstats.capture.recorder`, the node a call is in
+in :mod:`~agentstats.capture.context`, the records in :mod:`~agentstats.capture.records`, OpenAI usage and cost in
+:mod:`~agentstats.capture.openai_patch`); metrics of the metric catalogue are computed at the end from the stored
+records (:mod:`~agentstats.capture.scoring`).
 """
 
-from agentstats.capture.core import Run, current_run, end_run, node, run, start_run, trace_node
-from agentstats.capture.metrics import Metric
+from agentstats.capture.runs import Run, current_run, end_run, run, start_run
+from agentstats.capture.tracing import node, trace_node
 
-__all__ = ["Metric", "Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
+__all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]

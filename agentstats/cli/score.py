@@ -116,8 +116,9 @@ def score(
         str | None,
         typer.Option(
             "--metrics",
-            help="Also compute these metrics (comma-separated names or groups: answer_quality, retrieval_quality, "
-            "content_safety, readability, usage; see docs/metrics.md) into one tidy table, written to "
+            help="Also compute these metrics (comma-separated names or groups: answer_quality, correctness, tool_use, "
+            "format, retrieval_quality, content_safety, readability, usage, outcome; see docs/metrics.md) into one "
+            "tidy table, written to "
             "--metrics-out. NAME:METHOD picks a metric's method (harm,faithfulness:judge); otherwise its default. "
             "Judge-based metrics use the --judge openai judge (without it they are not applicable).",
         ),

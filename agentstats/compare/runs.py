@@ -25,11 +25,12 @@ says how many tasks each run had outside that intersection (left out, never sile
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,13 @@ from agentstats._util.options import option_name, option_text
 from agentstats.estimators.paired import paired_pass_k
 from agentstats.io.loaders import load_counts, load_trials
 from agentstats.io.readers.tau_bench import agent_from_filename
+from agentstats.metrics.base import Metric, RecordValues
+from agentstats.metrics.registry import get_metric
 from agentstats.records.counts import to_counts, validate_counts
 from agentstats.records.problems import Problem
 from agentstats.records.trial import Trial
 
-__all__ = ["METRIC_COLUMNS", "Run", "RunComparison", "compare_runs", "resolve_run", "trial_metrics"]
+__all__ = ["METRIC_COLUMNS", "TRIAL_METRICS", "Run", "RunComparison", "compare_runs", "resolve_run", "trial_metrics"]
 
 #: Columns of :attr:`RunComparison.metrics`.
 METRIC_COLUMNS = (
@@ -200,27 +203,63 @@ def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike |
     return Run(name=name or agent, counts=out, trials=trials, source=source or default, skipped=skipped)
 
 
+#: Per-trial metric columns of a comparison and the catalogue entries they read (``agentstats.metrics``): the
+#: trial's reward and the usage it recorded itself (``cost`` as recorded, never priced).
+TRIAL_METRICS: tuple[tuple[str, str, str | None], ...] = (
+    ("reward", "reward", None), ("latency_s", "latency", None), ("cost_usd", "cost", "recorded"),
+    ("input_tokens", "input_tokens", None), ("output_tokens", "output_tokens", None),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _trial_entries() -> tuple[tuple[str, Metric, dict[str, str]], ...]:
+    out = []
+    for column, name, method in TRIAL_METRICS:
+        m = get_metric(name, method=method) if method else get_metric(name)
+        out.append((column, m, m.field_names("trial")))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _recorded(key: Any) -> tuple[Metric, dict[str, str]]:
+    m = get_metric("recorded_metric", params={"key": key})
+    return m, m.field_names("trial")
+
+
+def _value(m: Metric, record: dict[str, Any], names: Mapping[str, str]) -> float | None:
+    """Return the metric's value on the record: None when it does not apply, or cannot read it (a negative usage)."""
+    try:
+        return m.score(RecordValues(record, names)).value
+    except (ValueError, TypeError):
+        return None
+
+
 def trial_metrics(t: Trial) -> dict[str, float]:
-    """Numeric per-trial metrics of one trial: ``reward``, usage fields and ``meta["metrics"]`` entries.
+    """Numeric per-trial metrics of one trial: ``reward``, recorded usage and ``meta["metrics"]`` entries.
+
+    Each comes from its catalogue entry (:data:`TRIAL_METRICS`; ``recorded_metric`` per ``meta["metrics"]`` key),
+    read off the trial's own record: its ``reward``, its ``usage`` (not the per-interaction sum the catalogue's trial
+    view falls back to) and its ``meta``. A ``meta["metrics"]`` entry named like a column replaces it.
 
     Returns
     -------
     dict of str to float
-        Only the metrics the trial has (finite numbers).
+        Only the metrics the trial has (finite numbers; a usage value the catalogue refuses, such as a negative
+        latency, is left out).
     """
+    record = {"reward": t.reward, "usage": t.usage, "meta": t.meta}
     out: dict[str, float] = {}
-    if t.reward is not None:
-        out["reward"] = float(t.reward)
-    if t.usage is not None:
-        for key in ("latency_s", "cost_usd", "input_tokens", "output_tokens"):
-            v = getattr(t.usage, key)
-            if v is not None:
-                out[key] = float(v)
+    for column, m, names in _trial_entries():
+        v = _value(m, record, names)
+        if v is not None:
+            out[column] = v
     extra = t.meta.get("metrics")
     if isinstance(extra, dict):
-        for key, v in extra.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[str(key)] = float(v)
+        for key in extra:
+            m, names = _recorded(key)
+            v = _value(m, record, names)
+            if v is not None:
+                out[str(key)] = v
     return {k: v for k, v in out.items() if math.isfinite(v)}
 
 

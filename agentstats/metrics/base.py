@@ -51,7 +51,8 @@ Level = Literal["interaction", "node", "trial"]
 #: Levels a metric can be computed at, from the finest.
 LEVELS: tuple[Level, ...] = ("node", "interaction", "trial")
 #: Metric groups, selectable by name wherever a metric name is accepted.
-GROUPS: tuple[str, ...] = ("answer_quality", "retrieval_quality", "content_safety", "readability", "usage")
+GROUPS: tuple[str, ...] = ("answer_quality", "correctness", "tool_use", "format", "retrieval_quality", "content_safety",
+                          "readability", "usage", "outcome")
 
 #: Default field name of each role, per level. A role absent here reads the field of the same name.
 DEFAULT_FIELDS: Mapping[str, Mapping[str, str]] = MappingProxyType({

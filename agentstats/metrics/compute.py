@@ -63,7 +63,9 @@ def trial_view(trial: Trial) -> dict[str, Any]:
     The answer fields (``query``, ``answer``, ``context``, ``expected_answer`` and the final interaction's extra
     fields) are those of the last interaction with a non-blank answer (else the last interaction); the trial's own
     extra fields win over them; ``usage`` is the trial's, else the sum over its interactions of each value every
-    interaction records.
+    interaction records. The whole trial, for the trial-level tool and outcome metrics: ``interactions``,
+    ``tool_calls`` (every interaction's, in order), the trial's ``expected_tool_calls``, ``tools`` (the trial's when
+    it has any), ``reward`` and ``meta``.
     """
     view: dict[str, Any] = {}
     its = trial.interactions
@@ -74,6 +76,13 @@ def trial_view(trial: Trial) -> dict[str, Any]:
         view.pop("usage", None)
     view.update(trial.model_extra or {})
     view["usage"] = trial.usage if trial.usage is not None else _summed_usage(its)
+    view["interactions"] = its
+    view["tool_calls"] = [c for it in its for c in it.tool_calls]
+    view["expected_tool_calls"] = trial.expected_tool_calls
+    if trial.tools:
+        view["tools"] = trial.tools
+    view["reward"] = trial.reward
+    view["meta"] = trial.meta
     return view
 
 

@@ -9,17 +9,33 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from agentstats.metrics import answer, embedding, guardian, judged, readability, retrieval, safety, usage
+from agentstats.metrics import (
+    answer,
+    embedding,
+    guardian,
+    judged,
+    matching,
+    readability,
+    recorded,
+    response_format,
+    retrieval,
+    safety,
+    tool_use,
+    usage,
+)
 from agentstats.metrics.base import GROUPS, Level, Metric
+from agentstats.metrics.pii import pii_presidio
 
-__all__ = ["CATALOGUE", "get_metric", "metric_names", "resolve_metrics"]
+__all__ = ["CATALOGUE", "MetricSpec", "get_metric", "metric_names", "resolve_metrics"]
 
 _INF = math.inf
 _RET = ("retrieved_contexts", "ground_truth_contexts", "relevance")
 _RET_LEVELS: tuple[Any, ...] = ("interaction", "node")
+_TOOLS = ("tool_calls", "expected_tool_calls", "tool_sequence_matters")
+_TOOLS_SOURCE = "agentstats.scoring.tools.score_tool_calls (optimal pairing of same-name calls; docs/scoring.md)"
 _USAGE_ROLES = ("usage", "latency_s", "duration_s", "started_at", "ended_at", "input_tokens", "output_tokens",
                 "prompt_tokens", "completion_tokens", "cost_usd", "model")
 
@@ -59,6 +75,36 @@ _ENTRIES = [
        source="phrase list (refusal prefixes as in Zou et al. 2023, arXiv 2307.15043)"),
     _m("keyword_inclusion", "answer_quality", ("output", "keywords"), {"tokens": answer.keyword_inclusion},
        lower=1.0, description="share of the required keywords in the answer", source="SQuAD-normalised tokens"),
+    # correctness: the answer against the expected answer (live capture's metric names)
+    *[_m(name, "correctness", ("output", "expected"), {matcher: matching.MATCHERS[matcher]}, lower=1.0,
+         description=f"the {matcher} answer matcher's score against the expected answer",
+         source=f"agentstats.scoring.answers ({matcher}); SQuAD normalisation (Rajpurkar et al. 2016, "
+                "arXiv 1606.05250)")
+      for matcher, name in matching.MATCHER_METRICS.items()],
+    _m("answer_correctness", "correctness", ("output", "expected", "input"), {"judge": matching.answer_correctness},
+       lower=1.0, description="the judge's verdict on the answer against the expected answer",
+       source="agentstats.scoring.judge (deterministic matcher, or LLM judge with prompt answer_correctness)"),
+    # tool use: the calls against the expected calls and the tools' schemas
+    _m("tool_calls_correct", "tool_use", _TOOLS, {"score_tool_calls": tool_use.tool_calls_correct}, lower=1.0,
+       description="1 when the calls' weighted overall score reaches params['tool_threshold'] (default 1)",
+       source=_TOOLS_SOURCE),
+    _m("tool_selection", "tool_use", _TOOLS, {"score_tool_calls": tool_use.tool_selection}, lower=1.0,
+       description="share of calls paired by name with an expected call", source=_TOOLS_SOURCE),
+    _m("tool_parameters", "tool_use", _TOOLS, {"score_tool_calls": tool_use.tool_parameters}, lower=1.0,
+       description="mean argument agreement over the expected calls", source=_TOOLS_SOURCE),
+    _m("tool_sequence", "tool_use", _TOOLS, {"score_tool_calls": tool_use.tool_sequence}, lower=1.0,
+       description="share of expected calls made in the expected order", source=_TOOLS_SOURCE),
+    _m("tool_calls_valid", "tool_use", ("tool_calls", "tools"), {"json_schema": tool_use.tool_calls_valid}, lower=1.0,
+       description="1 when every call satisfies its tool's JSON Schema",
+       source="agentstats.scoring.schema_check.validate_tool_calls (JSON Schema draft 2020-12)"),
+    _m("tool_calls", "tool_use", ("interactions", "expected_tool_calls", "tools"),
+       {"score_trial_tools": tool_use.trial_tool_calls}, lower=1.0, levels=("trial",), level="trial",
+       description="mean overall tool-call score of a trial's interactions and whole conversation",
+       source="agentstats.scoring.tools.score_trial_tools"),
+    # response format
+    _m("format_valid", "format", ("output",), {"json_schema": response_format.format_valid}, lower=1.0,
+       description="1 when the answer is JSON satisfying params['schema']",
+       source="JSON Schema draft 2020-12 (jsonschema)"),
     # retrieval quality
     _m("context_relevance", "retrieval_quality", _RET, {"labels": retrieval.context_relevance}, lower=0.5,
        levels=_RET_LEVELS, description="mean relevance of the retrieved contexts",
@@ -84,7 +130,7 @@ _ENTRIES = [
        source="Kincaid et al. 1975; textstat"),
     # content safety (deterministic)
     _m("pii", "content_safety", ("output", "input"),
-       {"presidio": safety.pii_presidio, "judge": judged.RISK_JUDGES["pii"],
+       {"presidio": pii_presidio, "judge": judged.RISK_JUDGES["pii"],
         "guardian": guardian.guardian_method("pii", "output")}, upper=0.0,
        description="1 when the answer holds personally identifiable information",
        source="presidio-analyzer pattern recognizers"),
@@ -109,8 +155,14 @@ _ENTRIES = [
     _m("output_tokens", "usage", _USAGE_ROLES, {"recorded": usage.output_tokens}, level="trial",
        value_range=(0.0, _INF),
        description="output (completion) tokens", source="trial records"),
-    _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost}, level="trial", value_range=(0.0, _INF),
-       description="US dollars", source="trial records; price table"),
+    _m("cost", "usage", _USAGE_ROLES, {"recorded_or_priced": usage.cost, "recorded": usage.cost_recorded},
+       level="trial", value_range=(0.0, _INF), description="US dollars", source="trial records; price table"),
+    # outcome numbers a benchmark recorded per trial (compared as numbers, no threshold)
+    _m("reward", "outcome", ("reward",), {"recorded": recorded.reward}, level="trial", value_range=(-_INF, _INF),
+       description="the trial's recorded reward", source="trial records"),
+    _m("recorded_metric", "outcome", ("meta",), {"recorded": recorded.recorded_metric}, level="trial",
+       value_range=(-_INF, _INF), description="a number recorded under meta['metrics'][params['key']]",
+       source="trial records (e.g. tau2-bench reward components)"),
 ]
 
 #: Every metric by name, with its default method, level and threshold.
@@ -160,11 +212,17 @@ def _metric_from_name(item: str) -> Metric:
     return get_metric(name, method=method)
 
 
-def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]:
-    """Metrics from names, group names and :class:`Metric` objects (a comma-separated string is split).
+#: What names a metric wherever a list of metrics is accepted: a name (or group name, or ``"NAME:METHOD"``), a
+#: :class:`Metric`, or a function ``(answer, expected)`` (:func:`agentstats.metrics.matching.function_metric`).
+MetricSpec = str | Metric | Callable[[Any, Any], Any]
+
+
+def resolve_metrics(spec: MetricSpec | Iterable[MetricSpec]) -> list[Metric]:
+    """Metrics from names, group names, :class:`Metric` objects and functions (a comma-separated string is split).
 
     A name may carry its method after a colon, ``"NAME:METHOD"`` (``"harm,faithfulness:judge"``): it is
-    ``get_metric(NAME, method=METHOD)``. A group name takes no method (its members' methods differ).
+    ``get_metric(NAME, method=METHOD)``. A group name takes no method (its members' methods differ). A function
+    ``(answer, expected)`` is :func:`~agentstats.metrics.matching.function_metric` ``(fn)``, named after it.
 
     A metric selected again with the same settings is kept once. A metric given by name or as a :class:`Metric`
     replaces the group's default of that name, wherever the group comes in the list (``["answer_quality",
@@ -176,9 +234,11 @@ def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]
         For an unknown name or method (the known ones are listed), a method given to a group, an empty
         selection, or one name given twice with different settings (each name is one
         column of results: rename one, ``get_metric(name, ..., name="other")``).
+    TypeError
+        For an item that is neither a name, a :class:`Metric` nor a callable.
     """
-    items: list[str | Metric]
-    if isinstance(spec, Metric):
+    items: list[MetricSpec]
+    if isinstance(spec, Metric) or (callable(spec) and not isinstance(spec, str)):
         items = [spec]
     elif isinstance(spec, str):
         items = [s.strip() for s in spec.split(",") if s.strip()]
@@ -187,11 +247,18 @@ def resolve_metrics(spec: str | Metric | Iterable[str | Metric]) -> list[Metric]
     out: dict[str, Metric] = {}
     explicit: set[str] = set()  # given by name or as a Metric (a group's members only fill in)
     for it in items:
-        if not isinstance(it, Metric) and it in GROUPS:
+        if isinstance(it, str) and it in GROUPS:
             for n in metric_names(it):
                 out.setdefault(n, CATALOGUE[n])
             continue
-        m = it if isinstance(it, Metric) else _metric_from_name(it)
+        if isinstance(it, Metric):
+            m = it
+        elif isinstance(it, str):
+            m = _metric_from_name(it)
+        elif callable(it):
+            m = matching.function_metric(it)
+        else:
+            raise TypeError(f"a metric is a name, a Metric or a function (answer, expected), got {type(it).__name__}")
         if m.name in explicit and out[m.name] != m:
             raise ValueError(
                 f"metric {m.name!r} is selected twice with different settings; each metric name is one column of "

@@ -11,9 +11,10 @@ Where each value is read (role ``usage`` is the record's ``usage`` object; the o
     ``usage.input_tokens`` / ``usage.output_tokens`` (also ``prompt_tokens`` / ``completion_tokens``), else the
     record's field of that name;
 ``cost``
-    ``usage.cost_usd`` (or the record's ``cost_usd``) when recorded; else ``(input_tokens * in + output_tokens * out)
-    / 1e6`` from the price table (US dollars per 1M tokens) for the record's ``model`` (``usage.model`` or
-    ``model``), :data:`agentstats.llm.pricing.DEFAULT_PRICES` unless ``params["prices"]`` overrides it.
+    ``usage.cost_usd`` (or the record's ``cost_usd``) when recorded (method ``recorded``: only then); else
+    ``(input_tokens * in + output_tokens * out) / 1e6`` from the price table (US dollars per 1M tokens) for the
+    record's ``model`` (``usage.model`` or ``model``), :data:`agentstats.llm.pricing.DEFAULT_PRICES` unless
+    ``params["prices"]`` overrides it.
 
 At trial level a trial without ``usage`` gets the sum over its interactions when every interaction has the value
 (:mod:`agentstats.metrics.compute`). A value that is not recorded is not applicable, never 0. A negative or
@@ -30,7 +31,8 @@ from typing import Any
 from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
 from agentstats.metrics.base import Score, field_value, not_applicable
 
-__all__ = ["BadValue", "checked_number", "cost", "duration", "input_tokens", "latency", "output_tokens", "usage_number"]
+__all__ = ["BadValue", "checked_number", "cost", "cost_recorded", "duration", "input_tokens", "latency",
+           "output_tokens", "usage_number"]
 
 _ALIASES = {"input_tokens": ("input_tokens", "prompt_tokens"), "output_tokens": ("output_tokens", "completion_tokens")}
 
@@ -104,6 +106,8 @@ def _num_metric(key: str, unit: str) -> Any:
 
 
 latency = _num_metric("latency_s", "s")
+cost_recorded = _num_metric("cost_usd", "USD")
+cost_recorded.__doc__ = "The record's ``cost_usd`` (US dollars) as recorded, never priced; n/a when not recorded."
 input_tokens = _num_metric("input_tokens", "tokens")
 output_tokens = _num_metric("output_tokens", "tokens")
 

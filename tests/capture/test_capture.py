@@ -17,7 +17,8 @@ import pytest
 from judge_server import Reply, ScriptedOpenAIServer, user_text
 
 import agentstats
-from agentstats.capture import Metric, current_run
+from agentstats.capture import current_run
+from agentstats.metrics import function_metric
 from agentstats.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -264,7 +265,7 @@ def test_async_nodes_in_concurrent_tasks_each_get_their_own_trial(tmp_path):
 
 
 def test_conversation_ids_group_messages_into_one_trial_and_trace_node(tmp_path):
-    @agentstats.node("chat", metrics=[Metric("long_enough", fn=lambda a, e: len(a or "") >= e, threshold=1.0)])
+    @agentstats.node("chat", metrics=[function_metric(lambda a, e: len(a or "") >= e, "long_enough", lower_limit=1.0)])
     def chat(state):
         with agentstats.trace_node("tool-step", inputs={"q": state["query"]}, kind="tool") as span:
             span.set_output("42")
@@ -604,11 +605,11 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
     """Capture writes trials without a pydantic round trip: every row must be what the validated Trial gives."""
     import datetime as dt
 
-    from agentstats.capture import core
+    from agentstats.capture import records
     from agentstats.store.rows import trial_row
 
     checked = []
-    original = core._TrialRec.row
+    original = records._TrialRec.row
 
     def row_checked(self):
         fast = original(self)
@@ -617,7 +618,7 @@ def test_trial_rows_written_without_validation_equal_the_validated_trials(tmp_pa
         checked.append(fast)
         return fast
 
-    monkeypatch.setattr(core._TrialRec, "row", row_checked)
+    monkeypatch.setattr(records._TrialRec, "row", row_checked)
 
     @agentstats.node("lookup", kind="tool")
     def lookup(city, unit=None):
@@ -798,3 +799,47 @@ def test_a_scripted_run_writes_the_same_records_as_before(tmp_path):
     got = json.loads(json.dumps(scripted_rows(tmp_path / "script.duckdb"), sort_keys=True, ensure_ascii=False))
     for table, rows in expected.items():
         assert got[table] == rows, table
+
+
+def test_judged_and_tool_metrics_write_the_same_rows_as_before(tmp_path):
+    """The judge's verdicts (node and application level, one conversation of two messages), the tool-call scorer and
+    the matchers, computed through the metric catalogue: the trials, metric results and judge verdicts the capture
+    code wrote before (commit c28586a), row for row."""
+    from capture_script import judged_rows
+
+    expected = json.loads((REPO / "tests" / "data" / "capture_judged_rows.json").read_text())
+    got = json.loads(json.dumps(judged_rows(tmp_path / "judged.duckdb"), sort_keys=True, ensure_ascii=False))
+    assert [len(expected[t]) for t in ("trials", "metric_results", "judge_verdicts")] == [5, 44, 10]
+    for table, rows in expected.items():
+        assert got[table] == rows, table
+
+
+def test_catalogue_metrics_run_on_captured_nodes(tmp_path):
+    """Any catalogue metric on a node: its inputs' fields are the metric's roles, its own latency its usage."""
+    from agentstats.metrics import get_metric
+
+    mail = get_metric("regex_detection", params={"patterns": [r"\w@\w"]}, name="mail")  # a safety metric
+    @agentstats.node("answer", metrics=["faithfulness", mail, "answer_similarity", get_metric("latency", level="node"),
+                                        function_metric(lambda a, e: None, "unscored")])
+    def answer(state):
+        return state["reply"]
+
+    with agentstats.run("catalogue", store=tmp_path / "s.duckdb", metrics=[lambda a, e: a == e]) as run:
+        answer({"task_id": "t0", "query": "capital of France?", "expected_answer": "Paris", "reply": "Paris is big",
+                "context": ["Paris is the capital of France."]})
+        answer({"task_id": "t1", "query": "mail?", "reply": "Write to jane.roe@example.org"})
+    values = {m: run.metric_result(m, node="answer")["value"].tolist()
+              for m in ("faithfulness", "mail", "answer_similarity", "latency")}
+    # K-precision: "paris is big" has 2 of 3 tokens in the context; t1 has no context: no row
+    assert values["faithfulness"] == [pytest.approx(2 / 3)]
+    assert values["mail"] == [0.0, 1.0]  # an e-mail address in t1's answer
+    # SQuAD token F1 of "Paris is big" against "Paris": P = 1/3, R = 1, F1 = 1/2; t1 has no reference
+    assert values["answer_similarity"] == [pytest.approx(0.5)]
+    assert values["latency"] == run.to_frame()["latency_s"].tolist()
+    unscored = run.metric_result("unscored", node="answer")  # a function's None: a row without a value
+    assert len(unscored) == 1 and unscored["value"].isna().all() and unscored["detail"].tolist() == ["{}"]
+    # the application's function (named after it): per message, and per conversation
+    app = run.metric_result("<lambda>")
+    assert app["level"].tolist() == ["message", "conversation"] and app["value"].tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError, match="unknown metric 'exact_mach'; did you mean 'exact_match'"):
+        agentstats.node("x", metrics=["exact_mach"])

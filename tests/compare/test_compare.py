@@ -93,6 +93,55 @@ def test_trial_metrics_reads_usage_and_meta():
     assert trial_metrics(t) == {"reward": 0.5, "latency_s": 2.0, "output_tokens": 7.0, "reward.DB": 1.0}
 
 
+def _trial_metrics_before(t: Trial) -> dict[str, float]:
+    """compare's own reading of a trial before the metric catalogue owned it (commit c28586a): the reference."""
+    import math
+
+    out: dict[str, float] = {}
+    if t.reward is not None:
+        out["reward"] = float(t.reward)
+    if t.usage is not None:
+        for key in ("latency_s", "cost_usd", "input_tokens", "output_tokens"):
+            v = getattr(t.usage, key)
+            if v is not None:
+                out[key] = float(v)
+    extra = t.meta.get("metrics")
+    if isinstance(extra, dict):
+        for key, v in extra.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[str(key)] = float(v)
+    return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def test_trial_metrics_read_through_the_catalogue_equal_the_former_reading():
+    """Every trial of the readers' fixtures and of the example data, and edge cases: the same metrics and values."""
+    from agentstats.io import load_trials
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    trials = [t for f in ("tau2_toyshop.json", "inspect_toy.json", "inspect_mockllm.eval", "otel_otlp.jsonl",
+                          "otel_sdk_spans.json") for t in load_trials(data / f)]
+    trials += list(load_trials(DATA))
+    trials += [
+        Trial(agent="a", task_id="x", trial=0),  # nothing recorded
+        Trial(agent="a", task_id="x", trial=1, usage={}, meta={"metrics": "not a mapping"}),
+        Trial(agent="a", task_id="x", trial=2, reward=-2.5, usage={"cost_usd": 0, "input_tokens": 0}),
+        Trial(agent="a", task_id="x", trial=3, usage={"latency_s": 1e300, "output_tokens": 12},
+              meta={"metrics": {"latency_s": 4, "n": 3, "none": None, "text": "1", "flag": False, 5: 2.0}}),
+        Trial(agent="a", task_id="x", trial=4, usage={"latency_s": float("inf")}, meta={"metrics": {"x": 1e-9}}),
+        Trial(agent="a", task_id="x", trial=5, interactions=[{"usage": {"latency_s": 2.0}}]),  # no trial usage
+    ]
+    assert len(trials) > 60
+    with_meta = 0
+    for t in trials:
+        assert trial_metrics(t) == _trial_metrics_before(t), t.key
+        with_meta += any(k not in ("reward", "latency_s", "cost_usd", "input_tokens", "output_tokens")
+                         for k in trial_metrics(t))
+    assert with_meta >= 10
+    # where the catalogue refuses a value the former reading kept: a negative latency is left out
+    neg = Trial(agent="a", task_id="x", trial=6, usage={"latency_s": -1.0, "output_tokens": 3})
+    assert trial_metrics(neg) == {"output_tokens": 3.0} and _trial_metrics_before(neg)["latency_s"] == -1.0
+
+
 def test_files_in_any_format_and_two_agents_of_one_file(tmp_path):
     cmp = compare_runs(DATA, DATA, run_options=[{"agents": "baseline"}, {"agents": "candidate"}], n_boot=100, k=1)
     assert cmp.runs == ["baseline", "candidate"] and len(cmp.shared_tasks) == 40
