@@ -24,8 +24,8 @@ from agentstats.metrics import (
 )
 from agentstats.metrics.compute import trial_view
 from agentstats.optimize.config import ToolCallSettings
-from agentstats.optimize.evalset import Example
 from agentstats.optimize.loop import _format_valid, _refused, _tool_calls, _tool_scores
+from agentstats.records.evalset import Example
 from agentstats.records.trial import Trial
 from agentstats.scoring.answers import AnswerMatch, match_answer
 

@@ -32,7 +32,6 @@ from agentstats.optimize import (
     prompt_diff,
 )
 from agentstats.optimize.config import JudgeSettings
-from agentstats.records.problems import LoadError
 from agentstats.scoring.judge.verdicts import Verdict
 
 REPO = Path(__file__).resolve().parents[2]
