@@ -13,7 +13,7 @@ from scipy.stats import binom
 
 from agentstats.calibration import JudgeError, calibrate
 from agentstats.models import fit, get_family, prepare_counts
-from agentstats.models.beta_binomial import beta_binomial_logpmf
+from agentstats.models.families.beta_binomial import beta_binomial_logpmf
 from agentstats.models.misclassification import (
     _channel_tensor,
     channel_logpmf,
