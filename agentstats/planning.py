@@ -2,8 +2,8 @@
 
 Approximation (stated honestly): the hyperparameters are **fixed** at given values (posterior means of a fit, or a
 dict), so each task's cell is a small exact problem under the fitted model's own cell distribution: the family
-(:meth:`agentstats.models.family.ModelFamily.cell_given_task`) gives, for a task-level logit, the likelihood of each
-count ``c = 0..n`` and the conditional moments of ``p^k`` (Beta-Binomial families: conjugate Beta moments with the
+(:meth:`agentstats.models.families.base.ModelFamily.cell_given_task`) gives, for a task-level logit, the likelihood of
+each count ``c = 0..n`` and the conditional moments of ``p^k`` (Beta-Binomial families: conjugate Beta moments with the
 agent's dispersion ``phi[a]`` and the always/never share; logit-normal: an inner Gauss-Hermite rule over the agent's
 cell scale), and the task effect ``Normal(0, sigma_task)`` is integrated by Gauss-Hermite quadrature. Simulated
 datasets then need only table look-ups. Per design and simulated dataset:

@@ -63,7 +63,7 @@ def test_check_ci_names_the_function_the_kinds_and_the_flag():
         check_ci(0.9, "hdi", "suite_pass_k", kinds=("eti",))
     with option_style("cli"), pytest.raises(ValueError, match=r"^--ci-prob must be in \(0, 1\), got 1\.5$"):
         check_ci(1.5, "eti")
-    with option_style("cli"), pytest.raises(ValueError, match="^--ci-kind must be one of"):
+    with option_style("cli"), pytest.raises(ValueError, match=r"^--ci-kind must be one of"):
         check_ci(0.9, "shortest")
 
 
@@ -125,7 +125,7 @@ def test_check_ks_and_as_ks():
     assert check_ks(3, "f") == [3]
     assert check_ks([4, 1, 4, 2.0], "f") == [1, 2, 4]
     for bad in ([], [0], [1.5], ["2"], [True]):
-        with pytest.raises(ValueError, match="^f: "):
+        with pytest.raises(ValueError, match=r"^f: "):
             check_ks(bad, "f")
     np.testing.assert_array_equal(as_ks([4, 1, 4]), [4, 1, 4])  # the order asked for, repeats kept
     assert as_ks(3).dtype == np.int64
@@ -162,7 +162,7 @@ def test_check_k_reach_estimators_and_model():
         check_k_reach([31], counts, extrapolate=True, source="x.csv")
     one = _counts({("a", "t0"): 0 + 1})
     check_k_reach([DEFAULT_K_MAX], one, extrapolate=True, source="y")  # at least 8 for a model
-    with option_style("cli"), pytest.raises(ValueError, match="^--k 2:"):
+    with option_style("cli"), pytest.raises(ValueError, match=r"^--k 2:"):
         check_k_reach([2], one, extrapolate=False, source="y")
     check_k_reach(None, counts, extrapolate=False, source="x.csv")
 
@@ -178,5 +178,5 @@ def test_resolve_random_seed():
     fresh = resolve_random_seed(None, "f")
     assert 0 <= fresh < 2**63
     for bad in (-1, 1.5, "3", True, [1]):
-        with pytest.raises(ValueError, match="^f: random_seed must be an integer >= 0"):
+        with pytest.raises(ValueError, match=r"^f: random_seed must be an integer >= 0"):
             resolve_random_seed(bad, "f")

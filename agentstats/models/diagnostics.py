@@ -216,12 +216,12 @@ class PPCResult:
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per statistic: ``statistic, observed, rep_mean, rep_low, rep_high, p_value`` (rep_low/high: the
-        equal-tailed ``ci_prob`` interval of the replicated statistic, 2.5 % and 97.5 % quantiles by default;
-        ``p_value`` = P(T(y_rep) > T(y)) + P(T(y_rep) = T(y)) / 2, the posterior predictive p-value (BDA3 sec. 6.3) with ties counted half (the mid-p value, Lancaster 1961,
-        JASA 56(294)): the statistics are discrete, and an agent that never succeeds has flip share 0 in every
-        replicate, which is agreement (p 0.5), not misfit (P(T_rep >= T) would be 1). Values near 0 or 1 flag
-        misfit.
+        One row per statistic: ``statistic, observed, rep_mean, rep_low, rep_high, p_value`` (rep_low/high: the equal-
+        tailed ``ci_prob`` interval of the replicated statistic, 2.5 % and 97.5 % quantiles by default; ``p_value`` =
+        P(T(y_rep) > T(y)) + P(T(y_rep) = T(y)) / 2, the posterior predictive p-value (BDA3 sec. 6.3) with ties counted
+        half (the mid-p value, Lancaster 1961, JASA 56(294)): the statistics are discrete, and an agent that never
+        succeeds has flip share 0 in every replicate, which is agreement (p 0.5), not misfit (P(T_rep >= T) would be 1).
+        Values near 0 or 1 flag misfit.
     replicated : dict of str to numpy.ndarray
         Replicated statistic per posterior draw used, shape (n_draws,).
     ci_prob : float

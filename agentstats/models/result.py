@@ -134,7 +134,7 @@ class Fit:
     priors: Priors
     build: BuildInfo
     judge_error: JudgeError | None = None
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ---------------------------------------------------------------------------------------------- making
     @classmethod
@@ -297,7 +297,10 @@ class Fit:
         self, counts: pd.DataFrame | None = None, *, n_draws: int | None = 500, random_seed: int = 0,
         ci_prob: float = CI_PROB,
     ) -> PPCResult:
-        """Check per-cell counts against the posterior predictive (:func:`~agentstats.models.diagnostics.posterior_predictive_cells`)."""
+        """Check per-cell counts against the posterior predictive.
+
+        :func:`agentstats.models.diagnostics.posterior_predictive_cells` of this fit.
+        """
         return posterior_predictive_cells(self, counts, n_draws=n_draws, random_seed=random_seed, ci_prob=ci_prob)
 
     def summary(self) -> dict[str, Any]:
@@ -322,5 +325,6 @@ class Fit:
 
     def __repr__(self) -> str:
         s = self.sampler
-        return (f"Fit({self.family!r}, {len(self.data.agents)} agents x {len(self.data.tasks)} tasks, "
+        disp = f" (dispersion {self.family.dispersion})" if self.family.dispersion else ""
+        return (f"Fit({self.family.name}{disp}, {len(self.data.agents)} agents x {len(self.data.tasks)} tasks, "
                 f"{s.sampler} {s.chains} x {s.draws} draws, seed {s.random_seed})")

@@ -240,7 +240,7 @@ class SamplerConfig:
 
 
 def package_version(pkg: str) -> str:
-    """The installed version of ``pkg``, or ``"absent"``."""
+    """Return the installed version of ``pkg``, or ``"absent"``."""
     try:
         return importlib.metadata.version(pkg)
     except importlib.metadata.PackageNotFoundError:

@@ -53,8 +53,8 @@ def consistency(
       Paik 2003; Ridout, Demetrio & Firth 1999, Biometrics 55:137). Near 1: an agent either always or never solves
       a task; near 0: outcomes look like coin flips at a common rate.
     * with ``fit``: the fit's family's model-based consistency **per agent**
-      (:meth:`agentstats.models.families.base.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation of
-      two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
+      (:meth:`agentstats.models.families.base.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation
+      of two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
       ``rho[a]``, or ``det_share + (1 - det_share) rho[a]`` with zero/one inflation; Williams 1975), and
       ``icc_model``, the latent-scale ICC of task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev. 85:935):
       logit-normal families ``(sigma_task^2 + sigma_cell[a]^2) / (... + pi^2/3)``, per agent (task and cell

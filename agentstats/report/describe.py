@@ -530,14 +530,14 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("agent")
 
 
-def format_diagnostics(fit: Fit | Diagnostics) -> pd.DataFrame:
+def format_diagnostics(fit: Fit | Diagnostics | pd.DataFrame) -> pd.DataFrame:
     """Format the convergence table of a fit for reading: rounded, named, one row per variable.
 
     Parameters
     ----------
-    fit : Fit or Diagnostics
-        A fit (its :meth:`~agentstats.models.result.Fit.diagnostics`, computed once) or the result of
-        :func:`agentstats.diagnose`, whose ``table`` has ``variable, size, r_hat, ess_bulk, ess_tail, ok`` (worst
+    fit : Fit, Diagnostics or pandas.DataFrame
+        A fit (its :meth:`~agentstats.models.result.Fit.diagnostics`, computed once), the result of
+        :func:`agentstats.diagnose`, or its ``table``: ``variable, size, r_hat, ess_bulk, ess_tail, ok`` (worst
         element of each variable).
 
     Returns
@@ -551,7 +551,10 @@ def format_diagnostics(fit: Fit | Diagnostics) -> pd.DataFrame:
     def ess(x: float) -> str:
         return "n/a" if pd.isna(x) else f"{round(float(x)):,}"
 
-    table = (fit.diagnostics() if hasattr(fit, "diagnostics") else fit).table
+    if isinstance(fit, pd.DataFrame):
+        table = fit
+    else:
+        table = (fit.diagnostics() if hasattr(fit, "diagnostics") else fit).table
     out = pd.DataFrame({
         "elements": [f"{int(n):,}" for n in table["size"]],
         "R-hat": ["n/a (constant draws)" if pd.isna(r) else f"{float(r):.3f}" for r in table["r_hat"]],
@@ -717,7 +720,7 @@ def format_consistency_pass_hat_k(
 
     pass^k is a statement about consistency (every one of k tries must succeed), so the report puts the two side by
     side: the posterior pass^k on the observed tasks, on a new task from the same population (the population mean's
-    uncertainty included, :mod:`agentstats.models.family`), and the model's within-cell correlation of two trials
+    uncertainty included, :mod:`agentstats.models.families.base`), and the model's within-cell correlation of two trials
     (the agent's own consistency, with its credible interval).
 
     Parameters

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import ClassVar
 
 import pandas as pd
 import pytest

@@ -16,7 +16,7 @@ import pytensor.tensor as pt
 import pytest
 from scipy import integrate, special, stats
 
-from agentstats.models import Fit, Priors, family_from_attrs, fit, get_family, prepare_counts
+from agentstats.models import Priors, family_from_attrs, fit, get_family, prepare_counts
 from agentstats.models.families.base import TASK_BLOCK
 from agentstats.models.families.beta_binomial import (
     BetaBinomialFamily,

@@ -6,10 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from fit_helpers import constructed_fit
 from scipy import integrate, stats
 from scipy.special import expit
-
-from fit_helpers import constructed_fit
 
 from agentstats.models import fit
 from agentstats.models.families.base import population_shift

@@ -303,11 +303,11 @@ class ModelFamily(ABC):
         return 0.9
 
     def default_draws(self, info: BuildInfo) -> int | None:
-        """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.fit.DRAWS`."""
+        """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.sampling.DRAWS`."""
         return None
 
     def default_tune(self, info: BuildInfo, sampler: str) -> int | None:
-        """Default tuning steps per chain for the built model and sampler; None: :data:`agentstats.models.fit.TUNE`."""
+        """Default tuning steps per chain for the built model and sampler; None: ``agentstats.models.sampling.TUNE``."""
         return None
 
     def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:

@@ -53,8 +53,8 @@ def new_task_moments_logit_normal(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``E[p^k]`` and ``1 - E[(1 - p)^k]`` for ``logit p ~ Normal(m, s)``, by Gauss-Hermite quadrature.
 
-    ``E[f(m + s Z)] = sum_j w_j f(m + s x_j)`` (:func:`agentstats.models.family.gauss_hermite`; Abramowitz & Stegun
-    25.4.46).
+    ``E[f(m + s Z)] = sum_j w_j f(m + s x_j)`` (:func:`agentstats.models.families.base.gauss_hermite`; Abramowitz &
+    Stegun 25.4.46).
 
     Parameters
     ----------

@@ -46,7 +46,7 @@ _FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: Every model name, the default first.
 MODEL_NAMES: tuple[str, ...] = tuple(_FAMILIES)
-#: The model :func:`agentstats.models.fit.fit` uses unless told otherwise (evidence: docs/models.md).
+#: The model :func:`agentstats.models.fitting.fit` uses unless told otherwise (evidence: docs/models.md).
 DEFAULT_MODEL = MODEL_NAMES[0]
 
 

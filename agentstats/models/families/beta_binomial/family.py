@@ -71,7 +71,7 @@ DISPERSION_CENTERED_MIN_CELLS = 250
 #: Default (most) draws per chain of a fit with centred dispersion: its slowest hyperparameter reached ESS_bulk
 #: 1,326-1,337 at 4 x 1,000 (15 x 713 x 4 and 20 x 500 x 4 cells), where the non-centred form needs 2,000, but R-hat
 #: of ``det_share`` was 1.007-1.011 there (docs/models.md); large fits stop earlier once converged
-#: (:data:`agentstats.models.fit.UNTIL_CONVERGED_MIN_CELLS`).
+#: (:data:`agentstats.models.sampling.UNTIL_CONVERGED_MIN_CELLS`).
 CENTERED_DISPERSION_DRAWS = 1500
 #: Default tuning steps per chain of a centred-dispersion fit with nutpie (its own default): 300 tuning steps gave
 #: the same R-hat and ESS at every number of draws as 1,000 in three designs (docs/models.md, "Centred dispersion").
@@ -88,7 +88,7 @@ def dispersion_form(data: CountsData) -> Param:
     identify only ``det_share + (1 - det_share) rho`` (docs/models.md, "Centred dispersion"; one fit per design,
     nutpie, 4 x 1,000 draws). The counts cannot show whether agents differ in consistency; when they do not,
     ``rho_sd`` nears 0 and the centred form is a funnel that diverges, so ``fit`` refits a diverging centred fit
-    non-centred (``agentstats.models.fit``).
+    non-centred (``agentstats.models.fitting``).
     """
     if data.shape[0] < 2:
         return "non_centered"
