@@ -419,7 +419,7 @@ def consistency_fit():
 @pytest.mark.slow
 def test_per_agent_dispersion_recovers_three_consistencies(consistency_fit):
     dt, counts, _ = consistency_fit
-    assert dt.attrs["dispersion"] == "agent" and dt["posterior"]["rho"].dims == ("chain", "draw", "agent")
+    assert dt.idata.attrs["dispersion"] == "agent" and dt.idata["posterior"]["rho"].dims == ("chain", "draw", "agent")
     tab = consistency(counts, dt).set_index("agent")
     for agent, rho in TRUE_RHO.items():
         assert tab.loc[agent, "icc_cell_low"] < rho < tab.loc[agent, "icc_cell_high"], tab
@@ -430,13 +430,13 @@ def test_per_agent_dispersion_recovers_three_consistencies(consistency_fit):
 @pytest.mark.slow
 def test_real_fit_is_deterministic_and_stores_no_cell_draws(consistency_fit):
     dt, counts, _ = consistency_fit
-    assert "p" not in dt["posterior"] and dt.attrs["p_draws"] == "conditional"
+    assert "p" not in dt.idata["posterior"] and dt.idata.attrs["p_draws"] == "conditional"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = fit(counts, "beta_binomial", draws=500, tune=500, chains=2, random_seed=7, check_convergence=False)
     # equal up to rounding (compiled code and BLAS kernels may differ in the last bits)
     for var in ("rho", "mu", "beta"):
-        np.testing.assert_allclose(again["posterior"][var].to_numpy(), dt["posterior"][var].to_numpy(),
+        np.testing.assert_allclose(again.idata["posterior"][var].to_numpy(), dt.idata["posterior"][var].to_numpy(),
                                    rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(posterior_pass_hat_k(again, [3]).to_numpy(), posterior_pass_hat_k(dt, [3]).to_numpy(),
                                rtol=1e-6, atol=1e-9)
@@ -445,14 +445,14 @@ def test_real_fit_is_deterministic_and_stores_no_cell_draws(consistency_fit):
 @pytest.mark.slow
 def test_real_fit_log_likelihood_and_pass_hat_k(consistency_fit):
     dt, counts, p_true = consistency_fit
-    post = dt["posterior"]
+    post = dt.idata["posterior"]
     ch, dr = 1, 123
     eta = float(post["mu"][ch, dr]) + post["alpha"][ch, dr].to_numpy()[:, None] + post["beta"][ch, dr].to_numpy()
     phi = post["phi"][ch, dr].to_numpy()
     data = prepare_counts(counts)
     ai, ti = data.obs_index()
     want = beta_binomial_logpmf(data.c[ai, ti], data.n[ai, ti], eta[ai, ti], phi[ai])
-    np.testing.assert_allclose(dt["log_likelihood"]["c"][ch, dr].to_numpy(), want, rtol=1e-8)
+    np.testing.assert_allclose(dt.idata["log_likelihood"]["c"][ch, dr].to_numpy(), want, rtol=1e-8)
     summ = summarize_pass_k(posterior_pass_hat_k(dt, [1, 3, 6]), ci_prob=0.95)
     inside = sum(
         row.ci_low <= float(np.mean(p_true[row.agent] ** row.k)) <= row.ci_high for row in summ.itertuples()
