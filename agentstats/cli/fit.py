@@ -28,7 +28,7 @@ from agentstats.cli.common import (
     loader_opts,
     parse_k,
 )
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, CiKind
 from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, DISPERSIONS, MODEL_NAMES
 
 
@@ -145,7 +145,7 @@ def fit(
     if dispersion not in DISPERSIONS:
         raise fail(typer.BadParameter(f"--dispersion must be one of {', '.join(DISPERSIONS)}, got {dispersion!r}"), 2)
     check_interval_options(ci_prob=ci_prob, ci_kind=ci_kind)
-    kind: Literal["eti", "hdi"] = "hdi" if ci_kind == "hdi" else "eti"
+    kind: CiKind = "hdi" if ci_kind == "hdi" else "eti"
     ks = parse_k(k)
     calibration = _judge_calibration(judge_calibration, judge_metric)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))

@@ -181,6 +181,25 @@ def test_one_fit_resolves_the_family_once_and_validates_the_counts_once(tmp_path
     assert calls == {"family": 1, "from_attrs": 0, "counts": 1}
 
 
+def test_estimate_fit_and_compare_share_one_default_k(tmp_path):
+    """Without --k every command uses 1 .. the median trials per task (agentstats.default_ks): here 5, although
+    agent b ran one task once (estimate once stopped b at k = 1; fit went to 8 whatever the data)."""
+    path = tmp_path / "runs.jsonl"
+    rows = [{"agent": a, "task_id": f"t{t}", "trial": i, "success": (t + i) % 2 == 0}
+            for a in ("a", "b") for t in range(4) for i in range(5 if (a, t) != ("b", 3) else 1)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    est = json.loads(runner.invoke(app, ["estimate", str(path), "--json", "--n-boot", "0"]).stdout)
+    assert {r["agent"]: sorted({x["k"] for x in est if x["agent"] == r["agent"]}) for r in est} == {
+        "a": [1, 2, 3, 4, 5], "b": [1, 2, 3, 4, 5]}
+    b5 = next(r for r in est if r["agent"] == "b" and r["k"] == 5)
+    assert b5["n_tasks"] == 3 and b5["n_tasks_dropped"] == 1  # t3 ran once: dropped at k >= 2 and said so
+    fit = json.loads(runner.invoke(app, ["fit", str(path), "--bayes-model", "no_pooling", "--json"]).stdout)
+    assert sorted({r["k"] for r in fit["summary"]}) == [1, 2, 3, 4, 5]
+    res = runner.invoke(app, ["compare", str(path), str(path), "--run-agents", "a,b", "--n-boot", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["settings"]["k"] == [1, 2, 3, 4, 5]  # per pair it was 1 .. 1 (b's t3)
+
+
 @pytest.mark.slow
 def test_fit_strict_exit_status(tmp_path, monkeypatch):
     """--strict turns failed diagnostics into exit status 3 (diagnostics forced to fail: 1 chain, 20 draws)."""

@@ -157,3 +157,15 @@ def test_an_abandoned_centred_attempt_and_the_checkpoints_are_printed(zero_trial
     assert ("first attempt abandoned after 100 draws: 7 divergent transitions with the centred per-agent dispersion; "
             "centred dispersion diverged: refitted non-centred") in text
     assert "500: R-hat 1.012, ESS 380; 750: R-hat 1.008, ESS 900 (stopped)" in text
+
+
+def test_interval_options_name_the_kind_and_probability(zero_trials, stand_in):
+    """`--ci-prob` and `--ci-kind` (eti / hdi) set the intervals and their titles; `--hdi` is gone."""
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-prob", "0.8", "--ci-kind", "hdi"])
+    assert res.exit_code == 0, res.output
+    assert "80% HDI credible intervals" in " ".join(res.output.split())
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-prob", "0.8", "--ci-kind", "hdi", "--json"])
+    assert {(r["ci_kind"], r["ci_prob"]) for r in json.loads(res.stdout)["summary"]} == {("hdi", 0.8)}
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-kind", "shortest"])
+    assert res.exit_code == 2 and "--ci-kind must be one of ['eti', 'hdi'], got 'shortest'" in res.output
+    assert runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--hdi"]).exit_code == 2
