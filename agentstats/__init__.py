@@ -3,7 +3,7 @@
 Pipeline (see ``docs/`` and ``docs/architecture.md``)::
 
     load_trials ─▶ score_trials ─▶ to_counts ─▶ pass_at_k / pass_hat_k / suite_pass_k / paired_pass_k / beta_pass_k
-                                          └──▶ fit (PyMC) ─▶ posterior_pass_at_k / posterior_pass_hat_k
+                                          └──▶ fit (PyMC) ─▶ Fit ─▶ posterior_pass_at_k / posterior_pass_hat_k
     ─▶ report (papermill notebook ─▶ HTML)
 
 Public names are imported lazily (PEP 562), so ``import agentstats`` stays fast and PyMC is only imported when
@@ -13,8 +13,102 @@ a model is fitted.
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from agentstats._util.lazy import lazy_attributes
+
+if TYPE_CHECKING:  # what type checkers see of the lazy names below (the statistics: estimators, models, posterior)
+    from agentstats.estimators import (
+        beta_pass_k as beta_pass_k,
+    )
+    from agentstats.estimators import (
+        clopper_pearson_interval as clopper_pearson_interval,
+    )
+    from agentstats.estimators import (
+        paired_pass_k as paired_pass_k,
+    )
+    from agentstats.estimators import (
+        paired_pass_k_table as paired_pass_k_table,
+    )
+    from agentstats.estimators import (
+        pass_at_k as pass_at_k,
+    )
+    from agentstats.estimators import (
+        pass_hat_k as pass_hat_k,
+    )
+    from agentstats.estimators import (
+        plugin_pass_at_k as plugin_pass_at_k,
+    )
+    from agentstats.estimators import (
+        plugin_pass_hat_k as plugin_pass_hat_k,
+    )
+    from agentstats.estimators import (
+        suite_pass_k as suite_pass_k,
+    )
+    from agentstats.intervals import default_ks as default_ks
+    from agentstats.models import (
+        ConvergenceWarning as ConvergenceWarning,
+    )
+    from agentstats.models import (
+        Fit as Fit,
+    )
+    from agentstats.models import (
+        Priors as Priors,
+    )
+    from agentstats.models import (
+        SamplerConfig as SamplerConfig,
+    )
+    from agentstats.models import (
+        build_model as build_model,
+    )
+    from agentstats.models import (
+        compare_models as compare_models,
+    )
+    from agentstats.models import (
+        diagnose as diagnose,
+    )
+    from agentstats.models import (
+        fit as fit,
+    )
+    from agentstats.models import (
+        get_family as get_family,
+    )
+    from agentstats.models import (
+        no_pooling_posterior as no_pooling_posterior,
+    )
+    from agentstats.models import (
+        posterior_predictive_cells as posterior_predictive_cells,
+    )
+    from agentstats.planning import plan_interval_width as plan_interval_width
+    from agentstats.planning import plan_power as plan_power
+    from agentstats.posterior import (
+        consistency as consistency,
+    )
+    from agentstats.posterior import (
+        contrast_matrix as contrast_matrix,
+    )
+    from agentstats.posterior import (
+        contrast_table as contrast_table,
+    )
+    from agentstats.posterior import (
+        posterior_pass_at_k as posterior_pass_at_k,
+    )
+    from agentstats.posterior import (
+        posterior_pass_hat_k as posterior_pass_hat_k,
+    )
+    from agentstats.posterior import (
+        posterior_pass_k as posterior_pass_k,
+    )
+    from agentstats.posterior import (
+        predict_rerun as predict_rerun,
+    )
+    from agentstats.posterior import (
+        summarize_pass_k as summarize_pass_k,
+    )
+    from agentstats.posterior import (
+        task_effects as task_effects,
+    )
+
 
 try:  # the installed distribution's version (pyproject.toml), the one place it is written
     __version__ = version("agentstats")
@@ -77,7 +171,7 @@ _API: dict[str, str] = {
     "no_pooling_posterior": "agentstats.models",
     "build_model": "agentstats.models",
     "get_family": "agentstats.models",
-    "family_of": "agentstats.models",
+    "Fit": "agentstats.models",
     "SamplerConfig": "agentstats.models",
     "Priors": "agentstats.models",
     "ConvergenceWarning": "agentstats.models",
@@ -90,6 +184,7 @@ _API: dict[str, str] = {
     "contrast_table": "agentstats.posterior",
     "consistency": "agentstats.posterior",
     "task_effects": "agentstats.posterior",
+    "default_ks": "agentstats.intervals",
     "plan_interval_width": "agentstats.planning",
     "plan_power": "agentstats.planning",
     # release gate
@@ -104,7 +199,6 @@ _API: dict[str, str] = {
     "describe_counts": "agentstats.report.describe",
     "format_suite_table": "agentstats.report.describe",
     "read_suite": "agentstats.report.describe",
-    "suggest_k": "agentstats.report.describe",
     "run_report": "agentstats.report.notebook",
     # run store and live capture
     "RunStore": "agentstats.store",

@@ -2,8 +2,8 @@
 
 Approximation (stated honestly): the hyperparameters are **fixed** at given values (posterior means of a fit, or a
 dict), so each task's cell is a small exact problem under the fitted model's own cell distribution: the family
-(:meth:`agentstats.models.family.ModelFamily.cell_given_task`) gives, for a task-level logit, the likelihood of each
-count ``c = 0..n`` and the conditional moments of ``p^k`` (Beta-Binomial families: conjugate Beta moments with the
+(:meth:`agentstats.models.families.base.ModelFamily.cell_given_task`) gives, for a task-level logit, the likelihood of
+each count ``c = 0..n`` and the conditional moments of ``p^k`` (Beta-Binomial families: conjugate Beta moments with the
 agent's dispersion ``phi[a]`` and the always/never share; logit-normal: an inner Gauss-Hermite rule over the agent's
 cell scale), and the task effect ``Normal(0, sigma_task)`` is integrated by Gauss-Hermite quadrature. Simulated
 datasets then need only table look-ups. Per design and simulated dataset:
@@ -27,23 +27,24 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from scipy import stats
 
-from agentstats.models.family import ModelFamily, gauss_hermite
-from agentstats.models.registry import family_of, get_family
+from agentstats.intervals import CI_PROB, check_ci
+from agentstats.models.families.base import ModelFamily, gauss_hermite
+from agentstats.models.families.registry import get_family
+from agentstats.models.result import Fit
 
 __all__ = ["hyperparameters_from_fit", "plan_interval_width", "plan_power"]
 
 _NODES = 64
 
 
-def hyperparameters_from_fit(dt: xr.DataTree) -> dict[str, Any]:
+def hyperparameters_from_fit(fit: Fit) -> dict[str, Any]:
     """Posterior point values of a fit's hyperparameters, with the fit's model name under ``"model"``.
 
     Parameters
     ----------
-    dt : xarray.DataTree
+    fit : Fit
         A hierarchical fit.
 
     Returns
@@ -58,20 +59,20 @@ def hyperparameters_from_fit(dt: xr.DataTree) -> dict[str, Any]:
     ValueError
         If the fit's model has no hyperparameters (``no_pooling``).
     """
-    family = family_of(dt)
+    family = fit.family
     if not family.hierarchical:
         raise ValueError(f"hyperparameters_from_fit: the {family.name} model has no hyperparameters to plan with")
-    out = family.point(dt["posterior"].to_dataset())
+    out = family.point(fit.posterior)
     out.update(model=family.name, dispersion=family.dispersion)
     return out
 
 
-def _resolve(hyper: dict[str, Any] | xr.DataTree) -> tuple[ModelFamily, dict[str, Any]]:
+def _resolve(hyper: dict[str, Any] | Fit) -> tuple[ModelFamily, dict[str, Any]]:
     """Return the family and point hyperparameters of a fit or a dict (its ``model`` key, or inferred from its keys)."""
-    if isinstance(hyper, xr.DataTree):
+    if isinstance(hyper, Fit):
         hyper = hyperparameters_from_fit(hyper)
     if not isinstance(hyper, dict):
-        raise ValueError("give hyperparameters: a fit (DataTree) or a dict(model=, mu=, sigma_task=, alpha=, ...)")
+        raise ValueError("give hyperparameters: a fit (agentstats.fit) or a dict(model=, mu=, sigma_task=, ...)")
     for key in ("mu", "sigma_task"):
         if key not in hyper:
             raise ValueError(f"hyperparameters: missing {key!r}")
@@ -89,10 +90,10 @@ def _resolve(hyper: dict[str, Any] | xr.DataTree) -> tuple[ModelFamily, dict[str
     family = get_family(str(model), dispersion=hyper.get("dispersion"))
     if not family.hierarchical:
         raise ValueError(f"the {family.name} model has no hyperparameters to plan with")
-    if family.name in ("beta_binomial", "zoi_beta_binomial") and "phi" not in hyper:
-        raise ValueError(f"hyperparameters for {family.name} need phi (the within-cell concentration)")
-    if family.name == "zoi_beta_binomial" and "det_share" not in hyper:
-        raise ValueError("hyperparameters for zoi_beta_binomial need det_share (the always/never share)")
+    what = {"phi": "phi (the within-cell concentration)", "det_share": "det_share (the always/never share)"}
+    for key in family.planning_parameters:
+        if key not in hyper:
+            raise ValueError(f"hyperparameters for {family.name} need {what.get(key, key)}")
     # (name, lowest, lowest allowed, highest): every value finite, and in its range
     for key, low, closed, high in (("mu", -np.inf, True, np.inf), ("alpha", -np.inf, True, np.inf),
                                    ("sigma_task", 0.0, True, np.inf), ("sigma_cell", 0.0, True, np.inf),
@@ -131,12 +132,7 @@ def _check_design(func: str, n_tasks: Any, n_trials: Any, k: Any, ci_prob: Any, 
             ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 1
             if not ok:
                 raise ValueError(f"{func}: {name} must be integers >= 1, got {v!r}")
-    try:
-        prob = float(ci_prob)
-    except (TypeError, ValueError):
-        prob = float("nan")
-    if isinstance(ci_prob, (bool, np.bool_)) or not 0.0 < prob < 1.0:
-        raise ValueError(f"{func}: ci_prob must be in (0, 1), got {ci_prob!r}")
+    check_ci(ci_prob, "eti", func)
 
 
 def _alpha(hyper: dict[str, Any], agent: str | None) -> float:
@@ -162,14 +158,14 @@ def _task_tables(family: ModelFamily, hyper: dict[str, Any], agent: str | None, 
 
 
 def plan_interval_width(
-    hyper: dict[str, Any] | xr.DataTree,
+    hyper: dict[str, Any] | Fit,
     n_tasks: Sequence[int] | int,
     n_trials: Sequence[int] | int,
     k: Sequence[int] | int = 1,
     *,
     agent: str | None = None,
     population: str = "observed",
-    ci_prob: float = 0.95,
+    ci_prob: float = CI_PROB,
     n_sims: int = 400,
     random_seed: int = 0,
 ) -> pd.DataFrame:
@@ -180,7 +176,7 @@ def plan_interval_width(
 
     Parameters
     ----------
-    hyper : dict or xarray.DataTree
+    hyper : dict or Fit
         A hierarchical fit (posterior point values are used), or a dict with ``model`` (e.g. ``"zoi_beta_binomial"``),
         ``mu``, ``sigma_task``, ``alpha`` (float or dict agent -> float; logit scale) and the model's cell parameters
         (``phi``, ``det_share`` or ``sigma_cell``; floats or dicts agent -> float).
@@ -249,7 +245,7 @@ def plan_interval_width(
 
 
 def plan_power(
-    hyper: dict[str, Any] | xr.DataTree,
+    hyper: dict[str, Any] | Fit,
     n_tasks: Sequence[int] | int,
     n_trials: Sequence[int] | int,
     k: Sequence[int] | int = 1,
@@ -257,7 +253,7 @@ def plan_power(
     agents: tuple[str, str] | None = None,
     alpha_diff: float | None = None,
     population: str = "observed",
-    ci_prob: float = 0.95,
+    ci_prob: float = CI_PROB,
     n_sims: int = 400,
     random_seed: int = 0,
 ) -> pd.DataFrame:
@@ -270,7 +266,7 @@ def plan_power(
 
     Parameters
     ----------
-    hyper : dict or xarray.DataTree
+    hyper : dict or Fit
         As in :func:`plan_interval_width`.
     n_tasks, n_trials, k : int or sequence of int
     agents : (str, str), optional

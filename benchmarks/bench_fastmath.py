@@ -29,8 +29,8 @@ def time_gradient(size: str, fastmath: bool, calls: int) -> float:
 
     from agentstats.models._bb_kernel import register_numba
     from agentstats.models.data import prepare_counts
+    from agentstats.models.families.registry import get_family
     from agentstats.models.priors import DEFAULT_PRIORS
-    from agentstats.models.registry import get_family
 
     register_numba()
     a, t, n = (int(x) for x in size.split("x"))

@@ -83,10 +83,10 @@ def main(argv=None) -> int:
     import nutpie
     from bench_sampling import simulate_counts
 
-    import agentstats.models.beta_binomial as bbm
+    import agentstats.models.families.beta_binomial as bbm
+    from agentstats.models import available_cpus, fit
     from agentstats.models._nutpie_model import compile_nutpie
-    from agentstats.models.fit import available_cpus, fit
-    from agentstats.models.registry import build_model
+    from agentstats.models.families.registry import build_model
 
     size = tuple(int(x) for x in args.sizes.split("x"))
     counts = simulate_counts(*size)

@@ -4,7 +4,7 @@ Run:  .venv/bin/python benchmarks/bench_post_threads.py [--size 20x500x4] [--rep
 
 Fits the default model once (``bench_scale.simulate``, seed 0; 4 chains at fit's defaults), then times
 ``posterior_pass_k`` for the observed tasks and for new tasks (k = 1..8) with
-``agentstats.models.family.POST_THREADS`` set to 1 and to its default (the CPUs available, at most 4), the two
+``agentstats.models.families.base.POST_THREADS`` set to 1 and to its default (the CPUs available, at most 4), the two
 settings alternating (this shared machine's speed swings: compare medians of alternating runs). It also prints the
 largest difference between the two settings' numbers: the draws are the same (chunks are seeded by their task
 blocks, not by the thread that draws them), and the chunks' sums may be grouped differently (rounding only).
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from bench_scale import simulate
 
-    import agentstats.models.family as family
+    import agentstats.models.families.base as family
     from agentstats.models import fit
     from agentstats.posterior import posterior_pass_k
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                 times.setdefault((population, threads), []).append(time.perf_counter() - start)
                 results[(population, threads)] = np.concatenate([v.values.ravel() for v in table.data_vars.values()])
     family.POST_THREADS = default
-    print(f"{args.size}, {dt['posterior'].sizes['chain']} chains x {dt['posterior'].sizes['draw']} draws; "
+    print(f"{args.size}, {dt.sampler.chains} chains x {dt.sampler.draws} draws; "
           f"POST_THREADS 1 and {default}, {args.repeats} alternating repeats (seconds):")
     for population in ("observed", "new"):
         one, many = (times[(population, th)] for th in (1, default))

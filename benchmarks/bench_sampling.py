@@ -6,11 +6,11 @@ What is measured, per configuration, each in its own Python process (cold caches
 cache under ~/.pytensor is shared and may be warm):
 
 * the ``partial_pooling`` model ( sum-to-zero agent/task effects, per-cell term, centred or
-  non-centred from the data by ``choose_parameterization``) fitted with ``agentstats.models.fit.fit`` for each
+  non-centred from the data by ``choose_parameterization``) fitted with ``agentstats.models.fitting.fit`` for each
   sampler (``nutpie``, ``numpyro``, ``pymc``), 4 chains x 1,000 tune + 1,000 draws, target_accept 0.9 (fit's
   default);
-* ``bb_nutpie`` / ``bb_numpyro``: the ``beta_binomial`` model (``agentstats.models.beta_binomial``: the per-cell
-  term integrated out into a Beta-Binomial likelihood, no per-cell parameters; ``p`` drawn exactly afterwards),
+* ``bb_nutpie`` / ``bb_numpyro``: the ``beta_binomial`` model (``agentstats.models.families.beta_binomial``: the
+  per-cell term integrated out into a Beta-Binomial likelihood, no per-cell parameters; ``p`` drawn exactly afterwards),
   same settings;
 * the textbook non-centred model with PyMC's default NUTS (``pm.sample`` defaults: target_accept 0.8),
   ``logit p = mu + sigma_a z_a[a] + sigma_t z_t[t] + sigma_c z_c[a, t]``, plain ``Normal(0, 1)`` z's, the same
@@ -129,7 +129,7 @@ def measure_compile(model, sampler: str) -> float:
 
 def compile_only(config: str, size: tuple[int, int, int]) -> dict:
     """Compile time of one configuration, in a fresh process (cold numba / JAX caches)."""
-    from agentstats.models.registry import build_model
+    from agentstats.models.families.registry import build_model
 
     counts = simulate_counts(*size)
     if config == "textbook_pymc":
@@ -142,9 +142,9 @@ def run_one(config: str, size: tuple[int, int, int], draws: int, tune: int, chai
     """One benchmark configuration in this process (fit from scratch); returns a dict of measurements."""
     import pymc as pm
 
+    from agentstats.models import fit
     from agentstats.models.diagnostics import diagnose
-    from agentstats.models.fit import fit
-    from agentstats.models.registry import build_model
+    from agentstats.models.families.registry import build_model
 
     counts = simulate_counts(*size)
     out: dict = dict(config=config, size="x".join(map(str, size)), draws=draws, tune=tune, chains=chains)
@@ -184,8 +184,8 @@ def run_one(config: str, size: tuple[int, int, int], draws: int, tune: int, chai
 
 def run_e2e(seed: int) -> dict:
     """1 agent x 50 tasks x 4 trials, default sampler, two fits in one process (first includes compile)."""
+    from agentstats.models import fit
     from agentstats.models.diagnostics import diagnose
-    from agentstats.models.fit import fit
 
     times, diags = [], []
     for rep in range(2):
@@ -196,7 +196,7 @@ def run_e2e(seed: int) -> dict:
             dt = fit(counts, random_seed=seed, check_convergence=False)
         times.append(time.perf_counter() - t0)
         diags.append(diagnose(dt))
-    return dict(config="end_to_end_1x50x4", sampler=dt.attrs["sampler"], first_s=times[0], second_s=times[1],
+    return dict(config="end_to_end_1x50x4", sampler=dt.sampler.sampler, first_s=times[0], second_s=times[1],
                 max_r_hat=float(max(d.table["r_hat"].max() for d in diags)),
                 min_ess_bulk=float(min(d.table["ess_bulk"].min() for d in diags)),
                 divergences=int(sum(d.divergences for d in diags)))

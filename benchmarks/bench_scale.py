@@ -111,28 +111,28 @@ def run_one(
     posterior_pass_k(dt, ks, population="new")
     consistency(counts, dt)
     total_s = time.perf_counter() - t0
-    checks = json.loads(dt.attrs["checkpoints"])
+    checks = list(dt.sampler.checkpoints)
     return dict(
         size=size,
         cells=a * t,
-        sampler=dt.attrs["sampler"],
+        sampler=dt.sampler.sampler,
         options=json.dumps(options, sort_keys=True) if options else "",
         data_seed=data_seed,
         truth=truth,
-        dispersion=json.loads(dt.attrs["parameterization"]).get("dispersion", ""),
+        dispersion=dt.build.parameterization.get("dispersion", ""),
         # the stopping rule's checkpoints: draws, worst R-hat and least ESS at each (docs/models.md "Until converged")
         checkpoints="; ".join(f"{c['draws']}: {c.get('max_r_hat')} / {c.get('min_ess')}"
                               for c in checks if not c.get("abandoned")),
         abandoned="; ".join(f"{c['divergences']} div. at {c['draws']}" for c in checks if c.get("abandoned")),
-        compile_s=dt.attrs.get("compile_seconds"),
+        compile_s=dt.sampler.compile_seconds,
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),
         max_r_hat=round(float(diag.table.r_hat.max()), 4),
         min_ess_bulk=round(float(diag.table.ess_bulk.min())),
         divergences=int(diag.divergences),
-        target_accept=dt.attrs["target_accept"],
-        tune=int(dt.attrs["tune"]),
-        draws=int(dt.attrs["draws"]),
+        target_accept=dt.sampler.target_accept,
+        tune=dt.sampler.tune,
+        draws=dt.sampler.draws,
         # leapfrog steps a draw and the adapted step size (nutpie and PyMC name them so): where the time goes
         steps_per_draw=round(float(dt.sample_stats["n_steps"].mean()), 1) if "n_steps" in dt.sample_stats else None,
         step_size=round(float(dt.sample_stats["step_size"].mean()), 3) if "step_size" in dt.sample_stats else None,

@@ -55,7 +55,7 @@ def models_fit(models_sim):
     """
     import warnings
 
-    from agentstats.models.fit import fit
+    from agentstats.models import fit
 
     _, counts = models_sim
     with warnings.catch_warnings():

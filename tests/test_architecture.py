@@ -18,7 +18,7 @@ LAYERS = {
     "_util": 0,
     "records": 0,
     "files": 0,
-    "model_names": 0,
+    "intervals": 0,
     "estimators": 1,
     "io": 1,
     "store": 2,

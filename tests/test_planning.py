@@ -8,7 +8,7 @@ from scipy import integrate, special, stats
 from scipy.special import expit
 
 from agentstats.models import get_family
-from agentstats.models.family import gauss_hermite
+from agentstats.models.families.base import gauss_hermite
 from agentstats.planning import hyperparameters_from_fit, plan_interval_width, plan_power
 
 HYPER = dict(model="partial_pooling", mu=0.3, sigma_task=1.5, sigma_cell=0.8, alpha={"a": 0.5, "b": -0.5})

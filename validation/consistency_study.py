@@ -60,8 +60,8 @@ def truth_p(truth: str, i: int, seed: int, n_tasks: int) -> np.ndarray:
 
 def truth_new(truth: str) -> np.ndarray:
     """Population pass^k of a new task per (agent, k), by quadrature under the true parameters."""
-    from agentstats.models.beta_binomial import new_task_moments_beta
-    from agentstats.models.logit_normal import new_task_moments_logit_normal
+    from agentstats.models.families.beta_binomial import new_task_moments_beta
+    from agentstats.models.families.logit_normal import new_task_moments_logit_normal
 
     if truth == "consistency":
         phi = (1.0 - np.asarray(RHO)) / np.asarray(RHO)

@@ -23,7 +23,7 @@ Methods (95 % intervals of suite pass^k per agent, k = 1, 2, 4):
 
 Targets: ``observed``, the dataset's in-sample pass^k ``mean_t p[a, t]^k`` (what the posterior's "observed"
 population speaks for), and ``population``, ``E[p^k]`` over the task population (what a task bootstrap speaks for),
-by quadrature (:func:`agentstats.models.beta_binomial.new_task_moments_beta` with the true parameters).
+by quadrature (:func:`agentstats.models.families.beta_binomial.new_task_moments_beta` with the true parameters).
 Coverage is reported with its Monte Carlo error ``2 sqrt(c (1 - c) / N)`` over N (dataset, agent) pairs.
 Raw rows go to ``validation/results/judge_calibration_study.csv`` as datasets finish; the table to docs/judge.md.
 """
@@ -71,7 +71,7 @@ def dataset(i: int, seed: int, n_tasks: int, n_trials: int):
 
 def population_truth() -> np.ndarray:
     """``E[p^k]`` per agent and k over the task population (quadrature), shape (agent, K)."""
-    from agentstats.models.beta_binomial import new_task_moments_beta
+    from agentstats.models.families.beta_binomial import new_task_moments_beta
 
     phi = (1.0 - RHO) / RHO
     hat, _ = new_task_moments_beta(MU + np.asarray(ALPHA), np.full(2, SIGMA_TASK), np.full(2, phi), np.asarray(KS))

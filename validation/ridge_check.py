@@ -19,6 +19,7 @@ Writes Markdown into ``docs/validation.md`` between ``<!-- BEGIN ridge_lcb -->``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -32,7 +33,6 @@ from _docs import ROOT, md_table, write_block
 from real_data_check import MODELS, fit_and_predict, load_lcb, reference, subsample
 
 from agentstats.models import prepare_counts
-from agentstats.models.registry import family_of
 from agentstats.posterior import posterior_pass_k
 
 #: Fractions of the largest ``det_share`` each draw's ``kappa`` allows.
@@ -43,8 +43,8 @@ K = 10
 
 def kappa(dt) -> xr.DataArray:
     """Per draw and agent, ``det_share + (1 - det_share) rho[a]``: the fit family's ``icc_cell``."""
-    post = dt["posterior"].to_dataset()
-    return xr.DataArray(family_of(dt).icc(post)["icc_cell"], dims=("chain", "draw", "agent"),
+    post = dt.posterior
+    return xr.DataArray(dt.family.icc(post)["icc_cell"], dims=("chain", "draw", "agent"),
                         coords={d: post[d] for d in ("chain", "draw", "agent")})
 
 
@@ -73,15 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     out, info, dt = fit_and_predict(counts2, full, MIN_RUNS, np.array([K]), model, options, seed)
     data = prepare_counts(counts2)
     include = data.n > 0  # every LiveCodeBench cell has 10 trials: all are evaluation cells
-    post = dt["posterior"].to_dataset()
+    post = dt.posterior
     if "det_share" not in post or "agent" in post["det_share"].dims:
         raise SystemExit(f"{label}: expected one det_share shared by the agents")
     table = reference(full, MIN_RUNS, np.array([K]))[["agent", "truth"]].rename(columns={"truth": "all_trials"})
     table = table.merge(out[["agent", "mean"]].rename(columns={"mean": "fitted"}), on="agent")
     kap = kappa(dt)
     for f in FRACTIONS:
-        moved = dt.copy()
-        moved["posterior"] = along_ridge(post, kap, f)
+        tree = dt.idata.copy()
+        tree["posterior"] = along_ridge(post, kap, f)
+        moved = dataclasses.replace(dt, idata=tree)  # the same fit with the posterior moved along the ridge
         pk = posterior_pass_k(moved, [K], include=include)["pass_hat_k"].sel(k=K).mean(("chain", "draw"))
         table = table.merge(pd.DataFrame({"agent": pk["agent"].values, f"f={f:g}": pk.values}), on="agent")
     cols = [f"f={f:g}" for f in FRACTIONS]

@@ -18,7 +18,7 @@ pass^k = ``mean_t p[a, t]^k`` (Yao et al. 2024, arXiv 2406.12045) of that datase
 Estimators compared (per agent, per k):
 
 * the model named by ``--model`` (default ``partial_pooling``, the generating model of the logit-normal truth;
-  ``zoi_beta_binomial`` is the default of ``fit``): ``agentstats.models.fit.fit(counts, model)`` with the default
+  ``zoi_beta_binomial`` is the default of ``fit``): ``agentstats.models.fitting.fit(counts, model)`` with the default
   sampler, posterior of ``posterior_pass_hat_k(dt, k, population="observed")``: posterior mean and 95 %
   equal-tailed credible interval;
 * the unbiased estimator ``mean_t C(c_t, k) / C(n_t, k)`` (``agentstats.estimators.pass_hat_k``), defined only for
@@ -91,8 +91,8 @@ def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: 
             model: str = "partial_pooling", truth: str = "logit_normal"):
     """Simulate dataset ``i`` at ``n_trials`` trials per cell, fit, return result rows and diagnostics."""
     from agentstats.estimators import pass_hat_k
+    from agentstats.models import fit
     from agentstats.models.diagnostics import diagnose
-    from agentstats.models.fit import fit
     from agentstats.posterior import posterior_pass_hat_k
 
     p = true_p(i, seed, n_tasks, truth)
@@ -130,8 +130,8 @@ def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: 
                      ci_low=float(lo[a, j]), ci_high=float(hi[a, j]), unbiased=unb,
                      plugin=float(np.mean((c[a] / n_trials) ** k)), max_r_hat=float(d.table["r_hat"].max()),
                      min_ess_bulk=float(d.table["ess_bulk"].min()), divergences=int(d.divergences),
-                     parameterization=dt.attrs["parameterization"].replace(",", ";"), wall_s=secs,
-                     sampler=dt.attrs["sampler"])
+                     parameterization=dt.idata.attrs["parameterization"].replace(",", ";"), wall_s=secs,
+                     sampler=dt.sampler.sampler)
             )
     return rows
 

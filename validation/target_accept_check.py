@@ -48,8 +48,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
+    from agentstats.models import fit
     from agentstats.models.diagnostics import diagnose
-    from agentstats.models.fit import fit
 
     t0 = time.perf_counter()
     rows = []

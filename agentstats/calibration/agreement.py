@@ -27,6 +27,7 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 
 from agentstats.calibration.judge_error import JudgeError
+from agentstats.intervals import CI_PROB
 from agentstats.records.calibration import calibration_frame
 
 __all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "cohen_kappa", "confusion_matrix"]
@@ -158,7 +159,7 @@ class MetricCalibration:
     fp: int | None = None
     sensitivity: dict[str, float] | None = None
     specificity: dict[str, float] | None = None
-    ci_prob: float = 0.95
+    ci_prob: float = CI_PROB
 
     @property
     def judge_error(self) -> JudgeError:
@@ -255,7 +256,7 @@ def calibrate(
     items: pd.DataFrame | list[dict[str, Any]],
     *,
     thresholds: dict[str, int] | None = None,
-    ci_prob: float = 0.95,
+    ci_prob: float = CI_PROB,
 ) -> CalibrationReport:
     """Measure a judge against gold labels, per metric (module docstring for the formulas).
 

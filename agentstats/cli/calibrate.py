@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agentstats.cli.common import EXIT_USAGE, console, fail, out
+from agentstats.intervals import CI_PROB
 
 
 def _thresholds(specs: list[str] | None) -> dict[str, int]:
@@ -35,7 +36,7 @@ def calibrate(
         list[str] | None,
         typer.Option(help="Pass threshold of an ordinal metric, METRIC=SCORE (score >= SCORE passes); repeatable."),
     ] = None,
-    ci_prob: Annotated[float, typer.Option(help="Credible interval probability, in (0, 1).")] = 0.95,
+    ci_prob: Annotated[float, typer.Option(help="Credible interval probability, in (0, 1).")] = CI_PROB,
     skip_bad: Annotated[
         bool, typer.Option("--skip-bad", help="Skip invalid lines (listed) instead of failing.")
     ] = False,

@@ -24,6 +24,8 @@ import typer.exceptions
 from rich.console import Console
 
 from agentstats._util.options import option_style
+from agentstats.intervals import CI_PROB, check_ci, check_k_reach, default_ks
+from agentstats.intervals import parse_k as parse_k_spec
 
 __all__ = [
     "EXIT_DIAGNOSTICS",
@@ -33,9 +35,6 @@ __all__ = [
     "EXIT_RETRY",
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
-    "FIT_K_FACTOR",
-    "K_LIMIT",
-    "MAX_K_VALUES",
     "UNDER_HALF_MARK",
     "RunOpt",
     "check_interval_options",
@@ -43,6 +42,7 @@ __all__ = [
     "check_output_path",
     "clean",
     "command",
+    "command_ks",
     "console",
     "deprecated_alias",
     "fail",
@@ -82,22 +82,26 @@ FormatOpt = Annotated[
         "otel (OpenTelemetry / OpenInference span exports), duckdb (a run store holding one run: agentstats import).",
     ),
 ]
+#: The one default k of every command, said the same way in each command's --k help (agentstats.intervals.default_ks).
+_DEFAULT_K_HELP = (
+    "Default: 1 .. the median trials per task, at most 8 and at most the trials every agent reaches (tasks with "
+    "fewer than k trials are dropped for that k and listed)."
+)
 EstimateKOpt = Annotated[
     str | None,
     typer.Option(
         "--k",
-        help="k values: '1,2,4', a range '1..8', or both ('1..3,8'). Default: 1 .. each agent's smallest trials "
-        "per task. At most the largest trials per task (the unbiased estimators need k <= n; tasks with fewer "
-        "than k trials are dropped for that k and listed).",
+        help="k values: '1,2,4', a range '1..8', or both ('1..3,8'). " + _DEFAULT_K_HELP + " At most the largest "
+        "trials per task (the unbiased estimators need k <= n).",
     ),
 ]
 FitKOpt = Annotated[
     str | None,
     typer.Option(
         "--k",
-        help="k values: '1,2,4', a range '1..8', or both; default 1..8. k beyond an agent's trials per task is "
-        "allowed (the model extrapolates) and the share of tasks with fewer than k trials is reported; at most "
-        "10 x the largest trials per task (or 8).",
+        help="k values: '1,2,4', a range '1..8', or both. " + _DEFAULT_K_HELP + " k beyond an agent's trials per "
+        "task is allowed (the model extrapolates) and the share of tasks with fewer than k trials is reported; at "
+        "most 10 x the largest trials per task (or 8).",
     ),
 ]
 ReportKOpt = Annotated[
@@ -105,10 +109,14 @@ ReportKOpt = Annotated[
     typer.Option(
         "--k",
         help="k values of the report's tables, the Bayesian ones included (its curves go on to k = 8 at least; "
-        "consistency and contrasts use the largest k): '1,2,4', a range '1..8', or both. Default: 1 .. the median "
-        "trials per task (tasks with fewer than k trials are dropped for that k, and listed). At most the largest "
-        "trials per task, as in estimate.",
+        "consistency and contrasts use the largest k): '1,2,4', a range '1..8', or both. " + _DEFAULT_K_HELP
+        + " At most the largest trials per task, as in estimate.",
     ),
+]
+CiProbOpt = Annotated[float, typer.Option("--ci-prob", help="Interval probability, in (0, 1).")]
+CiKindOpt = Annotated[
+    str,
+    typer.Option("--ci-kind", help="Credible interval shape: eti (equal-tailed) or hdi (highest density)."),
 ]
 AgentColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the agent name.")]
 TaskColOpt = Annotated[str | None, typer.Option(help="Run tables: column holding the task id.")]
@@ -178,90 +186,53 @@ RequireToolsOpt = Annotated[
     bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
 ]
 
-#: Largest k any command accepts, and most k values in one call: both checked before a range is expanded, so
-#: ``--k 1..100000`` costs nothing but an error.
-K_LIMIT = 10_000
-MAX_K_VALUES = 100
-#: ``fit`` extrapolates pass@k / pass^k up to this many times the largest trials per task (at least k = 8).
-FIT_K_FACTOR = 10
-
-
 def parse_k(spec: str | None) -> list[int] | None:
-    """Parse ``"1,2,4"`` or ``"1..8"`` (or a mix, ``"1..3,8"``) into a sorted list of positive ints.
+    """Read ``--k`` (:func:`agentstats.intervals.parse_k`: ``"1,2,4"``, ``"1..8"``, ``"1..3,8"``).
 
     Raises
     ------
     typer.BadParameter
-        For text that is not a k list, k < 1, k > :data:`K_LIMIT`, a reversed range, or more than
-        :data:`MAX_K_VALUES` values (checked before any range is expanded).
+        With the library's message (text that is not a k list, k out of range, too many values).
     """
-    if spec is None or spec.strip() == "":
-        return None
-    ks: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        try:
-            if ".." in part:
-                lo_s, hi_s = part.split("..", 1)
-            elif "-" in part[1:]:
-                cut = part.index("-", 1)
-                lo_s, hi_s = part[:cut], part[cut + 1 :]
-            else:
-                lo_s = hi_s = part
-            lo, hi = int(lo_s), int(hi_s)
-        except ValueError:
-            raise typer.BadParameter(f"--k: cannot read {part!r}; use e.g. 1,2,4 or 1..8") from None
-        if lo < 1:
-            raise typer.BadParameter("--k: values must be positive integers")
-        if hi < lo:
-            raise typer.BadParameter(f"--k: the range {part!r} runs backwards; write {hi}..{lo}")
-        if hi > K_LIMIT:
-            raise typer.BadParameter(f"--k: {hi:,} is beyond the largest k accepted ({K_LIMIT:,})")
-        if hi - lo + 1 > MAX_K_VALUES or len(ks) + (hi - lo + 1) > MAX_K_VALUES:
-            raise typer.BadParameter(
-                f"--k: more than {MAX_K_VALUES} values; pick the ones you need (e.g. 1..10,20,50,100)"
-            )
-        ks.update(range(lo, hi + 1))
-    return sorted(ks)
+    try:
+        return parse_k_spec(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def command_ks(ks: list[int] | None, counts: Any, command: str, source: str) -> list[int]:
+    """Return a command's k: ``--k`` (parsed by :func:`parse_k`) checked against ``counts``, else the default.
+
+    ``fit`` extrapolates (k up to :data:`agentstats.intervals.FIT_K_FACTOR` times the largest n); the others need
+    k <= n (:func:`agentstats.intervals.check_k_reach`). The default is :func:`agentstats.intervals.default_ks`.
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 and one line on k that the command cannot answer.
+    """
+    check_k(ks, counts, command, source)
+    return ks if ks is not None else default_ks(counts)
 
 
 def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> None:
     """Refuse k values a command cannot answer from ``counts`` (exit status 2, one line).
 
-    ``estimate`` and ``report`` (any ``command`` but ``fit``): k up to the largest ``n`` of any task (the unbiased
-    estimators need k <= n; between the smallest and the largest n, tasks with fewer trials drop out for that k).
-    ``fit``: k up to :data:`FIT_K_FACTOR` times the largest ``n`` (at least 8): beyond that, pass^k depends on the
-    model's assumed tail of success probabilities near 1 far more than on the data.
+    ``fit`` extrapolates; ``estimate`` and ``report`` need k <= n (:func:`agentstats.intervals.check_k_reach`).
     """
-    if not ks or counts is None or not len(counts):
-        return
-    n_max = int(counts["n"].max())
-    if command == "fit":
-        cap = max(8, FIT_K_FACTOR * n_max)
-        if max(ks) > cap:
-            raise fail(
-                typer.BadParameter(
-                    f"--k {max(ks):,}: fit extrapolates up to {FIT_K_FACTOR} x the largest trials per task in "
-                    f"{source} ({n_max}), so k <= {cap}"
-                ),
-                EXIT_USAGE,
-            )
-        return
-    if max(ks) > n_max:
-        raise fail(
-            typer.BadParameter(
-                f"--k {max(ks):,}: the largest number of trials per task in {source} is {n_max}, and the "
-                f"unbiased estimators need k <= n; use k <= {n_max}, or `agentstats fit` to extrapolate"
-            ),
-            EXIT_USAGE,
-        )
+    try:
+        check_k_reach(ks, counts, extrapolate=command == "fit", source=source)
+    except ValueError as exc:
+        raise fail(typer.BadParameter(str(exc)), EXIT_USAGE) from None
 
 
-def check_interval_options(*, n_boot: int | None = None, ci_prob: float | None = None) -> None:
-    """Refuse ``--n-boot`` and ``--ci-prob`` values the estimators refuse, naming the flag (exit status 2).
+def check_interval_options(
+    *, n_boot: int | None = None, ci_prob: float | None = None, ci_kind: str | None = None
+) -> None:
+    """Refuse ``--n-boot``, ``--ci-prob`` and ``--ci-kind`` values the library refuses, naming the flag (exit 2).
 
-    The rules are the estimators' (:func:`agentstats.estimators._checks.check_n_boot`: 0 or at least
-    ``MIN_N_BOOT``; ``ci_prob`` in (0, 1)); checked here first so that the message names the flag, not a keyword of
+    The rules are the library's (:func:`agentstats.estimators._checks.check_n_boot`: 0 or at least ``MIN_N_BOOT``;
+    :func:`agentstats.intervals.check_ci`); checked here first so that the message names the flag, not a keyword of
     the Python function the command calls.
     """
     from agentstats.estimators._checks import MIN_N_BOOT
@@ -274,8 +245,11 @@ def check_interval_options(*, n_boot: int | None = None, ci_prob: float | None =
             ),
             EXIT_USAGE,
         )
-    if ci_prob is not None and not 0.0 < ci_prob < 1.0:
-        raise fail(typer.BadParameter(f"--ci-prob must be in (0, 1), got {ci_prob}"), EXIT_USAGE)
+    try:
+        with option_style("cli"):
+            check_ci(CI_PROB if ci_prob is None else ci_prob, ci_kind or "eti")
+    except ValueError as exc:
+        raise fail(typer.BadParameter(str(exc)), EXIT_USAGE) from None
 
 
 def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False) -> None:

@@ -20,6 +20,7 @@ from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
     AgentsOpt,
+    CiProbOpt,
     EstimateKOpt,
     FormatOpt,
     SkipBadOpt,
@@ -33,6 +34,7 @@ from agentstats.cli.common import (
     parse_k,
     say_skipped,
 )
+from agentstats.intervals import CI_PROB
 
 
 def _split(text: str | None, n: int, flag: str) -> list[str] | None:
@@ -64,7 +66,7 @@ def compare(
                      "holding several agents; the same file may be given twice)."),
     ] = None,
     n_boot: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of the paired intervals.")] = 2000,
-    ci_prob: Annotated[float, typer.Option(help="Interval probability, in (0, 1).")] = 0.95,
+    ci_prob: CiProbOpt = CI_PROB,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstraps and the fit.")] = 0,
     bayes: Annotated[
         bool, typer.Option("--bayes", help="Also fit the hierarchical model: posterior contrast and P(run > baseline).")
@@ -205,7 +207,7 @@ def _print(cmp: Any) -> None:
     methods = sorted({str(m) for c in ("pass_at_k_diff_ci_method", "pass_hat_k_diff_ci_method")
                       for m in cmp.pass_k[c].dropna()})
     if methods:
-        prob = cmp.settings.get("ci_prob", 0.95)
+        prob = cmp.settings.get("ci_prob", CI_PROB)
         console.print(f"intervals: {prob:.0%}, paired over tasks ({'; '.join(methods)}; MOVER at the boundary, "
                       "where the bootstrap would be too narrow: docs/compare.md)", highlight=False, soft_wrap=True)
     dropped = cmp.pass_k[cmp.pass_k["n_tasks_dropped"] > 0]

@@ -15,6 +15,7 @@ from agentstats.cli.common import (
     AgentColOpt,
     AgentOpt,
     AgentsOpt,
+    CiProbOpt,
     EstimateKOpt,
     FormatOpt,
     RunOpt,
@@ -22,8 +23,8 @@ from agentstats.cli.common import (
     SuccessColOpt,
     TaskColOpt,
     check_interval_options,
-    check_k,
     clean,
+    command_ks,
     console,
     fail,
     load_counts,
@@ -31,6 +32,7 @@ from agentstats.cli.common import (
     out,
     parse_k,
 )
+from agentstats.intervals import CI_PROB
 
 #: Keys of one ``--json`` record (one per agent and k), in order.
 JSON_KEYS = (
@@ -52,7 +54,7 @@ def estimate(
     format: FormatOpt = "auto",
     k: EstimateKOpt = None,
     n_boot: Annotated[int, typer.Option(min=0, help="Task-cluster bootstrap resamples.")] = 2000,
-    ci_prob: Annotated[float, typer.Option(help="Interval probability, in (0, 1).")] = 0.95,
+    ci_prob: CiProbOpt = CI_PROB,
     seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
     paired: Annotated[
         bool,
@@ -77,7 +79,7 @@ def estimate(
     ks = parse_k(k)
     check_interval_options(n_boot=n_boot, ci_prob=ci_prob)
     counts = load_counts(input, format, loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run))
-    check_k(ks, counts, "estimate", str(input))
+    ks = command_ks(ks, counts, "estimate", str(input))
     with console.status("estimating ..."):
         try:
             if paired:

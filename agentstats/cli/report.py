@@ -161,7 +161,7 @@ def report(
         raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), EXIT_USAGE)
     if population not in ("observed", "new"):
         raise fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), EXIT_USAGE)
-    from agentstats.model_names import MODEL_NAMES
+    from agentstats.models.families.registry import MODEL_NAMES
 
     if bayes_model not in MODEL_NAMES:
         raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), EXIT_USAGE)

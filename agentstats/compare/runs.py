@@ -41,6 +41,7 @@ import pandas as pd
 from agentstats._util.markup import md_text
 from agentstats._util.options import option_name, option_text
 from agentstats.estimators.paired import paired_pass_k
+from agentstats.intervals import CI_PROB, default_ks
 from agentstats.io.loaders import load_counts, load_trials
 from agentstats.io.readers.tau_bench import agent_from_filename
 from agentstats.metrics.base import Metric, RecordValues
@@ -417,7 +418,7 @@ def compare_runs(
     names: Sequence[str] | None = None,
     k: int | Iterable[int] | None = None,
     n_boot: int = 2000,
-    ci_prob: float = 0.95,
+    ci_prob: float = CI_PROB,
     random_seed: int = 0,
     bayes: bool = False,
     fit_options: dict[str, Any] | None = None,
@@ -435,7 +436,8 @@ def compare_runs(
     names : sequence of str, optional
         Run names (default: each run's agent, the file stem where two runs have the same agent; a store run's name).
     k : int or iterable of int, optional
-        k values of pass@k / pass^k; default ``1 .. min n`` over each pair's shared tasks.
+        k values of pass@k / pass^k; default :func:`agentstats.intervals.default_ks` of the counts on the shared
+        tasks (the one default of every command).
     n_boot : int
         Bootstrap resamples of the paired intervals (pass@k / pass^k and metrics).
     ci_prob : float
@@ -488,8 +490,7 @@ def compare_runs(
         raise ValueError(f"the runs share no task (tasks per run: {sizes}); nothing can be compared")
     counts = pd.concat([r.counts[r.counts["task_id"].astype(str).isin(shared)] for r in resolved],
                        ignore_index=True)
-    if k is not None:
-        k = [k] if isinstance(k, int) else [int(x) for x in k]
+    k = default_ks(counts) if k is None else [k] if isinstance(k, int) else [int(x) for x in k]
     n_max = {name: int(counts.loc[counts["agent"] == name, "n"].max()) for name in final}
     if k and max(k) > min(n_max.values()):
         fewest = min(n_max, key=n_max.__getitem__)
@@ -521,12 +522,12 @@ def _bayes_contrast(
     fit_options: dict[str, Any],
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Posterior contrast ``run - baseline`` of suite pass@k / pass^k from one joint fit."""
-    from agentstats.models import diagnose, fit
+    from agentstats.models import fit
     from agentstats.posterior import posterior_pass_k
 
     # convergence is reported in the comparison (``diagnostics``), not warned about
-    dt = fit(counts, random_seed=seed, **{"check_convergence": False, **fit_options})
-    draws = posterior_pass_k(dt, ks)
+    result = fit(counts, random_seed=seed, **{"check_convergence": False, **fit_options})
+    draws = posterior_pass_k(result, ks)
     alpha = (1 - ci_prob) / 2
     rows = []
     for quantity in ("pass_at_k", "pass_hat_k"):
@@ -538,7 +539,7 @@ def _bayes_contrast(
                 rows.append({"run": other, "baseline": baseline, "quantity": quantity, "k": int(kk),
                              "diff_mean": float(d.mean()), "diff_low": float(low), "diff_high": float(high),
                              "prob_greater": float(np.mean(d > 0)), "ci_prob": ci_prob})
-    diag = diagnose(dt)
+    diag = result.diagnostics()
     table = diag.table
     summary: dict[str, Any] = {"ok": bool(diag.ok), "divergences": int(diag.divergences),
                                "problems": list(diag.problems)}

@@ -16,7 +16,7 @@ independent trials succeeds) and **pass^k** = ``p^k`` (all ``k`` succeed). The p
   :func:`beta_pass_k` (no Monte Carlo).
 
 Intervals everywhere are asked for with ``ci_prob`` and ``ci_kind``, and resampling with ``random_seed`` (an int
-or a ``numpy.random.Generator``).
+or a ``numpy.random.Generator``): the vocabulary, its defaults and checks are :mod:`agentstats.intervals`.
 """
 
 from __future__ import annotations

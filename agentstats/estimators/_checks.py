@@ -1,17 +1,14 @@
-"""Argument checks shared by the estimators: integer counts, k lists, interval settings and seeds.
+"""Argument checks shared by the estimators: integer counts and bootstrap sizes.
 
-Every message starts with the name of the public function that was called, so an error names its origin.
+Every message starts with the name of the public function that was called, so an error names its origin. The
+interval, k and seed checks every part of agentstats shares are in :mod:`agentstats.intervals`.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
-
-#: Interval shapes understood by the estimators (arviz-stats' vocabulary): equal-tailed and highest-density.
-CI_KINDS = ("eti", "hdi")
 
 
 def as_int_array(x: Any, name: str, func: str) -> np.ndarray:
@@ -80,44 +77,6 @@ def finish(out: np.ndarray, scalar: bool) -> float | np.ndarray:
     return float(out) if scalar else out
 
 
-def check_k_list(k: Any, func: str) -> list[int] | None:
-    """``None``, one positive integer or an iterable of them, as a sorted list without repeats."""
-    if k is None:
-        return None
-    ks = [k] if np.ndim(k) == 0 and not isinstance(k, (list, tuple, set)) else list(k)
-    if not ks:
-        raise ValueError(f"{func}: k must be None, a positive integer or a non-empty iterable of them")
-    out = []
-    for v in ks:
-        try:
-            ok = not isinstance(v, (bool, np.bool_, str)) and float(v).is_integer() and int(v) >= 1
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise ValueError(f"{func}: every k must be an integer >= 1, got {v!r}")
-        out.append(int(v))
-    return sorted(set(out))
-
-
-def check_ci(ci_prob: Any, ci_kind: Any, func: str, kinds: tuple[str, ...] = CI_KINDS) -> tuple[float, str]:
-    """Validate the interval settings: ``ci_prob`` in (0, 1) and ``ci_kind`` one of ``kinds``."""
-    try:
-        prob = float(ci_prob)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{func}: ci_prob must be a number in (0, 1), got {ci_prob!r}") from exc
-    if isinstance(ci_prob, (bool, np.bool_)) or not 0.0 < prob < 1.0:
-        raise ValueError(f"{func}: ci_prob must be in (0, 1), got {ci_prob!r}")
-    if ci_kind not in kinds:
-        why = ""
-        if ci_kind in CI_KINDS:
-            why = (
-                f" ({ci_kind!r} is a shape for posterior draws; the frequentist intervals here are equal-tailed: "
-                "each tail holds (1 - ci_prob) / 2)"
-            )
-        raise ValueError(f"{func}: ci_kind must be one of {list(kinds)}, got {ci_kind!r}{why}")
-    return prob, str(ci_kind)
-
-
 #: Fewest bootstrap resamples accepted (0 still means "no bootstrap"). A percentile interval's ends are quantiles of
 #: the resampled means: below 100 resamples each 2.5% tail of a 95% interval holds under 3 draws, so an end is one or
 #: two resampled means, and with ``n_boot=1`` the interval is one resample's mean with zero width, which can exclude
@@ -140,39 +99,3 @@ def check_n_boot(n_boot: Any, func: str) -> int:
             "interval's ends to one or two resampled means (the default is 2000)"
         )
     return int(n_boot)
-
-
-def resolve_random_seed(random_seed: Any, seed: Any, func: str) -> int:
-    """Turn ``random_seed`` (int >= 0, ``numpy.random.Generator`` or None) into the base seed of a call.
-
-    An integer is used as it is. A Generator gives one draw (``integers(0, 2**63)``), so the caller's stream
-    advances by exactly one value per call; None draws that value from fresh operating-system entropy. The
-    returned integer is recorded in the result's ``attrs["random_seed"]``: passing it back as ``random_seed``
-    reproduces the result.
-
-    ``seed`` is the deprecated spelling of ``random_seed``; it warns (``DeprecationWarning``) and is used when
-    given. Giving both (``seed`` and a ``random_seed`` other than the default 0) is an error.
-    """
-    if seed is not None:
-        if not (isinstance(random_seed, int) and not isinstance(random_seed, bool) and random_seed == 0):
-            raise ValueError(f"{func}: give random_seed only (seed is its deprecated alias), not both")
-        warnings.warn(
-            f"{func}: `seed=` is deprecated; use `random_seed=` (an int or a numpy.random.Generator)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        random_seed = seed
-    if random_seed is None:
-        return int(np.random.default_rng().integers(0, 2**63))
-    if isinstance(random_seed, np.random.Generator):
-        return int(random_seed.integers(0, 2**63))
-    try:
-        ok = not isinstance(random_seed, (bool, np.bool_, str)) and int(random_seed) == random_seed
-    except (TypeError, ValueError):
-        ok = False
-    if not ok or random_seed < 0:
-        raise ValueError(
-            f"{func}: random_seed must be an integer >= 0, a numpy.random.Generator or None, got {random_seed!r}"
-        )
-    return int(random_seed)
-

@@ -8,14 +8,14 @@ intervals given by Beta quantiles pushed through these increasing maps; see :fun
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from agentstats.estimators._checks import check_ci, check_counts_args
+from agentstats.estimators._checks import check_counts_args
+from agentstats.intervals import CI_PROB, CiKind, check_ci
 
 __all__ = ["beta_pass_k"]
 
@@ -62,10 +62,8 @@ def beta_pass_k(
     c: Any,
     k: Any,
     prior: tuple[float, float] = (1.0, 1.0),
-    ci_prob: float = 0.95,
-    ci_kind: str = "eti",
-    *,
-    hdi: bool | None = None,
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
 ) -> pd.DataFrame:
     """Exact Beta-Binomial posterior of pass@k and pass^k for one task (per element), with plug-in values.
 
@@ -92,14 +90,11 @@ def beta_pass_k(
         Trials (missing excluded), successes, and ``k``. Broadcast together; ``n = 0`` gives the prior.
     prior : tuple of float, default (1, 1)
         ``(a, b)`` of the Beta prior, both > 0. ``(1, 1)`` is uniform; ``(0.5, 0.5)`` is Jeffreys'.
-    ci_prob : float, default 0.95
+    ci_prob : float, default :data:`agentstats.intervals.CI_PROB` (0.95)
         Probability mass of the credible interval, in (0, 1).
     ci_kind : {"eti", "hdi"}, default "eti"
         ``"eti"``: equal-tailed intervals. ``"hdi"``: highest-density intervals (the shortest single interval of
         that mass, which is the HDI whenever the transformed density is unimodal).
-    hdi : bool, optional
-        Deprecated spelling of ``ci_kind`` (``True`` means ``"hdi"``, ``False`` ``"eti"``); warns with a
-        ``DeprecationWarning``.
 
     Returns
     -------
@@ -113,8 +108,7 @@ def beta_pass_k(
     ------
     ValueError
         For invalid counts (as :func:`pass_at_k`), a prior that is not two finite positive numbers,
-        ``ci_prob`` outside (0, 1), ``ci_kind`` other than ``"eti"`` / ``"hdi"``, or ``hdi`` given together with a
-        ``ci_kind`` it contradicts.
+        ``ci_prob`` outside (0, 1), or ``ci_kind`` other than ``"eti"`` / ``"hdi"``.
 
     Examples
     --------
@@ -130,14 +124,6 @@ def beta_pass_k(
         raise ValueError(f"{func}: prior must be a pair (a, b) of positive numbers, got {prior!r}") from exc
     if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
         raise ValueError(f"{func}: prior (a, b) must be finite and > 0, got {prior!r}")
-    if hdi is not None:
-        warnings.warn(
-            f"{func}: `hdi=` is deprecated; use `ci_kind='hdi'` or `ci_kind='eti'`", DeprecationWarning, stacklevel=2
-        )
-        wanted = "hdi" if hdi else "eti"
-        if ci_kind not in ("eti", wanted):
-            raise ValueError(f"{func}: hdi={hdi!r} contradicts ci_kind={ci_kind!r}; give ci_kind only")
-        ci_kind = wanted
     ci_prob, ci_kind = check_ci(ci_prob, ci_kind, func)
     n1, c1, k1 = n_b.ravel(), c_b.ravel(), k_b.ravel()
     ap = a + c1

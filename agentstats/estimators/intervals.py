@@ -48,6 +48,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from agentstats.intervals import CI_PROB
+
 __all__ = ["clopper_pearson_interval"]
 
 #: Upper bound on the number of entries of one bootstrap weight block (memory control).
@@ -66,7 +68,9 @@ METHOD_CLOPPER_PEARSON = "Clopper-Pearson"
 METHOD_MOVER = "MOVER (Clopper-Pearson)"
 
 
-def clopper_pearson_interval(mean: object, n_obs: object, ci_prob: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def clopper_pearson_interval(
+    mean: object, n_obs: object, ci_prob: float = CI_PROB
+) -> tuple[np.ndarray, np.ndarray]:
     """Clopper-Pearson interval for a mean of ``n_obs`` values in [0, 1] (exact for a proportion of 0/1 values).
 
     With ``x = mean * T`` (the success mass over ``T`` values) and ``a = 1 - ci_prob``: ``lo = 0`` if ``x = 0``, else
@@ -80,7 +84,7 @@ def clopper_pearson_interval(mean: object, n_obs: object, ci_prob: float = 0.95)
         Observed mean(s) in [0, 1].
     n_obs : int or array_like
         Number of values ``T`` behind each mean (> 0); broadcast with ``mean``.
-    ci_prob : float, default 0.95
+    ci_prob : float, default :data:`agentstats.intervals.CI_PROB` (0.95)
         Coverage probability, in (0, 1); each tail holds ``(1 - ci_prob) / 2``.
 
     Returns

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from agentstats.estimators._checks import check_ci, check_k_list, check_n_boot, resolve_random_seed
+from agentstats.estimators._checks import check_n_boot
 from agentstats.estimators.intervals import (
     METHOD_BOOTSTRAP,
     METHOD_MOVER,
@@ -42,6 +42,7 @@ from agentstats.estimators.intervals import (
 )
 from agentstats.estimators.suite import k_groups, resample_rng
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
+from agentstats.intervals import CI_PROB, CiKind, check_ci, check_ks, resolve_random_seed
 from agentstats.records.counts import validate_counts
 
 __all__ = ["PAIRED_COLUMNS", "paired_pass_k", "paired_pass_k_table"]
@@ -65,10 +66,9 @@ def paired_pass_k(
     k: int | Iterable[int] | None = None,
     *,
     n_boot: int = 2000,
-    ci_prob: float = 0.95,
-    ci_kind: str = "eti",
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
     random_seed: int | np.random.Generator | None = 0,
-    seed: int | None = None,
 ) -> pd.DataFrame:
     """Paired difference ``agent_a - agent_b`` in suite pass@k and pass^k, with a paired bootstrap interval.
 
@@ -90,15 +90,13 @@ def paired_pass_k(
     n_boot : int, default 2000
         Bootstrap resamples: 0 leaves the bootstrap intervals NaN; otherwise at least 100 (as in
         :func:`agentstats.estimators.suite_pass_k`).
-    ci_prob : float, default 0.95
+    ci_prob : float, default :data:`agentstats.intervals.CI_PROB` (0.95)
         Interval probability, in (0, 1).
     ci_kind : {"eti"}, default "eti"
         Interval shape; only equal-tailed intervals are defined for these frequentist intervals.
     random_seed : int, numpy.random.Generator or None, default 0
         Seed: resamples come from ``numpy.random.default_rng([s, crc32(agent_a), crc32(agent_b), T])``; a
         Generator contributes one draw as ``s``, None fresh entropy; ``s`` is in ``attrs["random_seed"]``.
-    seed : int, optional
-        Deprecated alias of ``random_seed`` (warns with ``DeprecationWarning``).
 
     Returns
     -------
@@ -133,10 +131,10 @@ def paired_pass_k(
     """
     func = "paired_pass_k"
     df = validate_counts(counts, func)
-    ks_req = check_k_list(k, func)
+    ks_req = check_ks(k, func)
     n_boot = check_n_boot(n_boot, func)
     ci_prob, ci_kind = check_ci(ci_prob, ci_kind, func, kinds=("eti",))
-    base = resolve_random_seed(random_seed, seed, func)
+    base = resolve_random_seed(random_seed, func)
     _check_agents(df, [agent_a, agent_b], func)
     if agent_a == agent_b:
         raise ValueError(f"{func}: agent_a and agent_b are both {agent_a!r}; give two different agents")
@@ -151,10 +149,9 @@ def paired_pass_k_table(
     *,
     agents: Sequence[Any] | None = None,
     n_boot: int = 2000,
-    ci_prob: float = 0.95,
-    ci_kind: str = "eti",
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
     random_seed: int | np.random.Generator | None = 0,
-    seed: int | None = None,
 ) -> pd.DataFrame:
     """Paired differences for every pair of agents, each pair once (``agent_a`` listed before ``agent_b``).
 
@@ -172,7 +169,7 @@ def paired_pass_k_table(
         The k values; None: per pair, ``1 .. min n`` over its paired tasks.
     agents : sequence of str, optional
         Agents to compare, in this order; default every agent in order of first appearance.
-    n_boot, ci_prob, ci_kind, random_seed, seed
+    n_boot, ci_prob, ci_kind, random_seed
         As for :func:`paired_pass_k`. A Generator or None seed is resolved once to an integer ``s`` for the whole
         table; every pair then draws from its own stream (``[s, crc32(a), crc32(b), T]``), so a pair's numbers do not
         depend on which other agents are compared.
@@ -191,10 +188,10 @@ def paired_pass_k_table(
     """
     func = "paired_pass_k_table"
     df = validate_counts(counts, func)
-    ks_req = check_k_list(k, func)
+    ks_req = check_ks(k, func)
     n_boot = check_n_boot(n_boot, func)
     ci_prob, ci_kind = check_ci(ci_prob, ci_kind, func, kinds=("eti",))
-    base = resolve_random_seed(random_seed, seed, func)
+    base = resolve_random_seed(random_seed, func)
     names = list(dict.fromkeys(df["agent"])) if agents is None else list(agents)
     if len(set(names)) != len(names):
         raise ValueError(f"{func}: agents lists an agent more than once: {names!r}")

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.estimators._checks import check_ci, check_k_list, check_n_boot, resolve_random_seed
+from agentstats.estimators._checks import check_n_boot
 from agentstats.estimators.intervals import (
     METHOD_BOOTSTRAP,
     METHOD_CLOPPER_PEARSON,
@@ -41,6 +41,7 @@ from agentstats.estimators.intervals import (
     percentile_interval,
 )
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
+from agentstats.intervals import CI_PROB, CiKind, check_ci, check_ks, resolve_random_seed
 from agentstats.records.counts import validate_counts
 
 __all__ = ["SUITE_COLUMNS", "excluded_tasks", "suite_pass_k"]
@@ -115,10 +116,9 @@ def suite_pass_k(
     k: int | Iterable[int] | None = None,
     *,
     n_boot: int = 2000,
-    ci_prob: float = 0.95,
-    ci_kind: str = "eti",
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
     random_seed: int | np.random.Generator | None = 0,
-    seed: int | None = None,
 ) -> pd.DataFrame:
     """Per-agent suite pass@k and pass^k: mean over tasks of the per-task unbiased values, with uncertainty.
 
@@ -156,7 +156,7 @@ def suite_pass_k(
         Bootstrap resamples: 0 skips the bootstrap and leaves those intervals NaN (boundary intervals need no
         resampling and are still given); otherwise at least 100 (``MIN_N_BOOT`` in
         :mod:`agentstats.estimators._checks`: fewer leave each end of a 95% interval to one or two resampled means).
-    ci_prob : float, default 0.95
+    ci_prob : float, default :data:`agentstats.intervals.CI_PROB` (0.95)
         Interval probability, in (0, 1).
     ci_kind : {"eti"}, default "eti"
         Interval shape. Only equal-tailed intervals are defined here (each tail ``(1 - ci_prob) / 2``); the
@@ -166,8 +166,6 @@ def suite_pass_k(
         ``numpy.random.default_rng([s, crc32(agent), T])``, so results do not depend on which other agents or k
         values are in the call. A Generator contributes one draw as ``s`` (its stream advances by one value);
         None draws ``s`` from fresh entropy. ``s`` is recorded in ``attrs["random_seed"]``.
-    seed : int, optional
-        Deprecated alias of ``random_seed`` (warns with ``DeprecationWarning``).
 
     Returns
     -------
@@ -195,10 +193,10 @@ def suite_pass_k(
     """
     func = "suite_pass_k"
     df = validate_counts(counts, func)
-    ks_req = check_k_list(k, func)
+    ks_req = check_ks(k, func)
     n_boot = check_n_boot(n_boot, func)
     ci_prob, ci_kind = check_ci(ci_prob, ci_kind, func, kinds=("eti",))
-    base = resolve_random_seed(random_seed, seed, func)
+    base = resolve_random_seed(random_seed, func)
     suite_tasks = list(dict.fromkeys(df["task_id"]))
     t_suite = len(suite_tasks)
 

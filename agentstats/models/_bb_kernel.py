@@ -1,7 +1,13 @@
 """One-pass log-pmf and gradient of the (zero/one-inflated) Beta-Binomial cell likelihood, as a PyTensor Op.
 
-The crossed Beta-Binomial families (:mod:`agentstats.models.beta_binomial`) spend most of a fit in the gradient of
-the per-cell log-pmf. Written as a PyTensor graph it costs about ten transcendental functions per cell (two
+Size note: :func:`_kernel` is one function of about 110 lines on purpose. It is compiled by numba and run once per
+gradient over every cell; its two paths (products, log space) share per-cell state and the ``(phi)_n`` cache across
+consecutive cells inside one loop. Split into helpers, numba would either inline them back (nothing gained in
+reading) or call them per cell (measurably slower at 10k cells, ``benchmarks/bench_kernel.py``), and the cache would
+have to be passed in and out.
+
+The crossed Beta-Binomial families (:mod:`agentstats.models.families.beta_binomial`) spend most of a fit in the
+gradient of the per-cell log-pmf. Written as a PyTensor graph it costs about ten transcendental functions per cell (two
 ``log`` of rising factorials, the inflation's ``logaddexp`` and ``softplus``, ``log det`` and ``log1p(-det)`` per
 cell) and as many again in the backward pass. This module computes, in one loop over the cells, the log-pmf and its
 partial derivatives with respect to ``eta = logit m``, the concentration ``phi`` and the deterministic share ``det``,
@@ -24,7 +30,7 @@ zero for the model without inflation), outputs the log-pmf per cell and the thre
 ``grad`` returns scaled by the incoming gradient (first derivatives only: NUTS needs no more). It runs the same
 numba kernel in every backend that PyTensor compiles to C or Python (``perform``) and inside numba-compiled graphs
 (nutpie, :func:`numba_funcify`); :func:`register_jax` adds a vectorized JAX form for the numpyro sampler. Tested
-against :func:`agentstats.models.beta_binomial.beta_binomial_logpmf` (scipy's ``betabinom``) and against finite
+against :func:`agentstats.models.families.beta_binomial.beta_binomial_logpmf` (scipy's ``betabinom``) and against finite
 differences, on both paths (``tests/models/test_bb_kernel.py``).
 """
 

@@ -17,7 +17,7 @@ import xarray as xr
 
 from agentstats.records.counts import validate_counts
 
-__all__ = ["CountsData", "counts_dataset", "counts_hash", "prepare_counts", "stored_counts", "stored_data"]
+__all__ = ["CountsData", "align_counts", "counts_dataset", "counts_from_dataset", "counts_hash", "prepare_counts"]
 
 
 @dataclass(frozen=True)
@@ -150,17 +150,11 @@ def counts_dataset(data: CountsData) -> xr.Dataset:
     )
 
 
-def stored_data(dt: xr.DataTree) -> CountsData:
-    """Read back the counts a fit was made on, from its ``constant_data`` group.
+def counts_from_dataset(cd: xr.Dataset, counts_hash: str = "") -> CountsData:
+    """Read back the counts a fit was made on from its ``constant_data`` group (:func:`counts_dataset`).
 
-    Raises
-    ------
-    ValueError
-        If the fit stores no counts.
+    A fit made before ``cell_present`` existed counts the cells with ``n > 0`` as present.
     """
-    if "constant_data" not in dt.children or "n_trials" not in dt["constant_data"]:
-        raise ValueError("no counts stored in dt['constant_data'] (expected a fit from agentstats.fit)")
-    cd = dt["constant_data"]
     agents = [str(a) for a in np.asarray(cd["agent"])]
     tasks = [str(t) for t in np.asarray(cd["task"])]
     present = cd["cell_present"].to_numpy().astype(bool) if "cell_present" in cd else cd["n_trials"].to_numpy() > 0
@@ -170,19 +164,19 @@ def stored_data(dt: xr.DataTree) -> CountsData:
         cd["n_trials"].to_numpy().astype(np.int64),
         cd["n_success"].to_numpy().astype(np.int64),
         present,
-        str(dt.attrs.get("counts_hash", "")),
+        counts_hash,
     )
 
 
-def stored_counts(dt: xr.DataTree, counts: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Trials ``n`` and successes ``c`` as (agent, task) arrays aligned with the fit's coordinates.
+def align_counts(data: CountsData, counts: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Trials ``n`` and successes ``c`` of ``counts`` as (agent, task) arrays in the agent and task order of ``data``.
 
     Parameters
     ----------
-    dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit` (``constant_data`` holds ``n_trials`` and ``n_success``).
-    counts : pandas.DataFrame, optional
-        Counts to align instead of the stored ones.
+    data : CountsData
+        The fitted counts (their coordinates set the order).
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c``; cells absent from it are 0.
 
     Returns
     -------
@@ -191,26 +185,19 @@ def stored_counts(dt: xr.DataTree, counts: pd.DataFrame | None = None) -> tuple[
     Raises
     ------
     ValueError
-        If neither stored nor given counts exist, or the given counts name agents/tasks not in the fit.
+        Invalid counts, or counts that name agents or tasks not in ``data``.
     """
-    if counts is None:
-        data = stored_data(dt)
-        return data.n, data.c
-    # the stored counts carry the fit's agent and task coordinates (a one-agent posterior has no agent dimension)
-    coords = dt["constant_data"] if "constant_data" in dt.children else dt["posterior"]
-    agents = [str(a) for a in np.asarray(coords["agent"])]
-    tasks = [str(t) for t in np.asarray(coords["task"])]
-    data = prepare_counts(counts)
-    extra_a = set(data.agents) - set(agents)
-    extra_t = set(data.tasks) - set(tasks)
+    given = prepare_counts(counts)
+    extra_a = set(given.agents) - set(data.agents)
+    extra_t = set(given.tasks) - set(data.tasks)
     if extra_a or extra_t:
         raise ValueError(
             f"counts do not match the fit: agents {sorted(extra_a)} / tasks {sorted(extra_t)[:5]} not in it"
         )
-    n = np.zeros((len(agents), len(tasks)), dtype=np.int64)
+    n = np.zeros(data.shape, dtype=np.int64)
     c = np.zeros_like(n)
-    ai = pd.Index(agents).get_indexer(data.agents)
-    ti = pd.Index(tasks).get_indexer(data.tasks)
-    n[np.ix_(ai, ti)] = data.n
-    c[np.ix_(ai, ti)] = data.c
+    ai = pd.Index(data.agents).get_indexer(given.agents)
+    ti = pd.Index(data.tasks).get_indexer(given.tasks)
+    n[np.ix_(ai, ti)] = given.n
+    c[np.ix_(ai, ti)] = given.c
     return n, c

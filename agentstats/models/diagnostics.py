@@ -9,22 +9,26 @@ is one (agent, task) cell with all its trials.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 
+from agentstats.intervals import CI_PROB, check_ci
 from agentstats.models._rank_diagnostics import rank_diagnostics
+from agentstats.models.data import CountsData, align_counts
+from agentstats.models.families.base import BuildInfo, ModelFamily
+from agentstats.models.priors import Priors
 
 __all__ = [
     "ConvergenceWarning",
     "Diagnostics",
+    "FitLike",
     "PPCResult",
     "compare_models",
     "diagnose",
@@ -35,6 +39,21 @@ __all__ = [
 
 class ConvergenceWarning(UserWarning):
     """Raised (as a warning) when a fit fails R-hat, ESS or divergence thresholds."""
+
+
+class FitLike(Protocol):
+    """What the checks here read of a fit (:class:`agentstats.models.result.Fit`, which sits above this module)."""
+
+    @property
+    def family(self) -> ModelFamily: ...  # noqa: D102
+    @property
+    def data(self) -> CountsData: ...  # noqa: D102
+    @property
+    def idata(self) -> xr.DataTree: ...  # noqa: D102
+    @property
+    def priors(self) -> Priors: ...  # noqa: D102
+    @property
+    def build(self) -> BuildInfo: ...  # noqa: D102
 
 
 @dataclass
@@ -67,17 +86,6 @@ class Diagnostics:
         return f"{head}\n{self.table.to_string(index=False, formatters=shown)}"
 
 
-def _default_var_names(dt: xr.DataTree) -> list[str]:
-    """List what the fit's family says to diagnose (sampled parameters, not derived or conditionally drawn ones)."""
-    from agentstats.models.registry import family_of
-
-    post = dt["posterior"].to_dataset()
-    try:
-        return family_of(dt).diagnostic_var_names(post)
-    except ValueError:  # not a fit of agentstats: every variable except non-centred auxiliaries
-        return [str(v) for v in post.data_vars if not str(v).endswith("_z")]
-
-
 def _check_threshold(name: str, value: Any, low: float) -> None:
     """Refuse a threshold of :func:`diagnose` that is not a number >= ``low``."""
     try:
@@ -89,7 +97,7 @@ def _check_threshold(name: str, value: Any, low: float) -> None:
 
 
 def diagnose(
-    dt: xr.DataTree,
+    fit: FitLike | xr.DataTree,
     r_hat_max: float = 1.01,
     ess_min: float = 400,
     var_names: Sequence[str] | None = None,
@@ -98,17 +106,18 @@ def diagnose(
 
     Parameters
     ----------
-    dt : xarray.DataTree
-        A fit with a ``posterior`` group (dims ``chain, draw, ...``) and, when sampled by NUTS, ``sample_stats``
-        with ``diverging``.
+    fit : Fit or xarray.DataTree
+        A fit (:class:`agentstats.models.result.Fit`), or any DataTree with a ``posterior`` group (dims
+        ``chain, draw, ...``) and, when sampled by NUTS, ``sample_stats`` with ``diverging``.
     r_hat_max : float
         Largest acceptable rank-normalized split R-hat (Vehtari et al. 2021, arXiv 1903.08008).
     ess_min : float
         Smallest acceptable bulk and tail effective sample size.
     var_names : sequence of str, optional
-        Variables to check; default what the fit's family names
-        (:meth:`agentstats.models.family.ModelFamily.diagnostic_var_names`: the sampled parameters, not
-        non-centred auxiliaries ``*_z`` or quantities drawn outside the sampler).
+        Variables to check; default for a fit what its family names
+        (:meth:`agentstats.models.families.base.ModelFamily.diagnostic_var_names`: the sampled parameters, not
+        non-centred auxiliaries ``*_z`` or quantities drawn outside the sampler), for another DataTree every
+        variable but the non-centred auxiliaries ``*_z``.
 
     Returns
     -------
@@ -125,10 +134,16 @@ def diagnose(
     """
     _check_threshold("r_hat_max", r_hat_max, 1.0)
     _check_threshold("ess_min", ess_min, 0.0)
+    dt = fit if isinstance(fit, xr.DataTree) else fit.idata
     if "posterior" not in dt.children:
         raise ValueError("diagnose: the DataTree has no 'posterior' group")
-    names = list(var_names) if var_names is not None else _default_var_names(dt)
     post = dt["posterior"].to_dataset()
+    if var_names is not None:
+        names = list(var_names)
+    elif isinstance(fit, xr.DataTree):
+        names = [str(v) for v in post.data_vars if not str(v).endswith("_z")]
+    else:
+        names = fit.family.diagnostic_var_names(post)
     absent = [v for v in names if v not in post]
     if absent:
         raise ValueError(f"diagnose: variable(s) {absent} not in the posterior")
@@ -201,18 +216,21 @@ class PPCResult:
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per statistic: ``statistic, observed, rep_mean, rep_low, rep_high, p_value`` (rep_low/high: 2.5 %
-        and 97.5 % quantiles of the replicated statistic; ``p_value`` = P(T(y_rep) > T(y)) + P(T(y_rep) = T(y)) / 2,
-        the posterior predictive p-value (BDA3 sec. 6.3) with ties counted half (the mid-p value, Lancaster 1961,
-        JASA 56(294)): the statistics are discrete, and an agent that never succeeds has flip share 0 in every
-        replicate, which is agreement (p 0.5), not misfit (P(T_rep >= T) would be 1). Values near 0 or 1 flag
-        misfit.
+        One row per statistic: ``statistic, observed, rep_mean, rep_low, rep_high, p_value`` (rep_low/high: the equal-
+        tailed ``ci_prob`` interval of the replicated statistic, 2.5 % and 97.5 % quantiles by default; ``p_value`` =
+        P(T(y_rep) > T(y)) + P(T(y_rep) = T(y)) / 2, the posterior predictive p-value (BDA3 sec. 6.3) with ties counted
+        half (the mid-p value, Lancaster 1961, JASA 56(294)): the statistics are discrete, and an agent that never
+        succeeds has flip share 0 in every replicate, which is agreement (p 0.5), not misfit (P(T_rep >= T) would be 1).
+        Values near 0 or 1 flag misfit.
     replicated : dict of str to numpy.ndarray
         Replicated statistic per posterior draw used, shape (n_draws,).
+    ci_prob : float
+        Probability of the ``rep_low`` / ``rep_high`` interval (also ``table.attrs["ci_prob"]``).
     """
 
     table: pd.DataFrame
     replicated: dict[str, np.ndarray]
+    ci_prob: float = CI_PROB
 
 
 def _cell_statistics(n: np.ndarray, c: np.ndarray, agents: Sequence[str]) -> dict[str, np.ndarray]:
@@ -241,23 +259,16 @@ def _cell_statistics(n: np.ndarray, c: np.ndarray, agents: Sequence[str]) -> dic
     return stats
 
 
-def _ppc_counts(dt: xr.DataTree, n_draws: int | None, random_seed: int) -> np.ndarray:
+def _ppc_counts(fit: FitLike, n_draws: int | None, random_seed: int) -> np.ndarray:
     """Replicate counts ``c_rep`` (draw, agent, task) with ``pymc.sample_posterior_predictive`` on the family's model.
 
     0 on unobserved cells; evenly thinned posterior draws, in blocks that bound memory.
     """
     import pymc as pm
 
-    from agentstats.models.data import stored_data
-    from agentstats.models.priors import Priors
-    from agentstats.models.registry import family_of
-
-    family = family_of(dt)
-    data = stored_data(dt)
-    priors = Priors(**json.loads(dt.attrs["priors"])) if "priors" in dt.attrs else None
-    param = json.loads(dt.attrs.get("parameterization", "{}")) or None
-    model, _ = family.build(data, priors or Priors(), param)
-    post = dt["posterior"].to_dataset()
+    data = fit.data
+    model, _ = fit.family.build(data, fit.priors, fit.build.parameterization or None)
+    post = fit.idata["posterior"].to_dataset()
     stacked = post.stack(sample=("chain", "draw"))
     total = stacked.sizes["sample"]
     pick = np.arange(total) if n_draws is None or n_draws >= total else np.linspace(0, total - 1, n_draws).round()
@@ -282,11 +293,12 @@ def _ppc_counts(dt: xr.DataTree, n_draws: int | None, random_seed: int) -> np.nd
 
 
 def posterior_predictive_cells(
-    dt: xr.DataTree,
+    fit: FitLike,
     counts: pd.DataFrame | None = None,
     *,
     n_draws: int | None = 500,
     random_seed: int = 0,
+    ci_prob: float = CI_PROB,
 ) -> PPCResult:
     """Posterior predictive check of per-cell success counts, targeting the per-cell spread.
 
@@ -307,14 +319,16 @@ def posterior_predictive_cells(
 
     Parameters
     ----------
-    dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit`.
+    fit : Fit
+        A fit from :func:`agentstats.models.fitting.fit` (:class:`agentstats.models.result.Fit`).
     counts : pandas.DataFrame, optional
         Must be the fitted counts if given (checked); the stored ones are used.
     n_draws : int or None
         Posterior draws used (evenly thinned); None uses all.
     random_seed : int
         Seed of the replication.
+    ci_prob : float
+        Probability of the replicated statistic's equal-tailed interval (``rep_low``, ``rep_high``).
 
     Returns
     -------
@@ -325,14 +339,14 @@ def posterior_predictive_cells(
     ValueError
         If ``counts`` do not match the fit, or the fit stores no counts.
     """
-    from agentstats.models.data import stored_counts, stored_data
-
-    data = stored_data(dt)
+    check_ci(ci_prob, "eti", "posterior_predictive_cells")
+    data = fit.data
     if counts is not None:
-        n_given, c_given = stored_counts(dt, counts)
+        n_given, c_given = align_counts(data, counts)
         if not (np.array_equal(n_given, data.n) and np.array_equal(c_given, data.c)):
             raise ValueError("counts differ from the counts the fit was made on")
-    c_rep = _ppc_counts(dt, n_draws, random_seed)
+    c_rep = _ppc_counts(fit, n_draws, random_seed)
+    tail = (1.0 - float(ci_prob)) / 2.0
     rep = _cell_statistics(data.n[None], c_rep, data.agents)
     obs = _cell_statistics(data.n, data.c, data.agents)
     rows = []
@@ -345,15 +359,18 @@ def posterior_predictive_cells(
                 statistic=name,
                 observed=o,
                 rep_mean=float(np.mean(values)),
-                rep_low=float(np.quantile(values, 0.025)),
-                rep_high=float(np.quantile(values, 0.975)),
+                rep_low=float(np.quantile(values, tail)),
+                rep_high=float(np.quantile(values, 1.0 - tail)),
                 p_value=float(np.mean(values > o) + 0.5 * np.mean(values == o)),
             )
         )
-    return PPCResult(table=pd.DataFrame(rows), replicated={k: v for k, v in rep.items() if np.isfinite(obs[k])})
+    table = pd.DataFrame(rows)
+    table.attrs["ci_prob"] = float(ci_prob)
+    return PPCResult(table=table, replicated={k: v for k, v in rep.items() if np.isfinite(obs[k])},
+                     ci_prob=float(ci_prob))
 
 
-def compare_models(dts: Mapping[str, xr.DataTree], **kwargs) -> pd.DataFrame:
+def compare_models(fits: Mapping[str, FitLike | xr.DataTree], **kwargs: Any) -> pd.DataFrame:
     """Compare fits by PSIS-LOO expected log predictive density over cells (``az.compare``).
 
     Source: Vehtari, Gelman & Gabry (2017), arXiv 1507.04544. Each fit must have a ``log_likelihood`` group
@@ -361,7 +378,7 @@ def compare_models(dts: Mapping[str, xr.DataTree], **kwargs) -> pd.DataFrame:
 
     Parameters
     ----------
-    dts : mapping of str to xarray.DataTree
+    fits : mapping of str to Fit (or xarray.DataTree)
         Model name -> fit.
     **kwargs
         Passed to ``arviz.compare`` (e.g. ``method="stacking"``).
@@ -376,8 +393,9 @@ def compare_models(dts: Mapping[str, xr.DataTree], **kwargs) -> pd.DataFrame:
     ValueError
         If fewer than two fits are given or one lacks ``log_likelihood``.
     """
-    if len(dts) < 2:
+    if len(fits) < 2:
         raise ValueError("compare_models: need at least two fits")
+    dts = {name: f if isinstance(f, xr.DataTree) else f.idata for name, f in fits.items()}
     for name, dt in dts.items():
         if "log_likelihood" not in dt.children:
             raise ValueError(

@@ -3,7 +3,7 @@
 Sum-to-zero effects (``pm.ZeroSumNormal``) remove the additive ridge between ``mu``, ``alpha`` and ``beta``
 (any constant can move between them without changing ``p``); ``sigma`` keeps its meaning as the population
 standard deviation of the effect (the constraint moves the sample mean into ``mu``, see
-:meth:`agentstats.models.family.ModelFamily.new_task_pass_k` for what that means for a new task).
+:meth:`agentstats.models.families.base.ModelFamily.new_task_pass_k` for what that means for a new task).
 
 Parameterization rule (:func:`choose_parameterization`)
 -------------------------------------------------------

@@ -1,7 +1,7 @@
 """All priors of the agentstats models, in one place.
 
-Every model family (:mod:`agentstats.models.family`) reads its priors from a :class:`Priors` instance; nothing else
-in the package states a prior. Scales are on the logit scale of the per-trial success probability.
+Every model family (:mod:`agentstats.models.families.base`) reads its priors from a :class:`Priors` instance; nothing
+else in the package states a prior. Scales are on the logit scale of the per-trial success probability.
 
 Rationale (weakly informative priors, Gelman et al. BDA3 ch. 5 and Gelman 2006 "Prior distributions for
 variance parameters in hierarchical models", Bayesian Analysis 1(3))::

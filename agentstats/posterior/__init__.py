@@ -8,13 +8,13 @@ Two populations:
 
 * ``observed``: the tasks in the data, ``mean_t p[a, t]^k`` over the tasks agent ``a`` attempted (cells with
   n > 0), per posterior draw. The cell probabilities come from the fit's family
-  (:meth:`agentstats.models.family.ModelFamily.cell_p`), block by block, so no (chain, draw, agent, task) array is
-  held in memory; for the Beta-Binomial families they are exact conditional draws given the sampled parameters,
+  (:meth:`agentstats.models.families.base.ModelFamily.cell_p`), block by block, so no (chain, draw, agent, task) array
+  is held in memory; for the Beta-Binomial families they are exact conditional draws given the sampled parameters,
   seeded from the fit's seed (the same draws in every function here).
-* ``new``: a new task from the same task population (:meth:`agentstats.models.family.ModelFamily.new_task_pass_k`):
-  the family integrates the task-to-task and within-cell variation by Gauss-Hermite quadrature and adds the
-  uncertainty of the population mean (one shift ``Normal(0, sigma_task / sqrt(T))`` per draw; the reason is in
-  :mod:`agentstats.models.family`).
+* ``new``: a new task from the same task population
+  (:meth:`agentstats.models.families.base.ModelFamily.new_task_pass_k`): the family integrates the task-to-task and
+  within-cell variation by Gauss-Hermite quadrature and adds the uncertainty of the population mean (one shift
+  ``Normal(0, sigma_task / sqrt(T))`` per draw; the reason is in :mod:`agentstats.models.families.base`).
 
 ``extrapolated`` (per agent and k) is the share of the agent's attempted tasks with fewer than k trials: the unbiased
 estimators are undefined there, so those tasks' values rest on the model (its cell distribution) more than on data.

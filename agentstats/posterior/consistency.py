@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from agentstats.models.data import prepare_counts, stored_data
-from agentstats.models.registry import family_of
-from agentstats.posterior._common import check_ci, interval, posterior_group
+from agentstats.intervals import CI_PROB, CiKind, check_ci
+from agentstats.models.data import prepare_counts
+from agentstats.models.result import Fit
+from agentstats.posterior._common import as_fit, interval
 
 __all__ = ["consistency", "task_effects"]
 
@@ -43,9 +42,9 @@ def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:
 
 def consistency(
     counts: pd.DataFrame | None = None,
-    dt: xr.DataTree | None = None,
-    ci_prob: float = 0.95,
-    ci_kind: Literal["eti", "hdi"] = "eti",
+    fit: Fit | None = None,
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
 ) -> pd.DataFrame:
     """Within-task consistency of outcomes per agent, from the data and (with a fit) from the model.
 
@@ -53,9 +52,9 @@ def consistency(
     * ``icc_anova``: ANOVA intra-class correlation of binary outcomes within tasks, unequal n (Fleiss, Levin &
       Paik 2003; Ridout, Demetrio & Firth 1999, Biometrics 55:137). Near 1: an agent either always or never solves
       a task; near 0: outcomes look like coin flips at a common rate.
-    * with ``dt``: the fit's family's model-based consistency **per agent**
-      (:meth:`agentstats.models.family.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation of
-      two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
+    * with ``fit``: the fit's family's model-based consistency **per agent**
+      (:meth:`agentstats.models.families.base.ModelFamily.icc`) with credible intervals: ``icc_cell``, the correlation
+      of two trials of one agent on one task beyond what the agent and task effects explain (Beta-Binomial families:
       ``rho[a]``, or ``det_share + (1 - det_share) rho[a]`` with zero/one inflation; Williams 1975), and
       ``icc_model``, the latent-scale ICC of task difficulty (Nakagawa & Schielzeth 2010, Biol. Rev. 85:935):
       logit-normal families ``(sigma_task^2 + sigma_cell[a]^2) / (... + pi^2/3)``, per agent (task and cell
@@ -67,16 +66,17 @@ def consistency(
     Parameters
     ----------
     counts : pandas.DataFrame, optional
-        Columns ``agent, task_id, n, c``; default the counts stored in ``dt``.
-    dt : xarray.DataTree, optional
-        A hierarchical fit.
+        Columns ``agent, task_id, n, c``; default the counts of ``fit`` (``fit.data``, not validated again).
+    fit : Fit, optional
+        A fit of a family with a model-based consistency
+        (:attr:`~agentstats.models.families.base.ModelFamily.has_icc`).
     ci_prob : float
     ci_kind : {"eti", "hdi"}
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``agent, n_tasks, n_tasks_multi, flip_share, icc_anova`` and, with ``dt``, ``icc_model,
+        Columns ``agent, n_tasks, n_tasks_multi, flip_share, icc_anova`` and, with ``fit``, ``icc_model,
         icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high, icc_cell_estimable``.
 
     Raises
@@ -84,10 +84,14 @@ def consistency(
     ValueError
         Without counts and fit, with a fit of a model that has no hyperparameters (``no_pooling``), or with counts
         of an agent the fit does not have.
+    TypeError
+        When ``fit`` is not a :class:`~agentstats.models.result.Fit`.
     """
-    if counts is None and dt is None:
+    if counts is None and fit is None:
         raise ValueError("consistency: give counts, a fit, or both")
-    data = prepare_counts(counts) if counts is not None else stored_data(dt)  # type: ignore[arg-type]
+    if fit is not None:
+        fit = as_fit(fit, "consistency")
+    data = prepare_counts(counts) if counts is not None else fit.data  # type: ignore[union-attr]
     rows = []
     for i, agent in enumerate(data.agents):
         n, c = data.n[i], data.c[i]
@@ -103,13 +107,13 @@ def consistency(
             )
         )
     out = pd.DataFrame(rows)
-    if dt is None:
+    if fit is None:
         return out
-    check_ci(ci_prob, ci_kind)
-    post = posterior_group(dt)
-    iccs = family_of(dt).icc(post)
-    # a one-agent fit has no agent dimension: its agent is in the stored counts
-    fit_agents = [str(a) for a in (post["agent"].values if "agent" in post.coords else stored_data(dt).agents)]
+    ci_prob, ci_kind = check_ci(ci_prob, ci_kind, "consistency")
+    if not fit.family.has_icc:
+        raise ValueError(f"the {fit.family.name} model has no model-based ICC (fit a hierarchical model)")
+    iccs = fit.family.icc(fit.posterior)
+    fit_agents = fit.data.agents  # also a one-agent fit's, whose posterior has no agent dimension
     unknown = [a for a in data.agents if a not in fit_agents]
     if unknown:
         raise ValueError(
@@ -130,12 +134,12 @@ def consistency(
     return out
 
 
-def task_effects(dt: xr.DataTree, ci_prob: float = 0.95, ci_kind: Literal["eti", "hdi"] = "eti") -> pd.DataFrame:
+def task_effects(fit: Fit, ci_prob: float = CI_PROB, ci_kind: CiKind = "eti") -> pd.DataFrame:
     """Posterior summary of the task effects beta[t] (logit scale; higher = easier), for difficulty plots.
 
     Parameters
     ----------
-    dt : xarray.DataTree
+    fit : Fit
         A crossed-model fit (posterior variable ``beta`` with dims ``chain, draw, task``).
     ci_prob : float
         Probability mass of the credible interval.
@@ -144,15 +148,16 @@ def task_effects(dt: xr.DataTree, ci_prob: float = 0.95, ci_kind: Literal["eti",
     Returns
     -------
     pandas.DataFrame
-        Columns ``task, mean, ci_low, ci_high`` (one row per task), sorted by ``mean``.
+        Columns ``task, mean, ci_low, ci_high, ci_kind, ci_prob`` (one row per task), sorted by ``mean``.
 
     Raises
     ------
     ValueError
         When the fit has no task effect (e.g. the ``no_pooling`` model).
     """
-    check_ci(ci_prob, ci_kind)
-    post = posterior_group(dt)
+    fit = as_fit(fit, "task_effects")
+    ci_prob, ci_kind = check_ci(ci_prob, ci_kind, "task_effects")
+    post = fit.posterior
     if "beta" not in post:
         raise ValueError("task_effects: this fit has no task effect 'beta' (fit a crossed model)")
     beta = post["beta"].transpose("chain", "draw", "task")
@@ -163,6 +168,8 @@ def task_effects(dt: xr.DataTree, ci_prob: float = 0.95, ci_kind: Literal["eti",
             "mean": beta.mean(("chain", "draw")).to_numpy(),
             "ci_low": ci.sel(ci_bound="lower").to_numpy(),
             "ci_high": ci.sel(ci_bound="upper").to_numpy(),
+            "ci_kind": ci_kind,
+            "ci_prob": ci_prob,
         }
     )
     return out.sort_values("mean").reset_index(drop=True)

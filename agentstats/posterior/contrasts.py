@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from agentstats.posterior._common import check_ci, interval
+from agentstats.intervals import CI_PROB, CiKind, check_ci
+from agentstats.posterior._common import interval
 
 __all__ = ["contrast_matrix", "contrast_table"]
 
@@ -58,7 +59,7 @@ def contrast_matrix(draws_k: xr.DataArray, delta: float = 0.0, *, k: int | None 
 
 
 def contrast_table(
-    draws: xr.DataArray, delta: float = 0.0, ci_prob: float = 0.95, ci_kind: Literal["eti", "hdi"] = "eti"
+    draws: xr.DataArray, delta: float = 0.0, ci_prob: float = CI_PROB, ci_kind: CiKind = "eti"
 ) -> pd.DataFrame:
     """Pairwise contrasts, each unordered pair once: P(A > B), P(A - B > delta) and the difference's credible interval.
 
@@ -81,7 +82,7 @@ def contrast_table(
         Columns ``k`` (only when the draws have a ``k`` dim), ``agent_a, agent_b, prob_greater, delta,
         prob_diff_gt_delta, diff_mean, diff_low, diff_high, ci_kind, ci_prob``.
     """
-    check_ci(ci_prob, ci_kind)
+    ci_prob, ci_kind = check_ci(ci_prob, ci_kind, "contrast_table")
     has_k = "k" in draws.dims
     rows = []
     for kk in draws["k"].values if has_k else [None]:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from agentstats.estimators import suite_pass_k
 from agentstats.gating.posterior import mean_draws, summarize
+from agentstats.intervals import CI_PROB
 from agentstats.metrics.output import metric_counts
 
 __all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
@@ -35,7 +36,7 @@ _COLUMNS = ["agent", "metric", "group", "method", "level", "n_tasks", "n_values"
             "ci_prob", "n_trials_passed_known", "share_passed", "share_ci_low", "share_ci_high", "share_ci_method"]
 
 
-def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = 0.95, prior_strength: float = 2.0,
+def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_strength: float = 2.0,
                       n_draws: int = 4000, random_seed: int = 0) -> pd.DataFrame:
     """Posterior mean with credible interval, and share of trials passing, per agent and metric.
 

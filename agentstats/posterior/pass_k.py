@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from agentstats.models.data import CountsData, stored_data
-from agentstats.models.family import GH_NODES
-from agentstats.models.registry import family_of
-from agentstats.posterior._common import NEW_TASK_STREAM, Population, as_ks, check_ci, interval, posterior_group, seeded
+from agentstats.intervals import CI_PROB, CiKind, as_ks, check_ci
+from agentstats.models.data import CountsData
+from agentstats.models.families.base import GH_NODES
+from agentstats.models.result import Fit
+from agentstats.posterior._common import NEW_TASK_STREAM, Population, as_fit, interval
 
 __all__ = ["posterior_pass_at_k", "posterior_pass_hat_k", "posterior_pass_k", "summarize_pass_k"]
 
@@ -25,7 +26,7 @@ def _extrapolated(data: CountsData, ks: np.ndarray) -> np.ndarray:
 
 
 def posterior_pass_k(
-    dt: xr.DataTree,
+    fit: Fit,
     k: int | Sequence[int],
     population: Population = "observed",
     *,
@@ -37,10 +38,10 @@ def posterior_pass_k(
 
     Parameters
     ----------
-    dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit`.
+    fit : Fit
+        A fit from :func:`agentstats.fit` (its family, counts and seed are read from it).
     k : int or sequence of int
-        Values in 1..:data:`K_MAX`.
+        Values in 1..:data:`agentstats.intervals.K_MAX`.
     population : {"observed", "new"}
         The tasks in the data, or a new task from the same population (module docstring).
     tasks : {"attempted", "all"}
@@ -64,11 +65,12 @@ def posterior_pass_k(
     ValueError
         On invalid ``k``/``population``/``tasks``, ``new`` on a model without hyperparameters, or an agent with no
         observed task under ``observed``.
+    TypeError
+        When ``fit`` is not a :class:`~agentstats.models.result.Fit`.
     """
-    ks = as_ks(k)
-    post = posterior_group(dt)
-    family = family_of(dt)
-    data = stored_data(dt)
+    fit = as_fit(fit, "posterior_pass_k")
+    ks = as_ks(k, "posterior_pass_k")
+    post, family, data = fit.posterior, fit.family, fit.data
     if population == "observed":
         if tasks not in ("attempted", "all"):
             raise ValueError(f"tasks must be 'attempted' or 'all', got {tasks!r}")
@@ -111,14 +113,17 @@ def posterior_pass_k(
                 m_sum[..., cols] = np.einsum("cdat,at->cda", pow_q, w)[..., None]
             return h_sum, m_sum
 
-        for _, (h_sum, m_sum) in family.iter_cell_p(post, data, int(dt.attrs.get("random_seed", 0)), apply=sums):
+        for _, (h_sum, m_sum) in family.iter_cell_p(post, data, fit.random_seed, apply=sums):
             hat += h_sum
             miss += m_sum
         with np.errstate(invalid="ignore", divide="ignore"):  # agents without included cells: NaN
             hat /= n_used[None, None, :, None]
             at = 1.0 - miss / n_used[None, None, :, None]
     elif population == "new":
-        hat, at = family.new_task_pass_k(post, ks, data.shape[1], seeded(dt, NEW_TASK_STREAM), n_nodes)
+        if not family.supports_new_tasks:
+            raise ValueError(f"population='new' needs the hierarchical hyperparameters (mu, sigma_task); the "
+                             f"{family.name} model has none")
+        hat, at = family.new_task_pass_k(post, ks, data.shape[1], fit.rng(NEW_TASK_STREAM), n_nodes)
     else:
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
     coords = {
@@ -138,7 +143,7 @@ def posterior_pass_k(
 
 
 def posterior_pass_at_k(
-    dt: xr.DataTree,
+    fit: Fit,
     k: int | Sequence[int],
     population: Population = "observed",
     *,
@@ -150,11 +155,11 @@ def posterior_pass_at_k(
     Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_at_k`` (dims
     ``chain, draw, agent, k``; attrs ``quantity``, ``population``).
     """
-    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_at_k"]
+    return posterior_pass_k(fit, k, population, tasks=tasks, n_nodes=n_nodes)["pass_at_k"]
 
 
 def posterior_pass_hat_k(
-    dt: xr.DataTree,
+    fit: Fit,
     k: int | Sequence[int],
     population: Population = "observed",
     *,
@@ -165,13 +170,13 @@ def posterior_pass_hat_k(
 
     Parameters, errors and coordinates as :func:`posterior_pass_k`; returns its ``pass_hat_k``.
     """
-    return posterior_pass_k(dt, k, population, tasks=tasks, n_nodes=n_nodes)["pass_hat_k"]
+    return posterior_pass_k(fit, k, population, tasks=tasks, n_nodes=n_nodes)["pass_hat_k"]
 
 
 def summarize_pass_k(
     draws: xr.DataArray | xr.Dataset | Sequence[xr.DataArray],
-    ci_prob: float = 0.95,
-    ci_kind: Literal["eti", "hdi"] = "eti",
+    ci_prob: float = CI_PROB,
+    ci_kind: CiKind = "eti",
 ) -> pd.DataFrame:
     """Tidy posterior summary of pass@k / pass^k draws.
 
@@ -202,7 +207,7 @@ def summarize_pass_k(
         draws = [draws[v] for v in draws.data_vars]
     elif isinstance(draws, xr.DataArray):
         draws = [draws]
-    check_ci(ci_prob, ci_kind)
+    ci_prob, ci_kind = check_ci(ci_prob, ci_kind, "summarize_pass_k")
     frames = []
     for da in draws:
         missing = {"chain", "draw", "agent", "k"} - set(da.dims)

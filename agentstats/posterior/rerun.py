@@ -8,15 +8,15 @@ import numpy as np
 import xarray as xr
 
 from agentstats.estimators import pass_at_k, pass_hat_k
-from agentstats.models.data import stored_data
-from agentstats.models.registry import family_of
-from agentstats.posterior._common import RERUN_STREAM, as_ks, posterior_group, seeded
+from agentstats.intervals import as_ks
+from agentstats.models.result import Fit
+from agentstats.posterior._common import RERUN_STREAM, as_fit
 
 __all__ = ["predict_rerun"]
 
 
 def predict_rerun(
-    dt: xr.DataTree,
+    fit: Fit,
     n_future: int | np.ndarray,
     k: int | Sequence[int],
     *,
@@ -35,8 +35,8 @@ def predict_rerun(
 
     Parameters
     ----------
-    dt : xarray.DataTree
-        A fit from :func:`agentstats.models.fit.fit`.
+    fit : Fit
+        A fit from :func:`agentstats.fit`.
     n_future : int or numpy.ndarray of int, shape (agent, task)
         Additional trials per attempted cell (>= 0), the same for every cell or per cell (in the fit's agent and task
         order).
@@ -58,10 +58,9 @@ def predict_rerun(
     ValueError
         On a negative or non-integer ``n_future``, arrays of the wrong shape, or invalid ``k``.
     """
-    ks = as_ks(k)
-    post = posterior_group(dt)
-    family = family_of(dt)
-    data = stored_data(dt)
+    fit = as_fit(fit, "predict_rerun")
+    ks = as_ks(k, "predict_rerun")
+    post, family, data = fit.posterior, fit.family, fit.data
     if isinstance(n_future, bool):
         raise ValueError(f"n_future must be an integer >= 0, got {n_future!r}")
     future = np.asarray(n_future)
@@ -81,11 +80,11 @@ def predict_rerun(
     pick = np.arange(total) if n_draws is None or n_draws >= total else np.linspace(0, total - 1, n_draws).round()
     sub = stacked.isel(sample=np.asarray(pick, dtype=int)).drop_vars(["chain", "draw", "sample"])
     sub = sub.rename({"sample": "draw"}).expand_dims(chain=[0]).assign_coords(draw=np.arange(len(pick)))
-    rng = seeded(dt, RERUN_STREAM)
+    rng = fit.rng(RERUN_STREAM)
     n_tot = data.n + future
     sums = {q: np.zeros((1, len(pick), data.shape[0], ks.size)) for q in ("pass_at_k", "pass_hat_k")}
     used = np.zeros((data.shape[0], ks.size))
-    for sl, p in family.iter_cell_p(sub, data, int(dt.attrs.get("random_seed", 0))):
+    for sl, p in family.iter_cell_p(sub, data, fit.random_seed):
         c_new = rng.binomial(np.broadcast_to(future[:, sl], p.shape), np.clip(p, 0.0, 1.0))
         c_tot = data.c[:, sl] + c_new
         for j, kv in enumerate(ks):

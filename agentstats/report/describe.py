@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from agentstats._util.markup import md_code, md_text
 from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
+from agentstats.intervals import CI_PROB, ci_percent, table_ci_prob
+
+if TYPE_CHECKING:  # the fit's types only: describing a fit needs no PyMC import
+    from agentstats.models.diagnostics import Diagnostics
+    from agentstats.models.result import Fit
 
 __all__ = [
     "credible_leaders",
@@ -30,7 +35,6 @@ __all__ = [
     "read_suite",
     "report_summary",
     "run_details",
-    "suggest_k",
 ]
 
 
@@ -114,19 +118,13 @@ def _fmt_ci(lo: float, hi: float) -> str:
     return f"[{lo:.2f}, {hi:.2f}]"
 
 
-def _fmt_prob(prob: float) -> str:
-    """``0.95`` -> ``"95%"``, ``0.975`` -> ``"97.5%"``."""
-    return f"{100 * float(prob):.10g}%"
+_fmt_prob = ci_percent
 
 
 def _ci_label(table: pd.DataFrame) -> str:
     """Return the interval probability of a result table as text (``"95%"``), from its ``ci_prob`` column or attrs."""
-    if "ci_prob" in table and len(table):
-        probs = pd.unique(table["ci_prob"].dropna())
-        if len(probs) == 1:
-            return _fmt_prob(probs[0])
-        return "per-row (ci_prob)"
-    return _fmt_prob(table.attrs.get("ci_prob", 0.95))
+    prob = table_ci_prob(table)
+    return "per-row (ci_prob)" if prob is None else ci_percent(prob)
 
 
 def _plural(count: int, word: str) -> str:
@@ -479,30 +477,6 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["agent", "k"])
 
 
-def suggest_k(counts: pd.DataFrame, max_k: int = 8) -> list[int]:
-    """K values for a report: 1 .. the median number of recorded trials per (agent, task) cell, capped at ``max_k``.
-
-    With unequal trials per task (METR-style data: most tasks 8 runs, a few 1), the smallest n would restrict every
-    agent to k = 1; the median keeps the typical design while :func:`agentstats.estimators.suite_pass_k` drops,
-    for each k, the tasks with fewer than k trials and says which.
-
-    Parameters
-    ----------
-    counts : pandas.DataFrame
-        Columns ``agent, task_id, n, c, n_missing``.
-    max_k : int
-        Upper cap.
-
-    Returns
-    -------
-    list of int
-        ``[1, ..., K]``; ``[1]`` when no cell has a trial.
-    """
-    n = counts.loc[counts["n"] > 0, "n"]
-    k_hi = int(np.median(n)) if len(n) else 1
-    return list(range(1, max(1, min(max_k, k_hi)) + 1))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Display tables and the report's summary paragraph. Tables are returned as DataFrames of short, formatted columns
 # (pandas escapes every cell when it renders them); Markdown text escapes every string from the data (md_text).
@@ -556,13 +530,14 @@ def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("agent")
 
 
-def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
-    """Format the convergence table of :func:`agentstats.diagnose` for reading: rounded, named, one row each.
+def format_diagnostics(fit: Fit | Diagnostics | pd.DataFrame) -> pd.DataFrame:
+    """Format the convergence table of a fit for reading: rounded, named, one row per variable.
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        :attr:`agentstats.models.Diagnostics.table`: ``variable, size, r_hat, ess_bulk, ess_tail, ok`` (worst
+    fit : Fit, Diagnostics or pandas.DataFrame
+        A fit (its :meth:`~agentstats.models.result.Fit.diagnostics`, computed once), the result of
+        :func:`agentstats.diagnose`, or its ``table``: ``variable, size, r_hat, ess_bulk, ess_tail, ok`` (worst
         element of each variable).
 
     Returns
@@ -576,6 +551,10 @@ def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
     def ess(x: float) -> str:
         return "n/a" if pd.isna(x) else f"{round(float(x)):,}"
 
+    if isinstance(fit, pd.DataFrame):
+        table = fit
+    else:
+        table = (fit.diagnostics() if hasattr(fit, "diagnostics") else fit).table
     out = pd.DataFrame({
         "elements": [f"{int(n):,}" for n in table["size"]],
         "R-hat": ["n/a (constant draws)" if pd.isna(r) else f"{float(r):.3f}" for r in table["r_hat"]],
@@ -586,47 +565,41 @@ def format_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def fit_status(attrs: dict, *, ok: bool, divergences: int, problems: list[str]) -> str:
+def fit_status(fit: Fit) -> str:
     """One Markdown sentence on a Bayesian fit: model, sampler, size and whether its convergence checks passed.
 
     Parameters
     ----------
-    attrs : dict
-        ``attrs`` of the fit (``agentstats_model``, ``sampler``, ``chains``, ``draws``, ``target_accept``; from
-        ``checkpoints`` an abandoned first attempt, which is then named).
-    ok, divergences, problems
-        From :func:`agentstats.diagnose` (:class:`agentstats.models.Diagnostics`).
+    fit : Fit
+        The fit: its family, sampler settings (an abandoned first attempt among its checkpoints is named) and
+        diagnostics (:meth:`~agentstats.models.result.Fit.diagnostics`).
 
     Returns
     -------
     str
         Markdown, every value from the fit escaped; it ends with exactly one period.
     """
-    try:
-        log = json.loads(attrs.get("checkpoints") or "[]")
-    except (TypeError, ValueError):
-        log = []
-    abandoned = [c for c in log if isinstance(c, dict) and c.get("abandoned")]
+    s, diag = fit.sampler, fit.diagnostics()
     refit = ""
-    if abandoned:
-        first = abandoned[0]
+    if s.abandoned:
+        first = s.abandoned[0]
         refit = (
             f" A first attempt with a centred per-agent dispersion had {md_text(str(first.get('divergences', '?')))} "
             f"divergent transitions in its first {md_text(str(first.get('draws', '?')))} draws and was discarded; "
             "this is the non-centred refit with the same seed."
         )
-    if ok:
+    if diag.ok:
         status = "all thresholds met"
     else:
-        said = "; ".join(p.strip().rstrip(".") for p in problems) or "the diagnostics failed"
+        said = "; ".join(p.strip().rstrip(".") for p in diag.problems) or "the diagnostics failed"
         status = (
             f"**NOT converged**: {md_text(said)}. Treat the numbers below with care; rerun with more draws "
             "(`agentstats report ... --draws 4000`) or, on divergences, a higher `--target-accept` (e.g. 0.99)"
         )
     return (
-        f"Model {md_code(str(attrs.get('agentstats_model')))}, sampler {md_code(str(attrs.get('sampler')))}, "
-        f"{attrs.get('chains')} chains × {attrs.get('draws')} draws, target_accept {attrs.get('target_accept')}; "
-        f"divergences: {int(divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}.{refit}"
+        f"Model {md_code(fit.family.name)}, sampler {md_code(s.sampler)}, "
+        f"{s.chains} chains × {s.draws} draws, target_accept {s.target_accept}; "
+        f"divergences: {int(diag.divergences)}; R-hat ≤ 1.01, ESS ≥ 400: {status}.{refit}"
     )
 
 
@@ -656,8 +629,9 @@ def format_ppc_table(
     Returns
     -------
     pandas.DataFrame
-        Columns ``statistic``, ``observed``, ``replicated mean``, ``replicated, lower (95%)``, ``replicated, upper
-        (95%)``, ``posterior predictive p``. A count shows its observed value without decimals (``2``, not ``2.000``)
+        Columns ``statistic``, ``observed``, ``replicated mean``, ``replicated, lower (P)``, ``replicated, upper
+        (P)``, ``posterior predictive p``, with ``P`` the interval's probability from ``table.attrs["ci_prob"]``
+        (``95%`` by default). A count shows its observed value without decimals (``2``, not ``2.000``)
         and its interval ends likewise where they are whole (an interpolated quantile keeps one decimal); its
         replicated mean, an average, keeps ``digits`` decimals. Values are strings except ``statistic``.
     """
@@ -668,6 +642,8 @@ def format_ppc_table(
     def count_text(x: float) -> str:
         return f"{round(x)}" if whole(x) else _num(x, 1)
 
+    pct = _fmt_prob(table.attrs.get("ci_prob", CI_PROB))
+    low, high = f"replicated, lower ({pct})", f"replicated, upper ({pct})"
     rows = []
     for _, r in table.iterrows():
         name = str(r["statistic"])
@@ -682,12 +658,11 @@ def format_ppc_table(
             "statistic": label(name) if label is not None else name,
             "observed": shown[0],
             "replicated mean": _num(float(r["rep_mean"]), digits),
-            "replicated, lower (95%)": shown[1],
-            "replicated, upper (95%)": shown[2],
+            low: shown[1],
+            high: shown[2],
             "posterior predictive p": _num(float(r["p_value"]), digits),
         })
-    return pd.DataFrame(rows, columns=["statistic", "observed", "replicated mean", "replicated, lower (95%)",
-                                       "replicated, upper (95%)", "posterior predictive p"])
+    return pd.DataFrame(rows, columns=["statistic", "observed", "replicated mean", low, high, "posterior predictive p"])
 
 
 def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
@@ -699,7 +674,8 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
     Parameters
     ----------
     contrasts : pandas.DataFrame
-        Columns ``agent_a, agent_b, prob_greater, diff_mean, diff_low, diff_high`` and optionally ``k``.
+        Columns ``agent_a, agent_b, prob_greater, diff_mean, diff_low, diff_high`` and optionally ``k`` and
+        ``ci_prob`` (the interval's probability, for its column name; default 0.95).
     digits : int
         Decimals shown.
 
@@ -707,10 +683,12 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
     -------
     pandas.DataFrame
         Columns ``k`` (when given), ``ahead``, ``behind``, ``P(ahead > behind)``, ``difference`` (posterior mean of
-        ``ahead - behind``, >= 0) and ``95% credible interval`` (of that difference); sorted by ``k``, then the
+        ``ahead - behind``, >= 0) and ``P credible interval`` (of that difference; ``P`` from ``ci_prob``, e.g.
+        ``95%``); sorted by ``k``, then the
         probability (highest first). Values are strings except ``k``.
     """
     has_k = "k" in contrasts.columns
+    interval_col = f"{_ci_label(contrasts)} credible interval"
     rows = []
     seen: set[tuple] = set()
     for _, r in contrasts.iterrows():
@@ -727,8 +705,8 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
             ahead, behind, p = b, a, 1.0 - float(r["prob_greater"])
             mean, lo, hi = -float(r["diff_mean"]), -float(r["diff_high"]), -float(r["diff_low"])
         rows.append({"k": k, "ahead": ahead, "behind": behind, "_p": p, "difference": _num(mean, digits),
-                     "95% credible interval": _interval(lo, hi, digits)})
-    out = pd.DataFrame(rows, columns=["k", "ahead", "behind", "_p", "difference", "95% credible interval"])
+                     interval_col: _interval(lo, hi, digits)})
+    out = pd.DataFrame(rows, columns=["k", "ahead", "behind", "_p", "difference", interval_col])
     out = out.sort_values(["k", "_p", "ahead", "behind"], ascending=[True, False, True, True])
     out.insert(3, "P(ahead > behind)", [_num(p, digits) for p in out["_p"]])
     out = out.drop(columns="_p" if has_k else ["_p", "k"])
@@ -742,7 +720,7 @@ def format_consistency_pass_hat_k(
 
     pass^k is a statement about consistency (every one of k tries must succeed), so the report puts the two side by
     side: the posterior pass^k on the observed tasks, on a new task from the same population (the population mean's
-    uncertainty included, :mod:`agentstats.models.family`), and the model's within-cell correlation of two trials
+    uncertainty included, :mod:`agentstats.models.families.base`), and the model's within-cell correlation of two trials
     (the agent's own consistency, with its credible interval).
 
     Parameters
@@ -800,7 +778,7 @@ def format_consistency_pass_hat_k(
     return pd.DataFrame(rows).set_index("agent")
 
 
-def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digits: int = 3) -> tuple[pd.DataFrame, str]:
+def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int = 3) -> tuple[pd.DataFrame, str]:
     """Display of :func:`agentstats.posterior.consistency`: one row per agent, value and interval in one column.
 
     Values that cannot be estimated are shown as "not estimable", never as 0, and the returned note says why: the
@@ -813,8 +791,8 @@ def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digit
     table : pandas.DataFrame
         Output of :func:`agentstats.posterior.consistency`, with or without the model columns (``icc_model``,
         ``icc_cell`` with ``_low`` / ``_high``, ``icc_cell_estimable``).
-    fit_attrs : dict, optional
-        ``attrs`` of the fit (``agentstats_model``, ``has_cell_effect``), to say why a value is not estimable.
+    fit : Fit, optional
+        The fit (its model's name), to say why a value is not estimable.
     digits : int
         Decimals shown.
 
@@ -859,7 +837,7 @@ def format_consistency(table: pd.DataFrame, fit_attrs: dict | None = None, digit
             "the same (no variance to split)."
         )
     if cell_missing:
-        model = md_text(fit_attrs.get("agentstats_model", "")) if fit_attrs else ""
+        model = md_text(fit.family.name) if fit is not None else ""
         if table["agent"].nunique() == 1:
             why = (
                 "with one agent, its agent × task cells are the tasks themselves, so the correlation of trials "
@@ -1042,7 +1020,7 @@ def report_summary(
         r = at1.iloc[0]
         parts.append(
             f"**{md_text(r['agent'])}** solves a task in one try at a rate of {_num(r['pass_hat_k'], 2)} "
-            f"(95% interval {_interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})."
+            f"({_ci_label(suite)} interval {_interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})."
         )
     elif len(at1) > 1:
         hi, lo = at1.iloc[0], at1.iloc[-1]
@@ -1076,8 +1054,9 @@ def report_summary(
         else:
             # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
             cut = 0.5
-            how = "95% task-cluster intervals at k = 1 that do not overlap"
-            none = "no two agents' 95% task-cluster intervals at k = 1 are disjoint: these data do not separate them"
+            how = f"{_ci_label(suite)} task-cluster intervals at k = 1 that do not overlap"
+            none = (f"no two agents' {_ci_label(suite)} task-cluster intervals at k = 1 are disjoint: these data do "
+                    "not separate them")
             lo_ci = at1.set_index("agent")["pass_hat_k_ci_low"]
             hi_ci = at1.set_index("agent")["pass_hat_k_ci_high"]
             names = list(lo_ci.index)
@@ -1178,8 +1157,8 @@ def run_details(
     judge: str | None = None,
     model: str | None = None,
     population: str | None = None,
-    fit_attrs: dict | None = None,
-    diagnostics_ok: bool | None = None,
+    fit: Fit | None = None,
+    ci_prob: float = CI_PROB,
 ) -> str:
     """List what a report was computed from and with: data, estimators, model, sampler, versions.
 
@@ -1199,11 +1178,11 @@ def run_details(
         Answer judge, when trials were scored.
     model, population : str, optional
         Bayesian model and population (``None``: no Bayesian section).
-    fit_attrs : dict, optional
-        ``attrs`` of the fit (sampler, chains, draws, tune, target_accept, versions); before the fit, the sampler
-        row says it is pending.
-    diagnostics_ok : bool, optional
-        Whether the fit passed its convergence checks.
+    fit : Fit, optional
+        The fit (sampler, chains, draws, tune, target_accept, seed, and whether its convergence checks passed);
+        before the fit, the sampler row says it is pending.
+    ci_prob : float
+        Probability of the task-cluster bootstrap intervals.
 
     Returns
     -------
@@ -1229,21 +1208,20 @@ def run_details(
     if k_values:
         est += f" for k = {', '.join(str(k) for k in k_values)}"
     if n_boot:
-        est += f"; 95% task-cluster bootstrap intervals ({n_boot} resamples"
+        est += f"; {_fmt_prob(ci_prob)} task-cluster bootstrap intervals ({n_boot} resamples"
         est += f", seed {seed})" if seed is not None else ")"
     rows.append(("estimators", est))
     if model is None:
         rows.append(("Bayesian model", "not run"))
     else:
         rows.append(("Bayesian model", f"{model}; pass^k for {'new' if population == 'new' else 'these'} tasks"))
-        if fit_attrs:
+        if fit is not None:
+            s = fit.sampler
             sampler = (
-                f"{fit_attrs.get('sampler')}, {fit_attrs.get('chains')} chains × {fit_attrs.get('draws')} draws "
-                f"({fit_attrs.get('tune')} tuning), target_accept {fit_attrs.get('target_accept')}, seed "
-                f"{fit_attrs.get('random_seed')}"
+                f"{s.sampler}, {s.chains} chains × {s.draws} draws ({s.tune} tuning), target_accept "
+                f"{s.target_accept}, seed {s.random_seed}"
             )
-            if diagnostics_ok is not None:
-                sampler += "; convergence checks passed" if diagnostics_ok else "; convergence checks FAILED"
+            sampler += "; convergence checks passed" if fit.diagnostics().ok else "; convergence checks FAILED"
         else:
             sampler = "pending (the fit runs in the Bayesian section)"
         rows.append(("sampler", sampler))

@@ -17,6 +17,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from agentstats._util.markup import plot_text
+from agentstats.intervals import ci_percent, table_ci_prob
 from agentstats.report.palette import agent_colors
 
 __all__ = [
@@ -206,6 +207,12 @@ def plot_task_outcomes(counts: pd.DataFrame, *, max_tasks: int = 120) -> Figure:
     return fig
 
 
+def _interval_label(table: pd.DataFrame) -> str:
+    """Label the intervals drawn with the table's own ``ci_prob`` (``"95%"``; ``"per-row"`` when rows differ)."""
+    prob = table_ci_prob(table)
+    return "per-row" if prob is None else ci_percent(prob)
+
+
 def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = None) -> Figure:
     """Posterior pass@k and pass^k against k with credible bands; extrapolated k drawn dashed and hatched.
 
@@ -255,7 +262,7 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
         _k_axis(ax, sorted(int(k) for k in summary["k"].unique()))
-    axes[0].set_ylabel("posterior mean, 95% credible band")
+    axes[0].set_ylabel(f"posterior mean, {_interval_label(summary)} credible band")
     _legend(fig, axes[1], len(agents))
     fig.suptitle(
         (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the trials observed "
@@ -303,7 +310,7 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ax.set_yticks(ypos, labels)
     ax.invert_yaxis()
     kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
-    ax.set_xlabel(f"{metric_label}: posterior mean and 95% credible interval ({kind})")
+    ax.set_xlabel(f"{metric_label}: posterior mean and {_interval_label(summary)} credible interval ({kind})")
     if any_extrap:
         ax.set_title("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
                      "extrapolation)", fontsize="small")
@@ -402,7 +409,8 @@ def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 120, max_label
     ax.set_xlabel("task effect β (logit scale; higher = easier)")
     ax.grid(axis="x", alpha=0.3)
     shown = f"{len(t)} of {n_all} tasks, evenly spaced" if n_all > len(t) else f"{n_all} tasks"
-    ax.set_title(f"Task difficulty: posterior mean and 95% credible interval ({shown})", fontsize="medium")
+    ax.set_title(f"Task difficulty: posterior mean and {_interval_label(tasks)} credible interval ({shown})",
+                 fontsize="medium")
     return fig
 
 
@@ -535,5 +543,6 @@ def plot_metric_summary(summary: pd.DataFrame, metrics: dict | None = None, *, c
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
-    fig.suptitle("Metrics: posterior mean over tasks and 95% credible interval (dashed: threshold)", fontsize=9)
+    fig.suptitle(f"Metrics: posterior mean over tasks and {_interval_label(summary)} credible interval (dashed: "
+                 "threshold)", fontsize=9)
     return fig

@@ -41,6 +41,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentstats.intervals import CI_PROB
 from agentstats.records.trial import Trial
 from agentstats.scoring.outcomes import ScoringResult, score_trials
 
@@ -156,7 +157,7 @@ def fair_forge_view(
     estimator: Estimator = "beta",
     basis: Basis = "trials",
     prior: tuple[float, float] = (1.0, 1.0),
-    ci_prob: float = 0.95,
+    ci_prob: float = CI_PROB,
     **score_kwargs: Any,
 ) -> list[AgenticMetricView]:
     """Per-conversation metrics with Fair Forge ``AgenticMetric`` fields.

@@ -147,6 +147,59 @@ def test_fit_json_keys_and_diagnostics(tmp_path):
     assert rerun["n_future"] == 3 and {r["population"] for r in rerun["summary"]} == {"rerun"}
 
 
+@pytest.mark.parametrize("model", [
+    "no_pooling",  # drawn exactly: no compile, in the everyday suite
+    pytest.param("zoi_beta_binomial", marks=pytest.mark.slow),  # sampled (PyMC, tiny), with the consistency table
+])
+def test_one_fit_resolves_the_family_once_and_validates_the_counts_once(tmp_path, monkeypatch, model):
+    """`agentstats fit --rerun N` makes the family and checks the counts once; everything after reads the Fit."""
+    import agentstats.models.families.registry as registry
+    import agentstats.records.counts as counts_mod
+
+    calls = {"family": 0, "from_attrs": 0, "counts": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(registry, "_family_class", counted("family", registry._family_class))
+    monkeypatch.setattr(registry, "family_from_attrs", counted("from_attrs", registry.family_from_attrs))
+    monkeypatch.setattr(counts_mod, "check_counts", counted("counts", counts_mod.check_counts))
+    path = tmp_path / "sim.jsonl"
+    assert runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "6", "--n-trials", "3",
+                               "--seed", "3"]).exit_code == 0
+    args = ["fit", str(path), "--bayes-model", model, "--k", "1,2", "--rerun", "2", "--json", "--chains", "2"]
+    if model != "no_pooling":
+        args += ["--sampler", "pymc", "--draws", "30", "--tune", "30"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout)
+    assert payload["diagnostics"]["model"] == model and payload["rerun"]["n_future"] == 2
+    assert ("consistency" in payload) == (model != "no_pooling")
+    assert calls == {"family": 1, "from_attrs": 0, "counts": 1}
+
+
+def test_estimate_fit_and_compare_share_one_default_k(tmp_path):
+    """Without --k every command uses 1 .. the median trials per task (agentstats.default_ks): here 5, although
+    agent b ran one task once (estimate once stopped b at k = 1; fit went to 8 whatever the data)."""
+    path = tmp_path / "runs.jsonl"
+    rows = [{"agent": a, "task_id": f"t{t}", "trial": i, "success": (t + i) % 2 == 0}
+            for a in ("a", "b") for t in range(4) for i in range(5 if (a, t) != ("b", 3) else 1)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    est = json.loads(runner.invoke(app, ["estimate", str(path), "--json", "--n-boot", "0"]).stdout)
+    assert {r["agent"]: sorted({x["k"] for x in est if x["agent"] == r["agent"]}) for r in est} == {
+        "a": [1, 2, 3, 4, 5], "b": [1, 2, 3, 4, 5]}
+    b5 = next(r for r in est if r["agent"] == "b" and r["k"] == 5)
+    assert b5["n_tasks"] == 3 and b5["n_tasks_dropped"] == 1  # t3 ran once: dropped at k >= 2 and said so
+    fit = json.loads(runner.invoke(app, ["fit", str(path), "--bayes-model", "no_pooling", "--json"]).stdout)
+    assert sorted({r["k"] for r in fit["summary"]}) == [1, 2, 3, 4, 5]
+    res = runner.invoke(app, ["compare", str(path), str(path), "--run-agents", "a,b", "--n-boot", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["settings"]["k"] == [1, 2, 3, 4, 5]  # per pair it was 1 .. 1 (b's t3)
+
+
 @pytest.mark.slow
 def test_fit_strict_exit_status(tmp_path, monkeypatch):
     """--strict turns failed diagnostics into exit status 3 (diagnostics forced to fail: 1 chain, 20 draws)."""
@@ -244,12 +297,13 @@ def test_the_command_line_starts_without_the_model_stack():
     import subprocess
     import sys
 
-    code = ("import sys, agentstats.cli; "
+    code = ("import sys, agentstats.cli, agentstats.models.families.registry as r; assert r.MODEL_NAMES; "
             "print(sorted(m for m in ('pymc', 'pytensor', 'arviz', 'pandas', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
-    from agentstats.model_names import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES
-    from agentstats.models import registry
+    from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, MODEL_NAMES, get_family
 
-    assert MODEL_NAMES == tuple(registry._FACTORIES) and MODEL_NAMES[0] == DEFAULT_MODEL
-    assert registry.DEFAULT_DISPERSION == DEFAULT_DISPERSION
+    # one list of names, each resolving (on first use) to the family of that name
+    assert MODEL_NAMES[0] == DEFAULT_MODEL and len(set(MODEL_NAMES)) == len(MODEL_NAMES)
+    assert [get_family(m).name for m in MODEL_NAMES] == list(MODEL_NAMES)
+    assert get_family(DEFAULT_MODEL).dispersion == DEFAULT_DISPERSION

@@ -12,10 +12,10 @@ import json
 import os
 import signal
 from pathlib import Path
-from typing import ClassVar
 
 import pandas as pd
 import pytest
+from fit_helpers import StandInFit
 from typer.testing import CliRunner
 
 from agentstats.cli import app
@@ -203,13 +203,6 @@ class _Diag:
         return "diagnostics ok" if self.ok else "diagnostics failed"
 
 
-class _DT:
-    attrs: ClassVar[dict] = {
-        "sampler": "fake", "agentstats_model": "zoi_beta_binomial", "target_accept": 0.9, "chains": 1, "draws": 1,
-        "random_seed": 0,
-    }
-
-
 def _fake_fit(monkeypatch, ok=True, fit_fn=None):
     import agentstats.models as models
     import agentstats.posterior as post
@@ -219,14 +212,13 @@ def _fake_fit(monkeypatch, ok=True, fit_fn=None):
     def fake_fit(counts, model, **kw):
         seen["model"] = model
         seen["agents"] = sorted(set(counts["agent"]))
-        return _DT()
+        return StandInFit(_Diag(ok), model, draws=1)
 
     summary = pd.DataFrame(
         [dict(agent="a", k=1, quantity=q, population="observed", mean=0.5, median=0.5, ci_low=0.4, ci_high=0.6,
               ci_kind="eti", ci_prob=0.95, extrapolated=0.0) for q in ("pass_at_k", "pass_hat_k")]
     )
     monkeypatch.setattr(models, "fit", fit_fn or fake_fit)
-    monkeypatch.setattr(models, "diagnose", lambda dt: _Diag(ok))
     monkeypatch.setattr(post, "posterior_pass_k", lambda *a, **k: None)
     monkeypatch.setattr(post, "summarize_pass_k", lambda *a, **k: summary)
     monkeypatch.setattr(post, "consistency", lambda *a, **k: None)

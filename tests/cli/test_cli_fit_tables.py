@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from fit_helpers import StandInFit
 from typer.testing import CliRunner
 
 from agentstats.cli import app
@@ -31,9 +32,6 @@ class _Diag:
         return "diagnostics OK"
 
 
-class _DT:
-    attrs: ClassVar[dict] = {"sampler": "fake", "agentstats_model": "zoi_beta_binomial", "target_accept": 0.9,
-                             "chains": 1, "draws": 4, "random_seed": 0, "dispersion": "agent"}
 
 
 def _draws(values: np.ndarray, ks: list[int], quantity: str, population: str) -> xr.DataArray:
@@ -76,8 +74,7 @@ def stand_in(monkeypatch):
     cons = pd.DataFrame({"agent": ["X"], "n_tasks": [3], "flip_share": [0.0], "icc_anova": [np.nan],
                          "icc_cell": [0.8], "icc_cell_low": [0.3], "icc_cell_high": [0.99],
                          "icc_cell_estimable": [True]})
-    monkeypatch.setattr(models, "fit", lambda counts, model, **kw: _DT())
-    monkeypatch.setattr(models, "diagnose", lambda dt: _Diag())
+    monkeypatch.setattr(models, "fit", lambda counts, model, **kw: StandInFit(_Diag(), model))
     monkeypatch.setattr(post, "posterior_pass_k", posterior_pass_k)
     monkeypatch.setattr(post, "consistency", lambda *a, **k: cons)
     monkeypatch.setattr(post, "predict_rerun", predict_rerun)
@@ -152,13 +149,23 @@ def test_an_abandoned_centred_attempt_and_the_checkpoints_are_printed(zero_trial
            {"draws": 500, "passed": False, "max_r_hat": 1.0123, "min_ess": 380.0},
            {"draws": 750, "passed": True, "max_r_hat": 1.008, "min_ess": 900.0}]
 
-    class _Refitted(_DT):
-        attrs: ClassVar[dict] = {**_DT.attrs, "checkpoints": json.dumps(log), "draws_max": 2000}
-
-    monkeypatch.setattr(models, "fit", lambda counts, model, **kw: _Refitted())
+    monkeypatch.setattr(models, "fit",
+                        lambda counts, model, **kw: StandInFit(_Diag(), model, checkpoints=tuple(log), draws_max=2000))
     res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1"])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert ("first attempt abandoned after 100 draws: 7 divergent transitions with the centred per-agent dispersion; "
             "centred dispersion diverged: refitted non-centred") in text
     assert "500: R-hat 1.012, ESS 380; 750: R-hat 1.008, ESS 900 (stopped)" in text
+
+
+def test_interval_options_name_the_kind_and_probability(zero_trials, stand_in):
+    """`--ci-prob` and `--ci-kind` (eti / hdi) set the intervals and their titles; `--hdi` is gone."""
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-prob", "0.8", "--ci-kind", "hdi"])
+    assert res.exit_code == 0, res.output
+    assert "80% HDI credible intervals" in " ".join(res.output.split())
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-prob", "0.8", "--ci-kind", "hdi", "--json"])
+    assert {(r["ci_kind"], r["ci_prob"]) for r in json.loads(res.stdout)["summary"]} == {("hdi", 0.8)}
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-kind", "shortest"])
+    assert res.exit_code == 2 and "--ci-kind must be one of ['eti', 'hdi'], got 'shortest'" in res.output
+    assert runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--hdi"]).exit_code == 2

@@ -627,14 +627,12 @@ def test_excluded_task_reasons():
 # ------------------------------------------------------------------------------------------------ conventions
 
 
-def test_random_seed_int_generator_and_deprecated_seed():
+def test_random_seed_int_generator_and_no_seed_alias():
     counts = _tau_counts()
     base = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=7)
-    with pytest.warns(DeprecationWarning, match="random_seed"):
-        old = suite_pass_k(counts, k=[1, 2], n_boot=300, seed=7)
-    pd.testing.assert_frame_equal(base, old)
-    with pytest.raises(ValueError, match="not both"):
-        suite_pass_k(counts, n_boot=100, random_seed=3, seed=7)
+    assert base.attrs["random_seed"] == 7
+    with pytest.raises(TypeError, match="seed"):  # the deprecated alias `seed=` is gone (0.1.0)
+        suite_pass_k(counts, k=[1, 2], n_boot=300, seed=7)  # type: ignore[call-arg]
     # a Generator contributes one draw as the integer seed, recorded in attrs: replaying that integer reproduces it
     gen_out = suite_pass_k(counts, k=[1, 2], n_boot=300, random_seed=np.random.default_rng(5))
     expected_seed = int(np.random.default_rng(5).integers(0, 2**63))
@@ -656,8 +654,6 @@ def test_interval_vocabulary():
         suite_pass_k(counts, ci_kind="hdi")
     with pytest.raises(ValueError, match="ci_kind"):
         beta_pass_k(10, 7, 3, ci_kind="shortest")
-    with pytest.warns(DeprecationWarning, match="ci_kind"):
-        old = beta_pass_k(10, 7, 3, hdi=True)
-    pd.testing.assert_frame_equal(old, beta_pass_k(10, 7, 3, ci_kind="hdi"))
-    with pytest.raises(ValueError, match="contradicts"), pytest.warns(DeprecationWarning):
-        beta_pass_k(10, 7, 3, ci_kind="hdi", hdi=False)
+    with pytest.raises(TypeError, match="hdi"):  # the deprecated alias `hdi=` is gone: ci_kind="hdi"
+        beta_pass_k(10, 7, 3, hdi=True)  # type: ignore[call-arg]
+    assert beta_pass_k(10, 7, 3, ci_kind="hdi").ci_kind.iloc[0] == "hdi"

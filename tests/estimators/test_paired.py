@@ -157,8 +157,8 @@ def test_agent_errors():
         paired_pass_k_table(counts, agents=["A", "B", "A"])
     with pytest.raises(ValueError, match="equal-tailed"):
         paired_pass_k(counts, "A", "B", ci_kind="hdi")
-    with pytest.warns(DeprecationWarning, match="random_seed"):
-        paired_pass_k(counts, "A", "B", seed=1, n_boot=100)
+    with pytest.raises(TypeError, match="seed"):  # the deprecated alias `seed=` is gone (0.1.0)
+        paired_pass_k(counts, "A", "B", seed=1, n_boot=100)  # type: ignore[call-arg]
 
 
 def test_all_pairs_table():

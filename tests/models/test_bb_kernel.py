@@ -1,6 +1,6 @@
 """The one-pass Beta-Binomial cell kernel: values against scipy, gradients against finite differences, every backend.
 
-Oracles: :func:`agentstats.models.beta_binomial.beta_binomial_logpmf` (scipy's ``betabinom`` and the inflated
+Oracles: :func:`agentstats.models.families.beta_binomial.beta_binomial_logpmf` (scipy's ``betabinom`` and the inflated
 mixture written out) for the log-pmf, and central finite differences of that reference for the partial derivatives.
 """
 
@@ -20,7 +20,7 @@ from agentstats.models._bb_kernel import (
     register_jax,
     register_numba,
 )
-from agentstats.models.beta_binomial import beta_binomial_logpmf
+from agentstats.models.families.beta_binomial import beta_binomial_logpmf
 
 
 def _cells(seed: int, size: int, n_max: int, eta_sd: float = 2.0):

@@ -16,19 +16,21 @@ import pytensor.tensor as pt
 import pytest
 from scipy import integrate, special, stats
 
-from agentstats.models import Priors, family_of, fit, get_family, prepare_counts
-from agentstats.models.beta_binomial import (
+from agentstats.models import Priors, family_from_attrs, fit, get_family, prepare_counts
+from agentstats.models.families.base import TASK_BLOCK
+from agentstats.models.families.beta_binomial import (
     BetaBinomialFamily,
+    beta_binomial_logpmf,
+    conditional_p,
+    new_task_moments_beta,
+)
+from agentstats.models.families.beta_binomial.likelihood import (
     _kernel_data,
     _kernel_logp_bb,
     _kernel_logp_zoi,
     _make_logp,
     _phi_term_tensor,
-    beta_binomial_logpmf,
-    conditional_p,
-    new_task_moments_beta,
 )
-from agentstats.models.family import TASK_BLOCK
 from agentstats.posterior import consistency, posterior_pass_hat_k, summarize_pass_k
 
 
@@ -108,7 +110,7 @@ def test_zoi_conditional_p_component_probabilities():
 def test_det_posterior_equals_bayes_rule_on_the_logpmf(n_big):
     """The product form of P(deterministic | c) equals Bayes' rule on the two mixture terms of the reference log-pmf
     (ragged n, n = 0 and n = 1 included)."""
-    from agentstats.models.beta_binomial import _det_posterior
+    from agentstats.models.families.beta_binomial.moments import _det_posterior
 
     n = np.array([[n_big, 2, 4, 0, 1, n_big], [1, 3, n_big, 2, 0, 4]])
     c = np.array([[n_big, 0, 2, 0, 1, 0], [0, 3, n_big, 1, 0, 0]])
@@ -129,7 +131,7 @@ def test_det_posterior_equals_bayes_rule_on_the_logpmf(n_big):
 
 def test_new_task_moments_product_and_betaln_paths_agree(monkeypatch):
     """The running-product Beta moments (k <= RISING_K_MAX) equal the betaln form."""
-    from agentstats.models import beta_binomial as bb
+    from agentstats.models.families.beta_binomial import moments as bb
 
     rng = np.random.default_rng(11)
     m, s = rng.normal(0, 1, (3, 5)), rng.uniform(0.2, 2.0, (3, 5))
@@ -249,7 +251,7 @@ def test_random_generator_matches_logpmf():
     """The observed distribution's random draws (used by sample_posterior_predictive) follow its own log-pmf."""
     import pymc as pm
 
-    from agentstats.models.beta_binomial import _dist_zoi
+    from agentstats.models.families.beta_binomial.likelihood import _dist_zoi
 
     eta, phi, lam, n = np.full(200_000, 0.4), 1.3, 0.3, 5
     graph = _dist_zoi(pt.as_tensor(eta), pt.as_tensor(phi), None, pt.as_tensor(lam), pt.as_tensor(float(n)), None)
@@ -265,9 +267,10 @@ def test_single_agent_drops_the_cell_term_and_family_round_trips():
     names = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
     assert not {"rho", "phi", "alpha", "det_share"} & names and not info.has_cell_effect
     fam = get_family("zoi_beta_binomial", dispersion="shared", det_by_agent=False)
-    import xarray as xr
-
-    assert family_of(xr.DataTree(dataset=xr.Dataset(attrs=fam.attrs()))) == fam
+    assert family_from_attrs(fam.to_attrs()) == fam
+    # a fit made before per-agent dispersion existed ("none") reads back as shared
+    assert family_from_attrs({"agentstats_model": "beta_binomial", "dispersion": "none"}).dispersion == "shared"
+    assert family_from_attrs({"agentstats_model": "zoi_beta_binomial", "det_by_agent": 1}).det_by_agent
     with pytest.raises(ValueError, match="dispersion"):
         get_family("zoi_beta_binomial", dispersion="task")
     with pytest.raises(ValueError, match="det_by_agent"):
@@ -275,14 +278,14 @@ def test_single_agent_drops_the_cell_term_and_family_round_trips():
 
 
 def test_dispersion_is_centred_only_with_many_cells_of_four_or_more_trials():
-    from agentstats.models.beta_binomial import (
+    from agentstats.models.families.beta_binomial import (
         CENTERED_DISPERSION_DRAWS,
         CENTERED_DISPERSION_TUNE,
         DISPERSION_CENTERED_MIN_CELLS,
         DISPERSION_CENTERED_MIN_TRIALS,
         dispersion_form,
     )
-    from agentstats.models.fit import DRAWS, TUNE, SamplerConfig
+    from agentstats.models.sampling import DRAWS, TUNE, SamplerConfig
 
     enough = DISPERSION_CENTERED_MIN_CELLS
 
@@ -416,7 +419,7 @@ def consistency_fit():
 @pytest.mark.slow
 def test_per_agent_dispersion_recovers_three_consistencies(consistency_fit):
     dt, counts, _ = consistency_fit
-    assert dt.attrs["dispersion"] == "agent" and dt["posterior"]["rho"].dims == ("chain", "draw", "agent")
+    assert dt.idata.attrs["dispersion"] == "agent" and dt.idata["posterior"]["rho"].dims == ("chain", "draw", "agent")
     tab = consistency(counts, dt).set_index("agent")
     for agent, rho in TRUE_RHO.items():
         assert tab.loc[agent, "icc_cell_low"] < rho < tab.loc[agent, "icc_cell_high"], tab
@@ -427,13 +430,13 @@ def test_per_agent_dispersion_recovers_three_consistencies(consistency_fit):
 @pytest.mark.slow
 def test_real_fit_is_deterministic_and_stores_no_cell_draws(consistency_fit):
     dt, counts, _ = consistency_fit
-    assert "p" not in dt["posterior"] and dt.attrs["p_draws"] == "conditional"
+    assert "p" not in dt.idata["posterior"] and dt.idata.attrs["p_draws"] == "conditional"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = fit(counts, "beta_binomial", draws=500, tune=500, chains=2, random_seed=7, check_convergence=False)
     # equal up to rounding (compiled code and BLAS kernels may differ in the last bits)
     for var in ("rho", "mu", "beta"):
-        np.testing.assert_allclose(again["posterior"][var].to_numpy(), dt["posterior"][var].to_numpy(),
+        np.testing.assert_allclose(again.idata["posterior"][var].to_numpy(), dt.idata["posterior"][var].to_numpy(),
                                    rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(posterior_pass_hat_k(again, [3]).to_numpy(), posterior_pass_hat_k(dt, [3]).to_numpy(),
                                rtol=1e-6, atol=1e-9)
@@ -442,14 +445,14 @@ def test_real_fit_is_deterministic_and_stores_no_cell_draws(consistency_fit):
 @pytest.mark.slow
 def test_real_fit_log_likelihood_and_pass_hat_k(consistency_fit):
     dt, counts, p_true = consistency_fit
-    post = dt["posterior"]
+    post = dt.idata["posterior"]
     ch, dr = 1, 123
     eta = float(post["mu"][ch, dr]) + post["alpha"][ch, dr].to_numpy()[:, None] + post["beta"][ch, dr].to_numpy()
     phi = post["phi"][ch, dr].to_numpy()
     data = prepare_counts(counts)
     ai, ti = data.obs_index()
     want = beta_binomial_logpmf(data.c[ai, ti], data.n[ai, ti], eta[ai, ti], phi[ai])
-    np.testing.assert_allclose(dt["log_likelihood"]["c"][ch, dr].to_numpy(), want, rtol=1e-8)
+    np.testing.assert_allclose(dt.idata["log_likelihood"]["c"][ch, dr].to_numpy(), want, rtol=1e-8)
     summ = summarize_pass_k(posterior_pass_hat_k(dt, [1, 3, 6]), ci_prob=0.95)
     inside = sum(
         row.ci_low <= float(np.mean(p_true[row.agent] ** row.k)) <= row.ci_high for row in summ.itertuples()

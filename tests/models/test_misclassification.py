@@ -13,7 +13,7 @@ from scipy.stats import binom
 
 from agentstats.calibration import JudgeError, calibrate
 from agentstats.models import fit, get_family, prepare_counts
-from agentstats.models.beta_binomial import beta_binomial_logpmf
+from agentstats.models.families.beta_binomial import beta_binomial_logpmf
 from agentstats.models.misclassification import (
     _channel_tensor,
     channel_logpmf,
@@ -218,8 +218,8 @@ def test_judged_fit_recovers_a_known_p_and_a_perfect_judge_changes_nothing():
         judged = fit(counts, judge_calibration=JE, **opts)
         plain = fit(counts, **opts)
         perfect = fit(counts, judge_calibration=JudgeError(1e6, 1.0, 1e6, 1.0), **opts)
-    assert "judge_calibration" in judged.attrs
-    assert JudgeError.from_json(judged.attrs["judge_calibration"]) == JE
+    assert "judge_calibration" in judged.idata.attrs
+    assert JudgeError.from_json(judged.idata.attrs["judge_calibration"]) == JE
     got = posterior_pass_hat_k(judged, 1).mean(("chain", "draw")).values[:, 0]
     raw = posterior_pass_hat_k(plain, 1).mean(("chain", "draw")).values[:, 0]
     # judged counts pull both agents toward 1 - sp .. se; the judged fit undoes it: within 0.08 of the truth,

@@ -88,7 +88,7 @@ def test_priors_given_as_a_mapping_or_refused_clearly():
     np.testing.assert_allclose(out["mean"], [(2 + 3) / (5 + 4), (2 + 0) / (5 + 4), 2 / 5, (2 + 4) / (5 + 4),
                                              (2 + 1) / (5 + 2)])
     dt = fit(SMALL, "no_pooling", priors={"beta_a": 2.0, "beta_b": 3.0}, draws=10, chains=1, random_seed=1)
-    recorded = json.loads(dt.attrs["priors"])
+    recorded = json.loads(dt.idata.attrs["priors"])
     assert (recorded["beta_a"], recorded["beta_b"], recorded["sigma_task"]) == (2.0, 3.0, 2.0)
     assert build_model(SMALL, "partial_pooling", priors={"sigma_task": 1.0}) is not None
     with pytest.raises(ValueError, match=r"Priors.sigma_task must be a finite number > 0, got -1.0"):
@@ -151,8 +151,8 @@ def test_no_pooling_closed_form_is_beta_posterior():
 
 def test_no_pooling_fit_is_exact_draws():
     dt = fit(SMALL, "no_pooling", draws=4000, chains=2, random_seed=1)
-    assert dt.attrs["sampler"] == "exact"
-    m = dt["posterior"]["p"].mean(("chain", "draw")).to_numpy()
+    assert dt.idata.attrs["sampler"] == "exact"
+    m = dt.idata["posterior"]["p"].mean(("chain", "draw")).to_numpy()
     # Beta(1 + c, 1 + n - c) means, t3 absent/zero cells give the prior mean 1/2
     np.testing.assert_allclose(m, [[4 / 6, 1 / 6, 0.5], [5 / 6, 2 / 4, 0.5]], atol=0.01)
 
@@ -173,17 +173,17 @@ def test_fixed_hyperparameter_posterior_mean_matches_beta_closed_form():
 @pytest.mark.slow
 def test_fit_plumbing_with_mock_sampler(mock_pymc_sample):
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=7, chains=3, random_seed=2, check_convergence=False)
-    post = dt["posterior"]
+    post = dt.idata["posterior"]
     assert post["gamma"].dims == ("chain", "draw", "agent", "task") and "p" not in post
     assert posterior_pass_k(dt, [1, 2])["pass_hat_k"].dims == ("chain", "draw", "agent", "k")
     assert post.sizes["chain"] == 3 and post.sizes["draw"] == 7
     assert list(post["agent"].values) == ["a", "b"]
-    assert dt.attrs["agentstats_model"] == "partial_pooling" and dt.attrs["sampler"] == "pymc"
-    versions = json.loads(dt.attrs["versions"])
+    assert dt.idata.attrs["agentstats_model"] == "partial_pooling" and dt.idata.attrs["sampler"] == "pymc"
+    versions = json.loads(dt.idata.attrs["versions"])
     assert versions["pymc"] == pm.__version__ and "arviz" in versions and "pytensor" in versions
-    assert set(json.loads(dt.attrs["parameterization"])) == {"agent", "task", "cell"}
-    assert dt.attrs["counts_hash"] == prepare_counts(SMALL).hash and dt.attrs["random_seed"] == 2
-    np.testing.assert_array_equal(dt["constant_data"]["n_trials"].to_numpy(), [[4, 4, 0], [4, 2, 0]])
+    assert set(json.loads(dt.idata.attrs["parameterization"])) == {"agent", "task", "cell"}
+    assert dt.idata.attrs["counts_hash"] == prepare_counts(SMALL).hash and dt.idata.attrs["random_seed"] == 2
+    np.testing.assert_array_equal(dt.idata["constant_data"]["n_trials"].to_numpy(), [[4, 4, 0], [4, 2, 0]])
 
 
 @pytest.mark.slow
@@ -343,10 +343,10 @@ def test_compare_models_requires_log_likelihood(models_fit, models_sim):
 def test_log_likelihood_matches_binomial_logpmf(models_fit):
     from scipy.special import expit
 
-    ll = models_fit["log_likelihood"]["c"].isel(chain=0, draw=0).to_numpy()
-    n = models_fit["constant_data"]["n_trials"].to_numpy()
-    c = models_fit["constant_data"]["n_success"].to_numpy()
-    post = models_fit["posterior"].isel(chain=0, draw=0)
+    ll = models_fit.idata["log_likelihood"]["c"].isel(chain=0, draw=0).to_numpy()
+    n = models_fit.idata["constant_data"]["n_trials"].to_numpy()
+    c = models_fit.idata["constant_data"]["n_success"].to_numpy()
+    post = models_fit.idata["posterior"].isel(chain=0, draw=0)
     eta = float(post["mu"]) + post["alpha"].to_numpy()[:, None] + post["beta"].to_numpy() + post["gamma"].to_numpy()
     obs = n > 0
     np.testing.assert_allclose(ll, stats.binom.logpmf(c[obs], n[obs], expit(eta)[obs]))
@@ -355,12 +355,12 @@ def test_log_likelihood_matches_binomial_logpmf(models_fit):
 # ---------------------------------------------------------------- the real (session) fit
 @pytest.mark.slow
 def test_real_fit_names_dims_and_attrs(models_fit):
-    post = models_fit["posterior"]
+    post = models_fit.idata["posterior"]
     assert post["gamma"].dims == ("chain", "draw", "agent", "task") and post["sigma_cell"].dims[-1] == "agent"
     assert {"mu", "sigma_agent", "sigma_task", "sigma_cell"} <= set(post.data_vars)
     assert list(post["agent"].values) == ["strong", "mid", "weak"]
-    assert models_fit.attrs["sampler"] == "nutpie"
-    assert "nutpie" in json.loads(models_fit.attrs["versions"])
+    assert models_fit.idata.attrs["sampler"] == "nutpie"
+    assert "nutpie" in json.loads(models_fit.idata.attrs["versions"])
 
 
 @pytest.mark.slow
@@ -371,8 +371,8 @@ def test_real_fit_is_deterministic_with_seed(models_fit, models_sim):
         again = fit(counts, "partial_pooling", draws=500, tune=500, chains=2, random_seed=11)
     # Same seed, same draws up to rounding: a freshly compiled and a cached log-density (or another BLAS kernel) may
     # round differently in the last bits, which NUTS carries forward; a different seed differs by Monte Carlo error.
-    np.testing.assert_allclose(again["posterior"]["gamma"].to_numpy(), models_fit["posterior"]["gamma"].to_numpy(),
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(again.idata["posterior"]["gamma"].to_numpy(),
+                               models_fit.idata["posterior"]["gamma"].to_numpy(), rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.slow
@@ -397,7 +397,7 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
     """Chains run on every available CPU by default (PyMC would halve the count), and Beta-Binomial fits on
     LARGE_CELLS or more observed cells default to TARGET_ACCEPT_LARGE; small ones keep TARGET_ACCEPT.
     """
-    import agentstats.models.beta_binomial as bb_mod
+    import agentstats.models.families.beta_binomial.family as bb_mod
 
     seen = []
 
@@ -419,18 +419,18 @@ def test_fit_passes_cores_and_size_dependent_target_accept(monkeypatch):
         finally:
             os.sched_setaffinity(0, before)
         assert seen[-1]["cores"] == 1
-    assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT == 0.98
+    assert dt.idata.attrs["target_accept"] == bb_mod.TARGET_ACCEPT == 0.98
     fit(SMALL, "beta_binomial", sampler="pymc", draws=5, chains=4, cores=1, random_seed=1, check_convergence=False)
     assert seen[-1]["cores"] == 1
     dt = fit(SMALL, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-    assert dt.attrs["agentstats_model"] == "zoi_beta_binomial" and dt.attrs["dispersion"] == "agent"
-    assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT
+    assert dt.idata.attrs["agentstats_model"] == "zoi_beta_binomial" and dt.idata.attrs["dispersion"] == "agent"
+    assert dt.idata.attrs["target_accept"] == bb_mod.TARGET_ACCEPT
     monkeypatch.setattr(bb_mod, "LARGE_CELLS", 3)  # SMALL has 4 observed cells
     for model in ("beta_binomial", "zoi_beta_binomial"):
         dt = fit(SMALL, model, sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-        assert dt.attrs["target_accept"] == bb_mod.TARGET_ACCEPT_LARGE
+        assert dt.idata.attrs["target_accept"] == bb_mod.TARGET_ACCEPT_LARGE
     dt = fit(SMALL, "partial_pooling", sampler="pymc", draws=5, chains=2, random_seed=1, check_convergence=False)
-    assert dt.attrs["target_accept"] == 0.9
+    assert dt.idata.attrs["target_accept"] == 0.9
 
 
 # ---------------------------------------------------------------- until_converged: stop at the first checkpoint
@@ -472,16 +472,15 @@ class _FakeRun:
 
 def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1500, diverge_at=None, rule=True,
               nutpie_kwargs=None, seen_kwargs=None):
-    """Run ``_sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never).
+    """Run ``sample_nutpie`` on a fake sampler whose check passes from ``passes_from`` draws on (None: never).
 
-    With ``diverge_at`` (a draw index), chain 0 diverges there and ``fit``'s ``abandon`` rule (``_diverged``) is
+    With ``diverge_at`` (a draw index), chain 0 diverges there and ``fit``'s ``abandon`` rule (``diverged``) is
     passed, as for a centred-dispersion fit; ``rule=False``: no stopping rule (``check`` None). ``nutpie_kwargs``
     go into the config; the arguments nutpie received are put into ``seen_kwargs`` (a dict)."""
-    import sys
 
     import nutpie
 
-    fit_mod = sys.modules["agentstats.models.fit"]  # the package's ``fit`` attribute is the function
+    fit_mod = importlib.import_module("agentstats.models.sampling")
     rng = np.random.default_rng(0)
     trace = xr.DataTree.from_dict({
         "posterior": xr.Dataset({"mu": (("chain", "draw"), rng.normal(size=(5, draws)))}),
@@ -501,8 +500,7 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
         assert kwargs["cores"] == kwargs["chains"] == 5
         return run
 
-    fit_module = importlib.import_module("agentstats.models.fit")  # the module, not the function it exports
-    monkeypatch.setattr(fit_module, "compile_nutpie", lambda model: None)
+    monkeypatch.setattr(fit_mod, "compile_nutpie", lambda model: None)
     monkeypatch.setattr(nutpie, "sample", fake_sample)
     import pymc.backends.arviz as pm_arviz
 
@@ -517,15 +515,15 @@ def _run_fake(monkeypatch, passes_from, finished=False, interrupt=False, draws=1
     # the sampler advances 250 draws per poll (sleep), whatever the checks do
     monkeypatch.setattr(fit_mod.time, "sleep", lambda s: run._advance())
     config = fit_mod.SamplerConfig(chains=5, nutpie_kwargs=nutpie_kwargs or {})
-    abandon = fit_mod._diverged if diverge_at is not None else None
-    dt, kept, log = fit_mod._sample_nutpie(None, config, 1, 0.8, draws, 100, check if rule else None, abandon)
+    abandon = fit_mod.diverged if diverge_at is not None else None
+    dt, kept, log = fit_mod.sample_nutpie(None, config, 1, 0.8, draws, 100, check if rule else None, abandon)
     return dt, kept, log, seen, run
 
 
 def test_until_converged_stops_at_the_first_passing_checkpoint(monkeypatch):
     """Checkpoints 500, 750, ... (< draws) are checked in order on the first k draws of every chain; the fit keeps
     exactly k draws of the first that passes, and the result does not depend on how far the sampler had run."""
-    from agentstats.models.fit import STOP_EVERY_DRAWS, STOP_FIRST_DRAWS
+    from agentstats.models.sampling import STOP_EVERY_DRAWS, STOP_FIRST_DRAWS
 
     assert (STOP_FIRST_DRAWS, STOP_EVERY_DRAWS) == (500, 250)
     dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=1000)
@@ -547,7 +545,7 @@ def test_until_converged_stops_at_the_first_passing_checkpoint(monkeypatch):
 def test_until_converged_abandons_a_diverging_run(monkeypatch):
     """With ``abandon`` (centred dispersion), divergences are asked for at 100 draws and at every checkpoint before the
     stopping rule; the first checkpoint that sees one stops the run and returns no trace."""
-    from agentstats.models.fit import ABANDON_FIRST_DRAWS
+    from agentstats.models.sampling import ABANDON_FIRST_DRAWS
 
     assert ABANDON_FIRST_DRAWS == 100
     dt, kept, log, seen, run = _run_fake(monkeypatch, passes_from=None, diverge_at=40)
@@ -570,7 +568,7 @@ def test_until_converged_abandons_a_diverging_run(monkeypatch):
 def test_centred_dispersion_that_diverges_is_refitted_non_centred(monkeypatch):
     """A per-agent dispersion centred by the rule whose fit diverges (a funnel: agents about equally consistent) is
     refitted non-centred, and the fit says so; asked-for centring is kept (and warned about, as any divergence)."""
-    import agentstats.models.beta_binomial as bb_mod
+    import agentstats.models.families.beta_binomial.family as bb_mod
 
     monkeypatch.setattr(bb_mod, "DISPERSION_CENTERED_MIN_CELLS", 1)  # SMALL: 2 agents with 2 and 2 cells
     monkeypatch.setattr(bb_mod, "DISPERSION_CENTERED_MIN_TRIALS", 1)
@@ -585,14 +583,14 @@ def test_centred_dispersion_that_diverges_is_refitted_non_centred(monkeypatch):
     monkeypatch.setattr(pm, "sample", sampler)
     dt = fit(SMALL, sampler="pymc", draws=6, chains=2, random_seed=3, check_convergence=False)
     assert forms == ["centred", "non_centred"]
-    assert json.loads(dt.attrs["parameterization"])["dispersion"] == "non_centered"
-    assert "rho_z" in dt["posterior"] and int(dt["sample_stats"]["diverging"].sum()) == 0
-    log = json.loads(dt.attrs["checkpoints"])
+    assert json.loads(dt.idata.attrs["parameterization"])["dispersion"] == "non_centered"
+    assert "rho_z" in dt.idata["posterior"] and int(dt.idata["sample_stats"]["diverging"].sum()) == 0
+    log = json.loads(dt.idata.attrs["checkpoints"])
     assert log[-1]["abandoned"] and log[-1]["divergences"] == 12 and "refitted non-centred" in log[-1]["reason"]
     forms.clear()
     dt = fit(SMALL, sampler="pymc", draws=6, chains=2, random_seed=3, check_convergence=False,
              parameterization={"dispersion": "centered"})
-    assert forms == ["centred"] and json.loads(dt.attrs["parameterization"])["dispersion"] == "centered"
+    assert forms == ["centred"] and json.loads(dt.idata.attrs["parameterization"])["dispersion"] == "centered"
 
 
 def test_until_converged_interrupt_keeps_nothing(monkeypatch):
@@ -603,7 +601,7 @@ def test_until_converged_interrupt_keeps_nothing(monkeypatch):
 def test_until_converged_rule_uses_diagnose_verdict_and_needs_two_chains():
     """The stopping rule passes independent draws (4 chains x 1,000, ESS about 4,000) and fails them with one chain
     (no R-hat), with a constant parameter (NaN R-hat) or with too few draws for ESS 500."""
-    from agentstats.models.fit import _converged
+    from agentstats.models.sampling import converged_rule
 
     rng = np.random.default_rng(8)
 
@@ -615,7 +613,7 @@ def test_until_converged_rule_uses_diagnose_verdict_and_needs_two_chains():
         })
         return xr.DataTree.from_dict({"posterior": post})
 
-    rule = _converged(get_family("beta_binomial"))
+    rule = converged_rule(get_family("beta_binomial"))
     passed, r_hat, ess = rule(trace(4, 1000))
     assert passed and r_hat < 1.01 and ess > 2000
     assert not rule(trace(1, 4000))[0]
@@ -625,7 +623,7 @@ def test_until_converged_rule_uses_diagnose_verdict_and_needs_two_chains():
 
 def test_until_converged_defaults_and_refusals():
     """On by default only for nutpie fits without draws on UNTIL_CONVERGED_MIN_CELLS+ observed cells."""
-    from agentstats.models.fit import UNTIL_CONVERGED_MIN_CELLS, SamplerConfig
+    from agentstats.models.sampling import UNTIL_CONVERGED_MIN_CELLS, SamplerConfig
 
     big = prepare_counts(_counts([("a", f"t{j}", 2, 1) for j in range(UNTIL_CONVERGED_MIN_CELLS)]))
     small = prepare_counts(_counts([("a", f"t{j}", 2, 1) for j in range(UNTIL_CONVERGED_MIN_CELLS - 1)]))
@@ -642,14 +640,14 @@ def test_until_converged_defaults_and_refusals():
 def test_nutpie_kwargs_reach_nutpie_with_the_stopping_rule_and_refuse_fit_settings(monkeypatch):
     """nutpie settings (e.g. ``adaptation``, ``maxdepth``) go to ``nutpie.sample`` with the stopping rule kept; the
     run-length and seed settings stay SamplerConfig's own; other samplers refuse them."""
-    from agentstats.models.fit import SamplerConfig, _check_nutpie_kwargs
+    from agentstats.models.sampling import SamplerConfig, check_nutpie_kwargs
 
     # a setting nutpie does not have, or a value it cannot take: refused before compiling, naming key and value
-    _check_nutpie_kwargs({"adaptation": "low_rank", "maxdepth": 6})
+    check_nutpie_kwargs({"adaptation": "low_rank", "maxdepth": 6})
     with pytest.raises(ValueError, match=r"nutpie_kwargs: max_depth=6 is not a setting nutpie .* takes"):
-        _check_nutpie_kwargs({"max_depth": 6})
+        check_nutpie_kwargs({"max_depth": 6})
     with pytest.raises(ValueError, match=r"nutpie_kwargs: maxdepth='deep' is not a setting"):
-        _check_nutpie_kwargs({"maxdepth": "deep"})
+        check_nutpie_kwargs({"maxdepth": "deep"})
     seen: dict = {}
     _, kept, _, checked, _ = _run_fake(monkeypatch, passes_from=750,
                                        nutpie_kwargs={"adaptation": "low_rank", "maxdepth": 6}, seen_kwargs=seen)
@@ -661,7 +659,7 @@ def test_nutpie_kwargs_reach_nutpie_with_the_stopping_rule_and_refuse_fit_settin
     with pytest.raises(ValueError, match="needs sampler='nutpie'"):
         SamplerConfig(sampler="pymc", nutpie_kwargs={"maxdepth": 6})
     counts = _counts([("a", "t0", 2, 1), ("b", "t0", 2, 0)])
-    monkeypatch.setattr(importlib.import_module("agentstats.models.fit"), "available_samplers", lambda: ["pymc"])
+    monkeypatch.setattr(importlib.import_module("agentstats.models.sampling"), "available_samplers", lambda: ["pymc"])
     with pytest.raises(ValueError, match="needs the nutpie sampler; this fit would use 'pymc'"):
         fit(counts, nutpie_kwargs={"maxdepth": 6})
 
@@ -673,24 +671,25 @@ def test_nutpie_kwargs_real_fit_caps_the_tree_depth():
     counts = _counts([(a, f"t{j}", 4, (j * 3 + i) % 5) for i, a in enumerate("abc") for j in range(12)])
     dt = fit(counts, "beta_binomial", draws=100, tune=100, random_seed=3, nutpie_kwargs={"maxdepth": 2},
              check_convergence=False)
-    assert int(dt["sample_stats"]["n_steps"].max()) <= 3
-    assert json.loads(dt.attrs["nutpie_kwargs"]) == {"maxdepth": 2}
+    assert int(dt.idata["sample_stats"]["n_steps"].max()) <= 3
+    assert json.loads(dt.idata.attrs["nutpie_kwargs"]) == {"maxdepth": 2}
 
 
 @pytest.mark.slow  # compiles a small model and samples it twice with nutpie: about 10 s
 def test_until_converged_real_fit_keeps_the_first_draws_of_the_full_run():
     """A real nutpie fit that converges early keeps 500 draws: the first 500 of the same seed's full run, which
     meet the rule (R-hat <= 1.01, bulk and tail ESS >= 500) when diagnosed independently."""
-    from agentstats.models.fit import STOP_ESS_MIN
+    from agentstats.models.sampling import STOP_ESS_MIN
 
     counts = _counts([(a, f"t{j}", 4, (j * 3 + i) % 5) for i, a in enumerate("abc") for j in range(12)])
     short = fit(counts, "beta_binomial", draws=1500, until_converged=True, random_seed=3, progressbar=False)
     full = fit(counts, "beta_binomial", draws=1500, until_converged=False, random_seed=3, progressbar=False)
-    assert short.attrs["draws"] == 500 and short.attrs["draws_max"] == 1500
-    assert json.loads(short.attrs["checkpoints"])[0]["passed"] and json.loads(full.attrs["checkpoints"]) == []
-    assert short["posterior"].sizes["draw"] == 500 and full["posterior"].sizes["draw"] == 1500
+    assert short.idata.attrs["draws"] == 500 and short.idata.attrs["draws_max"] == 1500
+    assert json.loads(short.idata.attrs["checkpoints"])[0]["passed"] and full.sampler.checkpoints == ()
+    assert json.loads(full.idata.attrs["checkpoints"]) == []
+    assert short.idata["posterior"].sizes["draw"] == 500 and full.idata["posterior"].sizes["draw"] == 1500
     np.testing.assert_allclose(
-        short["posterior"]["mu"].to_numpy(), full["posterior"]["mu"].to_numpy()[:, :500], rtol=1e-12
+        short.idata["posterior"]["mu"].to_numpy(), full.idata["posterior"]["mu"].to_numpy()[:, :500], rtol=1e-12
     )
     table = diagnose(short).table
     assert (table.r_hat <= 1.01).all() and (table[["ess_bulk", "ess_tail"]] >= STOP_ESS_MIN).all().all()
@@ -705,7 +704,7 @@ def test_which_samplers_are_installed_is_answered_without_importing_them():
 
     code = (
         "import sys, arviz\n"
-        "from agentstats.models.fit import available_samplers\n"
+        "from agentstats.models.sampling import available_samplers\n"
         "print(available_samplers(), 'numpyro.diagnostics' in sys.modules)\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

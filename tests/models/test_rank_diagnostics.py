@@ -157,7 +157,7 @@ def test_tail_ess_uses_arviz_ci_prob_and_an_explicit_prob():
 
 def _arviz_table(dt, names):
     """diagnose's table as it was computed with az.rhat / az.ess on the Dataset (the code this replaced)."""
-    post = dt["posterior"].to_dataset()
+    post = getattr(dt, "idata", dt)["posterior"].to_dataset()  # a Fit's DataTree, or a constructed one
     n_chains = post.sizes.get("chain", 1)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -187,7 +187,7 @@ def _assert_table(diag, expected):
 
 @pytest.mark.slow  # uses the session's real fit (about 17 s to make when no slow test has made it yet)
 def test_diagnose_table_on_a_real_fit_equals_arviz(models_fit):
-    names = [str(v) for v in models_fit["posterior"].data_vars]
+    names = [str(v) for v in models_fit.idata["posterior"].data_vars]
     expected = _arviz_table(models_fit, names)
     diag = diagnose(models_fit, var_names=names)
     _assert_table(diag, expected)

@@ -6,12 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from fit_helpers import constructed_fit
 from scipy import integrate, stats
 from scipy.special import expit
 
-from agentstats.models import family_of, fit
-from agentstats.models.family import population_shift
-from agentstats.models.logit_normal import new_task_moments_logit_normal
+from agentstats.models import fit
+from agentstats.models.families.base import population_shift
+from agentstats.models.families.logit_normal import new_task_moments_logit_normal
 from agentstats.posterior import (
     consistency,
     contrast_matrix,
@@ -47,21 +48,11 @@ def _fake_tree(rng, n_trials, sigma_cell=None):
         },
         coords={"agent": agents, "task": tasks},
     )
-    n = np.asarray(n_trials)
-    cd = xr.Dataset(
-        {"n_trials": (("agent", "task"), n), "n_success": (("agent", "task"), n // 2),
-         "cell_present": (("agent", "task"), np.ones(n.shape, bool)),
-         "n_min": (("agent",), np.where(n > 0, n, 10**9).min(axis=1))},
-        coords={"agent": agents, "task": tasks},
-    )
-    attrs = {"agentstats_model": "partial_pooling", "dispersion": "shared", "random_seed": 5}
-    return xr.DataTree.from_dict({"posterior": post, "constant_data": cd}, name=None), p, attrs
+    return constructed_fit(post, "partial_pooling", n_trials, dispersion="shared", random_seed=5), p
 
 
 def _tree(*args, **kwargs):
-    dt, p, attrs = _fake_tree(*args, **kwargs)
-    dt.attrs.update(attrs)
-    return dt, p
+    return _fake_tree(*args, **kwargs)
 
 
 def test_observed_population_equals_direct_numpy():
@@ -103,8 +94,8 @@ class _ZeroShift:
 def test_new_population_uses_mu_alpha_both_sigmas_and_the_population_shift():
     rng = np.random.default_rng(1)
     dt, _ = _tree(rng, [[4, 4, 4], [4, 4, 4]])
-    post = dt["posterior"].to_dataset()
-    hat, _ = family_of(dt).new_task_pass_k(post, np.array([2]), n_tasks=3, rng=_ZeroShift())
+    post = dt.posterior
+    hat, _ = dt.family.new_task_pass_k(post, np.array([2]), n_tasks=3, rng=_ZeroShift())
     c, d = 1, 7
     m = float(post["mu"][c, d] + post["alpha"][c, d, 1])
     s = float(np.hypot(post["sigma_task"][c, d], post["sigma_cell"][c, d]))
@@ -133,6 +124,11 @@ def test_bad_arguments():
                    chains=2, random_seed=0)
     with pytest.raises(ValueError, match="hyperparameters"):
         posterior_pass_hat_k(no_hyper, 1, population="new")
+    # a fit's DataTree is not a fit: say how to read it (the family and counts are resolved once, by Fit)
+    with pytest.raises(TypeError, match=r"Fit\.from_datatree"):
+        posterior_pass_hat_k(no_hyper.idata, 1)
+    with pytest.raises(TypeError, match="must be an agentstats Fit"):
+        predict_rerun("fit.zarr", 1, 1)
 
 
 def test_summary_eti_and_hdi_against_numpy():
@@ -216,8 +212,7 @@ def test_consistency_model_icc_per_agent():
          "sigma_cell": (("chain", "draw", "agent"), np.stack([ones, 2 * ones], -1))},
         coords={"agent": ["a", "b"]},
     )
-    dt = xr.DataTree.from_dict({"posterior": post})
-    dt.attrs.update(agentstats_model="partial_pooling", dispersion="agent")
+    dt = constructed_fit(post, "partial_pooling", [[2, 2], [2, 2]], tasks=["t1", "t2"], dispersion="agent")
     out = consistency(counts, dt).set_index("agent")
     for agent, sc in (("a", 1.0), ("b", 2.0)):
         denom = 1.5**2 + sc**2 + np.pi**2 / 3
@@ -230,14 +225,13 @@ def test_consistency_model_icc_per_agent():
          "det_share": (("chain", "draw"), 0.25 * ones)},
         coords={"agent": ["a", "b"]},
     )
-    dt_bb = xr.DataTree.from_dict({"posterior": post_bb})
-    dt_bb.attrs.update(agentstats_model="zoi_beta_binomial", dispersion="agent")
+    dt_bb = constructed_fit(post_bb, "zoi_beta_binomial", [[2, 2], [2, 2]], tasks=["t1", "t2"], dispersion="agent")
     bb = consistency(counts, dt_bb).set_index("agent")
     assert bb.loc["a", "icc_cell"] == pytest.approx(0.25 + 0.75 * 0.2)
     assert bb.loc["b", "icc_cell"] == pytest.approx(0.25 + 0.75 * 0.6)
     # one agent: no within-cell term, so no estimate (NaN and said so), never 0
-    single = xr.DataTree.from_dict({"posterior": post_bb.drop_vars(["rho", "det_share"]).isel(agent=[0])})
-    single.attrs.update(agentstats_model="zoi_beta_binomial", dispersion="agent")
+    single = constructed_fit(post_bb.drop_vars(["rho", "det_share"]).isel(agent=[0]), "zoi_beta_binomial", [[2, 2]],
+                             tasks=["t1", "t2"], dispersion="agent")
     one = consistency(counts[counts.agent == "a"], single).iloc[0]
     assert np.isnan(one.icc_cell) and not one.icc_cell_estimable
     # counts of an agent the fit does not have: a clear error naming it and the fit's agents
@@ -297,7 +291,7 @@ def test_real_fit_posterior_quantities(models_fit):
 
 
 def models_fit_counts(dt):
-    cd = dt["constant_data"]
+    cd = dt.idata["constant_data"]
     n = cd["n_trials"].to_pandas().stack().rename("n")
     c = cd["n_success"].to_pandas().stack().rename("c")
     df = pd.concat([n, c], axis=1).reset_index()

@@ -270,3 +270,30 @@ def test_ppc_titles_with_long_agent_names_stay_within_their_panels():
         lines = ax.get_title().split("\n")
         assert lines[0] == "Tasks with mixed outcomes:" and lines[1] == agent
         assert lines[-1] == "posterior predictive p = 0.40"
+
+
+@pytest.mark.parametrize("ci_prob", [0.8, 0.975])
+def test_interval_labels_follow_the_tables_own_ci_prob(ci_prob):
+    """Every figure names its intervals' probability from the table it draws, never a fixed 95%."""
+    pct = f"{100 * ci_prob:g}%"
+    rows = [{"quantity": q, "agent": "A", "k": k, "mean": 0.5 / k, "ci_low": 0.3 / k, "ci_high": 0.7 / k,
+             "extrapolated": 0.0, "ci_kind": "hdi", "ci_prob": ci_prob}
+            for q in ("pass_at_k", "pass_hat_k") for k in (1, 2)]
+    curves = plots.plot_posterior_pass_k_curves(pd.DataFrame(rows))
+    assert curves.axes[0].get_ylabel() == f"posterior mean, {pct} credible band"
+    forest = plots.plot_forest(pd.DataFrame(rows[2:]))
+    assert forest.axes[0].get_xlabel() == f"pass^k: posterior mean and {pct} credible interval (hdi)"
+    tasks = _task_effects(5).assign(ci_kind="eti", ci_prob=ci_prob)
+    assert f"posterior mean and {pct} credible interval" in plots.plot_task_difficulty(tasks).axes[0].get_title()
+    metrics = pd.DataFrame([{"agent": "A", "metric": "m", "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6,
+                             "ci_prob": ci_prob}])
+    assert f"and {pct} credible interval" in plots.plot_metric_summary(metrics)._suptitle.get_text()
+    for fig in (curves, forest):
+        assert "95%" not in " ".join(t.get_text() for ax in fig.axes for t in (ax.xaxis.label, ax.yaxis.label))
+
+
+def test_interval_labels_without_ci_prob_are_the_default_and_mixed_ones_say_so():
+    rows = pd.DataFrame([{"agent": "A", "k": 1, "mean": 0.5, "ci_low": 0.3, "ci_high": 0.7}])
+    assert "95% credible interval" in plots.plot_forest(rows).axes[0].get_xlabel()
+    mixed = pd.concat([rows.assign(ci_prob=0.9), rows.assign(k=2, ci_prob=0.8)], ignore_index=True)
+    assert "per-row credible interval" in plots.plot_forest(mixed).axes[0].get_xlabel()

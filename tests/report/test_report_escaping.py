@@ -9,6 +9,7 @@ free-text field carries markup and parses the exported HTML.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import nbformat
 import numpy as np
@@ -19,6 +20,7 @@ from report_helpers import EVIL_FILE_NAME, IMG, LINK, PAYLOADS, SCRIPT, live_mar
 
 from agentstats._util.markup import html_text, md_code, md_text, one_line
 from agentstats.io.loaders import Dataset
+from agentstats.models import SamplerInfo
 from agentstats.records.problems import Problem
 from agentstats.report.describe import (
     format_consistency,
@@ -122,10 +124,13 @@ def test_read_suite_and_summary_escape_agent_names():
 
 
 def test_run_details_and_consistency_note_escape_every_value():
+    fit = SimpleNamespace(
+        sampler=SamplerInfo(sampler=f"s{IMG}", chains=2, draws=10, tune=10, draws_max=10, target_accept=0.9,
+                            random_seed=1),
+        diagnostics=lambda: SimpleNamespace(ok=True), family=SimpleNamespace(name=f"m{IMG}"),
+    )
     md = run_details(counts_for(AGENTS), source=EVIL_FILE_NAME, input_format=f"f{SCRIPT}", judge=f"j{IMG}",
-                     model=f"m{LINK}", population="new",
-                     fit_attrs={"sampler": f"s{IMG}", "chains": 2, "draws": 10, "tune": 10, "target_accept": 0.9,
-                                "random_seed": 1})
+                     model=f"m{LINK}", population="new", fit=fit)
     html = render(md)
     assert live_markup(html) == []
     for s in (EVIL_FILE_NAME, f"f{SCRIPT}", f"j{IMG}", f"m{LINK}", f"s{IMG}"):
@@ -133,7 +138,7 @@ def test_run_details_and_consistency_note_escape_every_value():
     table = pd.DataFrame({"agent": AGENTS, "n_tasks": 3, "n_tasks_multi": 3, "flip_share": 0.5, "icc_anova": 0.2,
                           "icc_model": 0.3, "icc_model_low": 0.1, "icc_model_high": 0.5, "icc_cell": np.nan,
                           "icc_cell_low": np.nan, "icc_cell_high": np.nan, "icc_cell_estimable": False})
-    _, note = format_consistency(table, {"agentstats_model": f"m{IMG}", "has_cell_effect": 0})
+    _, note = format_consistency(table, fit)
     html = render(note)
     assert live_markup(html) == [] and f"m{IMG}" in visible_text(html)
 

@@ -3,14 +3,16 @@ estimable" instead of a false 0, empty tables replaced by a sentence, compact co
 
 from __future__ import annotations
 
-import json
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from fit_helpers import StandInFit
 
 from agentstats.io import load
+from agentstats.models import SamplerInfo
 from agentstats.posterior import consistency, contrast_table
 from agentstats.report.describe import (
     describe_counts,
@@ -70,7 +72,7 @@ def test_consistency_of_one_agent_says_not_estimable_instead_of_zero():
     table = consistency(counts).assign(icc_model=0.566, icc_model_low=0.364, icc_model_high=0.756,
                                        icc_cell=np.nan, icc_cell_low=np.nan, icc_cell_high=np.nan,
                                        icc_cell_estimable=False)
-    shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 0})
+    shown, note = format_consistency(table, StandInFit(None, "zoi_beta_binomial"))
     assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
     assert shown.loc["gpt-4o", "ICC incl. task (model)"] == "0.566 [0.364, 0.756]"
     assert "not estimable" in note and "one agent" in note
@@ -82,7 +84,7 @@ def test_consistency_shows_per_agent_model_values_when_estimable():
                           "icc_anova": [0.3, np.nan], "icc_model": [0.675, 0.7], "icc_model_low": [0.595, 0.6],
                           "icc_model_high": [0.749, 0.8], "icc_cell": [0.256, 0.3], "icc_cell_low": [0.209, 0.2],
                           "icc_cell_high": [0.308, 0.4], "icc_cell_estimable": True})
-    shown, note = format_consistency(table, {"agentstats_model": "zoi_beta_binomial", "has_cell_effect": 1})
+    shown, note = format_consistency(table, StandInFit(None, "zoi_beta_binomial"))
     assert shown.loc["a", "within-cell correlation (model)"] == "0.256 [0.209, 0.308]"
     assert shown.loc["b", "ICC incl. task (model)"] == "0.700 [0.600, 0.800]"
     assert shown.loc["b", "ICC (ANOVA)"] == "not estimable"
@@ -121,14 +123,20 @@ def test_schema_errors_without_any_error_is_a_sentence_not_an_empty_table():
 
 def test_run_details_name_data_model_sampler_and_versions():
     counts = pd.DataFrame({"agent": ["a", "b"], "task_id": ["t", "t"], "n": [4, 4], "c": [1, 2], "n_missing": 0})
+    fit = SimpleNamespace(
+        sampler=SamplerInfo(sampler="nutpie", chains=4, draws=1000, tune=1000, draws_max=1000, target_accept=0.98,
+                            random_seed=0),
+        diagnostics=lambda: SimpleNamespace(ok=True),
+    )
     md = run_details(counts, source="runs.jsonl", input_format="jsonl", sha256="ab" * 32, k_values=[1, 2],
-                     n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed",
-                     fit_attrs={"sampler": "nutpie", "chains": 4, "draws": 1000, "tune": 1000, "target_accept": 0.98,
-                                "random_seed": 0}, diagnostics_ok=True)
+                     n_boot=2000, seed=0, model="zoi_beta_binomial", population="observed", fit=fit)
     for part in ("runs.jsonl (format jsonl)", "sha256 abababab", "2 agents, 1 task, 8 recorded trials", "k = 1, 2",
                  "zoi\\_beta\\_binomial", "nutpie, 4 chains × 1000 draws", "convergence checks passed",
-                 "agentstats ", "Python "):
+                 "agentstats ", "Python ", "95% task-cluster bootstrap intervals (2000 resamples, seed 0)"):
         assert part in md, part
+    # the intervals' probability is the report's own, never a fixed 95%
+    assert "80% task-cluster bootstrap intervals" in run_details(counts, source="r", input_format="jsonl", n_boot=100,
+                                                                  ci_prob=0.8)
     assert "pending" in run_details(counts, source="r", input_format="jsonl", model="beta_binomial")
     assert "not run" in run_details(counts, source="r", input_format="jsonl")
 
@@ -139,7 +147,7 @@ def test_consistency_of_a_real_one_agent_fit(model):
     """tau-bench has one agent: the report's consistency cell must run on such a fit and say "not estimable"."""
     import warnings
 
-    from agentstats.models.fit import fit
+    from agentstats.models import fit
 
     counts = pd.DataFrame({"agent": "gpt-4o", "task_id": [f"t{i}" for i in range(8)], "n": 4,
                            "c": [0, 4, 2, 1, 4, 0, 3, 4], "n_missing": 0})
@@ -149,7 +157,7 @@ def test_consistency_of_a_real_one_agent_fit(model):
     table = consistency(counts, dt)
     assert not table["icc_cell_estimable"].any() and table["icc_cell"].isna().all()
     assert 0 < table.loc[0, "icc_model_low"] < table.loc[0, "icc_model"] < table.loc[0, "icc_model_high"] < 1
-    shown, note = format_consistency(table, dict(dt.attrs))
+    shown, note = format_consistency(table, dt)
     assert shown.loc["gpt-4o", "within-cell correlation (model)"] == "not estimable"
     assert "one agent" in note
     # the report's posterior predictive cell too: the observed statistics are those of the counts
@@ -194,17 +202,25 @@ def test_counts_in_the_text_take_the_singular_for_one(tmp_path):
     assert format_counts_table(describe_counts(counts)).loc["a", "missing"] == "2 (1 task)"
 
 
+def _status_fit(ok, divergences, problems, checkpoints=()):
+    """A stand-in fit: zoi_beta_binomial, PyMC, 2 chains x 300 draws, target_accept 0.9, these diagnostics."""
+    diag = SimpleNamespace(ok=ok, divergences=divergences, problems=problems)
+    return SimpleNamespace(
+        family=SimpleNamespace(name="zoi_beta_binomial"), diagnostics=lambda: diag,
+        sampler=SamplerInfo(sampler="pymc", chains=2, draws=300, tune=300, draws_max=300, target_accept=0.9,
+                            random_seed=0, checkpoints=tuple(checkpoints)),
+    )
+
+
 def test_fit_status_ends_with_one_period():
-    attrs = {"agentstats_model": "zoi_beta_binomial", "sampler": "pymc", "chains": 2, "draws": 300,
-             "target_accept": 0.9}
-    bad = fit_status(attrs, ok=False, divergences=3, problems=["3 divergent transitions.", "R-hat of mu 1.05"])
+    bad = fit_status(_status_fit(False, 3, ["3 divergent transitions.", "R-hat of mu 1.05"]))
     assert bad.endswith("(e.g. 0.99).") and not bad.endswith("..") and ".;" not in bad
     assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
-    good = fit_status(attrs, ok=True, divergences=0, problems=[])
+    good = fit_status(_status_fit(True, 0, []))
     assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
     log = [{"draws": 100, "passed": False, "abandoned": True, "divergences": 18, "reason": "refitted non-centred"},
            {"draws": 500, "passed": True, "max_r_hat": 1.004, "min_ess": 900.0}]
-    refit = fit_status({**attrs, "checkpoints": json.dumps(log)}, ok=True, divergences=0, problems=[])
+    refit = fit_status(_status_fit(True, 0, [], log))
     assert refit.startswith(good[:-1] + ". A first attempt with a centred per-agent dispersion had 18 divergent")
     assert "in its first 100 draws and was discarded; this is the non-centred refit with the same seed." in refit
     assert refit.endswith("seed.") and not refit.endswith("..")
@@ -219,7 +235,7 @@ def test_ppc_table_shows_counts_as_whole_numbers():
     replicated = {"cells_all_fail": np.array([0.0, 2, 5]), "cells_all_success": np.array([0.0, 1, 5]),
                   "within_task_var": np.array([0.01, 0.1]), "flip_share[A]": np.array([0.25, 0.5, 1.0])}
     shown = format_ppc_table(table, replicated, label=str.upper).set_index("statistic")
-    cols = ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]
+    cols = ["observed", "replicated, lower (95%)", "replicated, upper (95%)"]  # 95%: the table says no other
     assert shown.loc["CELLS_ALL_FAIL", cols].tolist() == ["2", "0", "5"]
     # an interpolated quantile of a count keeps one decimal, never "1.000 [0.000, 4.525]"
     assert shown.loc["CELLS_ALL_SUCCESS", cols].tolist() == ["1", "0", "4.5"]
@@ -229,6 +245,18 @@ def test_ppc_table_shows_counts_as_whole_numbers():
     assert shown.loc["FLIP_SHARE[A]", cols].tolist() == ["1.000", "0.250", "1.000"]  # a share, not a count
     # without the replicated values: whole observed value and interval ends make a count
     assert format_ppc_table(table).loc[0, "observed"] == "2"
+
+
+def test_display_tables_name_their_intervals_probability():
+    """The PPC and contrast tables head their interval columns with the table's own probability."""
+    table = pd.DataFrame({"statistic": ["cells_all_fail"], "observed": [2.0], "rep_mean": [2.5], "rep_low": [1.0],
+                          "rep_high": [4.0], "p_value": [0.6]})
+    table.attrs["ci_prob"] = 0.8
+    assert list(format_ppc_table(table).columns)[3:5] == ["replicated, lower (80%)", "replicated, upper (80%)"]
+    contrasts = pd.DataFrame([{"k": 1, "agent_a": "a", "agent_b": "b", "prob_greater": 0.7, "diff_mean": 0.1,
+                               "diff_low": -0.1, "diff_high": 0.3, "ci_prob": 0.9}])
+    assert "90% credible interval" in format_contrast_table(contrasts).columns
+    assert "95% credible interval" in format_contrast_table(contrasts.drop(columns="ci_prob")).columns
 
 
 def test_grid_gaps_are_said_in_the_report_data_section(tmp_path):

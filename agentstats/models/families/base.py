@@ -11,8 +11,12 @@ A family (in the sense of bambi's likelihood families and pymc-marketing's model
 * the model-based consistency (ICC) per agent (:meth:`ModelFamily.icc`);
 * the per-cell tables planning needs (:meth:`ModelFamily.cell_given_task`).
 
-Downstream code (:mod:`agentstats.posterior`, :mod:`agentstats.planning`, diagnostics) asks the family of a fit
-(:func:`agentstats.models.registry.family_of`) and never branches on model names.
+Downstream code (:mod:`agentstats.posterior`, :mod:`agentstats.planning`, diagnostics, the command line) asks the
+family of a fit (:attr:`agentstats.models.result.Fit.family`) what it can do, through the capabilities it declares
+(:attr:`ModelFamily.has_dispersion`, :attr:`ModelFamily.supports_new_tasks`, :attr:`ModelFamily.has_icc`,
+:attr:`ModelFamily.planning_parameters`; the idea of bambi's ``PARAMETERS``), and never branches on model names.
+A family writes its identity into a fit's attributes (:meth:`ModelFamily.to_attrs`) and reads it back
+(:meth:`ModelFamily.from_attrs`); :mod:`agentstats.models.families.registry` maps names to families.
 
 A new task, and why the population mean is uncertain
 ----------------------------------------------------
@@ -35,11 +39,11 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pymc as pm
@@ -50,13 +54,11 @@ from agentstats.models.data import CountsData
 from agentstats.models.priors import Priors
 
 __all__ = [
-    "DISPERSIONS",
     "GH_NODES",
     "ROW_BLOCK",
     "TASK_BLOCK",
     "BuildInfo",
     "CellTables",
-    "Dispersion",
     "ModelFamily",
     "draw_array",
     "gauss_hermite",
@@ -64,9 +66,6 @@ __all__ = [
     "population_shift",
 ]
 
-Dispersion = Literal["agent", "shared"]
-#: Within-cell dispersion per agent (pooled across agents) or one value shared by all agents.
-DISPERSIONS: tuple[Dispersion, ...] = ("agent", "shared")
 #: Gauss-Hermite nodes for new-task integrals; absolute error < 2e-6 against adaptive quadrature for s <= 5.
 GH_NODES = 128
 #: Tasks per block of conditional ``p`` draws. Each block has its own seed, so draws do not depend on how many
@@ -221,22 +220,60 @@ class ModelFamily(ABC):
     #: ``"sampled"``: ``p`` is a function of sampled parameters; ``"conditional"``: drawn from its exact conditional
     #: given the sampled parameters and the cell's counts; ``"exact"``: the whole posterior is drawn without MCMC.
     p_draws: ClassVar[str] = "sampled"
-    dispersion: Dispersion | None = None
+    #: Within-cell dispersion (one of :data:`agentstats.models.families.registry.DISPERSIONS`), None without one.
+    dispersion: str | None = None
+
+    # ---------------------------------------------------------------------------------------------- capabilities
+    @property
+    def has_dispersion(self) -> bool:
+        """Whether the family has a within-cell dispersion that ``dispersion`` chooses (per agent or shared)."""
+        return self.dispersion is not None
+
+    @property
+    def supports_new_tasks(self) -> bool:
+        """Whether the family predicts a new task from the task population (``population="new"``)."""
+        return self.hierarchical
+
+    @property
+    def has_icc(self) -> bool:
+        """Whether the family has a model-based consistency (:meth:`icc`; :func:`agentstats.posterior.consistency`)."""
+        return self.hierarchical
+
+    @property
+    def planning_parameters(self) -> tuple[str, ...]:
+        """Cell parameters a planning point (:meth:`point`) must give besides ``mu``, ``alpha``, ``sigma_task``."""
+        return ()
+
+    @property
+    def posterior_core(self) -> dict[str, tuple[str, ...]]:
+        """Posterior variables every fit of the family has, with their dims after ``chain, draw`` (the fit schema)."""
+        return {"mu": (), "sigma_task": (), "beta": ("task",)}
 
     # ---------------------------------------------------------------------------------------------- identity
-    def attrs(self) -> dict[str, Any]:
-        """Attributes that identify the family in a fit (``agentstats_model``, ``dispersion``)."""
+    @classmethod
+    def create(cls, dispersion: str | None = None, **options: Any) -> Self:
+        """Make the family from registry options; ``dispersion`` is ignored by families without one."""
+        return cls(**options)
+
+    def to_attrs(self) -> dict[str, Any]:
+        """Attributes that identify the family in a fit (``agentstats_model``, ``dispersion``, ``p_draws``)."""
         return {"agentstats_model": self.name, "dispersion": self.dispersion or "none", "p_draws": self.p_draws}
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any], **options: Any) -> Self:
+        """Read the family back from a fit's attributes (:meth:`to_attrs`); ``options`` are the registry's."""
+        disp = str(attrs.get("dispersion", "none"))
+        return cls.create(dispersion=None if disp == "none" else disp, **options)
 
     def __repr__(self) -> str:
         extra = f", dispersion={self.dispersion!r}" if self.dispersion else ""
         return f"{type(self).__name__}(name={self.name!r}{extra})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ModelFamily) and self.attrs() == other.attrs()
+        return isinstance(other, ModelFamily) and self.to_attrs() == other.to_attrs()
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self.attrs().items())))
+        return hash(tuple(sorted(self.to_attrs().items())))
 
     # ---------------------------------------------------------------------------------------------- building
     @abstractmethod
@@ -266,11 +303,11 @@ class ModelFamily(ABC):
         return 0.9
 
     def default_draws(self, info: BuildInfo) -> int | None:
-        """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.fit.DRAWS`."""
+        """Default draws per chain for the built model (``info``); None: :data:`agentstats.models.sampling.DRAWS`."""
         return None
 
     def default_tune(self, info: BuildInfo, sampler: str) -> int | None:
-        """Default tuning steps per chain for the built model and sampler; None: :data:`agentstats.models.fit.TUNE`."""
+        """Default tuning steps per chain for the built model and sampler; None: ``agentstats.models.sampling.TUNE``."""
         return None
 
     def diagnostic_var_names(self, post: xr.Dataset) -> list[str]:

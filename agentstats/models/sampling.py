@@ -1,13 +1,10 @@
-"""Fitting: ``fit(counts, model=..., **sampler options)`` -> ``xarray.DataTree`` with provenance and diagnostics.
+"""Sampling a built model: the sampler settings and the NUTS runs behind :func:`agentstats.models.fitting.fit`.
 
 Samplers: ``nutpie`` (default; Rust NUTS on a numba-compiled PyMC model), ``numpyro`` (JAX), ``pymc`` (PyMC's
-own NUTS). The default falls back to the next installed one. ``no_pooling`` is drawn exactly from its Beta
-posterior (no MCMC; ``sampler="exact"``).
-
-Memory: a fit stores the sampled parameters (about agents + tasks numbers per draw for the Beta-Binomial families;
-one per cell for ``partial_pooling``) and the counts. Per-cell success probabilities ``p`` are not stored unless asked
-(``store_p=True``): :mod:`agentstats.posterior` draws them block by block from the family when it needs them. The
-per-cell ``log_likelihood`` group (``log_likelihood=True``, for LOO) costs chains x draws x cells x 8 bytes.
+own NUTS). The default falls back to the next installed one. With nutpie a large fit can stop at the first
+checkpoint where it has converged (:func:`sample_nutpie`), and a centred per-agent dispersion that diverges can be
+abandoned early for the non-centred form. Ctrl-C while sampling raises :class:`SamplingInterrupted`: a partial
+posterior is never returned.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import inspect
-import json
 import logging
 import os
 import signal
@@ -24,23 +20,18 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from agentstats.calibration.judge_error import JudgeError
 from agentstats.models._nutpie_model import compile_nutpie
-from agentstats.models.data import CountsData, counts_dataset, prepare_counts
-from agentstats.models.diagnostics import diagnose, warn_if_not_converged
-from agentstats.models.family import BuildInfo, ModelFamily
-from agentstats.models.no_pooling import exact_posterior
-from agentstats.models.priors import Priors, as_priors
-from agentstats.models.registry import DEFAULT_MODEL, get_family
+from agentstats.models.data import CountsData
+from agentstats.models.diagnostics import diagnose
+from agentstats.models.families.base import BuildInfo, ModelFamily
 
 __all__ = [
     "ABANDON_FIRST_DRAWS",
@@ -56,7 +47,14 @@ __all__ = [
     "SamplingInterrupted",
     "available_cpus",
     "available_samplers",
-    "fit",
+    "check_complete",
+    "check_nutpie_kwargs",
+    "converged_rule",
+    "diverged",
+    "divergences",
+    "package_version",
+    "sample_nutpie",
+    "sample_pymc",
 ]
 
 SAMPLERS = ("nutpie", "numpyro", "pymc")
@@ -125,22 +123,22 @@ class SamplerConfig:
         NUTS implementation; None picks :data:`DEFAULT_SAMPLER` or the next installed one.
     draws : int or None
         Posterior draws per chain (>= 1); None: :data:`DRAWS` (2,000), or the family's default for the data
-        (:meth:`agentstats.models.family.ModelFamily.default_draws`: 1,500 for a Beta-Binomial fit with centred
+        (:meth:`agentstats.models.families.base.ModelFamily.default_draws`: 1,500 for a Beta-Binomial fit with centred
         per-agent dispersion); a large fit then stops at the first checkpoint where it has converged
         (``until_converged``).
     tune : int or None
         Tuning steps per chain (>= 1); None: :data:`TUNE` (1,000), or the family's default for the data and sampler
-        (:meth:`agentstats.models.family.ModelFamily.default_tune`: 300 with nutpie for centred dispersion).
+        (:meth:`agentstats.models.families.base.ModelFamily.default_tune`: 300 with nutpie for centred dispersion).
     chains : int
         Number of chains (>= 1).
     until_converged : bool or None
         Sample at most ``draws`` per chain but stop at the first checkpoint (:data:`STOP_FIRST_DRAWS` draws, then every
         :data:`STOP_EVERY_DRAWS`) where every diagnosed parameter has R-hat <= 1.01 and bulk and tail ESS >=
-        :data:`STOP_ESS_MIN` (:func:`sample_until_converged`). None: on when ``draws`` is not given, the sampler is
+        :data:`STOP_ESS_MIN` (:func:`sample_nutpie`). None: on when ``draws`` is not given, the sampler is
         nutpie and the data have at least :data:`UNTIL_CONVERGED_MIN_CELLS` observed cells. Needs nutpie.
     target_accept : float or None
         NUTS target acceptance rate in (0, 1); None: the family's default for the data
-        (:meth:`agentstats.models.family.ModelFamily.target_accept`).
+        (:meth:`agentstats.models.families.base.ModelFamily.target_accept`).
     cores : int or None
         Chains run in parallel; default ``min(chains, available_cpus())`` (PyMC's own default halves the CPU count),
         and every chain at once when ``until_converged`` is on (nutpie runs batches of ``cores`` chains to their end).
@@ -241,7 +239,8 @@ class SamplerConfig:
         return self.sampler
 
 
-def _version(pkg: str) -> str:
+def package_version(pkg: str) -> str:
+    """Return the installed version of ``pkg``, or ``"absent"``."""
     try:
         return importlib.metadata.version(pkg)
     except importlib.metadata.PackageNotFoundError:
@@ -271,7 +270,7 @@ def _interrupt_flag() -> Iterator[dict[str, bool]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
+def check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
     """Refuse a posterior with non-finite draws of sampled variables (a trace padded after an interrupt)."""
     post = dt["posterior"]
     for v in names:
@@ -287,7 +286,7 @@ def _cores(config: SamplerConfig) -> int:
     return int(config.cores) if config.cores is not None else min(int(config.chains), available_cpus())
 
 
-def _check_nutpie_kwargs(kwargs: dict[str, Any]) -> None:
+def check_nutpie_kwargs(kwargs: dict[str, Any]) -> None:
     """Refuse ``nutpie_kwargs`` that nutpie would not take, before the model is compiled.
 
     Arguments of ``nutpie.sample`` itself (e.g. ``adaptation``) pass; every other key must be a setting of nutpie's
@@ -313,7 +312,7 @@ def _check_nutpie_kwargs(kwargs: dict[str, Any]) -> None:
             settings.update({key: value})
         except Exception as exc:  # nutpie raises AttributeError, TypeError or ValueError from Rust
             raise ValueError(
-                f"nutpie_kwargs: {key}={value!r} is not a setting nutpie {_version('nutpie')} takes ({exc})"
+                f"nutpie_kwargs: {key}={value!r} is not a setting nutpie {package_version('nutpie')} takes ({exc})"
             ) from None
 
 
@@ -322,7 +321,7 @@ def _first_draws(dt: xr.DataTree, k: int) -> xr.DataTree:
     return dt.isel(draw=slice(0, k), missing_dims="ignore")
 
 
-def _converged(family: ModelFamily) -> Callable[[xr.DataTree], tuple[bool, float, float]]:
+def converged_rule(family: ModelFamily) -> Callable[[xr.DataTree], tuple[bool, float, float]]:
     """Return the stopping rule of ``until_converged``: R-hat <= 1.01, bulk and tail ESS >= :data:`STOP_ESS_MIN`.
 
     Checks the parameters without a task or cell dim first (few, and the slow ones), then the rest only when those
@@ -351,16 +350,16 @@ def _converged(family: ModelFamily) -> Callable[[xr.DataTree], tuple[bool, float
     return check
 
 
-def _divergences(dt: xr.DataTree) -> int:
+def divergences(dt: xr.DataTree) -> int:
     """Divergent transitions after warm-up in a trace (0 without ``sample_stats.diverging``)."""
     if "sample_stats" not in dt.children or "diverging" not in dt["sample_stats"].dataset:
         return 0
     return int(dt["sample_stats"]["diverging"].sum())
 
 
-def _diverged(dt: xr.DataTree) -> bool:
+def diverged(dt: xr.DataTree) -> bool:
     """Whether a centred-dispersion trace has divergent transitions (then ``fit`` refits non-centred)."""
-    return _divergences(dt) > 0
+    return divergences(dt) > 0
 
 
 def _finished(run: Any) -> bool:
@@ -371,7 +370,7 @@ def _finished(run: Any) -> bool:
         return False
 
 
-def _sample_nutpie(
+def sample_nutpie(
     model: pm.Model,
     config: SamplerConfig,
     seed: int,
@@ -441,7 +440,7 @@ def _sample_nutpie(
                 checkpoints.pop(0)
                 trace = _first_draws(final if final is not None else run.inspect(), k)
                 if abandon is not None and abandon(trace):
-                    log.append({"draws": k, "passed": False, "abandoned": True, "divergences": _divergences(trace)})
+                    log.append({"draws": k, "passed": False, "abandoned": True, "divergences": divergences(trace)})
                     if final is None:
                         run.abort()
                     return None, k, log
@@ -466,9 +465,10 @@ def _sample_nutpie(
     return dt, kept, log
 
 
-def _sample(
+def sample_pymc(
     model: pm.Model, config: SamplerConfig, sampler: str, seed: int, target_accept: float, draws: int, tune: int
 ) -> xr.DataTree:
+    """Sample ``model`` with ``pymc.sample`` and the chosen NUTS implementation; Ctrl-C raises SamplingInterrupted."""
     from agentstats.models._bb_kernel import register_jax, register_numba
 
     if sampler == "numpyro":
@@ -514,212 +514,3 @@ def _sample(
             return dt
     finally:
         pymc_logger.setLevel(level)
-
-
-def _judge_error(judge_calibration: Any) -> JudgeError | None:
-    """Return the :class:`JudgeError` of ``judge_calibration``: a JudgeError, or anything with ``.judge_error``."""
-    if judge_calibration is None or isinstance(judge_calibration, JudgeError):
-        return judge_calibration
-    inner = getattr(judge_calibration, "judge_error", None)
-    if isinstance(inner, JudgeError):
-        return inner
-    raise ValueError(
-        "judge_calibration must be a JudgeError or a metric of calibrate(...) (MetricCalibration), "
-        f"got {type(judge_calibration).__name__}"
-    )
-
-
-def fit(
-    counts: pd.DataFrame | CountsData,
-    model: str | ModelFamily = DEFAULT_MODEL,
-    *,
-    dispersion: str | None = None,
-    random_seed: int | np.random.Generator | None = None,
-    config: SamplerConfig | None = None,
-    priors: Priors | Mapping[str, float] | None = None,
-    parameterization: dict[str, str] | None = None,
-    log_likelihood: bool = False,
-    store_p: bool = False,
-    check_convergence: bool = True,
-    judge_calibration: Any = None,
-    **sampler_options: Any,
-) -> xr.DataTree:
-    """Fit a model of per-cell success counts and return its posterior as an ``xarray.DataTree``.
-
-    Parameters
-    ----------
-    counts : pandas.DataFrame or CountsData
-        Columns ``agent, task_id, n, c`` (one row per cell; :func:`agentstats.models.data.prepare_counts`).
-    model : str or ModelFamily
-        Default ``zoi_beta_binomial`` (:data:`agentstats.models.registry.DEFAULT_MODEL`): agent and task effects, a
-        Beta per agent x task cell with per-agent dispersion and a share of always/never-succeeding cells
-        (docs/models.md for the evidence). Others: ``beta_binomial``, ``partial_pooling``, ``additive``,
-        ``no_pooling`` (drawn exactly, ``sampler="exact"``).
-    dispersion : {"agent", "shared"}, optional
-        Within-cell dispersion per agent (default) or shared by all agents.
-    random_seed : int or numpy.random.Generator, optional
-        Seed; the same seed, data and sampler give the same draws (up to rounding in compiled code). A Generator
-        gives one integer seed from it. None: a seed from OS entropy, recorded in ``attrs["random_seed"]``.
-    config : SamplerConfig, optional
-        Sampler, draws, tune, chains, target_accept, cores, progress bar. Keyword arguments named like its fields
-        (``draws=500``, ``sampler="pymc"``, ...) override it.
-    priors : Priors or mapping, optional
-        Default :data:`agentstats.models.priors.DEFAULT_PRIORS`. A mapping sets the fields of :class:`Priors` it
-        names (``{"sigma_task": 1.0}``) and keeps the defaults of the others.
-    parameterization : dict, optional
-        Per-level override of the centred/non-centred rule (``agent``, ``task``, ``cell``; ``dispersion`` for the
-        per-agent dispersion of the Beta-Binomial families). A per-agent dispersion that the rule centred and that
-        diverges is refitted non-centred with the same seed (a funnel: agents about equally consistent); the
-        attempt is logged in ``attrs["checkpoints"]``. A form asked for here is kept.
-    log_likelihood : bool
-        Add a ``log_likelihood`` group (per observed cell, variable ``c``; ``pymc.compute_log_likelihood``) for LOO.
-    store_p : bool
-        Also store per-cell ``p`` draws in the posterior (chain, draw, agent, task): memory chains x draws x cells x 8
-        bytes. Not needed by anything in agentstats.
-    check_convergence : bool
-        Run :func:`agentstats.models.diagnostics.diagnose` and warn with ``ConvergenceWarning`` on failure.
-    judge_calibration : JudgeError or MetricCalibration, optional
-        The counts' successes come from a judge whose sensitivity and specificity were measured on a calibration
-        set (:class:`agentstats.calibration.JudgeError`, or a metric of :func:`agentstats.calibration.calibrate`).
-        The judged counts are then modelled as noisy measurements of the true ones, with ``judge_sensitivity`` and
-        ``judge_specificity`` estimated jointly (Beta priors = their calibration posteriors;
-        :mod:`agentstats.models.misclassification`), and pass@k / pass^k from the fit are of the *true* outcome.
-        Not available for ``no_pooling``. None (default): the counts are taken as true.
-    **sampler_options
-        Fields of :class:`SamplerConfig`.
-
-    Returns
-    -------
-    xarray.DataTree
-        Groups ``posterior`` (the sampled parameters with dims ``chain, draw`` and ``agent`` / ``task`` / ``cell`` as
-        they have them), ``sample_stats``, ``constant_data`` (``n_trials``, ``n_success``, ``cell_present`` with dims
-        ``agent, task``; ``n_min``, ``n_max`` per agent), ``observed_data``, optionally ``log_likelihood``. Root
-        ``attrs``: ``agentstats_model``, ``dispersion``, ``p_draws``, ``sampler``, ``versions`` (JSON),
-        ``parameterization`` (JSON), ``parameterization_ratios`` (JSON), ``priors`` (JSON), ``counts_hash``,
-        ``random_seed``, ``draws``, ``tune``, ``chains``, ``target_accept``, ``has_agent_effect``,
-        ``has_cell_effect`` (0/1); with a judge calibration also ``judge_calibration`` (JSON of its Beta
-        parameters and counts).
-
-    Raises
-    ------
-    ValueError
-        On an unknown model, sampler option or dispersion, invalid counts, or invalid ``priors`` values or fields.
-    TypeError
-        When ``priors`` is neither :class:`Priors`, a mapping nor None.
-    ImportError
-        If an explicitly requested sampler is not installed.
-    SamplingInterrupted
-        (a ``KeyboardInterrupt``) when sampling was interrupted: no partial posterior is returned.
-
-    Warns
-    -----
-    ConvergenceWarning
-        When R-hat > 1.01, ESS < 400 or any divergence (and ``check_convergence``).
-    """
-    family = get_family(model, dispersion=dispersion)
-    judge_error = _judge_error(judge_calibration)
-    unknown = set(sampler_options) - {f.name for f in fields(SamplerConfig)}
-    if unknown:
-        known = [f.name for f in fields(SamplerConfig)]
-        raise ValueError(f"fit: unknown option(s) {sorted(unknown)}; sampler options are {known}")
-    config = replace(config or SamplerConfig(), **sampler_options)
-    data = prepare_counts(counts)
-    priors = as_priors(priors, "fit")
-    if isinstance(random_seed, np.random.Generator):
-        random_seed = int(random_seed.integers(0, 2**31 - 1))
-    if random_seed is None:
-        random_seed = int(np.random.SeedSequence().generate_state(1)[0])
-    random_seed = int(random_seed)
-    target_accept = float(config.target_accept or family.target_accept(data))
-    checkpoints: list[dict[str, Any]] = []  # the stopping rule's log (until_converged)
-    if family.p_draws == "exact":
-        sampler_used = "exact"
-        _, info = family.build(data, priors, parameterization, judge_error=judge_error)
-        draws = draws_max = config.resolved_draws(family, info)
-        tune = 0
-        dt = exact_posterior(data, priors, draws, config.chains, random_seed)
-        pm_model = None
-    else:
-        sampler_used = config.resolved_sampler()
-        if config.nutpie_kwargs:
-            if sampler_used != "nutpie":
-                raise ValueError(f"nutpie_kwargs needs the nutpie sampler; this fit would use {sampler_used!r}")
-            _check_nutpie_kwargs(config.nutpie_kwargs)  # before compiling: a misspelt setting fails at once
-        pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
-        until = config.resolved_until_converged(sampler_used, data)  # refuses until_converged=True off nutpie
-
-        def run(pm_model: pm.Model, info: Any, abandon: Callable[[xr.DataTree], bool] | None) -> Any:
-            """Sample ``pm_model``; returns (trace or None when abandoned, draws kept, draws asked, tune)."""
-            draws = config.resolved_draws(family, info)
-            tune = config.resolved_tune(sampler_used, family, info)
-            if sampler_used == "nutpie" and not config.sample_kwargs:
-                check = _converged(family) if until else None
-                result, kept, log = _sample_nutpie(
-                    pm_model, config, random_seed, target_accept, draws, tune, check, abandon
-                )
-                checkpoints.extend(log)
-                return result, kept, draws, tune
-            return _sample(pm_model, config, sampler_used, random_seed, target_accept, draws, tune), draws, draws, tune
-
-        # a centred per-agent dispersion chosen by the rule (not asked for) that diverges is a funnel: agents about
-        # equally consistent put rho_sd near 0 (docs/models.md, "Centred dispersion"); then refit non-centred
-        asked = "dispersion" in (parameterization or {})
-        fallback = info.parameterization.get("dispersion") == "centered" and not asked
-        dt, draws, draws_max, tune = run(pm_model, info, _diverged if fallback else None)
-        if fallback and (dt is None or _diverged(dt)):
-            reason = {"reason": "centred dispersion diverged: refitted non-centred"}
-            if dt is None:  # abandoned at a checkpoint (its entry is the log's last)
-                checkpoints[-1].update(reason)
-            else:
-                checkpoints.append({"draws": draws, "passed": False, "abandoned": True,
-                                    "divergences": _divergences(dt)} | reason)
-            parameterization = {**(parameterization or {}), "dispersion": "non_centered"}
-            pm_model, info = family.build(data, priors, parameterization, judge_error=judge_error)
-            dt, draws, draws_max, tune = run(pm_model, info, None)
-        _check_complete(dt, draws, family.diagnostic_var_names(dt["posterior"].to_dataset()))
-    cdata = counts_dataset(data)
-    if "constant_data" in dt.children:
-        dt["constant_data"] = dt["constant_data"].to_dataset().merge(cdata)
-    else:
-        dt["constant_data"] = cdata
-    versions = {pkg: _version(pkg) for pkg in ("agentstats", "pymc", "pytensor", "arviz", "xarray", "numpy")}
-    if sampler_used in ("nutpie", "numpyro"):
-        versions[sampler_used] = _version(sampler_used)
-        if sampler_used == "numpyro":
-            versions["jax"] = _version("jax")
-    dt.attrs.update(
-        family.attrs(),
-        sampler=sampler_used,
-        versions=json.dumps(versions, sort_keys=True),
-        parameterization=json.dumps(info.parameterization, sort_keys=True),
-        parameterization_ratios=json.dumps({k: round(v, 4) for k, v in info.parameterization_ratios.items()}),
-        priors=json.dumps(priors.as_dict(), sort_keys=True),
-        counts_hash=data.hash,
-        random_seed=random_seed,
-        draws=draws,
-        tune=tune,
-        draws_max=draws_max,
-        checkpoints=json.dumps(checkpoints),
-        chains=int(config.chains),
-        target_accept=target_accept,
-        nutpie_kwargs=json.dumps(config.nutpie_kwargs, sort_keys=True, default=str),
-        has_agent_effect=int(info.has_agent_effect),
-        has_cell_effect=int(info.has_cell_effect),
-    )
-    if judge_error is not None:
-        dt.attrs["judge_calibration"] = judge_error.to_json()
-    if log_likelihood:
-        if pm_model is None:
-            pm_model, _ = family.build(data, priors, parameterization, judge_error=judge_error)
-        ll = pm.compute_log_likelihood(
-            dt, model=pm_model, var_names=["c"], extend_inferencedata=False, progressbar=False
-        )
-        dt["log_likelihood"] = ll["log_likelihood"] if isinstance(ll, xr.DataTree) and "log_likelihood" in ll else ll
-    if store_p and "p" not in dt["posterior"]:
-        post = dt["posterior"].to_dataset()
-        p = np.concatenate([blk for _, blk in family.iter_cell_p(post, data, random_seed)], axis=-1)
-        post["p"] = (("chain", "draw", "agent", "task"), p)
-        dt["posterior"] = post
-    if check_convergence and sampler_used != "exact":
-        warn_if_not_converged(diagnose(dt), stacklevel=2)
-    return dt

@@ -19,6 +19,7 @@ BDA3 ch. 5 and 15; latent-scale ICC, Nakagawa & Schielzeth (2010), Biol. Rev. 85
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -29,17 +30,17 @@ import xarray as xr
 from scipy.special import expit, gammaln, log_expit
 
 from agentstats.models.data import CountsData
-from agentstats.models.family import (
+from agentstats.models.families.base import (
     GH_NODES,
     BuildInfo,
     CellTables,
-    Dispersion,
     ModelFamily,
     draw_array,
     gauss_hermite,
     map_rows,
     population_shift,
 )
+from agentstats.models.families.registry import Dispersion
 from agentstats.models.misclassification import judge_error_variables, judged_probability
 from agentstats.models.parameterization import Param, agent_task_predictor, choose_parameterization, effect
 from agentstats.models.priors import Priors
@@ -52,8 +53,8 @@ def new_task_moments_logit_normal(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``E[p^k]`` and ``1 - E[(1 - p)^k]`` for ``logit p ~ Normal(m, s)``, by Gauss-Hermite quadrature.
 
-    ``E[f(m + s Z)] = sum_j w_j f(m + s x_j)`` (:func:`agentstats.models.family.gauss_hermite`; Abramowitz & Stegun
-    25.4.46).
+    ``E[f(m + s Z)] = sum_j w_j f(m + s x_j)`` (:func:`agentstats.models.families.base.gauss_hermite`; Abramowitz &
+    Stegun 25.4.46).
 
     Parameters
     ----------
@@ -111,6 +112,19 @@ class LogitNormalFamily(ModelFamily):
     def name(self) -> str:  # type: ignore[override]
         """``partial_pooling`` or ``additive``."""
         return "partial_pooling" if self.cell_term else "additive"
+
+    @classmethod
+    def create(cls, dispersion: str | None = "agent", **options: Any) -> LogitNormalFamily:
+        """Make the family from registry options (``cell_term``); ``dispersion`` only matters with a cell term."""
+        return cls(dispersion=cast(Dispersion | None, dispersion), **options)
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any], **options: Any) -> LogitNormalFamily:
+        """Read the family back; a ``partial_pooling`` fit made before per-agent scales existed is shared."""
+        disp = str(attrs.get("dispersion", "none"))
+        if options.get("cell_term", True) and disp == "none":
+            disp = "shared"
+        return super().from_attrs({**attrs, "dispersion": disp}, **options)
 
     @property
     def summary(self) -> str:  # type: ignore[override]

@@ -18,7 +18,7 @@ import xarray as xr
 from scipy import stats
 
 from agentstats.models.data import CountsData, prepare_counts
-from agentstats.models.family import GH_NODES, BuildInfo, ModelFamily, draw_array
+from agentstats.models.families.base import GH_NODES, BuildInfo, ModelFamily, draw_array
 from agentstats.models.priors import Priors, as_priors
 
 __all__ = ["NoPoolingFamily", "exact_posterior", "no_pooling_posterior"]
@@ -32,6 +32,11 @@ class NoPoolingFamily(ModelFamily):
     summary: ClassVar[str] = "independent Beta per cell (no pooling)"
     hierarchical: ClassVar[bool] = False
     p_draws: ClassVar[str] = "exact"
+
+    @property
+    def posterior_core(self) -> dict[str, tuple[str, ...]]:
+        """The exact draws of ``p`` per cell."""
+        return {"p": ("agent", "task")}
 
     def build(
         self,

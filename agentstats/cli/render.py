@@ -1,0 +1,249 @@
+"""What the command line prints for a fit: rich tables, plain lines and the ``--json`` payload of ``agentstats fit``.
+
+The commands compute through the library and hand their results here; nothing here computes a statistic. Values
+that cannot be estimated are said in words ("n/a", "not estimable"), small probabilities are never printed as an
+exact 0 or 1 (:func:`prob_text`), and every interval is named by its kind and probability.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+from rich.table import Table
+
+from agentstats.cli.common import UNDER_HALF_MARK, clean, out
+from agentstats.models.sampling import STOP_ESS_MIN
+
+__all__ = [
+    "RERUN_UNREACHABLE",
+    "checkpoint_text",
+    "consistency_table",
+    "fit_payload",
+    "pass_k_table",
+    "print_fit",
+    "prob_text",
+    "summary_records",
+    "with_tasks",
+]
+
+#: Note of a re-run prediction at a k no task reaches with its re-run trials.
+RERUN_UNREACHABLE = "k > n + N on every task: the unbiased estimator after the re-run needs n + N >= k trials"
+_KIND_NAMES = {"eti": "equal-tailed", "hdi": "HDI"}
+
+
+def prob_text(x: float) -> str:
+    """Format a probability with 3 decimals, never as an exact 0 or 1 it is not (``<0.001``, ``>0.999``)."""
+    if x != x:  # NaN
+        return "n/a"
+    if 0.0 < x < 0.0005:
+        return "<0.001"
+    if 0.9995 <= x < 1.0:
+        return ">0.999"
+    return f"{x:.3f}"
+
+
+def with_tasks(summary: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
+    """Return ``summary`` with the tasks behind each value and the input's tasks.
+
+    ``n_tasks``, where absent: the agent's tasks with a recorded trial, which every posterior value averages over;
+    ``n_tasks_suite``: the tasks in the input; ``under_half``: ``n_tasks`` below half of them.
+    """
+    if "n_tasks" not in summary.columns:
+        per_agent = counts.loc[counts["n"] > 0].groupby("agent")["task_id"].nunique()
+        summary = summary.assign(n_tasks=summary["agent"].map(per_agent).fillna(0).astype(int))
+    suite = int(counts["task_id"].nunique())
+    return summary.assign(n_tasks_suite=suite, under_half=summary["n_tasks"] < suite / 2)
+
+
+def summary_records(summary: pd.DataFrame, interval: str = "credible") -> list[dict[str, Any]]:
+    """One JSON record per row of a :func:`agentstats.posterior.summarize_pass_k` table (with :func:`with_tasks`).
+
+    ``interval`` names what the interval is (``"credible"``, or ``"posterior predictive"`` for a re-run, whose
+    missing values carry a note).
+    """
+    rows = []
+    for _, r in summary.iterrows():
+        row = {
+            "interval": interval,
+            "agent": r["agent"],
+            "k": int(r["k"]),
+            "quantity": r["quantity"],
+            "population": r["population"],
+            "mean": clean(r["mean"]),
+            "median": clean(r["median"]),
+            "ci_low": clean(r["ci_low"]),
+            "ci_high": clean(r["ci_high"]),
+            "ci_kind": r["ci_kind"],
+            "ci_prob": clean(r["ci_prob"]),
+            "extrapolated": clean(r["extrapolated"]),
+        }
+        if "n_tasks" in summary.columns:  # the tasks behind each value, of the input's tasks
+            row["n_tasks"] = int(r["n_tasks"])
+            row["n_tasks_suite"] = int(r["n_tasks_suite"])
+            row["under_half"] = bool(r["under_half"])
+        if interval == "posterior predictive":  # a re-run prediction: why a value is missing
+            row["note"] = RERUN_UNREACHABLE if int(r["n_tasks"]) == 0 else None
+            if int(r["n_tasks"]) == 0:
+                row["extrapolated"] = None
+        rows.append(row)
+    return rows
+
+
+def checkpoint_text(check: dict[str, Any]) -> str:
+    """One entry of a fit's checkpoints in words: a stopping-rule checkpoint or an abandoned attempt."""
+    if check.get("abandoned"):
+        return (
+            f"first attempt abandoned after {check['draws']} draws: {check.get('divergences', '?')} divergent "
+            f"transitions with the centred per-agent dispersion; {check.get('reason', 'refitted')}"
+        )
+    stopped = " (stopped)" if check["passed"] else ""
+    return f"{check['draws']}: R-hat {check['max_r_hat']:.3f}, ESS {check['min_ess']:.0f}{stopped}"
+
+
+def pass_k_table(title: str, summary: pd.DataFrame) -> Table:
+    """One row per agent and k: tasks behind the value (of the input's, ``*`` under half), both quantities, a note."""
+    t = Table(title=title)
+    for c in ["agent", "k", "tasks", "pass@k (interval)", "pass^k (interval)", "note"]:
+        t.add_column(c, justify="left" if c in ("agent", "note") else "right")
+    wide = summary.pivot_table(
+        index=["agent", "k"], columns="quantity", values=["mean", "ci_low", "ci_high"], aggfunc="first", sort=False,
+        dropna=False,  # a k without a value (a re-run that cannot reach it) is shown and explained, not dropped
+    )
+    extra = summary.groupby(["agent", "k"], sort=False)["extrapolated"].max()
+    tasks = summary.groupby(["agent", "k"], sort=False)["n_tasks"].min()
+    under = summary.groupby(["agent", "k"], sort=False)["under_half"].any()
+    suite = int(summary["n_tasks_suite"].iloc[0]) if len(summary) else 0
+    rerun = bool((summary["population"] == "rerun").any())
+    for (a, kk), r in wide.iterrows():
+        if (a, kk) not in extra.index:
+            continue
+        cells = [
+            f"{prob_text(r[('mean', q)])} [{prob_text(r[('ci_low', q)])}, {prob_text(r[('ci_high', q)])}]"
+            if r[("mean", q)] == r[("mean", q)] else "n/a"
+            for q in ("pass_at_k", "pass_hat_k")
+        ]
+        share = float(extra[(a, kk)])
+        note = f"extrapolated: {share:.0%} of tasks have < {kk} trials" if share > 0 else ""
+        behind = int(tasks[(a, kk)])
+        if behind == 0:
+            note = "k > n + N on every task: not computable"
+        elif rerun and behind < suite and not note:
+            note = f"{suite - behind} tasks left out at this k (n + N < {kk}, or no recorded trial)"
+        mark = f" {UNDER_HALF_MARK}" if under[(a, kk)] else ""
+        t.add_row(str(a), str(kk), f"{behind}/{suite}{mark}", *cells, note)
+    return t
+
+
+def consistency_table(cons: pd.DataFrame) -> tuple[Table, list[str]]:
+    """Build the table of :func:`agentstats.posterior.consistency` with a fit, and notes on missing values."""
+    ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
+    for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
+        ct.add_column(c, justify="left" if c == "agent" else "right")
+    anova_missing = False
+    for _, r in cons.iterrows():
+        model_icc = (
+            f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
+            if r["icc_cell_estimable"]
+            else "not estimable (no within-cell term)"
+        )
+        anova = float(r["icc_anova"])
+        anova_missing |= anova != anova
+        ct.add_row(str(r["agent"]), str(r["n_tasks"]), f"{r['flip_share']:.3f}",
+                   f"{anova:.3f}" if anova == anova else "not estimable", model_icc)
+    notes = []
+    if anova_missing:
+        notes.append("icc_anova not estimable: fewer than two tasks with trials, or every outcome the same "
+                     "(no variance to split).")
+    return ct, notes
+
+
+def fit_payload(fit: Any, summary: pd.DataFrame, cons: pd.DataFrame | None, rerun: tuple[int, pd.DataFrame] | None,
+                calibration: Any = None) -> dict[str, Any]:
+    """Build the ``--json`` payload of ``agentstats fit``: summary, diagnostics with the fit's provenance, the rest."""
+    diag = fit.diagnostics()
+    diag_json = {
+        "ok": bool(diag.ok),
+        "divergences": int(diag.divergences),
+        "problems": list(diag.problems),
+        "variables": [{c: clean(v) for c, v in row.items()} for _, row in diag.table.iterrows()],
+    } | fit.summary()
+    payload: dict[str, Any] = {"summary": summary_records(summary), "diagnostics": diag_json}
+    if cons is not None:
+        payload["consistency"] = [{c: clean(v) for c, v in row.items()} for _, row in cons.iterrows()]
+    if calibration is not None:
+        payload["judge_calibration"] = calibration.as_record()
+    if rerun is not None:
+        payload["rerun"] = {"n_future": rerun[0], "summary": summary_records(rerun[1], "posterior predictive")}
+    return payload
+
+
+def print_fit(
+    fit: Any,
+    label: str,
+    population: str,
+    summary: pd.DataFrame,
+    cons: pd.DataFrame | None,
+    rerun: tuple[int, pd.DataFrame] | None,
+    calibration: Any = None,
+) -> None:
+    """Print the tables and lines of ``agentstats fit``: posterior, consistency, re-run, the run, diagnostics."""
+    kind = str(summary["ci_kind"].iloc[0]) if len(summary) else "eti"
+    prob = float(summary["ci_prob"].iloc[0]) if len(summary) else float("nan")
+    out.print(pass_k_table(f"{label}: posterior ({fit.family.name}, {population} tasks), {prob:.0%} "
+                           f"{_KIND_NAMES.get(kind, kind)} credible intervals", summary))
+    under = [t for t in (summary, rerun[1] if rerun else None) if t is not None and t["under_half"].any()]
+    out.print(
+        "tasks: the tasks behind each value / the tasks in the input (posterior: the agent's tasks with a recorded "
+        "trial; re-run: those with n + N >= k)"
+        + (f"; {UNDER_HALF_MARK} under half of them: read with care." if under else ".")
+    )
+    if cons is not None:
+        table, notes = consistency_table(cons)
+        out.print(table)
+        for note in notes:
+            out.print(note)
+    if rerun is not None:
+        n_future, rerun_summary = rerun
+        out.print(pass_k_table(f"predicted unbiased estimates from the recorded trials plus {n_future} more per task "
+                               f"({prob:.0%} posterior predictive intervals)", rerun_summary))
+        beyond = sorted({int(kk) for kk in rerun_summary.loc[rerun_summary["n_tasks"] == 0, "k"]})
+        if beyond:
+            out.print(
+                f"note: k = {', '.join(map(str, beyond))} exceeds n + N (recorded plus {n_future} re-run trials) on "
+                "every task: the predicted unbiased estimate needs n + N >= k trials, so there is none (the "
+                "posterior table above extrapolates to any k)."
+            )
+    _print_run(fit, calibration)
+
+
+def _print_run(fit: Any, calibration: Any) -> None:
+    """Print the model and sampler, an abandoned attempt, the stopping rule's checkpoints, the judge, diagnostics."""
+    s, diag = fit.sampler, fit.diagnostics()
+    out.print(
+        f"model {fit.family.name} (dispersion {fit.family.dispersion or 'none'}), sampler {s.sampler}, {s.chains} "
+        f"chains x {s.tune} tuning + {s.draws} draws, target_accept {s.target_accept}, divergences {diag.divergences}"
+    )
+    for c in s.abandoned:
+        out.print(checkpoint_text(c))
+    if s.stops:
+        said = "; ".join(checkpoint_text(c) for c in s.stops)
+        out.print(
+            f"until converged (at most {s.draws_max} draws; stop at the first checkpoint with R-hat <= 1.01 and "
+            f"bulk/tail ESS >= {STOP_ESS_MIN}): {said}"
+        )
+    if calibration is not None:
+        post = fit.posterior
+        out.print(
+            f"judge calibration ({calibration.metric}, {calibration.n_items} items): sensitivity "
+            f"{float(post['judge_sensitivity'].mean()):.3f}, specificity "
+            f"{float(post['judge_specificity'].mean()):.3f} (posterior means, estimated jointly); pass@k / "
+            "pass^k above are of the true outcome"
+        )
+    out.print(str(diag))
+
+
+def print_json(payload: dict[str, Any]) -> None:
+    """Print a payload as JSON on stdout."""
+    out.print_json(json.dumps(payload))
