@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from agentstats.estimators import clopper_pearson_interval, pass_at_k, pass_hat_k, suite_pass_k
-from agentstats.estimators.intervals import bootstrap_means, percentile_interval
+from agentstats.estimators.bootstrap import bootstrap_means, percentile_interval
 
 
 def wilson(x: np.ndarray, t: int, prob: float) -> tuple[np.ndarray, np.ndarray]:

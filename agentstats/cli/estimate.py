@@ -139,7 +139,7 @@ def _interval_method(n_boot: int, bootstrap: str) -> str:
 
 def _print_suite(table: Any, label: str, ci_prob: float, n_boot: int) -> None:
     from agentstats._util.text import plural
-    from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
+    from agentstats.estimators.bootstrap import METHOD_CLOPPER_PEARSON
 
     pct = _pct(ci_prob)
     method = _interval_method(n_boot, "task-cluster bootstrap")

@@ -10,7 +10,7 @@ independent trials succeeds) and **pass^k** = ``p^k`` (all ``k`` succeed). The p
   standard error, task-cluster bootstrap interval, task coverage per ``k``);
 * :mod:`~agentstats.estimators.paired`: paired differences between agents on the same tasks,
   :func:`paired_pass_k` and :func:`paired_pass_k_table` (paired bootstrap, exact McNemar test);
-* :mod:`~agentstats.estimators.intervals`: the bootstrap kernel and the boundary interval
+* :mod:`~agentstats.estimators.bootstrap`: the bootstrap kernel and the boundary interval
   :func:`clopper_pearson_interval`;
 * :mod:`~agentstats.estimators.beta`: the exact Beta-Binomial posterior pushed through pass@k and pass^k,
   :func:`beta_pass_k` (no Monte Carlo).
@@ -22,7 +22,7 @@ or a ``numpy.random.Generator``): the vocabulary, its defaults and checks are :m
 from __future__ import annotations
 
 from agentstats.estimators.beta import beta_pass_k
-from agentstats.estimators.intervals import clopper_pearson_interval
+from agentstats.estimators.bootstrap import clopper_pearson_interval
 from agentstats.estimators.paired import paired_pass_k, paired_pass_k_table
 from agentstats.estimators.suite import suite_pass_k
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k, plugin_pass_at_k, plugin_pass_hat_k

@@ -10,8 +10,8 @@ difference both ways; the intervals here resample the tasks jointly.
   "An Introduction to the Bootstrap", ch. 13; for evals, Miller 2024, "Adding Error Bars to Evals",
   arXiv 2411.00640, on paired differences). At the boundary -- the ``d_t`` have no spread (e.g. both agents fail
   every task, where the bootstrap interval would have zero width), or either agent's values call for the boundary
-  interval (:func:`agentstats.estimators.intervals.needs_boundary_interval`) -- the interval is the MOVER combination
-  of the two agents' Clopper-Pearson intervals (:mod:`agentstats.estimators.intervals`).
+  interval (:func:`agentstats.estimators.bootstrap.needs_boundary_interval`) -- the interval is the MOVER combination
+  of the two agents' Clopper-Pearson intervals (:mod:`agentstats.estimators.bootstrap`).
 * For ``k = 1`` with one trial per task and agent, the exact McNemar test (McNemar 1947, "Note on the sampling error
   of the difference between correlated proportions or percentages", Psychometrika 12:153-157): under equal success
   rates, the tasks solved by exactly one agent split between them as Binomial(b + c, 1/2), so the two-sided p-value
@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from agentstats.estimators._checks import check_n_boot
-from agentstats.estimators.intervals import (
+from agentstats.estimators.bootstrap import (
     METHOD_BOOTSTRAP,
     METHOD_MOVER,
     SPREAD_TOL,

@@ -4,7 +4,7 @@ A suite value is ``(1/T) sum_t v_t`` over the ``T`` tasks an agent attempted at 
 the per-task unbiased estimate (:func:`agentstats.estimators.pass_at_k`, :func:`agentstats.estimators.pass_hat_k`)
 -- a mean of per-task values, never a function of pooled counts (Chen et al. 2021, arXiv 2107.03374; Yao et al.
 2024, arXiv 2406.12045). Tasks are the clusters of the uncertainty (Miller 2024, "Adding Error Bars to Evals",
-arXiv 2411.00640); the interval machinery is in :mod:`agentstats.estimators.intervals`.
+arXiv 2411.00640); the interval machinery is in :mod:`agentstats.estimators.bootstrap`.
 
 Task coverage
 -------------
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from agentstats.estimators._checks import check_n_boot
-from agentstats.estimators.intervals import (
+from agentstats.estimators.bootstrap import (
     METHOD_BOOTSTRAP,
     METHOD_CLOPPER_PEARSON,
     bootstrap_means,
@@ -142,7 +142,7 @@ def suite_pass_k(
       resamples); or ``"Clopper-Pearson"`` on the task-level success mass at the boundary, where the per-task
       values have no spread (all 0, all 1 or all equal: the bootstrap interval would have zero width) or hold fewer
       than 5 tasks' worth of successes or of failures (the bootstrap cannot show the rare tasks the sample lacks).
-      :mod:`agentstats.estimators.intervals` gives the rule, the sources and why this interval holds for means of
+      :mod:`agentstats.estimators.bootstrap` gives the rule, the sources and why this interval holds for means of
       values in [0, 1]. With fewer than 10 tasks the boundary interval is always used.
 
     Parameters

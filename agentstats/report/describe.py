@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from agentstats._util.markup import md_code, md_text
-from agentstats.estimators.intervals import METHOD_CLOPPER_PEARSON
+from agentstats.estimators.bootstrap import METHOD_CLOPPER_PEARSON
 from agentstats.intervals import CI_PROB, ci_percent, table_ci_prob
 
 if TYPE_CHECKING:  # the fit's types only: describing a fit needs no PyMC import

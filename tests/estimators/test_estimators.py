@@ -20,8 +20,8 @@ from scipy import integrate, stats
 
 from agentstats.estimators import (
     beta_pass_k,
+    bootstrap,
     clopper_pearson_interval,
-    intervals,
     pass_at_k,
     pass_hat_k,
     plugin_pass_at_k,
@@ -319,8 +319,8 @@ def test_bootstrap_kernel_two_tasks_is_min_max():
     # With T = 2 tasks the bootstrap mean is v1 (prob 1/4), (v1+v2)/2 (1/2) or v2 (1/4), so the 2.5% / 97.5%
     # percentiles are exactly min and max.
     v = np.array([[float(exact_hat(4, 1, 2))], [float(exact_hat(4, 3, 2))]])
-    boot = intervals.bootstrap_means(v, 4000, np.random.default_rng(3))
-    lo, hi = intervals.percentile_interval(boot, 0.95)
+    boot = bootstrap.bootstrap_means(v, 4000, np.random.default_rng(3))
+    lo, hi = bootstrap.percentile_interval(boot, 0.95)
     assert (lo[0], hi[0]) == (pytest.approx(v.min()), pytest.approx(v.max()))
     # the share of resamples at each of the three possible means is 1/4, 1/2, 1/4 (multinomial weights)
     shares = [np.mean(np.isclose(boot[:, 0], x)) for x in (v.min(), v.mean(), v.max())]
@@ -582,7 +582,7 @@ def test_boundary_interval_coverage_by_simulation(p, k, quantity):
     boot_hits = 0
     for _, g in counts.groupby("agent", sort=False):
         v = (pass_at_k if quantity == "pass_at_k" else pass_hat_k)(g.n.to_numpy(), g.c.to_numpy(), k)[:, None]
-        b_lo, b_hi = intervals.percentile_interval(intervals.bootstrap_means(v, 200, np.random.default_rng(0)), 0.95)
+        b_lo, b_hi = bootstrap.percentile_interval(bootstrap.bootstrap_means(v, 200, np.random.default_rng(0)), 0.95)
         boot_hits += bool(b_lo[0] <= truth <= b_hi[0])
     assert boot_hits / 200 < 0.75
 

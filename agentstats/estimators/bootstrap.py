@@ -1,4 +1,4 @@
-"""Interval machinery for suite means: the task-cluster bootstrap and the boundary (Clopper-Pearson) intervals.
+"""The task-cluster bootstrap of suite means and its boundary fallback (Clopper-Pearson) intervals.
 
 A suite value is the mean over ``T`` tasks of per-task values in [0, 1]. Its interval comes from
 
