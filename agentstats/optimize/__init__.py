@@ -14,8 +14,7 @@ import sys
 import types
 from typing import Any
 
-from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
-from agentstats.optimize.configs import load_config
+from agentstats.optimize.config import LoopConfig, LoopConfigError, load_config, load_loop_config
 from agentstats.optimize.loop import (
     EndpointError,
     IterationResult,
