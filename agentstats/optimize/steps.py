@@ -49,6 +49,7 @@ from agentstats.scoring.judge.verdicts import Verdict
 __all__ = ["Improvement", "agent_tool_calls", "catalogue_metrics", "decide", "evaluate", "example_tools", "generate",
            "improvement", "p_better", "revise", "weighted_example_scores"]
 
+
 # -- 1. generate -----------------------------------------------------------------------------------------------
 def generate(ctx: RunContext, it: int, prompt: str) -> list[dict[str, Any]]:
     """Return the agent's answers to every example (``iter-NNN/outputs.jsonl``); a logged generation is read back.
@@ -259,7 +260,7 @@ def _catalogue_scores(cfg: LoopConfig, examples: list[Example], by_id: Mapping[s
         return out
     trials = {ex.id: _answered_trial(agent, ex, by_id[ex.id]) for ex in examples}
     with_calls = [trials[ex.id] for ex in examples if isinstance(ex.extra.get("expected_tool_calls"), list)]
-    needs_calls = {m.name for m in metrics if m.group == "tool_use" and "expected_tool_calls" in m.roles}
+    needs_calls = {m.name for m in metrics if "expected_tool_calls" in m.roles}
     values: dict[tuple[str, str], float] = {}
     for group, chosen in (([*trials.values()], [m for m in metrics if m.name not in needs_calls]),
                           (with_calls, [m for m in metrics if m.name in needs_calls])):
