@@ -132,7 +132,7 @@ _API: dict[str, str] = {
     "save_trials": "agentstats.io",
     "TrialSet": "agentstats.io",
     "LoadError": "agentstats.io",
-    "load_config": "agentstats.optimize.configs",
+    "load_config": "agentstats.optimize.config",
     "to_counts": "agentstats.records.counts",
     # scoring
     "score_trials": "agentstats.scoring",

@@ -118,3 +118,57 @@ def test_no_import_cycle_between_modules():
     for module in sorted(edges):
         if state.get(module) is None:
             visit(module)
+
+
+#: Third-party packages that execute or export notebooks.
+NOTEBOOK_RUNNERS = ("papermill", "nbconvert", "nbclient", "nbformat", "jupyter_client")
+
+
+def _all_imports() -> dict[str, set[str]]:
+    """Every module each package module imports (third-party ones too), lazy imports included."""
+    out: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.add(node.module)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names}
+        out[_module(path)] = deps
+    return out
+
+
+def test_optimize_never_runs_notebooks():
+    """The loop returns its result and renders nothing: ``agentstats loop --report`` renders the gate report after.
+
+    Nothing ``agentstats.optimize`` imports, directly or through other modules of the package (a module's parent
+    packages included, as Python imports them), is ``agentstats.report`` or a notebook runner.
+    """
+    graph = _all_imports()
+    known = set(graph)
+
+    def resolve(dep: str) -> list[str]:
+        while dep and dep not in known:  # "from agentstats.gating import gate": the package's __init__
+            dep = dep.rpartition(".")[0]
+        parts = dep.split(".")
+        return [".".join(parts[:i]) for i in range(2, len(parts) + 1)] if dep else []  # with its parent packages
+
+    start = sorted(m for m in known if m == "agentstats.optimize" or m.startswith("agentstats.optimize."))
+    assert "agentstats.optimize.loop" in start
+    seen: dict[str, str] = {m: m for m in start}  # module -> the optimize module that reaches it
+    todo = list(start)
+    third_party: dict[str, str] = {}
+    while todo:
+        mod = todo.pop()
+        for dep in graph[mod]:
+            if dep.split(".")[0] != "agentstats":
+                third_party.setdefault(dep.split(".")[0], mod)
+                continue
+            for m in resolve(dep):
+                if m not in seen:
+                    seen[m] = mod
+                    todo.append(m)
+    report = sorted(m for m in seen if m == "agentstats.report" or m.startswith("agentstats.report."))
+    assert not report, f"optimize reaches {report} (through {[seen[m] for m in report]})"
+    runners = {p: m for p, m in third_party.items() if p in NOTEBOOK_RUNNERS}
+    assert not runners, f"optimize reaches notebook runners: {runners}"

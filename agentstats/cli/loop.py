@@ -23,7 +23,7 @@ from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, ch
 
 def loop(
     config: Annotated[
-        Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/gate.md, Loop).")
+        Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/loop.md).")
     ],
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the run in --run-dir without repeating calls.")

@@ -1,30 +1,32 @@
 """The evaluator-optimizer loop: generate -> evaluate -> gate -> optimize, decided on posterior probabilities.
 
 :func:`optimize` runs a candidate prompt on an FAI-style eval set (:mod:`agentstats.records.evalset`), scores the
-answers (deterministic matchers, JSON-Schema validity, the instructor judge for groundedness, relevance and safety;
-:mod:`agentstats.llm.prompts.loop`), gates every iteration against the baseline and the best iteration so far
-(:func:`agentstats.gating.gate`), revises the prompt, and stops on PASS, on no credible improvement, on the cost
-budget, on wall time or after ``max_iterations`` (:mod:`agentstats.optimize.loop`). Paid calls go through the LLM
-client (:mod:`agentstats.llm.client`), cached and budgeted before they are sent; every step is logged durably so a
-run resumes without paying twice. :func:`run_gate_report` renders a run or a gate decision record as a notebook and
-HTML. ``docs/gate.md`` ("Loop") is the reference.
+answers (the metric catalogue's deterministic entries: answer matchers, JSON-Schema validity, tool calls, refusals;
+and the instructor judge for groundedness, relevance and safety, :mod:`agentstats.llm.prompts.loop`), gates every
+iteration against the baseline and the best iteration so far (:func:`agentstats.gating.gate`), revises the prompt,
+and stops on PASS, on no credible improvement, on the cost budget, on wall time or after ``max_iterations``. Paid
+calls go through the LLM client (:mod:`agentstats.llm.client`), cached and budgeted before they are sent; every step
+is logged durably so a run resumes without paying twice. The loop renders no report: ``agentstats loop --report``
+renders the run's gate report afterwards (:func:`agentstats.report.gate.run_gate_report`). ``docs/loop.md`` is the
+reference.
+
+Modules: :mod:`~agentstats.optimize.loop` (the orchestration, :func:`optimize`), :mod:`~agentstats.optimize.steps`
+(generate, evaluate, decide, revise; the improvement rule) over :mod:`~agentstats.optimize.run` (what a step
+reads, :class:`IterationResult`, :class:`LoopResult`), :mod:`~agentstats.optimize.journal` (the run folder's
+log, running totals and resume checks), :mod:`~agentstats.optimize.revision` (prompt diffs, policy-text triggers),
+:mod:`~agentstats.optimize.storing` (iterations in the run store), :mod:`~agentstats.optimize.config` (the loop
+config, and :func:`load_config` for either config file), :mod:`~agentstats.optimize.errors`.
 """
 
 import sys
 import types
 from typing import Any
 
-from agentstats.optimize.config import LoopConfig, LoopConfigError, load_loop_config
-from agentstats.optimize.configs import load_config
-from agentstats.optimize.loop import (
-    EndpointError,
-    IterationResult,
-    LoopError,
-    LoopResult,
-    optimize,
-    policy_triggers,
-    prompt_diff,
-)
+from agentstats.optimize.config import LoopConfig, LoopConfigError, load_config, load_loop_config
+from agentstats.optimize.errors import EndpointError, LoopError
+from agentstats.optimize.loop import optimize
+from agentstats.optimize.revision import policy_triggers, prompt_diff
+from agentstats.optimize.run import IterationResult, LoopResult
 
 __all__ = [
     "EndpointError",

@@ -1,11 +1,17 @@
-"""The loop's configuration: eval set, baseline, agent endpoint and prompt, judge, optimizer, prices, policy phrases.
+"""The loop's configuration, and the one reader of both configuration files (a gate config or a loop config).
 
 :class:`LoopConfig` is a pydantic model that embeds the gate's :class:`~agentstats.gating.config.GateConfig` (field
 ``gate``; its loop settings ``max_iterations``, ``max_total_cost_usd``, ``max_wall_seconds``,
-``stop_after_no_improvement`` and ``improvement_probability`` drive the loop). :func:`load_loop_config` reads it
+``stop_after_no_improvement`` and ``improvement_probability`` drive the loop), with the eval set, the baseline, the
+agent endpoint and prompt, the judge, the optimizer, prices and policy phrases. :func:`load_loop_config` reads it
 from YAML or JSON and reports every validation error with file, line and field path (:class:`LoopConfigError`).
 Relative paths in the file (``eval_set``, ``baseline``, ``agent.prompt_file``) are relative to the file's folder.
-The reference with every field is the "Loop" section of ``docs/gate.md``.
+The reference with every field is ``docs/loop.md`` ("Configuration").
+
+:func:`load_config` (``agentstats.load_config``) reads either file: a loop config embeds the gate's settings under
+``gate:`` and names its eval set, baseline, agent, judge ...; a gate config has none of those fields (it refuses
+unknown fields). So a file with any field that only a loop config has (:data:`LOOP_ONLY_FIELDS`) is a loop config;
+anything else is read as a gate config. It lives here, beside the loop config, because it must see both models.
 """
 
 from __future__ import annotations
@@ -17,10 +23,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentstats.gating.config import GateConfig, GateConfigError, _yaml_line, read_config_file, validation_problems
+from agentstats.gating.config import (
+    GateConfig,
+    GateConfigError,
+    _yaml_line,
+    load_gate_config,
+    read_config_file,
+    validation_problems,
+)
 from agentstats.llm.endpoint import Endpoint
 
 __all__ = [
+    "LOOP_ONLY_FIELDS",
     "AgentSettings",
     "EvaluateSettings",
     "JudgeSettings",
@@ -28,6 +42,7 @@ __all__ = [
     "LoopConfigError",
     "OptimizerSettings",
     "ToolCallSettings",
+    "load_config",
     "load_loop_config",
 ]
 
@@ -444,7 +459,7 @@ def load_loop_config(path: str | Path) -> LoopConfig:
     try:
         cfg = LoopConfig.model_validate(_resolve(data, path.parent))
     except ValidationError as exc:
-        hint = "see the Loop section of docs/gate.md"
+        hint = "see docs/loop.md, Configuration"
         raise LoopConfigError(source, validation_problems(exc, text, source, hint)) from None
     problems = []
     for field, p in (("eval_set", cfg.eval_set), ("baseline", cfg.baseline),
@@ -455,3 +470,35 @@ def load_loop_config(path: str | Path) -> LoopConfig:
     if problems:
         raise LoopConfigError(source, problems)
     return cfg
+
+
+#: Top-level fields a loop config has and a gate config has not: one of them makes a file a loop config.
+LOOP_ONLY_FIELDS = frozenset(LoopConfig.model_fields) - frozenset(GateConfig.model_fields)
+
+
+def load_config(path: str | Path) -> GateConfig | LoopConfig:
+    """Read a gate or loop configuration from a YAML (``.yaml`` / ``.yml``) or JSON (``.json``) file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    GateConfig or LoopConfig
+        A :class:`LoopConfig` when the file has a field of :data:`LOOP_ONLY_FIELDS` (``gate``, ``eval_set``,
+        ``baseline``, ``agent`` ...), else a :class:`~agentstats.gating.config.GateConfig`. Relative paths in the
+        file are relative to its folder.
+
+    Raises
+    ------
+    GateConfigError
+        When the file cannot be read or parsed (with the line of a syntax error), or a gate config fails
+        validation (every error with its field path and line).
+    LoopConfigError
+        When a loop config fails validation or names an eval set, baseline or prompt file that does not exist.
+    """
+    _, _, data = read_config_file(path, GateConfigError, empty_ok=True)
+    if LOOP_ONLY_FIELDS & set(data):
+        return load_loop_config(path)
+    return load_gate_config(path)

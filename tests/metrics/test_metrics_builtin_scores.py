@@ -1,9 +1,10 @@
 """The catalogue entries that stand for capture's matchers, the loop's built-in scores and compare's trial numbers.
 
-Each entry is checked against hand-computed values and against the function that computes the score today
-(``agentstats.scoring.answers.match_answer`` for the loop's ``correct``, ``optimize.loop._format_valid``,
-``_tool_scores`` and ``_refused``, ``scoring.tools.score_trial_tools`` for capture's ``tool_calls``), on the loop's
-example data (``data/example_loop``) and on edge cases.
+Each entry is checked against hand-computed values, on the loop's example data (``data/example_loop``) and on edge
+cases; the matchers also against :func:`agentstats.scoring.answers.match_answer` and capture's ``tool_calls`` against
+:func:`agentstats.scoring.tools.score_trial_tools`. The loop scores through these entries
+(:func:`agentstats.optimize.steps.catalogue_metrics`); ``tests/optimize/test_loop_steps.py`` checks the loop's
+scores of the same cases against the same hand-computed values.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from agentstats.metrics import (
 )
 from agentstats.metrics.compute import trial_view
 from agentstats.optimize.config import ToolCallSettings
-from agentstats.optimize.loop import _format_valid, _refused, _tool_calls, _tool_scores
-from agentstats.records.evalset import Example
 from agentstats.records.trial import Trial
 from agentstats.scoring.answers import AnswerMatch, match_answer
 
@@ -76,7 +75,7 @@ def test_matcher_entries_by_hand():
 
 
 @pytest.mark.parametrize("matcher", sorted(MATCHER_METRICS))
-def test_matcher_entries_equal_the_loops_correct_on_the_example_loop(matcher):
+def test_matcher_entries_equal_match_answer_on_the_example_loop(matcher):
     entry = get_metric(MATCHER_METRICS[matcher], name="correct")
     for ex, response in _responses():
         if matcher == "numeric":  # "GOOD" holds no number: both refuse it alike
@@ -151,24 +150,24 @@ FORMATS = [('{"a": 1}', 1.0), ('  {"a": 2}\n', 1.0), ('```json\n{"a": 3}\n```', 
            ('{"a": 1', 0.0), ("GOOD answer", 0.0), ('{"a": 1.0}', 1.0)]
 
 
-def test_format_valid_equals_the_loops_format_check():
+def test_format_valid_by_hand():
     for response, want in FORMATS + [(r, 0.0) for _, r in _responses()]:
         got = _score("format_valid", {"output": response}, params={"schema": SCHEMA})
-        assert got.value == want == _format_valid(response, SCHEMA), response
+        assert got.value == want, response
     assert _score("format_valid", {"output": "{}"}).evidence["not_applicable"] == "no schema"
     assert _score("format_valid", {"output": None}, params={"schema": SCHEMA}).value is None
     with pytest.raises(ValueError, match="not a valid JSON Schema"):
         _score("format_valid", {"output": "{}"}, params={"schema": {"type": "nope"}})
 
 
-def test_refusal_is_unsuccessful_requests_and_equals_the_loops_refusal_score():
+def test_refusal_is_unsuccessful_requests_by_hand():
     cases = [("I cannot help with that.", None, 1.0), ("Paris.", None, 0.0), ("", None, 1.0),
              ("Nope, out of scope", ["out of scope"], 1.0), ("I cannot help", ["out of scope"], 0.0),
              ("I\u2019m sorry, no.", None, 1.0)]
     cases += [(r, None, 0.0) for _, r in _responses()]
     for response, phrases, want in cases:
         entry = get_metric("unsuccessful_requests", params={"phrases": phrases} if phrases else {}, name="refusal")
-        assert entry.score({"output": response}).value == want == _refused(response, phrases), response
+        assert entry.score({"output": response}).value == want, response
 
 
 # ---------------------------------------------------------------- tool use
@@ -220,27 +219,25 @@ def _entry_scores(expected: Any, own_tools: Any, calls: list[Any], st: ToolCallS
 
 
 @pytest.mark.parametrize("case", range(len(TOOL_CASES)))
-def test_tool_entries_equal_the_loops_tool_scores(case):
+def test_tool_entries_by_hand(case):
     expected, own_tools, made, want = TOOL_CASES[case]
     st = ToolCallSettings(components=True, tools=[WEATHER, BOOK])
-    calls = _tool_calls(made, f"t{case}")  # the calls as the loop keeps them
-    extra: dict[str, Any] = {"expected_tool_calls": expected}
-    if own_tools is not None:
-        extra["tools"] = own_tools
-    loop = _tool_scores(Example(id=f"t{case}", input="x", extra=extra), calls, st)
-    assert loop == pytest.approx(want)
-    assert _entry_scores(expected, own_tools, calls, st) == pytest.approx(loop)
+    assert _entry_scores(expected, own_tools, made, st) == pytest.approx(want)
 
 
-def test_tool_sequence_and_threshold_equal_the_loops():
+def test_tool_sequence_and_threshold_by_hand():
     # expected a then b, made b then a: paired in reverse, longest in-order run 1 of 2
     expected = [w("A"), {"name": "book", "arguments": {"day": "mon"}}]
     made = [{"name": "book", "arguments": {"day": "mon"}}, w("A")]
-    for st in (ToolCallSettings(components=True, sequence_matters=True),
-               ToolCallSettings(components=True, sequence_matters=True, tool_threshold=0.8),
-               ToolCallSettings(components=True, weights={"sequence": 0.0})):
-        loop = _tool_scores(Example(id="s", input="x", extra={"expected_tool_calls": expected}), made, st)
-        assert _entry_scores(expected, None, made, st) == pytest.approx(loop)
+    # both calls paired (selection 1), both arguments right (parameters 1), order 1/2: overall (1 + 1 + 0.5) / 3 = 5/6
+    in_order = {"tool_selection": 1.0, "tool_parameters": 1.0, "tool_sequence": 0.5}
+    for st, want in ((ToolCallSettings(components=True, sequence_matters=True),
+                      {"tool_calls_correct": 0.0, **in_order}),  # 5/6 < 1
+                     (ToolCallSettings(components=True, sequence_matters=True, tool_threshold=0.8),
+                      {"tool_calls_correct": 1.0, **in_order}),  # 5/6 >= 0.8
+                     (ToolCallSettings(components=True, weights={"sequence": 0.0}),  # order not scored: overall 1
+                      {"tool_calls_correct": 1.0, "tool_selection": 1.0, "tool_parameters": 1.0})):
+        assert _entry_scores(expected, None, made, st) == pytest.approx(want)
     seq = _score("tool_sequence", {"tool_calls": made, "expected_tool_calls": expected})
     assert seq.value == 0.5
     # overall = (selection 1 + parameters 1 + sequence 0.5) / 3 = 5/6: below 1, above 0.8

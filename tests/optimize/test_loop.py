@@ -409,62 +409,62 @@ def test_requests_of_a_step_cut_short_are_counted_after_the_resume(tmp_path, mon
 
 def test_a_log_without_request_counts_takes_them_from_result_json(tmp_path):
     """Logs written before n_requests_so_far (data/example_loop's): the count is result.json's."""
-    from agentstats.optimize.loop import _recorded_so_far
+    from agentstats.optimize.journal import recorded_so_far
 
     lines = [{"step": "start"}, {"step": "generation", "cost_usd_so_far": 0.5},
              {"step": "stop", "cost_usd_so_far": 2.0}]
-    assert _recorded_so_far(lines, tmp_path) == (2.0, 0)
+    assert recorded_so_far(lines, tmp_path) == (2.0, 0)
     (tmp_path / "result.json").write_text(json.dumps({"cost_usd": 2.0, "n_requests": 110}))
-    assert _recorded_so_far(lines, tmp_path) == (2.0, 110)
+    assert recorded_so_far(lines, tmp_path) == (2.0, 110)
     # a log cut short after the result was written (a resumed invocation killed mid-run): result.json is older
-    assert _recorded_so_far(lines[:2], tmp_path) == (0.5, 0)
-    assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 2.0, "n_requests_so_far": 7}],
+    assert recorded_so_far(lines[:2], tmp_path) == (0.5, 0)
+    assert recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 2.0, "n_requests_so_far": 7}],
                             tmp_path) == (2.0, 7)
-    assert _recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
+    assert recorded_so_far([], tmp_path) == (0.0, 0)  # a new run
 
 
 def test_the_running_totals_file_adds_what_the_log_missed_and_loses_a_line_cut_short(tmp_path):
-    from agentstats.optimize.loop import SPENT_NAME, _recorded_so_far
+    from agentstats.optimize.journal import SPENT_NAME, recorded_so_far
 
     lines = [{"step": "start"}, {"step": "generation", "cost_usd_so_far": 0.5, "n_requests_so_far": 20}]
     spent = tmp_path / SPENT_NAME
     whole = [json.dumps({"cost_usd_so_far": 0.5 + 0.01 * i, "n_requests_so_far": 20 + i}) + "\n" for i in range(1, 8)]
     spent.write_text("".join(whole) + '{"cost_usd_so_far": 9.0, "n_requests_so_')  # a kill mid-write
-    cost, requests = _recorded_so_far(lines, tmp_path)
+    cost, requests = recorded_so_far(lines, tmp_path)
     assert requests == 27 and cost == pytest.approx(0.57, abs=1e-12)
     assert spent.read_text() == "".join(whole)  # the cut-short line is gone; the next line starts on its own
     # a log ahead of the file (a copied folder without it, or an older run): the log's amounts
-    assert _recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 3.0, "n_requests_so_far": 90}],
+    assert recorded_so_far([*lines, {"step": "resume", "cost_usd_so_far": 3.0, "n_requests_so_far": 90}],
                             tmp_path) == (3.0, 90)
 
 
 def test_a_refused_resume_shows_where_two_long_prompts_differ():
     """Two 201-character prompts that differ at character 101 were both cut to their same first 57 characters."""
-    from agentstats.optimize.loop import _resume_differences
+    from agentstats.optimize.journal import resume_differences
 
     old, new = "x" * 100 + "A" + "y" * 100, "x" * 100 + "B" + "y" * 100
     data = {"eval_set": "e", "baseline": "b"}
     start = {"resume_settings": {"agent": {"prompt": old}}, "data_sha256": data, "prompt": old}
-    differ = _resume_differences(start, {"agent": {"prompt": new}}, data, new)
+    differ = resume_differences(start, {"agent": {"prompt": new}}, data, new)
     # 24 characters before the difference, 60 in all, "..." where cut
     was, now = '"...' + "x" * 24 + "A" + "y" * 35 + '..."', '"...' + "x" * 24 + "B" + "y" * 35 + '..."'
     # the config's prompt is the starting prompt: one line, not two
     assert differ == [f"the starting prompt differs ({was} in the run, {now} now (they differ from character 101))"]
     # a difference near the end: the 60 characters before it
     start["prompt"] = "x" * 100 + "."
-    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "x" * 100 + "!")
+    (line,) = resume_differences({**start, "resume_settings": {}}, {}, data, "x" * 100 + "!")
     assert line == ('the starting prompt differs ("...' + "x" * 59 + '." in the run, "...' + "x" * 59
                     + '!" now (they differ from character 101))')
     # a newline is one character of the prompt, shown escaped
     start["prompt"] = "a\n" * 40
-    (line,) = _resume_differences({**start, "resume_settings": {}}, {}, data, "a\n" * 39 + "b\n")
+    (line,) = resume_differences({**start, "resume_settings": {}}, {}, data, "a\n" * 39 + "b\n")
     assert "(they differ from character 79)" in line and 'a\\nb\\n" now' in line
 
 
 def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_path):
     import shutil
 
-    from agentstats.optimize.loop import _resume_settings
+    from agentstats.optimize.journal import resume_settings
 
     first_dir = tmp_path / "first"
     cfg_path = make_world(first_dir, n=6)
@@ -511,7 +511,7 @@ def test_resume_of_a_moved_run_folder_and_refusals_that_name_the_setting(tmp_pat
          "agent": {"model": "m", "base_url": "http://127.0.0.1:1/v1", "prompt_file": "/a/p.txt"}}
     b = {"eval_set": "/b/eval.jsonl", "baseline": "/b/b.jsonl", "gate": {"max_iterations": 9},
          "agent": {"model": "m", "base_url": "http://127.0.0.1:2/v1", "prompt_file": "/b/p.txt"}}
-    assert _resume_settings(a) == _resume_settings(b) == {"gate": {}, "agent": {"model": "m"}}
+    assert resume_settings(a) == resume_settings(b) == {"gate": {}, "agent": {"model": "m"}}
 
 
 # -- the gate report ----------------------------------------------------------------------------------------
@@ -663,7 +663,7 @@ def test_format_valid_and_matcher_scores(tmp_path):
 
 def test_log_appends_whole_lines_and_drops_a_cut_short_last_line(tmp_path):
     from agentstats.files.atomic import append_line
-    from agentstats.optimize.loop import RunLog
+    from agentstats.optimize.journal import RunLog
 
     log = tmp_path / "loop.jsonl"
     append_line(log, '{"step": "start", "iteration": 0}')
