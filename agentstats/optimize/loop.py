@@ -17,7 +17,7 @@ Each iteration (numbered from 1; iteration 1 runs the starting prompt):
 3. **Gate**: :func:`agentstats.gating.gate` against the baseline, and against the best iteration so far. The
    candidate *credibly improves* on the best when ``P(weighted score better than the best's) >=
    improvement_probability`` (paired posterior of the per-example weighted score,
-   :func:`agentstats.gating.posterior.difference_draws`) and the gate against the best does not FAIL.
+   :func:`agentstats.estimators.dirichlet.difference_draws`) and the gate against the best does not FAIL.
 4. **Stop** on PASS; after ``stop_after_no_improvement`` iterations in a row without a credible improvement; when
    the next call would exceed ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.llm.client`);
    when ``max_wall_seconds`` have passed (checked before every call); after ``max_iterations``.
@@ -51,9 +51,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agentstats.estimators.dirichlet import difference_draws
 from agentstats.files.atomic import append_line, atomic_write_text
-from agentstats.gating.decision import GateDecision, Trigger, gate, no_failure_text
-from agentstats.gating.posterior import difference_draws
+from agentstats.gating import GateDecision, Trigger, gate, no_failure_text
 from agentstats.io.loaders import load
 from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache

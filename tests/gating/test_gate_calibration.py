@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 from agentstats.calibration import JudgeError
+from agentstats.estimators.dirichlet import corrected_draws
 from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config
-from agentstats.gating.posterior import corrected_draws
 
 
 def write_calibration(path, metric: str, tp: int, fn: int, tn: int, fp: int) -> str:

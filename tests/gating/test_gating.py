@@ -16,8 +16,8 @@ import pytest
 from scipy import integrate, stats
 
 import agentstats
+from agentstats.estimators.dirichlet import difference_draws, examples_to_decide, mean_draws, ratio_draws
 from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config
-from agentstats.gating.posterior import difference_draws, examples_to_decide, mean_draws, ratio_draws
 
 
 def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, **extra) -> list[dict]:
