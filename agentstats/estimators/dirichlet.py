@@ -32,21 +32,20 @@ for both systems, so the differences vary far less than either mean.
 Identical values (or pairs) share one Dirichlet component with their count as parameter (a sum of independent
 Gamma(1) variables is Gamma(count)), so binary data cost a few components however many examples there are.
 
-Judged metrics with a calibrated judge (:func:`corrected_draws`). A judge with sensitivity ``se`` and
-specificity ``sp`` says "pass" with probability ``q = se p + (1 - sp)(1 - p)`` on an example whose true pass
-probability is ``p`` (non-differential misclassification, the same judge for candidate and baseline), so the
-population mean of the verdicts is ``q`` of the true mean ``p``, and ``p = (q + sp - 1) / (se + sp - 1)`` (Rogan &
-Gladen 1978, American Journal of Epidemiology 107:71-76). The observed means' posterior above is read as the
-likelihood of ``q`` (under a flat prior on ``q``); ``se`` and ``sp`` are drawn from their calibration posteriors
-(:class:`JudgeRates`, e.g. :class:`agentstats.calibration.JudgeError`), and a uniform prior on the true mean ``p``
-in [0, 1] completes the misclassification model. Its posterior is sampled exactly by drawing ``(q, se, sp)`` jointly, keeping the draws
-with ``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can
-produce), mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p``
-for ``m`` means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen
-correction: with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches
-``(q + sp - 1) / (se + sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and
-``sp``. Observed rates outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws
-and raise an error.
+Judged metrics with a calibrated judge (:func:`corrected_draws`). A judge with sensitivity ``se`` and specificity
+``sp`` says "pass" with probability ``q = se p + (1 - sp)(1 - p)`` on an example whose true pass probability is
+``p`` (non-differential misclassification, the same judge for candidate and baseline), so the population mean of the
+verdicts is ``q`` of the true mean ``p``, and ``p = (q + sp - 1) / (se + sp - 1)`` (Rogan & Gladen 1978, American
+Journal of Epidemiology 107:71-76). The observed means' posterior above is read as the likelihood of ``q`` (under a
+flat prior on ``q``); ``se`` and ``sp`` are drawn from their calibration posteriors (:class:`JudgeRates`, e.g.
+:class:`agentstats.calibration.JudgeError`), and a uniform prior on the true mean ``p`` in [0, 1] completes the
+misclassification model. Its posterior is sampled exactly by drawing ``(q, se, sp)`` jointly, keeping the draws with
+``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can produce),
+mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p`` for ``m``
+means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen correction:
+with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches ``(q + sp - 1) / (se +
+sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and ``sp``. Observed rates
+outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws and raise an error.
 
 Efficiency (tokens, cost, latency): the ratio of the candidate's to the baseline's mean per example, by the
 Bayesian bootstrap over paired examples (no prior atoms: usage is unbounded).
