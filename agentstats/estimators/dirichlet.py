@@ -43,9 +43,10 @@ misclassification model. Its posterior is sampled exactly by drawing ``(q, se, s
 ``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can produce),
 mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p`` for ``m``
 means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen correction:
-with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches ``(q + sp - 1) / (se +
-sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and ``sp``. Observed rates
-outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws and raise an error.
+with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches
+``(q + sp - 1) / (se + sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and
+``sp``. Observed rates outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws and
+raise an error.
 
 Efficiency (tokens, cost, latency): the ratio of the candidate's to the baseline's mean per example, by the
 Bayesian bootstrap over paired examples (no prior atoms: usage is unbounded).
