@@ -118,3 +118,10 @@ def test_no_import_cycle_between_modules():
     for module in sorted(edges):
         if state.get(module) is None:
             visit(module)
+
+
+def test_the_model_layer_reads_nothing_from_the_gate():
+    """``posterior`` never imports ``gating`` (the gate's statistics are estimators: ``estimators.dirichlet``)."""
+    wrong = sorted(f"{m} imports {d}" for m, deps in _graph().items() if _top(m) == "posterior"
+                   for d in deps if _top(d) == "gating")
+    assert not wrong, "\n".join(wrong)
