@@ -172,3 +172,10 @@ def test_optimize_never_runs_notebooks():
     assert not report, f"optimize reaches {report} (through {[seen[m] for m in report]})"
     runners = {p: m for p, m in third_party.items() if p in NOTEBOOK_RUNNERS}
     assert not runners, f"optimize reaches notebook runners: {runners}"
+
+
+def test_the_model_layer_reads_nothing_from_the_gate():
+    """``posterior`` never imports ``gating`` (the gate's statistics are estimators: ``estimators.dirichlet``)."""
+    wrong = sorted(f"{m} imports {d}" for m, deps in _graph().items() if _top(m) == "posterior"
+                   for d in deps if _top(d) == "gating")
+    assert not wrong, "\n".join(wrong)

@@ -71,7 +71,7 @@ def prior_check(reps: int, seed: int) -> str:
     The gate's prior (mass 1 on each discordant cell of the paired 2 x 2 table) against Jeffreys' (1/2 in every
     cell), on the same simulated sets; each check uses 2,000 posterior draws as the gate does by default here.
     """
-    from agentstats.gating.posterior import _weighted_means
+    from agentstats.estimators.dirichlet import _weighted_means
 
     rng = np.random.default_rng(seed)
     pop = np.clip(rng.beta(MU * KAPPA, (1 - MU) * KAPPA, size=200_000), 1e-9, 1 - 1e-9)

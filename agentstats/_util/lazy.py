@@ -1,6 +1,6 @@
 """Lazy public names of a package (PEP 562): each is imported from its module on first use.
 
-``import agentstats`` and ``import agentstats.posterior.metric_summary`` stay fast this way: PyMC (several seconds
+``import agentstats`` and ``import agentstats.estimators.metric_means`` stay fast this way: PyMC (several seconds
 to import) loads only when a name that needs it is used.
 """
 

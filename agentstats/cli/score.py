@@ -298,8 +298,8 @@ def _resolve_metric_options(metrics: str | None, level: str | None) -> list[Any]
 
 def _compute_metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path, judge: Any) -> Any:
     """Compute the metrics, write the table, return the per-agent summary; bad records exit 2 after writing."""
+    from agentstats.estimators.metric_means import summarize_metrics
     from agentstats.metrics import compute, summarize_frame, write_metrics
-    from agentstats.posterior.metric_summary import summarize_metrics
 
     try:
         frame = compute(trials, metric_list, level=level, errors="collect", judge=judge)  # type: ignore[arg-type]

@@ -13,7 +13,12 @@ independent trials succeeds) and **pass^k** = ``p^k`` (all ``k`` succeed). The p
 * :mod:`~agentstats.estimators.bootstrap`: the bootstrap kernel and the boundary interval
   :func:`clopper_pearson_interval`;
 * :mod:`~agentstats.estimators.beta`: the exact Beta-Binomial posterior pushed through pass@k and pass^k,
-  :func:`beta_pass_k` (no Monte Carlo).
+  :func:`beta_pass_k` (no Monte Carlo);
+* :mod:`~agentstats.estimators.dirichlet`: Dirichlet-process posteriors of a bounded metric's mean, of a paired
+  difference and of a ratio of means over examples, corrected for a calibrated judge, and the examples that would
+  decide a check (the release gate's statistics, also read by the metric summaries and the loop);
+* :mod:`~agentstats.estimators.metric_means`: per agent and metric, the posterior mean over tasks and the share of
+  trials passing (:func:`~agentstats.estimators.metric_means.summarize_metrics`).
 
 Intervals everywhere are asked for with ``ci_prob`` and ``ci_kind``, and resampling with ``random_seed`` (an int
 or a ``numpy.random.Generator``): the vocabulary, its defaults and checks are :mod:`agentstats.intervals`.

@@ -21,7 +21,7 @@ judge, embedding and classifier methods: :mod:`~agentstats.metrics.judged`, :mod
 from agentstats.metrics.base import DEFAULT_FIELDS, GROUPS, LEVELS, Metric, Score, not_applicable
 from agentstats.metrics.compute import COLUMNS, MetricInputError, compute
 from agentstats.metrics.matching import MATCHER_METRICS, function_metric
-from agentstats.metrics.output import metric_counts, summarize_frame, write_metrics
+from agentstats.metrics.output import summarize_frame, write_metrics
 from agentstats.metrics.registry import CATALOGUE, MetricSpec, get_metric, metric_names, resolve_metrics
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "compute",
     "function_metric",
     "get_metric",
-    "metric_counts",
     "metric_names",
     "not_applicable",
     "resolve_metrics",

@@ -12,7 +12,7 @@ import pandas as pd
 
 from agentstats.files.atomic import atomic_write_bytes, atomic_write_text
 
-__all__ = ["metric_counts", "summarize_frame", "write_metrics"]
+__all__ = ["summarize_frame", "write_metrics"]
 
 
 def _jsonable(v: Any) -> Any:
@@ -113,43 +113,3 @@ def summarize_frame(frame: pd.DataFrame) -> pd.DataFrame:
             "n_passed_known": len(known), "share_passed": float(known.astype(bool).mean()) if len(known) else math.nan,
         })
     return pd.DataFrame(rows, columns=cols)
-
-
-def metric_counts(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Binary counts of one metric per (agent, task): trials meeting its threshold, for the pass@k machinery.
-
-    A trial *passes* a metric when every one of its records with a verdict passes (an interaction-level metric must
-    hold on every turn); a trial with no record carrying a verdict (not applicable, or no threshold) is *missing*.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        A :func:`~agentstats.metrics.compute.compute` frame.
-    metric : str
-        The metric's name.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``agent, task_id, n, c, n_missing`` (the counts schema of :mod:`agentstats.records.counts`): ``n`` trials with a
-        verdict, ``c`` of them passing, ``n_missing`` without one.
-
-    Raises
-    ------
-    ValueError
-        When ``metric`` is not in the frame.
-    """
-    g = frame[frame["metric"] == metric]
-    if g.empty:
-        raise ValueError(f"metric {metric!r} is not in the frame (it has {sorted(frame['metric'].unique())})")
-    known = g["passed"].notna()
-    per_trial = (
-        g.assign(_known=known, _fail=known & ~g["passed"].fillna(True).astype(bool))
-        .groupby(["agent", "task_id", "trial"], sort=True)[["_known", "_fail"]].sum()
-        .reset_index()
-    )
-    per_trial["_has"] = per_trial["_known"] > 0
-    per_trial["_pass"] = per_trial["_has"] & (per_trial["_fail"] == 0)
-    out = per_trial.groupby(["agent", "task_id"], sort=True).agg(
-        n=("_has", "sum"), c=("_pass", "sum"), n_missing=("_has", lambda s: int((~s).sum())))
-    return out.reset_index().astype({"n": "int64", "c": "int64", "n_missing": "int64"})

@@ -28,9 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from agentstats.gating import GateDecision, gate
-from agentstats.gating.decision import no_failure_text
-from agentstats.gating.posterior import difference_draws
+from agentstats.estimators.dirichlet import difference_draws
+from agentstats.gating import GateDecision, gate, no_failure_text
 from agentstats.io.loaders import load
 from agentstats.llm.client import CallError
 from agentstats.llm.prompts.loop import LOOP_JUDGE_PROMPTS, REVISION, Revision
@@ -381,7 +380,7 @@ def p_better(cand: ScoreSet, best: ScoreSet, cfg: LoopConfig) -> float:
     """``P(mean weighted score of the candidate > the best's)`` on the examples both scored (0.5 with none).
 
     The paired Dirichlet-process posterior of the per-example weighted scores
-    (:func:`agentstats.gating.posterior.difference_draws`, ``gate.prior_strength``, ``gate.n_draws``), seeded
+    (:func:`agentstats.estimators.dirichlet.difference_draws`, ``gate.prior_strength``, ``gate.n_draws``), seeded
     from ``gate.random_seed``.
     """
     yc, yb = weighted_example_scores(cand, cfg), weighted_example_scores(best, cfg)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from agentstats.gating.config import GateConfig
-from agentstats.gating.decision import GateDecision
+from agentstats.gating.record import GateDecision
 from agentstats.records.evalset import Example
 from agentstats.records.scores import ScoreSet
 from agentstats.records.trial import Trial

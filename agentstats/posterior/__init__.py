@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     )
     from agentstats.posterior.rerun import predict_rerun
 
-# Loaded on first use: these need the model families (PyMC, several seconds to import), which the metric summary
-# (agentstats.posterior.metric_summary, used by `agentstats score`) does not.
+# Loaded on first use: these need the model families (PyMC, several seconds to import).
 __getattr__, __dir__ = lazy_attributes(__name__, {
     "consistency": "agentstats.posterior.consistency",
     "task_effects": "agentstats.posterior.consistency",

@@ -11,7 +11,8 @@ This module holds the one counts schema (:data:`COUNTS_COLUMNS`) and its one val
 (every problem, by row position) with :func:`validate_counts` (validate or raise) on top; the file loaders
 (:func:`agentstats.io.load_counts`) turn the same problems into located ones (file, line, column).
 Trials that are absent from the agent x task x trial grid (neither recorded nor marked missing) are reported
-in ``attrs["gaps"]`` (:class:`agentstats.records.gaps.GridGaps`), never counted.
+in ``attrs["gaps"]`` (:class:`agentstats.records.gaps.GridGaps`), never counted. A metric's pass/fail verdicts
+become counts of the same schema with :func:`metric_counts`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "check_counts",
     "counts_frame",
     "counts_from_codes",
+    "metric_counts",
     "to_counts",
     "validate_counts",
 ]
@@ -556,3 +558,41 @@ def counts_from_codes(
     )
     out.attrs["gaps"] = grid_gaps(agent_codes, task_codes, trials, agents, tasks)
     return out
+
+
+def metric_counts(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Binary counts of one metric per (agent, task): trials meeting its threshold, for the pass@k machinery.
+
+    A trial *passes* a metric when every one of its records with a verdict passes (an interaction-level metric must
+    hold on every turn); a trial with no record carrying a verdict (not applicable, or no threshold) is *missing*.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A metrics frame (:func:`agentstats.metrics.compute`): columns ``agent, task_id, trial, metric, passed``
+        (``passed`` True, False or missing: no verdict).
+    metric : str
+        The metric's name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``agent, task_id, n, c, n_missing`` (:data:`COUNTS_COLUMNS`): ``n`` trials with a verdict, ``c`` of them
+        passing, ``n_missing`` without one.
+
+    Raises
+    ------
+    ValueError
+        When ``metric`` is not in the frame.
+    """
+    g = frame[frame["metric"] == metric]
+    if g.empty:
+        raise ValueError(f"metric {metric!r} is not in the frame (it has {sorted(frame['metric'].unique())})")
+    known = g["passed"].notna()
+    per_trial = (g.assign(_known=known, _fail=known & ~g["passed"].fillna(True).astype(bool))
+                 .groupby(["agent", "task_id", "trial"], sort=True)[["_known", "_fail"]].sum().reset_index())
+    per_trial["_has"] = per_trial["_known"] > 0
+    per_trial["_pass"] = per_trial["_has"] & (per_trial["_fail"] == 0)
+    out = per_trial.groupby(["agent", "task_id"], sort=True).agg(
+        n=("_has", "sum"), c=("_pass", "sum"), n_missing=("_has", lambda s: int((~s).sum())))
+    return out.reset_index().astype({"n": "int64", "c": "int64", "n_missing": "int64"})

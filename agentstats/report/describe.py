@@ -1265,8 +1265,8 @@ def format_metric_summary(summary: pd.DataFrame, metrics: dict | None = None) ->
     Parameters
     ----------
     summary : pandas.DataFrame
-        Output of :func:`agentstats.posterior.metric_summary.summarize_metrics` or of
-        :func:`~agentstats.posterior.metric_summary.summarize_metrics_by_risk` (then with ``risk_level``).
+        Output of :func:`agentstats.estimators.metric_means.summarize_metrics` or of
+        :func:`~agentstats.estimators.metric_means.summarize_metrics_by_risk` (then with ``risk_level``).
     metrics : dict, optional
         ``frame.attrs["metrics"]`` of the :func:`agentstats.metrics.compute` frame: each metric's ``lower_limit`` /
         ``upper_limit`` for the threshold column.

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agentstats._util.markup import md_text
+from agentstats.records.decision import is_decision_record
 from agentstats.report.notebook import ReportPaths, packaged_template, run_report
 
 __all__ = [
@@ -130,7 +131,7 @@ def read_decision(path: str | Path) -> RunView:
         When the file is not a gate decision record.
     """
     rec = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(rec, dict) or not str(rec.get("schema", "")).startswith("agentstats.gate/"):
+    if not is_decision_record(rec):
         raise ValueError(f"{path}: not a gate decision record")
     return RunView(decisions={1: {"iteration": 1, "vs_baseline": rec, "vs_best": None}}, source=Path(path).name)
 
@@ -269,7 +270,7 @@ def threshold_cell(row: Mapping[str, Any]) -> str | None:
     ``P(mean >= t)`` and the check's result (``"0.981: met"``), or for a "no failure" threshold (1.0) what it found
     (``"no failure observed on 12 examples: met"``); None without a threshold.
     """
-    from agentstats.gating.decision import no_failure_text
+    from agentstats.gating.checks import no_failure_text
 
     if row.get("threshold") is None or row["threshold"] != row["threshold"]:
         return None

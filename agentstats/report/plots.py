@@ -489,7 +489,7 @@ def plot_metric_summary(summary: pd.DataFrame, metrics: dict | None = None, *, c
     Parameters
     ----------
     summary : pandas.DataFrame
-        Output of :func:`agentstats.posterior.metric_summary.summarize_metrics` (or ``..._by_risk``: only its
+        Output of :func:`agentstats.estimators.metric_means.summarize_metrics` (or ``..._by_risk``: only its
         ``"all"`` rows are drawn). Metrics without an applicable value are left out.
     metrics : dict, optional
         ``frame.attrs["metrics"]``: each metric's ``value_range`` (the x-axis when finite) and ``lower_limit`` /

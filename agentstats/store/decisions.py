@@ -1,8 +1,9 @@
-"""Gate decision records in the run store, with their "same inputs" identity.
+"""Gate decision records in the run store.
 
 Rows of ``gate_decisions`` are never updated: each decision inserts one. A new record carries forward the sign-offs
-of the newest stored record with the same inputs (same config hash, candidate and baseline hashes and calibration-set
-hash, on the same run), compared in SQL on the stored JSON.
+of the newest stored record of the same run with the same inputs, by the records' one identity
+(:func:`agentstats.records.decision.inputs_key`; compared in Python on the stored records, newest first, so the
+identity is written once and rows written by other code, the loop's, need no extra column).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentstats.records.decision import InputsKey, inputs_key, is_decision_record, merge_sign_offs
 from agentstats.store.connection import StoreError, _json, _now
 from agentstats.store.writing import TrialWriter
 
@@ -22,10 +24,10 @@ class DecisionLog(TrialWriter):
     def add_gate_decision(self, record: dict[str, Any], *, run: str | None = None) -> dict[str, Any]:
         """Append a gate decision record to ``gate_decisions``, carrying earlier sign-offs forward.
 
-        Rows are never updated: each call inserts one. Sign-offs already stored for the same inputs (same
-        ``config_sha256``, candidate and baseline ``sha256`` and calibration-set ``sha256``, on the same run) are
-        put in front of the record's own ``sign_off`` entries (those not already there), so the newest row holds
-        every sign-off, in order.
+        Rows are never updated: each call inserts one. The sign-offs of the newest stored record of the same run
+        with the same inputs (:func:`agentstats.records.decision.inputs_key`) are put in front of the record's own
+        ``sign_off`` entries (those not already there: :func:`~agentstats.records.decision.merge_sign_offs`), so
+        the newest row holds every sign-off, in order.
 
         Parameters
         ----------
@@ -44,24 +46,10 @@ class DecisionLog(TrialWriter):
         StoreError
             An unknown run, or a record that is not a gate decision record.
         """
-        if not isinstance(record, dict) or not str(record.get("schema", "")).startswith("agentstats.gate/"):
+        if not is_decision_record(record):
             raise StoreError("add_gate_decision: not a gate decision record (schema agentstats.gate/...)")
         rid = self.run_id(run) if run is not None else None
-        cand = (record.get("candidate") or {}).get("sha256")
-        base = (record.get("baseline") or {}).get("sha256")
-        calib = (record.get("judge_calibration") or {}).get("sha256")
-        prior = self.con.execute(
-            """SELECT record->'sign_off' FROM gate_decisions
-               WHERE run_id IS NOT DISTINCT FROM ? AND record->>'config_sha256' = ?
-                 AND record->'candidate'->>'sha256' = ? AND record->'baseline'->>'sha256' = ?
-                 AND (record->'judge_calibration'->>'sha256') IS NOT DISTINCT FROM ?
-               ORDER BY decided_at DESC LIMIT 1""",
-            [rid, record.get("config_sha256"), cand, base, calib],
-        ).fetchone()
-        signed = json.loads(prior[0]) if prior and prior[0] else []
-        for s in record.get("sign_off") or []:
-            if s not in signed:
-                signed.append(s)
+        signed = merge_sign_offs(self._signed_for(inputs_key(record), rid), record.get("sign_off") or [])
         stored = {**record, "sign_off": signed}
         with self.transaction():
             self.append_rows("gate_decisions", {
@@ -69,6 +57,18 @@ class DecisionLog(TrialWriter):
                 "config": [_json(record.get("config"))], "record": [_json(stored)],
             })
         return stored
+
+    def _signed_for(self, key: InputsKey | None, rid: int | None) -> list[dict[str, Any]]:
+        """Sign-offs of the newest record of run ``rid`` (None: no run) whose inputs key is ``key`` ([] if none)."""
+        if key is None:
+            return []
+        cursor = self.con.execute(
+            "SELECT record FROM gate_decisions WHERE run_id IS NOT DISTINCT FROM ? ORDER BY decided_at DESC", [rid])
+        while (row := cursor.fetchone()) is not None:
+            old = json.loads(row[0]) if row[0] else None
+            if isinstance(old, dict) and inputs_key(old) == key:
+                return list(old.get("sign_off") or [])
+        return []
 
     def gate_decisions(self, run: str | None = None) -> list[dict[str, Any]]:
         """Return the stored gate decision records, oldest first (one run's, or all), ``decided_at`` added to each."""

@@ -1,9 +1,9 @@
 """The gate carries the judge's calibration: corrected means and paired differences of judged binary metrics.
 
-Oracles: with the judge's sensitivity ``se`` and specificity ``sp`` known, the posterior of the true rate under a
-uniform prior is the observed rate's ``Beta(1 + c, 1 + n - c)`` truncated to ``[1 - sp, se]`` and mapped by
-``p = (q + sp - 1) / (se + sp - 1)`` (Rogan & Gladen 1978), computed here with scipy's truncated Beta quantiles; a
-perfect judge reproduces the uncalibrated gate; a noisy one recovers the hand-computed corrected mean.
+Oracles: a perfect judge reproduces the uncalibrated gate; a noisy one recovers the hand-computed corrected mean
+(Rogan & Gladen 1978). The corrected posterior itself (the observed rate's Beta truncated to ``[1 - sp, se]`` and
+mapped by ``p = (q + sp - 1) / (se + sp - 1)``) is tested against scipy's truncated Beta quantiles in
+``tests/estimators/test_dirichlet.py``.
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ import json
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from agentstats.calibration import JudgeError
 from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config
-from agentstats.gating.posterior import corrected_draws
 
 
 def write_calibration(path, metric: str, tp: int, fn: int, tn: int, fp: int) -> str:
@@ -42,29 +39,6 @@ def scores(n: int, c: int, n_base: int | None = None, seed: int = 0) -> tuple[li
 
 def overall(decision, metric="relevance"):
     return next(m for m in decision.metrics if m.metric == metric and m.stratum == "all")
-
-
-def test_corrected_draws_are_the_truncated_beta_posterior_mapped_by_rogan_gladen():
-    se, sp, n, c = 0.9, 0.8, 60, 21  # observed rate 0.35, close to 1 - sp = 0.2: the truncation matters
-    judge = JudgeError(se * 1e9, (1 - se) * 1e9, sp * 1e9, (1 - sp) * 1e9)  # se, sp known
-    obs = stats.beta(1 + c, 1 + n - c)
-    rng = np.random.default_rng(3)
-    d = corrected_draws(lambda k: obs.rvs(size=k, random_state=rng)[:, None], judge, 60_000,
-                        np.random.default_rng(4))[:, 0]
-    lo, hi = 1 - sp, se
-    qs = np.array([0.025, 0.5, 0.975])
-    fq = obs.cdf(lo) + qs * (obs.cdf(hi) - obs.cdf(lo))  # quantiles of the truncated Beta
-    expect = (obs.ppf(fq) - lo) / (se + sp - 1)
-    assert np.quantile(d, qs) == pytest.approx(expect, abs=0.006)
-    assert d.min() >= 0 and d.max() <= 1
-
-
-def test_corrected_draws_refuse_a_calibration_that_cannot_produce_the_data():
-    judge = JudgeError(900, 100, 800, 200)  # sp ~ 0.8: a true rate of 0 is judged pass 20 % of the time
-    obs = stats.beta(1 + 1, 1 + 199)  # observed 1 of 200: far below 1 - sp
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="does not fit these verdicts"):
-        corrected_draws(lambda k: obs.rvs(size=k, random_state=rng)[:, None], judge, 1000, rng, max_tries=5)
 
 
 def test_a_perfect_judge_reproduces_the_uncalibrated_gate(tmp_path):

@@ -1,9 +1,9 @@
-"""Release gate: posteriors against closed forms, hand-computable decisions, located config and input errors.
+"""Release gate: hand-computable decisions, triggers, located config and input errors.
 
 Oracles: the Beta CDF (a binary metric's mean with one trial per example is Beta(1 + c, 1 + n - c)); the paired
-difference of a binary metric is ``p10 - p01`` of Dirichlet(n00, n01 + 1, n10 + 1, n11), whose
-tail probability is a one-dimensional integral over Beta marginals (aggregation and stick-breaking properties of
-the Dirichlet), computed here with ``scipy.integrate.quad``, independently of the gate's Monte Carlo.
+difference of a binary metric is ``p10 - p01`` of Dirichlet(n00, n01 + 1, n10 + 1, n11), whose tail probability is
+a one-dimensional integral (``tests/dirichlet_oracles.py``), independently of the gate's Monte Carlo. The posteriors
+themselves are tested in ``tests/estimators/test_dirichlet.py``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from dirichlet_oracles import p_diff_below
+from scipy import stats
 
 import agentstats
 from agentstats.gating import GateConfig, GateConfigError, gate, load_gate_config
-from agentstats.gating.posterior import difference_draws, examples_to_decide, mean_draws, ratio_draws
 
 
 def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, **extra) -> list[dict]:
@@ -32,63 +32,6 @@ def rows(values: dict[str, list[float | None]], risk: list[str] | None = None, *
             r[k] = v[i]
         out.append(r)
     return out
-
-
-def p_diff_below(n00: int, n01: int, n10: int, n11: int, tol: float, a: float = 1.0) -> float:
-    """P(p10 - p01 < -tol) under Dirichlet(n00, n01 + a, n10 + a, n11), by quadrature.
-
-    p01 ~ Beta(a01, rest); given p01, p10 / (1 - p01) ~ Beta(a10, a00 + a11).
-    """
-    a00, a01, a10, a11 = n00, n01 + a, n10 + a, n11
-    f01 = stats.beta(a01, a00 + a10 + a11)
-    cond = stats.beta(a10, a00 + a11)
-
-    def integrand(p01: float) -> float:
-        return f01.pdf(p01) * cond.cdf((p01 - tol) / (1 - p01))
-
-    val, _ = integrate.quad(integrand, tol, 1, limit=200)
-    return val
-
-
-# ---- posteriors ------------------------------------------------------------------------------------------
-
-
-def test_mean_draws_of_binary_values_are_the_conjugate_beta():
-    y = np.array([1] * 7 + [0] * 3, dtype=float)
-    d = mean_draws(y, 2.0, 40_000, np.random.default_rng(1))
-    beta = stats.beta(8, 4)
-    assert d.mean() == pytest.approx(beta.mean(), abs=0.003)
-    assert d.std() == pytest.approx(beta.std(), abs=0.003)
-    assert stats.kstest(d[:4000], beta.cdf).pvalue > 0.001
-
-
-def test_difference_draws_margins_and_paired_mean():
-    # pairs (y, x): n00=2, n01=3, n10=6, n11=9
-    y = np.array([0] * 2 + [0] * 3 + [1] * 6 + [1] * 9, dtype=float)
-    x = np.array([0] * 2 + [1] * 3 + [0] * 6 + [1] * 9, dtype=float)
-    my, mx, d = difference_draws(y, x, 2.0, 40_000, np.random.default_rng(2))
-    assert my.mean() == pytest.approx(16 / 22, abs=0.003)  # Beta(1 + 15, 1 + 5)
-    assert mx.mean() == pytest.approx(13 / 22, abs=0.003)  # Beta(1 + 12, 1 + 8)
-    assert d.mean() == pytest.approx((7 - 4) / 22, abs=0.003)
-    assert (d < -0.05).mean() == pytest.approx(p_diff_below(2, 3, 6, 9, 0.05), abs=0.004)
-
-
-def test_continuous_mean_is_the_bayesian_bootstrap_with_prior_atoms():
-    # Dirichlet(1,1,1, 1, 1) over atoms (0.2, 0.5, 0.9, 0, 1): mean = (0.2 + 0.5 + 0.9 + 1) / 5
-    d = mean_draws(np.array([0.2, 0.5, 0.9]), 2.0, 40_000, np.random.default_rng(3))
-    assert d.mean() == pytest.approx(2.6 / 5, abs=0.003)
-    atoms = np.array([0.2, 0.5, 0.9, 0.0, 1.0])
-    # Var of sum w_i v_i under Dirichlet(1,..,1) with K = 5 components: (E[v^2] - E[v]^2) / (K + 1)
-    assert d.var() == pytest.approx(((atoms**2).mean() - atoms.mean() ** 2) / 6, rel=0.03)
-
-
-def test_ratio_draws_and_sample_size_formula():
-    r = ratio_draws(np.array([2.0, 4.0]), np.array([1.0, 2.0]), 1000, np.random.default_rng(0))
-    assert np.allclose(r, 2.0)
-    z = stats.norm.ppf(0.95)
-    assert examples_to_decide(10, 0.6, 0.1, 0.5, 0.95) == math.ceil(10 * (z * 0.1 / 0.1) ** 2 - 10)
-    assert examples_to_decide(10, 0.5, 0.1, 0.5, 0.95) is None
-    assert examples_to_decide(100, 0.9, 0.01, 0.5, 0.95) == 1  # already decided: at least one
 
 
 # ---- hand-computable decisions ------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
-"""Per-agent metric summaries: Dirichlet-process posterior means over tasks and the share of trials passing."""
+"""Per-agent metric summaries: Dirichlet-process posterior means over tasks and the share of trials passing
+(:mod:`agentstats.estimators.metric_means`), and a metric's pass counts (``records.counts.metric_counts``)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from agentstats.metrics import compute, get_metric, metric_counts
-from agentstats.posterior.metric_summary import summarize_metrics
+from agentstats.estimators.metric_means import summarize_metrics
+from agentstats.metrics import compute, get_metric
+from agentstats.records.counts import metric_counts
 from agentstats.records.trial import Trial
 
 
@@ -78,7 +80,7 @@ def test_summary_not_applicable_metric_and_bad_arguments():
 
 def test_report_metric_section_per_risk_level_against_beta_posteriors_and_counts():
     """The report's metric table: per agent and risk level, the conjugate Beta mean and the share passing."""
-    from agentstats.posterior.metric_summary import summarize_metrics_by_risk
+    from agentstats.estimators.metric_means import summarize_metrics_by_risk
     from agentstats.report.describe import format_metric_summary
     from agentstats.report.plots import plot_metric_summary
 
@@ -114,7 +116,7 @@ def test_report_metric_section_per_risk_level_against_beta_posteriors_and_counts
 
 
 def test_report_metric_table_formats_each_scale_and_keeps_metrics_without_values():
-    from agentstats.posterior.metric_summary import summarize_metrics
+    from agentstats.estimators.metric_means import summarize_metrics
     from agentstats.report.describe import format_metric_summary
 
     trials = [Trial(agent="B", task_id=f"t{i}", trial=0,

@@ -1,4 +1,8 @@
-"""Posteriors of the gate: the mean of a bounded metric and the paired difference of two means, over examples.
+"""Dirichlet-process posteriors of a population mean, a paired difference and a ratio of means, over examples.
+
+The statistics below three callers: the release gate (:mod:`agentstats.gating.checks`), the metric summaries
+(:mod:`agentstats.estimators.metric_means`) and the loop's ``P(better than the best)``
+(:mod:`agentstats.optimize`). numpy and scipy only.
 
 Model (one for binary and bounded continuous scores). The examples of an eval set are a sample from the
 population of inputs the system will meet; the quantity gated is the population mean of the per-example score
@@ -28,21 +32,21 @@ for both systems, so the differences vary far less than either mean.
 Identical values (or pairs) share one Dirichlet component with their count as parameter (a sum of independent
 Gamma(1) variables is Gamma(count)), so binary data cost a few components however many examples there are.
 
-Judged metrics with a calibrated judge (:func:`corrected_draws`). A judge with sensitivity ``se`` and
-specificity ``sp`` says "pass" with probability ``q = se p + (1 - sp)(1 - p)`` on an example whose true pass
-probability is ``p`` (non-differential misclassification, the same judge for candidate and baseline), so the
-population mean of the verdicts is ``q`` of the true mean ``p``, and ``p = (q + sp - 1) / (se + sp - 1)`` (Rogan &
-Gladen 1978, American Journal of Epidemiology 107:71-76). The observed means' posterior above is read as the
-likelihood of ``q`` (under a flat prior on ``q``); ``se`` and ``sp`` are drawn from their calibration posteriors
-(:class:`agentstats.calibration.JudgeError`), and a uniform prior on the true mean ``p`` in [0, 1] completes the
-misclassification model. Its posterior is sampled exactly by drawing ``(q, se, sp)`` jointly, keeping the draws
-with ``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can
-produce), mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p``
-for ``m`` means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen
-correction: with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches
+Judged metrics with a calibrated judge (:func:`corrected_draws`). A judge with sensitivity ``se`` and specificity
+``sp`` says "pass" with probability ``q = se p + (1 - sp)(1 - p)`` on an example whose true pass probability is
+``p`` (non-differential misclassification, the same judge for candidate and baseline), so the population mean of the
+verdicts is ``q`` of the true mean ``p``, and ``p = (q + sp - 1) / (se + sp - 1)`` (Rogan & Gladen 1978, American
+Journal of Epidemiology 107:71-76). The observed means' posterior above is read as the likelihood of ``q`` (under a
+flat prior on ``q``); ``se`` and ``sp`` are drawn from their calibration posteriors (:class:`JudgeRates`, e.g.
+:class:`agentstats.calibration.JudgeError`), and a uniform prior on the true mean ``p`` in [0, 1] completes the
+misclassification model. Its posterior is sampled exactly by drawing ``(q, se, sp)`` jointly, keeping the draws with
+``se + sp > 1`` whose ``q`` lies in ``[1 - sp, se]`` (the only observed rates a true rate in [0, 1] can produce),
+mapping them to ``p`` and resampling them with weights ``(se + sp - 1)^-m`` (the Jacobian of ``q -> p`` for ``m``
+means: 1 for a mean, 2 for a candidate-baseline pair). This is the Bayesian form of the Rogan-Gladen correction:
+with ``se = sp = 1`` it is the uncorrected posterior; with a noisy judge its mean approaches
 ``(q + sp - 1) / (se + sp - 1)`` and its interval widens by ``1 / (se + sp - 1)`` plus the spread of ``se`` and
-``sp``. Observed rates outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws
-and raise an error.
+``sp``. Observed rates outside ``[1 - sp, se]`` (a judge calibration that does not fit the data) leave few draws and
+raise an error.
 
 Efficiency (tokens, cost, latency): the ratio of the candidate's to the baseline's mean per example, by the
 Bayesian bootstrap over paired examples (no prior atoms: usage is unbounded).
@@ -58,19 +62,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from scipy import stats
 
-if TYPE_CHECKING:
-    from agentstats.calibration import JudgeError
-
 __all__ = [
+    "JudgeRates",
     "Summary",
     "corrected_draws",
     "difference_draws",
     "examples_to_decide",
+    "is_binary",
     "mean_draws",
     "mean_posterior",
     "ratio_draws",
@@ -90,6 +93,38 @@ class Summary:
     def as_dict(self) -> dict[str, float]:
         """Return the four numbers as a dict."""
         return {"mean": self.mean, "sd": self.sd, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+class JudgeRates(Protocol):
+    """Beta posteriors of a judge's sensitivity and specificity (:class:`agentstats.calibration.JudgeError` is one).
+
+    ``sensitivity ~ Beta(se_alpha, se_beta)``, ``specificity ~ Beta(sp_alpha, sp_beta)``; the means name them in
+    error messages.
+    """
+
+    @property
+    def se_alpha(self) -> float:
+        """First Beta parameter of the sensitivity, ``P(verdict pass | gold pass)``."""
+
+    @property
+    def se_beta(self) -> float:
+        """Second Beta parameter of the sensitivity."""
+
+    @property
+    def sp_alpha(self) -> float:
+        """First Beta parameter of the specificity, ``P(verdict fail | gold fail)``."""
+
+    @property
+    def sp_beta(self) -> float:
+        """Second Beta parameter of the specificity."""
+
+    @property
+    def sensitivity_mean(self) -> float:
+        """Posterior mean of the sensitivity."""
+
+    @property
+    def specificity_mean(self) -> float:
+        """Posterior mean of the specificity."""
 
 
 def _weighted_means(alpha: np.ndarray, values: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -203,7 +238,7 @@ def ratio_draws(y: np.ndarray, x: np.ndarray, n_draws: int, rng: np.random.Gener
 
 
 def corrected_draws(
-    observed: Callable[[int], np.ndarray], judge: JudgeError, n_draws: int, rng: np.random.Generator,
+    observed: Callable[[int], np.ndarray], judge: JudgeRates, n_draws: int, rng: np.random.Generator,
     *, max_tries: int = 100,
 ) -> np.ndarray:
     """Posterior draws of true means from draws of judged (observed) means and the judge's calibration.
@@ -219,8 +254,8 @@ def corrected_draws(
     observed : callable
         ``observed(k)`` returns ``k`` posterior draws of the observed means, shape ``(k, m)``; the columns are the
         means drawn jointly (``m = 1`` for one mean, 2 for a candidate-baseline pair).
-    judge : agentstats.calibration.JudgeError
-        Beta posteriors of the judge's sensitivity and specificity.
+    judge : JudgeRates
+        Beta posteriors of the judge's sensitivity and specificity (an :class:`agentstats.calibration.JudgeError`).
     n_draws : int
         Draws returned.
     rng : numpy.random.Generator

@@ -4,16 +4,17 @@ Mean. The quantity is the population mean, over the task population the tasks we
 mean value (over its trials and records). Tasks are the exchangeable units: values of one task's trials are
 averaged first, so a task with many trials or turns does not outweigh one with few, as in a hierarchical model over
 tasks. Its posterior is that of a Dirichlet process over task means (Ferguson 1973, Annals of Statistics
-1:209-230), the model of the release gate (:mod:`agentstats.gating.posterior`): for a bounded metric the values are
+1:209-230), the model of the release gate (:mod:`agentstats.estimators.dirichlet`): for a bounded metric the values are
 rescaled to [0, 1] by the metric's range and the prior puts mass ``prior_strength / 2`` on each bound (so point masses
 at 0 and 1, common for rates and pass/fail-like scores, need no special family, and an all-equal sample does not
 give a point posterior); for an unbounded metric (usage, readability) there is no prior atom, which is Rubin's
 Bayesian bootstrap (Rubin 1981, Annals of Statistics 9:130-134). The interval is the equal-tailed credible interval
 of the draws. No shape (Beta, logit-normal) is assumed for the task means.
 
-Share passing. Each trial passes when all its records with a verdict pass (:func:`agentstats.metrics.metric_counts`);
-the share is the suite pass@1 of those counts by :func:`agentstats.estimators.suite_pass_k` (mean over tasks of each
-task's pass rate, with its task-cluster bootstrap or boundary interval, a frequentist confidence interval).
+Share passing. Each trial passes when all its records with a verdict pass
+(:func:`agentstats.records.counts.metric_counts`); the share is the suite pass@1 of those counts by
+:func:`agentstats.estimators.suite_pass_k` (mean over tasks of each task's pass rate, with its task-cluster bootstrap
+or boundary interval, a frequentist confidence interval).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.estimators import suite_pass_k
-from agentstats.gating.posterior import mean_draws, summarize
+from agentstats.estimators.dirichlet import mean_draws, summarize
+from agentstats.estimators.suite import suite_pass_k
 from agentstats.intervals import CI_PROB
-from agentstats.metrics.output import metric_counts
+from agentstats.records.counts import metric_counts
 
 __all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
 

@@ -1,0 +1,87 @@
+"""What the command line prints for a gate decision: the metric table, efficiency, pairing, decision and triggers.
+
+``agentstats gate`` decides and keeps the record through the library (:mod:`agentstats.gating`) and hands both here;
+nothing here computes a statistic or a decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from agentstats.cli.common import out
+from agentstats.gating import GateDecision, MetricResult, no_failure_text
+
+__all__ = ["print_gate"]
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(s: dict[str, float] | None) -> str:
+    if s is None:
+        return ""
+    return f"{s['mean']:+.3f} [{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]"
+
+
+def _threshold_cell(m: MetricResult, state: str | None) -> str:
+    """Return the threshold column: ``P(mean >= t)`` with the check's result, or what a "no failure" check found."""
+    if m.threshold is None:
+        return ""
+    if m.n_failures is not None:  # threshold 1.0: a count of failures, not a probability
+        return f"{no_failure_text(m.n_failures, m.n_candidate)}: {state}"
+    text = f"{_fmt(m.p_meets_threshold)} (>= {m.threshold:g})"
+    return text if state is None else f"{text}: {state}"
+
+
+def print_gate(decision: GateDecision, record: dict[str, Any]) -> None:
+    """Print a decision as tables and lines.
+
+    The metrics per stratum, efficiency, unpaired ids, the decision, its reasons and review triggers, and the
+    sign-offs of ``record`` (the record as kept).
+    """
+    cfg = decision.config
+    pct = f"{cfg.ci_prob:.0%}"
+    states = {(c.kind, c.metric, c.stratum): c.state for c in decision.checks}
+    t = Table(title=f"gate: candidate vs baseline ({pct} credible intervals)")
+    for col in ("metric", "stratum", "n", "candidate mean", "baseline", "P(>= thr): check", "difference",
+                "P(regression): check"):
+        t.add_column(col, justify="left" if col in ("metric", "stratum") else "right")
+    for m in decision.metrics:
+        cand = f"{m.candidate['mean']:.3f} [{m.candidate['ci_low']:.3f}, {m.candidate['ci_high']:.3f}]"
+        thr = _threshold_cell(m, states.get(("threshold", m.metric, m.stratum)))
+        reg_state = states.get(("regression", m.metric, m.stratum))
+        reg = "" if m.p_regression is None else f"{_fmt(m.p_regression)} (< -{m.tolerance:g})"
+        if reg and reg_state is not None:
+            reg += f": {reg_state}"
+        base = "" if not m.baseline else f"{m.baseline['mean']:.3f}"
+        t.add_row(escape(m.metric), escape(m.stratum), str(m.n_candidate), cand, base, thr, _ci(m.difference), reg)
+    out.print(t)
+    for e in decision.efficiency:
+        r = e["ratio"]
+        out.print(
+            f"{e['field']}: candidate / baseline = {r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] on "
+            f"{e['n_paired']} examples; P(> {1 + e['relative_tolerance']:g}) = {e['p_exceeds']:.3f}: "
+            f"{states.get(('efficiency', e['field'], 'all'), 'undecided')}",
+            highlight=False,
+        )
+    pairing = decision.pairing
+    if pairing["only_candidate"] or pairing["only_baseline"]:
+        out.print(
+            f"unpaired: {len(pairing['only_candidate'])} ids only in the candidate, {len(pairing['only_baseline'])} "
+            "only in the baseline (they count for thresholds, not for comparisons)",
+            highlight=False,
+        )
+    colour = {"PASS": "green", "FAIL": "red", "RETRY": "yellow"}[decision.decision]
+    out.print(f"[bold {colour}]{decision.decision}[/]", highlight=False)
+    for reason in decision.reasons:
+        out.print(f"  {escape(reason)}", highlight=False, soft_wrap=True)
+    if decision.triggers:
+        out.print("[bold]human review required:[/]", highlight=False)
+        for trig in decision.triggers:
+            out.print(f"  {escape(trig.kind)}: {escape(trig.reason)}", highlight=False, soft_wrap=True)
+    for s in record.get("sign_off") or []:
+        out.print(f"signed off: {escape(str(s.get('name')))} at {escape(str(s.get('at')))}", highlight=False)
