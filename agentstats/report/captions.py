@@ -73,7 +73,7 @@ def fit_status(fit: Fit) -> str:
         said = "; ".join(p.strip().rstrip(".") for p in diag.problems) or "the diagnostics failed"
         status = (
             f"**NOT converged**: {md_text(said)}. Treat the numbers below with care; rerun with more draws "
-            "(`agentstats report ... --draws 4000`) or, on divergences, a higher `--target-accept` (e.g. 0.99)"
+            "(`agentstats report ... -p draws=4000`) or, on divergences, a higher `-p target_accept` (e.g. 0.99)"
         )
     return (
         f"Model {md_code(fit.family.name)}, sampler {md_code(s.sampler)}, "

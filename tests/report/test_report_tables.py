@@ -213,6 +213,7 @@ def test_fit_status_ends_with_one_period():
     bad = fit_status(_status_fit(False, 3, ["3 divergent transitions.", "R-hat of mu 1.05"]))
     assert bad.endswith("(e.g. 0.99).") and not bad.endswith("..") and ".;" not in bad
     assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
+    assert "`agentstats report ... -p draws=4000`" in bad  # the report's own options: -p NAME=VALUE
     good = fit_status(_status_fit(True, 0, []))
     assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
     log = [{"draws": 100, "passed": False, "abandoned": True, "divergences": 18, "reason": "refitted non-centred"},
