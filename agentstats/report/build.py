@@ -492,8 +492,16 @@ def _pymc_logs_quiet() -> Iterator[None]:
 
 def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) -> BayesSection:
     """Fit the model and compute every posterior table, curve, contrast and check the report shows."""
-    from agentstats import posterior as post
     from agentstats.models import ConvergenceWarning, fit
+    from agentstats.posterior import (
+        consistency,
+        contrast_matrix,
+        contrast_table,
+        posterior_pass_at_k,
+        posterior_pass_hat_k,
+        summarize_pass_k,
+        task_effects,
+    )
 
     p = params
     with _pymc_logs_quiet():
@@ -503,27 +511,27 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
                          sampler=p.sampler, cores=p.cores, target_accept=p.target_accept, progressbar=False)
         diagnostics = fitted.diagnostics()
         curve_ks = list(range(1, max(p.k_max_bayes, max(ks)) + 1))
-        curves = post.summarize_pass_k([post.posterior_pass_at_k(fitted, curve_ks, population=p.population),
-                                        post.posterior_pass_hat_k(fitted, curve_ks, population=p.population)],
+        curves = summarize_pass_k([posterior_pass_at_k(fitted, curve_ks, population=p.population),
+                                        posterior_pass_hat_k(fitted, curve_ks, population=p.population)],
                                        ci_prob=p.ci_prob)
         k_show = max(ks)
         forest_ks = sorted(set(ks) | {curve_ks[-1]})
         several = counts["agent"].nunique() > 1
-        draws_k = post.posterior_pass_hat_k(fitted, k_show, population=p.population) if several else None
+        draws_k = posterior_pass_hat_k(fitted, k_show, population=p.population) if several else None
         return BayesSection(
             fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics), curve_ks=curve_ks, curves=curves,
             k_show=k_show,
-            pass_hat_k_observed=post.summarize_pass_k(
-                [post.posterior_pass_hat_k(fitted, k_show, population="observed")], ci_prob=p.ci_prob),
-            pass_hat_k_new=post.summarize_pass_k(
-                [post.posterior_pass_hat_k(fitted, k_show, population="new")], ci_prob=p.ci_prob),
-            consistency=post.consistency(fit=fitted, ci_prob=p.ci_prob), forest_ks=forest_ks,
+            pass_hat_k_observed=summarize_pass_k(
+                [posterior_pass_hat_k(fitted, k_show, population="observed")], ci_prob=p.ci_prob),
+            pass_hat_k_new=summarize_pass_k(
+                [posterior_pass_hat_k(fitted, k_show, population="new")], ci_prob=p.ci_prob),
+            consistency=consistency(fit=fitted, ci_prob=p.ci_prob), forest_ks=forest_ks,
             forest=curves[(curves["quantity"] == "pass_hat_k") & curves["k"].isin(forest_ks)],
-            contrast_matrix=post.contrast_matrix(draws_k, k=k_show) if draws_k is not None else None,
-            contrasts=post.contrast_table(draws_k, ci_prob=p.ci_prob) if draws_k is not None else None,
-            prob_at_1=(post.contrast_matrix(post.posterior_pass_hat_k(fitted, 1, population=p.population), k=1)
+            contrast_matrix=contrast_matrix(draws_k, k=k_show) if draws_k is not None else None,
+            contrasts=contrast_table(draws_k, ci_prob=p.ci_prob) if draws_k is not None else None,
+            prob_at_1=(contrast_matrix(posterior_pass_hat_k(fitted, 1, population=p.population), k=1)
                        if several else None),
-            task_effects=post.task_effects(fitted, ci_prob=p.ci_prob),
+            task_effects=task_effects(fitted, ci_prob=p.ci_prob),
             ppc=fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob),
         )
 
