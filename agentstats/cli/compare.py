@@ -265,16 +265,15 @@ def _log_mlflow(cmp: Any, uri: str, experiment: str, html: Path | None, tmp: Pat
 def _report(runs: list[Any], store: Path | None, names: list[str] | None, picked: list[str] | None,
             opts: dict[str, Any], ks: list[int] | None, seed: int, n_boot: int, ci_prob: float, bayes: bool,
             draws: int, out_dir: Path, name: str | None, kernel: str, *, announce: bool = True) -> Path:
+    from agentstats.report.build import ReportInputError
     from agentstats.report.notebook import (
         ReportError,
-        ReportInputError,
         ReportInterrupted,
-        ReportParameterError,
         compare_notebook,
         run_report,
         safe_report_name,
     )
-    from agentstats.report.params import CompareParams
+    from agentstats.report.params import CompareParams, ReportParameterError
 
     loader = {k: v for k, v in opts.items() if k != "format"}
     try:  # the comparison's own settings; the fit's other sizes are CompareParams' (the command line's) defaults

@@ -124,14 +124,8 @@ def _with_calibration(params: ReportParams) -> ReportParams:
 
 def _run(params: ReportParams, out_dir: Path, name: str | None, run: str | None, input: Path) -> None:
     """Run the notebook and say where the report is; failures and interrupts exit with their statuses."""
-    from agentstats.report.notebook import (
-        ReportError,
-        ReportInputError,
-        ReportInterrupted,
-        ReportParameterError,
-        run_report,
-        safe_report_name,
-    )
+    from agentstats.report.build import ReportInputError
+    from agentstats.report.notebook import ReportError, ReportInterrupted, run_report, safe_report_name
 
     wanted = name if name is not None else _default_name(input, run)
     safe = safe_report_name(wanted)

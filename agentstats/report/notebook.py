@@ -33,7 +33,7 @@ from typing import Any
 
 from agentstats._util.markup import one_line
 from agentstats.files.atomic import atomic_write_text
-from agentstats.report.build import ReportInputError, load_input
+from agentstats.report.build import load_input
 
 # notebooks/gate.ipynb (the gate's and the loop's) imports these two from here; they live in .display now: drop this
 # import when the gate notebook imports them from there.
@@ -45,9 +45,7 @@ from agentstats.report.provenance import package_version
 __all__ = [
     "FAILED_SUFFIX",
     "ReportError",
-    "ReportInputError",
     "ReportInterrupted",
-    "ReportParameterError",
     "ReportPaths",
     "check_parameters",
     "compare_notebook",
@@ -325,7 +323,7 @@ def run_report(
     ------
     ReportParameterError
         Unknown or refused parameters, or a name that would leave ``out_dir`` (a ``ValueError``).
-    ReportInputError
+    agentstats.report.build.ReportInputError
         The report's input cannot be read (checked before the notebook starts).
     ReportError
         A cell failed, or the export did. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were;

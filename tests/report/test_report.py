@@ -23,18 +23,10 @@ from typer.testing import CliRunner
 
 import agentstats.report.notebook as report_mod
 from agentstats.cli import app
-from agentstats.report.build import load_input
+from agentstats.report.build import ReportInputError, load_input
 from agentstats.report.html import export_html
-from agentstats.report.notebook import (
-    ReportError,
-    ReportInputError,
-    ReportInterrupted,
-    ReportParameterError,
-    default_notebook,
-    run_report,
-    safe_report_name,
-)
-from agentstats.report.params import ReportParams
+from agentstats.report.notebook import ReportError, ReportInterrupted, default_notebook, run_report, safe_report_name
+from agentstats.report.params import ReportParameterError, ReportParams
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "data" / "example_trials.jsonl"
