@@ -13,7 +13,7 @@ setup:
 	@bash scripts/bootstrap.sh
 
 report: setup
-	.venv/bin/agentstats report $(INPUT) --k $(K) --out reports/
+	.venv/bin/agentstats report $(INPUT) --k $(K) --out-dir reports/
 
 # The everyday suite (unit tests and the report notebook under nbval), about two minutes on 2 idle cores:
 # two workers, each file on one worker (nbval runs the notebook's cells in order in one kernel).

@@ -196,9 +196,12 @@ _API: dict[str, str] = {
     "LoopConfig": "agentstats.optimize",
     "LoopResult": "agentstats.optimize",
     # summaries and reports
-    "describe_counts": "agentstats.report.describe",
-    "format_suite_table": "agentstats.report.describe",
-    "read_suite": "agentstats.report.describe",
+    "describe_counts": "agentstats.report.tables",
+    "format_suite_table": "agentstats.report.tables",
+    "read_suite": "agentstats.report.prose",
+    "ReportParams": "agentstats.report.params",
+    "ReportData": "agentstats.report.build",
+    "build_report": "agentstats.report.build",
     "run_report": "agentstats.report.notebook",
     # run store and live capture
     "RunStore": "agentstats.store",

@@ -10,3 +10,6 @@ and user installs are unaffected).
 import sys
 
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+
+# nbval runs the notebook templates at test sizes (tests/notebook_sizes.py); the templates keep the full sizes.
+pytest_plugins = ["notebook_sizes"]

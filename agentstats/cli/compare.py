@@ -161,7 +161,7 @@ def compare(
     with tempfile.TemporaryDirectory(prefix="agentstats-compare-") as tmp:
         if report_dir is not None or mlflow_uri is not None:
             # --mlflow logs the HTML report too: written to a temporary folder when --report is not given
-            html = _report(refs, store, run_names, picked, opts, ks, seed, n_boot, bayes, draws,
+            html = _report(refs, store, run_names, picked, opts, ks, seed, n_boot, ci_prob, bayes, draws,
                            report_dir if report_dir is not None else Path(tmp), name, kernel,
                            announce=report_dir is not None)
         if mlflow_uri is not None:
@@ -263,25 +263,28 @@ def _log_mlflow(cmp: Any, uri: str, experiment: str, html: Path | None, tmp: Pat
 
 
 def _report(runs: list[Any], store: Path | None, names: list[str] | None, picked: list[str] | None,
-            opts: dict[str, Any], ks: list[int] | None, seed: int, n_boot: int, bayes: bool, draws: int,
-            out_dir: Path, name: str | None, kernel: str, *, announce: bool = True) -> Path:
+            opts: dict[str, Any], ks: list[int] | None, seed: int, n_boot: int, ci_prob: float, bayes: bool,
+            draws: int, out_dir: Path, name: str | None, kernel: str, *, announce: bool = True) -> Path:
+    from agentstats.report.build import ReportInputError
     from agentstats.report.notebook import (
         ReportError,
-        ReportInputError,
         ReportInterrupted,
-        ReportParameterError,
         compare_notebook,
         run_report,
         safe_report_name,
     )
+    from agentstats.report.params import CompareParams, ReportParameterError
 
     loader = {k: v for k, v in opts.items() if k != "format"}
-    params: dict[str, Any] = {
-        "run_paths": [str(p) for p in runs] if store is not None else [str(Path(p).resolve()) for p in runs],
-        "store": str(store.resolve()) if store is not None else None, "run_names": names, "run_agents": picked,
-        "input_format": opts["format"], "loader_options": loader, "k_values": ks, "seed": seed, "n_boot": n_boot,
-        "run_bayes": bayes, "draws": draws,
-    }
+    try:  # the comparison's own settings; the fit's other sizes are CompareParams' (the command line's) defaults
+        params = CompareParams.validated({
+            "run_paths": [str(p) for p in runs] if store is not None else [str(Path(p).resolve()) for p in runs],
+            "store": str(store.resolve()) if store is not None else None, "run_names": names, "run_agents": picked,
+            "input_format": opts["format"], "loader_options": loader, "k_values": ks, "ci_prob": ci_prob,
+            "seed": seed, "n_boot": n_boot, "run_bayes": bayes, "draws": draws,
+        })
+    except ReportParameterError as exc:
+        raise fail(exc, EXIT_USAGE) from None
     for noisy in ("asyncio", "papermill"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:

@@ -1,10 +1,14 @@
-"""``agentstats report``: the report notebook executed with papermill and exported to HTML."""
+"""``agentstats report``: the report notebook executed with papermill and exported to HTML.
+
+Every option is a field of :class:`agentstats.report.params.ReportParams`, which owns its name, default, help and
+validation: the common ones have their own flag, the others are given as ``-p NAME=VALUE`` (papermill's convention).
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,97 +16,65 @@ from agentstats.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
-    AgentColOpt,
-    AgentOpt,
-    AgentsOpt,
-    BaseUrlOpt,
-    FormatOpt,
-    JudgeModelOpt,
-    JudgeOpt,
-    OldJudgeModelOpt,
     ReportKOpt,
-    RequireToolsOpt,
-    RunOpt,
-    SkipBadOpt,
-    SuccessColOpt,
-    TaskColOpt,
-    ThresholdOpt,
-    ToolThresholdOpt,
     check_k,
     check_output_path,
     console,
-    deprecated_alias,
     fail,
-    loader_opts,
     parse_k,
     say_skipped,
     stem,
 )
+from agentstats.cli.options import InputOptions, input_options
+from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
+
+if TYPE_CHECKING:
+    from agentstats.io.loaders import Dataset
 
 
+def _opt(field: str, *decls: str) -> Any:
+    """Make the typer option of a :class:`ReportParams` field: its flag and help text from the model."""
+    flag = ReportParams.flag_of(field)
+    assert flag is not None, field
+    return typer.Option(*(decls or (flag,)), help=ReportParams.help(field))
+
+
+def _assignments_help() -> str:
+    """Write the ``-p`` help: every parameter without a flag of its own, with its default."""
+    names = [n for n in ReportParams.model_fields if ReportParams.flag_of(n) is None and n != "input_path"]
+    listed = ", ".join(f"{n}={value_text(ReportParams.default(n))}" for n in names)
+    return (f"Another report parameter, NAME=VALUE; repeat for more (papermill's -p). Parameters and defaults: "
+            f"{listed} (docs/report.md says what each does; none = the default rule).")
+
+
+#: How an error message names each field: its flag, or ``-p NAME``.
+_NAMES = {n: ReportParams.flag_of(n) or f"-p {n}" for n in ReportParams.model_fields}
+_NAMES.update(run_bayes="--bayes", loader_options="--agent/--columns/--agents/--run/--skip-bad", input_path="INPUT")
+
+
+@input_options
 def report(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
-    format: FormatOpt = "auto",
+    inputs: InputOptions,
     k: ReportKOpt = None,
-    out_dir: Annotated[Path, typer.Option("--out", help="Output folder for .ipynb and .html.")] = Path(
-        "reports"
-    ),
+    ci_prob: Annotated[float, _opt("ci_prob")] = ReportParams.default("ci_prob"),
+    out_dir: Annotated[
+        Path, typer.Option("--out-dir", help="Folder for NAME.ipynb and NAME.html (created when missing).")
+    ] = Path("reports"),
     name: Annotated[
         str | None,
         typer.Option(help="Report file stem (default: the input file's stem; for a run store with --run, STORE-RUN)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for bootstrap and sampling.")] = 0,
-    bayes: Annotated[bool, typer.Option(help="Include the hierarchical Bayesian section.")] = True,
-    draws: Annotated[
-        int | None,
-        typer.Option(
-            min=1, help="Posterior draws per chain (default 2000; 1000 when every agent has 250+ cells of 4+ trials)."
-        ),
-    ] = None,
-    bayes_model: Annotated[
-        str,
-        typer.Option(help="Statistical model of the Bayesian section (as `agentstats fit --bayes-model`)."),
-    ] = "zoi_beta_binomial",
-    population: Annotated[
-        str, typer.Option(help="Bayesian pass^k for these tasks (observed) or for new tasks (new).")
-    ] = "observed",
-    target_accept: Annotated[
-        float | None, typer.Option(help="NUTS target acceptance rate of the Bayesian fit (default per model).")
-    ] = None,
-    sampler: Annotated[
-        str | None, typer.Option(help="NUTS implementation: nutpie, numpyro or pymc (default: fastest installed).")
-    ] = None,
-    kernel: Annotated[str, typer.Option(help="Jupyter kernel name.")] = "python3",
-    show_code: Annotated[
-        bool, typer.Option("--show-code", help="Keep the code in the HTML (default: results and narrative only).")
-    ] = False,
-    agent: AgentOpt = None,
-    agent_col: AgentColOpt = None,
-    task_col: TaskColOpt = None,
-    success_col: SuccessColOpt = None,
-    judge: JudgeOpt = "deterministic",
-    base_url: BaseUrlOpt = None,
-    judge_model: JudgeModelOpt = None,
-    old_model: OldJudgeModelOpt = None,
-    threshold: ThresholdOpt = 0.7,
-    tool_threshold: ToolThresholdOpt = 1.0,
-    require_tools: RequireToolsOpt = False,
-    skip_bad: SkipBadOpt = False,
-    agents: AgentsOpt = None,
-    run: RunOpt = None,
-    judge_calibration: Annotated[
-        Path | None,
-        typer.Option(help="Calibration set of the judge behind the outcomes: adds pass^k corrected for its errors."),
-    ] = None,
-    judge_metric: Annotated[str | None, typer.Option(help="Metric of the calibration set to use.")] = None,
-    metrics: Annotated[
-        str | None,
-        typer.Option(
-            "--metrics",
-            help="Add a metric section: these metrics (comma-separated names or groups: answer_quality, "
-            "retrieval_quality, content_safety, readability, usage; see docs/metrics.md; NAME:METHOD picks a "
-            "metric's method) computed on the trials, per agent and risk level.",
-        ),
+    bayes: Annotated[bool, _opt("run_bayes")] = ReportParams.default("run_bayes"),
+    bayes_model: Annotated[str, _opt("bayes_model")] = ReportParams.default("bayes_model"),
+    population: Annotated[str, _opt("population")] = ReportParams.default("population"),
+    judge: Annotated[str, _opt("judge")] = ReportParams.default("judge"),
+    judge_model: Annotated[str | None, _opt("judge_model")] = ReportParams.default("judge_model"),
+    base_url: Annotated[str | None, _opt("judge_base_url")] = ReportParams.default("judge_base_url"),
+    metrics: Annotated[str | None, _opt("metrics")] = ReportParams.default("metrics"),
+    show_code: Annotated[bool, _opt("show_code")] = ReportParams.default("show_code"),
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help=_assignments_help())
     ] = None,
 ) -> None:
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
@@ -111,69 +83,50 @@ def report(
     read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
     run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
     """
-    from agentstats.report.notebook import (
-        ReportError,
-        ReportInputError,
-        ReportInterrupted,
-        ReportParameterError,
-        check_input,
-        run_report,
-        safe_report_name,
-    )
+    from agentstats.report.build import ReportInputError, load_input
 
-    model = deprecated_alias(judge_model, None, old_model, "--model", "--judge-model", "report")
     if not input.exists():
         raise fail(FileNotFoundError(f"{input}: no such file"), EXIT_USAGE)
-    check_output_path(out_dir, "--out", folder=True)
-    params: dict[str, Any] = {
-        "input_path": str(input.resolve()),
-        "input_format": format,
-        "k_values": parse_k(k),
-        "seed": seed,
-        "run_bayes": bayes,
-        "draws": draws,
-        "bayes_model": bayes_model,
-        "population": population,
-        "target_accept": target_accept,
-        "sampler": sampler,
-        "loader_options": loader_opts(agent, agent_col, task_col, success_col, skip_bad, agents, run),
-        "judge": judge,
-        "judge_model": model,
-        "judge_base_url": base_url,
-        "threshold": threshold,
-        "tool_threshold": tool_threshold,
-        "require_tools": require_tools,
+    check_output_path(out_dir, "--out-dir", folder=True)
+    values: dict[str, Any] = {
+        "input_path": str(input.resolve()), "input_format": inputs.format, "loader_options": inputs.loader_options(),
+        "k_values": parse_k(k), "ci_prob": ci_prob, "run_bayes": bayes, "bayes_model": bayes_model,
+        "population": population, "judge": judge, "judge_model": judge_model, "judge_base_url": base_url,
+        "metrics": metrics, "show_code": show_code,
     }
-    if judge_calibration is not None:  # checked here, so that a bad file exits 2 before the notebook starts
-        from agentstats.cli.fit import _judge_calibration
-
-        calibration = _judge_calibration(judge_calibration, judge_metric)
-        params["judge_calibration"] = str(judge_calibration.resolve())
-        params["judge_metric"] = calibration.metric
-    elif judge_metric is not None:
-        raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), EXIT_USAGE)
-    if metrics is not None:  # unknown names exit 2 here, before the notebook starts
-        from agentstats.cli.score import _resolve_metric_options
-
-        _resolve_metric_options(metrics, None)
-        params["metrics"] = metrics
-    if judge not in ("deterministic", "openai"):
-        raise fail(typer.BadParameter(f"--judge must be 'deterministic' or 'openai', got {judge!r}"), EXIT_USAGE)
-    if population not in ("observed", "new"):
-        raise fail(typer.BadParameter(f"--population must be 'observed' or 'new', got {population!r}"), EXIT_USAGE)
-    from agentstats.models.families.registry import MODEL_NAMES
-
-    if bayes_model not in MODEL_NAMES:
-        raise fail(typer.BadParameter(f"--bayes-model must be one of {MODEL_NAMES}, got {bayes_model!r}"), EXIT_USAGE)
-    # the input is read here, before the notebook starts: a bad file exits 2, --skip-bad lists what it skipped, and k
-    # beyond the trials per task is refused as `estimate` refuses it
-    try:
-        data = check_input(params)
-    except ReportInputError as exc:
+    try:  # every value is checked here, before the notebook starts: an error names its flag (or -p NAME), exit 2
+        values.update(parse_assignments(param or []))
+        params = _with_calibration(ReportParams.validated(values, names=_NAMES))
+        data = load_input(params)  # the input is read here: a bad file exits 2, --skip-bad lists what it skipped
+    except (ReportParameterError, ReportInputError) as exc:
         raise fail(exc, EXIT_USAGE) from None
-    if data is not None:
-        say_skipped(data.skipped, input)
-        check_k(params["k_values"], _trials_per_cell(data), "report", str(input))
+    say_skipped(data.skipped, input)
+    check_k(params.k_values, _trials_per_cell(data), "report", str(input))  # k beyond the trials, as estimate
+    _run(params, out_dir, name, inputs.run, input)
+
+
+def _with_calibration(params: ReportParams) -> ReportParams:
+    """Check the judge's calibration set now (a bad file exits 2 before the notebook); name its file and metric.
+
+    Raises
+    ------
+    ReportInputError
+        An unreadable set, or several metrics and none chosen.
+    """
+    if params.judge_calibration is None:
+        return params
+    from agentstats.report.build import choose_calibration
+
+    path = Path(params.judge_calibration).resolve()
+    chosen = choose_calibration(path, params.judge_metric, ci_prob=params.ci_prob)
+    return params.model_copy(update={"judge_calibration": str(path), "judge_metric": chosen.metric})
+
+
+def _run(params: ReportParams, out_dir: Path, name: str | None, run: str | None, input: Path) -> None:
+    """Run the notebook and say where the report is; failures and interrupts exit with their statuses."""
+    from agentstats.report.build import ReportInputError
+    from agentstats.report.notebook import ReportError, ReportInterrupted, run_report, safe_report_name
+
     wanted = name if name is not None else _default_name(input, run)
     safe = safe_report_name(wanted)
     if name is not None and safe != name:
@@ -183,7 +136,7 @@ def report(
     for noisy in ("asyncio", "papermill"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     try:
-        paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=kernel, show_code=show_code,
+        paths = run_report(params, out_dir=out_dir, name=safe, kernel_name=params.kernel, show_code=params.show_code,
                            input_checked=True)
     except ReportInterrupted as exc:
         console.print(str(exc), highlight=False, markup=False, soft_wrap=True)
@@ -201,8 +154,8 @@ def report(
     console.print(f"notebook: {paths.notebook}")
 
 
-def _trials_per_cell(data: Any) -> Any:
-    """Trials per (agent, task) of what ``check_input`` read, as a table with column ``n`` (for :func:`check_k`).
+def _trials_per_cell(data: Dataset) -> Any:
+    """Trials per (agent, task) of what was read, as a table with column ``n`` (for :func:`check_k`).
 
     The counts when the input has them; for trials not scored yet (the notebook scores them), the trials per cell
     that are not missing (``infra_error``): scoring can only lower that, never raise it.

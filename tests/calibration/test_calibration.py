@@ -235,17 +235,17 @@ def test_cli_report_passes_the_judge_calibration(tmp_path, monkeypatch):
     seen = {}
 
     def fake_run_report(parameters, out_dir, name, kernel_name, **_):
-        seen.update(parameters)
+        seen.update(parameters.notebook_values())
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
     runner = CliRunner()
-    res = runner.invoke(app, ["report", str(example), "--out", str(tmp_path), "--judge-calibration", str(calib)])
+    res = runner.invoke(app, ["report", str(example), "--out-dir", str(tmp_path), "-p", f"judge_calibration={calib}"])
     assert res.exit_code == 0, res.output
     assert seen["judge_calibration"] == str(calib.resolve()) and seen["judge_metric"] == "m"
     assert {"judge_calibration", "judge_metric"} <= set(papermill.inspect_notebook(str(default_notebook())))
     bad = _write(tmp_path / "bad.jsonl", ["{"])
-    res = runner.invoke(app, ["report", str(example), "--out", str(tmp_path), "--judge-calibration", str(bad)])
+    res = runner.invoke(app, ["report", str(example), "--out-dir", str(tmp_path), "-p", f"judge_calibration={bad}"])
     assert res.exit_code == EXIT_USAGE and "malformed JSON" in res.output
 
 

@@ -94,14 +94,14 @@ def test_tau_bench_published_pass_hat_k():
     "name, args",
     [
         ("tau", ["tau-bench-historical/gpt-4o-airline.json.gz", "--k", "1..4"]),
-        ("metr", ["metr-time-horizon/all_runs.jsonl.gz", "--format", "metr", "--agent-col", "alias",
-                  "--task-col", "task_id", "--success-col", "score_binarized"]),
+        ("metr", ["metr-time-horizon/all_runs.jsonl.gz", "--format", "metr",
+                  "--columns", "agent=alias,task=task_id,success=score_binarized"]),
     ],
 )
 @pytest.mark.slow
 def test_report_on_real_data_writes_html(shared_data, tmp_path, name, args):
     args = [str(shared_data / args[0]), *args[1:]]
-    res = runner.invoke(app, ["report", *args, "--out", str(tmp_path), "--name", name, "--no-bayes"])
+    res = runner.invoke(app, ["report", *args, "--out-dir", str(tmp_path), "--name", name, "--no-bayes"])
     assert res.exit_code == 0, res.output
     html = (tmp_path / f"{name}.html").read_text()
     assert "pass^k" in html
@@ -224,7 +224,7 @@ def test_report_scores_unscored_input_first(tmp_path):
             }))
     path = tmp_path / "unscored.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), "--name", "u", "--no-bayes"])
+    res = runner.invoke(app, ["report", str(path), "--out-dir", str(tmp_path), "--name", "u", "--no-bayes"])
     assert res.exit_code == 0, res.output
     import nbformat
 
@@ -244,24 +244,24 @@ def test_report_scores_unscored_input_first(tmp_path):
 
 
 def test_report_passes_bayesian_choices_to_the_notebook(tmp_path, monkeypatch):
-    """--bayes-model, --population and --target-accept reach the notebook's parameters; bad values exit 2."""
+    """--bayes-model, --population and -p target_accept reach the notebook's parameters; bad values exit 2."""
     import agentstats.report.notebook as report_mod
 
     seen = {}
 
     def fake_run_report(params, out_dir, name, kernel_name, **_):
-        seen.update(params)
+        seen.update(params.notebook_values())
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
     path = tmp_path / "sim.jsonl"
     assert runner.invoke(app, ["simulate", "--out", str(path), "--n-tasks", "4", "--n-trials", "2"]).exit_code == 0
-    res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), "--bayes-model", "beta_binomial",
-                              "--population", "new", "--target-accept", "0.99"])
+    res = runner.invoke(app, ["report", str(path), "--out-dir", str(tmp_path), "--bayes-model", "beta_binomial",
+                              "--population", "new", "-p", "target_accept=0.99"])
     assert res.exit_code == 0, res.output
     assert (seen["bayes_model"], seen["population"], seen["target_accept"]) == ("beta_binomial", "new", 0.99)
     for bad in (["--bayes-model", "pooled"], ["--population", "all"]):
-        res = runner.invoke(app, ["report", str(path), "--out", str(tmp_path), *bad])
+        res = runner.invoke(app, ["report", str(path), "--out-dir", str(tmp_path), *bad])
         assert res.exit_code == 2, res.output
 
 
@@ -284,9 +284,9 @@ def test_report_of_a_store_run_is_named_after_the_store_and_the_run(tmp_path, mo
         for run in ("v1", "loop/v2"):
             st.import_trials(trials, run)
     for run in ("v1", "loop/v2"):
-        res = runner.invoke(app, ["report", str(store), "--run", run, "--out", str(tmp_path / "rep"), "--k", "1"])
+        res = runner.invoke(app, ["report", str(store), "--run", run, "--out-dir", str(tmp_path / "rep"), "--k", "1"])
         assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["report", str(store), "--run", "v1", "--out", str(tmp_path / "rep"), "--k", "1",
+    res = runner.invoke(app, ["report", str(store), "--run", "v1", "--out-dir", str(tmp_path / "rep"), "--k", "1",
                               "--name", "mine"])
     assert res.exit_code == 0, res.output
     assert names == ["store-v1", "store-loop_v2", "mine"]

@@ -300,15 +300,16 @@ def test_report_statuses(trials, tmp_path, monkeypatch):
     seen = {}
 
     def fake_run_report(params, out_dir, name, kernel_name, **_):
-        seen.update(params)
+        seen.update(params.notebook_values())
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
-    args = ["report", str(trials), "--out", str(tmp_path)]
+    args = ["report", str(trials), "--out-dir", str(tmp_path)]
     assert runner.invoke(app, [*args, "--agents", "!b", "--judge-model", "m2"]).exit_code == EXIT_OK
     assert seen["loader_options"] == {"agents": "!b"} and seen["judge_model"] == "m2"
+    # the hidden --model (the old --judge-model) is gone from report: refused, nothing run
     res = runner.invoke(app, [*args, "--model", "m3"])
-    assert res.exit_code == EXIT_OK and seen["judge_model"] == "m3" and "deprecated" in res.output
+    assert res.exit_code == EXIT_USAGE and "No such option: --model" in res.output and seen["judge_model"] == "m2"
     _assert_one_line_error(runner.invoke(app, [*args, "--population", "all"]), EXIT_USAGE)
     _assert_one_line_error(runner.invoke(app, ["report", str(tmp_path / "absent.jsonl")]), EXIT_USAGE)
     monkeypatch.setattr(report_mod, "run_report", _raise(RuntimeError("a cell failed")))
@@ -337,21 +338,21 @@ def test_report_lists_skipped_records_and_refuses_k_beyond_the_trials(trials, tm
     bad = tmp_path / "bad.jsonl"
     odd = {"agent": "a", "task_id": "t0", "trial": "x", "success": True}
     bad.write_text(trials.read_text() + json.dumps(odd) + "\n")
-    res = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path), "--no-bayes", "--skip-bad"])
+    res = runner.invoke(app, ["report", str(bad), "--out-dir", str(tmp_path), "--no-bayes", "--skip-bad"])
     assert res.exit_code == EXIT_OK and len(ran) == 1, res.output
     text = " ".join(res.output.split())
     # the 18 records of the fixture are lines 1-18; the bad one is line 19
     assert "skipped 1 record (1 problem)" in text and "line 19, field 'trial'" in text
-    res = runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--no-bayes", "--k", "1..4"])
+    res = runner.invoke(app, ["report", str(trials), "--out-dir", str(tmp_path), "--no-bayes", "--k", "1..4"])
     assert res.exit_code == EXIT_USAGE and len(ran) == 1, res.output  # refused before the notebook
     assert "--k 4: the largest number of trials per task" in " ".join(res.output.split())
     assert "is 3" in res.output
-    assert runner.invoke(app, ["report", str(trials), "--out", str(tmp_path), "--k", "1..3"]).exit_code == EXIT_OK
+    assert runner.invoke(app, ["report", str(trials), "--out-dir", str(tmp_path), "--k", "1..3"]).exit_code == EXIT_OK
     # unscored trials (scored by the notebook): their trials per task count; 2 here
     unscored = tmp_path / "unscored.jsonl"
     unscored.write_text("".join(json.dumps({"agent": "a", "task_id": "t", "trial": i, "interactions": [
         {"query": "q", "answer": "8", "expected_answer": "8"}]}) + "\n" for i in range(2)))
-    res = runner.invoke(app, ["report", str(unscored), "--out", str(tmp_path), "--k", "3"])
+    res = runner.invoke(app, ["report", str(unscored), "--out-dir", str(tmp_path), "--k", "3"])
     assert res.exit_code == EXIT_USAGE and "is 2" in res.output, res.output
 
 
@@ -367,7 +368,7 @@ def test_skip_bad_that_leaves_no_record_exits_2_before_any_work(trials, tmp_path
         ["estimate", str(bad)],
         ["estimate", str(bad), "--paired"],
         ["fit", str(bad)],
-        ["report", str(bad), "--no-bayes", "--out", str(tmp_path / "r")],
+        ["report", str(bad), "--no-bayes", "--out-dir", str(tmp_path / "r")],
         ["compare", str(bad), str(trials)],
     ):
         res = runner.invoke(app, [*args, "--skip-bad"])
@@ -397,9 +398,10 @@ def test_output_paths_that_cannot_be_written_exit_2_naming_the_option_before_any
          f"--report {a_file}", "is a file; give a folder"),
         (["score", str(trials), "--out", str(missing / "s.jsonl")],
          f"--out {missing / 's.jsonl'}", f"the folder {missing} does not exist"),
-        (["report", str(trials), "--no-bayes", "--out", str(a_file)], f"--out {a_file}", "is a file; give a folder"),
-        (["report", str(trials), "--no-bayes", "--out", str(a_file / "sub")],
-         f"--out {a_file / 'sub'}", f"{a_file} is a file, not a folder"),
+        (["report", str(trials), "--no-bayes", "--out-dir", str(a_file)], f"--out-dir {a_file}",
+         "is a file; give a folder"),
+        (["report", str(trials), "--no-bayes", "--out-dir", str(a_file / "sub")],
+         f"--out-dir {a_file / 'sub'}", f"{a_file} is a file, not a folder"),
         (["compare", str(trials), str(trials), "--report", str(a_file)], f"--report {a_file}", "is a file"),
         (["loop", "-c", str(cfg), "--report", str(a_file)], f"--report {a_file}", "is a file"),
         (["loop", "-c", str(cfg), "--run-dir", str(a_file)], f"--run-dir {a_file}", "is a file"),

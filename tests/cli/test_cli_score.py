@@ -142,20 +142,20 @@ def test_report_passes_scoring_options_to_the_notebook(data, tmp_path, monkeypat
     seen = {}
 
     def fake_run_report(params, out_dir, name, kernel_name, **_):
-        seen.update(params)
+        seen.update(params.notebook_values())
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
-    res = runner.invoke(app, ["report", str(data), "--out", str(tmp_path), "--judge", "openai", "--model", "m1",
-                              "--base-url", "http://127.0.0.1:9/v1", "--threshold", "0.5", "--tool-threshold", "0.8",
-                              "--require-tools"])
+    res = runner.invoke(app, ["report", str(data), "--out-dir", str(tmp_path), "--judge", "openai",
+                              "--judge-model", "m1", "--base-url", "http://127.0.0.1:9/v1", "-p", "threshold=0.5",
+                              "-p", "tool_threshold=0.8", "-p", "require_tools=true"])
     assert res.exit_code == 0, res.output
     assert {k: seen[k] for k in ("judge", "judge_model", "judge_base_url", "threshold", "tool_threshold",
                                  "require_tools")} == {
         "judge": "openai", "judge_model": "m1", "judge_base_url": "http://127.0.0.1:9/v1", "threshold": 0.5,
         "tool_threshold": 0.8, "require_tools": True}
     seen.clear()
-    assert runner.invoke(app, ["report", str(data), "--out", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(app, ["report", str(data), "--out-dir", str(tmp_path)]).exit_code == 0
     assert (seen["judge"], seen["judge_model"], seen["judge_base_url"], seen["threshold"], seen["tool_threshold"],
             seen["require_tools"]) == ("deterministic", None, None, 0.7, 1.0, False)
 

@@ -81,8 +81,8 @@ def test_summary_not_applicable_metric_and_bad_arguments():
 def test_report_metric_section_per_risk_level_against_beta_posteriors_and_counts():
     """The report's metric table: per agent and risk level, the conjugate Beta mean and the share passing."""
     from agentstats.estimators.metric_means import summarize_metrics_by_risk
-    from agentstats.report.describe import format_metric_summary
     from agentstats.report.plots import plot_metric_summary
+    from agentstats.report.tables import format_metric_summary
 
     # 0/1 similarity values, one trial per task: high risk 2 of 5 tasks pass, low risk 6 of 8
     trials = [Trial(agent="A <b>", task_id=f"h{i}", trial=0, risk_level="high",
@@ -117,7 +117,7 @@ def test_report_metric_section_per_risk_level_against_beta_posteriors_and_counts
 
 def test_report_metric_table_formats_each_scale_and_keeps_metrics_without_values():
     from agentstats.estimators.metric_means import summarize_metrics
-    from agentstats.report.describe import format_metric_summary
+    from agentstats.report.tables import format_metric_summary
 
     trials = [Trial(agent="B", task_id=f"t{i}", trial=0,
                     interactions=[{"answer": "x",

@@ -1,5 +1,5 @@
-"""The report runner (agentstats.report.notebook) and ``agentstats report``: names, parameters, input checks, failures,
-interrupts, kernelspec, the self-contained HTML and the template as package data.
+"""The report runner (agentstats.report.notebook, .html) and ``agentstats report``: names, parameters, input checks,
+failures, interrupts, kernelspec, the self-contained HTML and the template as package data.
 
 Most tests replace papermill's execution by a stand-in that writes what papermill writes (an executed or a partial
 notebook) so that the file handling is tested in milliseconds; a few run a real kernel on a three-cell template.
@@ -23,22 +23,18 @@ from typer.testing import CliRunner
 
 import agentstats.report.notebook as report_mod
 from agentstats.cli import app
-from agentstats.report.notebook import (
-    REPORT_DEFAULTS,
-    ReportError,
-    ReportInputError,
-    ReportInterrupted,
-    ReportParameterError,
-    check_input,
-    default_notebook,
-    export_html,
-    run_report,
-    safe_report_name,
-)
+from agentstats.report.build import ReportInputError, load_input
+from agentstats.report.html import export_html
+from agentstats.report.notebook import ReportError, ReportInterrupted, default_notebook, run_report, safe_report_name
+from agentstats.report.params import ReportParameterError, ReportParams
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "data" / "example_trials.jsonl"
 runner = CliRunner()
+#: The full sizes a report runs with (once run_report's REPORT_DEFAULTS, now ReportParams' defaults and so the
+#: template's own): bootstrap resamples, draws (None: the fit's own default, at least 1000), tuning, chains, sampler
+#: (None: the fastest installed) and cores (None: one per chain).
+FULL_SIZES = {"n_boot": 2000, "draws": None, "tune": 1000, "chains": 4, "sampler": None, "cores": None}
 
 
 # ---- a stand-in for papermill.execute_notebook
@@ -123,13 +119,13 @@ def test_input_named_only_by_its_suffix_does_not_make_hidden_files(fake_papermil
     src = tmp_path / ".jsonl"
     src.write_text(EXAMPLE.read_text())
     out = tmp_path / "out"
-    res = runner.invoke(app, ["report", str(src), "--out", str(out), "--no-bayes"])
+    res = runner.invoke(app, ["report", str(src), "--out-dir", str(out), "--no-bayes"])
     assert res.exit_code == 0, res.output
     assert sorted(os.listdir(out)) == ["report.html", "report.ipynb"]
 
 
 def test_cli_says_when_it_changes_the_name(fake_papermill, tmp_path):
-    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--name", "../../x", "--no-bayes"])
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out-dir", str(tmp_path), "--name", "../../x", "--no-bayes"])
     assert res.exit_code == 0, res.output
     assert "using 'x'" in res.output
     assert (tmp_path / "x.html").is_file()
@@ -142,38 +138,46 @@ def test_template_declares_every_parameter_the_cli_and_run_report_pass(monkeypat
     seen = {}
 
     def fake_run_report(parameters, out_dir, name, kernel_name, show_code, **_):
-        seen.update(parameters)
+        seen.update(parameters.notebook_values())
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
-    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--target-accept", "0.95"])
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out-dir", str(tmp_path), "-p", "target_accept=0.95"])
     assert res.exit_code == 0, res.output
     declared = papermill.inspect_notebook(str(default_notebook()))
-    assert set(seen) | set(REPORT_DEFAULTS) <= set(declared), set(seen) - set(declared)
+    assert set(seen) <= set(declared), set(seen) - set(declared)
+    assert set(declared) == set(ReportParams.notebook_fields())  # the cell declares exactly the model's parameters
     assert "bayes_model" in declared  # its comment once hid it from papermill
+    assert seen["target_accept"] == 0.95
 
 
 def test_unknown_parameter_is_refused_before_anything_runs(fake_papermill, tmp_path):
     with pytest.raises(ReportParameterError, match=r"unknown report parameter.*bogus"):
         run_report(params(bogus=1), out_dir=tmp_path, name="r", progress_bar=False)
+    with pytest.raises(ReportParameterError, match=r"draws: .*greater than or equal to 1 \(got 0\)"):
+        run_report(params(draws=0), out_dir=tmp_path, name="r", progress_bar=False)  # a value the model refuses
     assert fake_papermill["calls"] == []
     assert not (tmp_path / "r.html").exists()
 
 
-def test_run_report_passes_full_sizes_and_the_template_keeps_test_sizes(fake_papermill, tmp_path):
+def test_the_template_and_run_report_have_the_full_sizes_and_nbval_runs_small_ones(fake_papermill, tmp_path):
+    """One set of defaults: a report run and the template opened as it is (JupyterLab, papermill) get the full sizes;
+    nbval runs a parameterized copy (tests/notebook_sizes.py), never a test switch in the package."""
+    import ast
+
+    from notebook_sizes import TEST_PARAMETERS
+
     run_report(params(), out_dir=tmp_path, name="r", progress_bar=False)
     passed = fake_papermill["calls"][0]["parameters"]
     declared = papermill.inspect_notebook(str(default_notebook()))
-    for key, full in REPORT_DEFAULTS.items():
+    small = TEST_PARAMETERS["report.ipynb"]
+    for key, full in FULL_SIZES.items():
         assert passed[key] == full
-        if key == "sampler":  # a report samples with the fastest installed; nbval with PyMC (cached compile)
-            assert full is None and declared[key]["default"] == '"pymc"'
-            continue
-        if key == "cores":  # a report runs its chains in parallel; nbval one after the other
-            assert full is None and declared[key]["default"] == "1"
-            continue
-        # nbval runs the template at its own (small) sizes; draws None is fit's own default (at least 1000)
-        assert int(declared[key]["default"]) < (1000 if full is None else full)
+        assert ast.literal_eval(declared[key]["default"]) == full == ReportParams.default(key)
+    # nbval: PyMC (its compiled C is cached across runs), chains one after the other, and smaller sizes
+    assert small["sampler"] == "pymc" and small["cores"] == 1
+    assert small["draws"] < 1000 and all(small[key] < FULL_SIZES[key] for key in ("n_boot", "tune", "chains"))
+    assert Path(small["input_path"]).is_absolute() and Path(small["input_path"]).is_file()
 
 
 # ---- input checked before the notebook starts
@@ -183,7 +187,7 @@ def test_malformed_input_exits_2_with_every_problem_located_and_no_notebook(fake
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"agent": "a", "task_id": "t", "trial": 0, "success": true}\n{"agent": "a", "task_id":\nnot json\n')
     t0 = time.perf_counter()
-    res = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "out")])
+    res = runner.invoke(app, ["report", str(bad), "--out-dir", str(tmp_path / "out")])
     assert time.perf_counter() - t0 < 10
     assert res.exit_code == 2, res.output
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
@@ -194,10 +198,10 @@ def test_malformed_input_exits_2_with_every_problem_located_and_no_notebook(fake
     assert not (tmp_path / "out").exists()
 
 
-def test_check_input_uses_the_notebooks_loader_options(tmp_path):
+def test_load_input_uses_the_notebooks_loader_options(tmp_path):
     with pytest.raises(ReportInputError, match="success_col"):
-        check_input({"input_path": str(EXAMPLE), "input_format": "counts", "loader_options": {"success_col": "x"}})
-    check_input({"input_path": str(EXAMPLE), "input_format": "auto", "loader_options": {}})
+        load_input(ReportParams(input_path=str(EXAMPLE), input_format="counts", loader_options={"success_col": "x"}))
+    assert load_input(ReportParams(input_path=str(EXAMPLE), input_format="auto", loader_options={})).trials
 
 
 # ---- failures and interrupts keep the previous report
@@ -233,7 +237,7 @@ def test_interrupted_run_is_marked_and_cli_exits_130_with_one_line(fake_papermil
     nb = nbformat.read(tmp_path / "r.failed.ipynb", as_version=4)
     assert nb.metadata["agentstats"]["status"] == "interrupted"
     assert "pending" in [c.metadata["papermill"]["status"] for c in nb.cells if c.cell_type == "code"]
-    res = runner.invoke(app, ["report", str(EXAMPLE), "--out", str(tmp_path), "--name", "r", "--no-bayes"])
+    res = runner.invoke(app, ["report", str(EXAMPLE), "--out-dir", str(tmp_path), "--name", "r", "--no-bayes"])
     assert res.exit_code == 130
     assert len(res.output.strip().splitlines()) == 1 and "interrupted" in res.output
     assert "Traceback" not in res.output
@@ -303,7 +307,7 @@ def test_html_has_a_table_of_contents_linking_every_section(tmp_path):
 def test_table_of_contents_nests_subsections_under_their_section():
     import xml.etree.ElementTree as ET
 
-    from agentstats.report.notebook import _toc
+    from agentstats.report.html import _toc
 
     body = ('<h2 id="A">Prompt revisions</h2><h3 id="A1">Iteration 1 &#8594; 2</h3><p>x</p>'
             '<h3 id="A2">Iteration 2 &#8594; 3</h3><h2 id="B">Triggers</h2><h2 id="C">Provenance</h2>')
@@ -385,7 +389,7 @@ def test_ctrl_c_during_a_real_report_prints_one_line_and_exits_130(tmp_path):
     """SIGINT to the CLI while the kernel runs: one line, exit 130, no ZMQError or other traceback."""
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentstats", "report", str(EXAMPLE), "--out", str(out), "--name", "r"],
+        [sys.executable, "-m", "agentstats", "report", str(EXAMPLE), "--out-dir", str(out), "--name", "r"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "TERM": "dumb"},
     )
@@ -409,7 +413,7 @@ def test_diagnostics_table_for_reading():
     import numpy as np
     import pandas as pd
 
-    from agentstats.report.describe import format_diagnostics
+    from agentstats.report.model_tables import format_diagnostics
 
     table = pd.DataFrame({"variable": ["mu", "beta", "stuck"], "size": [1, 1500, 1], "r_hat": [1.00049, 1.0123, np.nan],
                           "ess_bulk": [12953.656, 390.4, np.nan], "ess_tail": [6882.3, 1200.5, np.nan],
@@ -425,7 +429,8 @@ def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_co
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-    from agentstats.report.notebook import SKIPPED_KEY, export_html
+    from agentstats.report.display import SKIPPED_KEY
+    from agentstats.report.html import export_html
 
     def note(text):
         return new_output("display_data", data={"text/markdown": f"*{text}*", "text/plain": "<Markdown>"},
@@ -481,7 +486,7 @@ def test_bayesian_section_follows_the_report_k(tmp_path):
 
 
 def test_report_command_shows_the_reports_own_k_and_options_and_no_folder():
-    from agentstats.report.notebook import report_command
+    from agentstats.report.provenance import report_command
 
     # defaults only: the file's name, no folder, no option; k given explicitly are written as --k reads them
     assert report_command({"input_path": "/home/me/secret/runs.jsonl"}) == "agentstats report runs.jsonl"
@@ -495,75 +500,43 @@ def test_report_command_shows_the_reports_own_k_and_options_and_no_folder():
          "judge_calibration": "/private/cal.jsonl", "judge_metric": "answer_correctness"},
         k_values=[1, 2, 3, 4],
     )
+    # flags first, then the parameters without a flag as -p NAME=VALUE (each in ReportParams' order)
     assert cmd == ("agentstats report 'my runs.jsonl' --k 1..4 --agents '!human' --skip-bad "
-                   "--bayes-model beta_binomial --population new --draws 500 --judge-calibration cal.jsonl "
-                   "--judge-metric answer_correctness")
+                   "--bayes-model beta_binomial --population new -p draws=500 -p judge_calibration=cal.jsonl "
+                   "-p judge_metric=answer_correctness")
     # --no-bayes drops the Bayesian options (they do not apply); a non-path input is a placeholder
     assert report_command({"input_path": None, "run_bayes": False, "draws": 500}, k_values=[2]) == (
         "agentstats report INPUT --k 2 --no-bayes")
+    # run-table columns and the judge's URL: --columns; never the URL (where the report was made)
+    assert report_command({"input_path": "r.csv", "loader_options": {"agent_col": "model", "task_col": "id"},
+                           "judge": "openai", "judge_base_url": "http://10.0.0.1/v1"}) == (
+        "agentstats report r.csv --columns agent=model,task=id --judge openai")
 
 
-def _template_with(tmp_path, replace: list[tuple[str, str]]) -> Path:
-    """A copy of the report template with each ``(old, new)`` text of its parameters cell replaced."""
-    nb = nbformat.read(str(default_notebook()), as_version=4)
-    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    for old, new in replace:
-        assert old in cell.source
-        cell.source = cell.source.replace(old, new)
-    path = tmp_path / "report.ipynb"
-    nbformat.write(nb, str(path))
-    return path
+def test_report_command_writes_exactly_the_options_that_differ_from_the_defaults():
+    """The defaults are ReportParams' (one owner): the default values are left out, every other value is written."""
+    from agentstats.report.provenance import report_command
 
-
-def test_report_command_follows_the_templates_defaults(tmp_path):
-    from agentstats.report.notebook import report_command
-
-    # the template's defaults changed: the old default values are now options, the new ones are not
-    moved = _template_with(tmp_path, [
-        ("threshold = 0.7 ", "threshold = 0.8 "),
-        ('judge = "deterministic"', 'judge = "openai"'),
-        ('population = "observed"', 'population = "new"'),
-        ("seed = 0\n", "seed = 3\n"),
-        ("run_bayes = True", "run_bayes = False"),
-    ])
-    old = {"input_path": "r.jsonl", "threshold": 0.7, "judge": "deterministic", "seed": 0}
-    assert report_command(old, template=moved) == (
-        "agentstats report r.jsonl --seed 0 --judge deterministic --threshold 0.7")
+    default = {"input_path": "r.jsonl", "threshold": 0.7, "judge": "deterministic", "seed": 0, "run_bayes": True,
+               "population": "observed", "ci_prob": 0.95, "n_boot": 2000, "tune": 1000}
+    assert report_command(default) == "agentstats report r.jsonl"
     new = {"input_path": "r.jsonl", "threshold": 0.8, "judge": "openai", "seed": 3, "run_bayes": False}
-    assert report_command(new, template=moved) == "agentstats report r.jsonl"
-    assert report_command({"input_path": "r.jsonl", "run_bayes": True, "population": "observed"},
-                          template=moved) == "agentstats report r.jsonl --bayes --population observed"
-    assert report_command(new) == (  # the shipped template's defaults are still 0.7, deterministic, 0, observed
-        "agentstats report r.jsonl --seed 3 --no-bayes --judge openai --threshold 0.8")
+    assert report_command(new) == "agentstats report r.jsonl --no-bayes --judge openai -p seed=3 -p threshold=0.8"
+    assert report_command({"input_path": "r.jsonl", "population": "new", "ci_prob": 0.9, "chains": 2,
+                           "sampler": "pymc", "require_tools": True}) == (
+        "agentstats report r.jsonl --ci-prob 0.9 --population new -p require_tools=true -p chains=2 -p sampler=pymc")
+    # what it writes reads back as the same parameters
+    from agentstats.report.params import parse_assignments
 
-
-def test_report_command_names_a_template_default_it_cannot_read(tmp_path):
-    from agentstats.report.notebook import report_command
-
-    bad = _template_with(tmp_path, [("threshold = 0.7 ", "threshold = 0.5 + 0.2 ")])
-    with pytest.raises(ReportParameterError,
-                       match=r"report\.ipynb: parameters cell, threshold = 0\.5 \+ 0\.2: .*literal"):
-        report_command({"input_path": "r.jsonl"}, template=bad)
-
-
-def test_cli_report_options_default_to_the_templates_values():
-    import ast
-    import inspect
-
-    from agentstats.cli.report import report as cli_report
-
-    # the template is the one source of report_command's defaults; the command's options must default the same
-    cli = {p.name: p.default for p in inspect.signature(cli_report).parameters.values()}
-    declared = papermill.inspect_notebook(str(default_notebook()))
-    cli_name = {"input_format": "format", "run_bayes": "bayes"}
-    for name in report_mod._DEFAULTED:
-        assert cli[cli_name.get(name, name)] == ast.literal_eval(declared[name]["default"]), name
+    read = parse_assignments(["require_tools=true", "chains=2", "sampler=pymc", "threshold=0.8", "draws=none"])
+    assert ReportParams(input_path="r.jsonl", **read) == ReportParams(
+        input_path="r.jsonl", require_tools=True, chains=2, sampler="pymc", threshold=0.8, draws=None)
 
 
 def test_template_writes_the_regenerate_line_from_the_reports_own_values():
     text = default_notebook().read_text(encoding="utf-8")
     assert "agentstats report INPUT --k 1..4" not in text  # no fixed command in every report
-    assert "report_command(" in text and "k_values=ks" in text
+    assert "report.regenerate_command()" in text  # ReportData.regenerate_command: its params and its own k
 
 
 @pytest.mark.slow
@@ -572,7 +545,7 @@ def test_real_report_says_the_command_that_regenerates_it(tmp_path):
     rows = [{"agent": a, "task_id": f"t{t}", "trial": i, "success": (t + i) % 3 != 0}
             for a in ("A", "B") for t in range(6) for i in range(3)]
     src.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{not json\n")
-    res = runner.invoke(app, ["report", str(src), "--out", str(tmp_path / "o"), "--no-bayes", "--skip-bad",
+    res = runner.invoke(app, ["report", str(src), "--out-dir", str(tmp_path / "o"), "--no-bayes", "--skip-bad",
                               "--k", "1..3"])
     assert res.exit_code == 0, res.output
     text = " ".join("".join(parse((tmp_path / "o" / "runs.html").read_text()).text).split())

@@ -22,16 +22,11 @@ from agentstats._util.markup import html_text, md_code, md_text, one_line
 from agentstats.io.loaders import Dataset
 from agentstats.models import SamplerInfo
 from agentstats.records.problems import Problem
-from agentstats.report.describe import (
-    format_consistency,
-    format_contrast_table,
-    format_counts_table,
-    format_schema_errors,
-    format_suite_table,
-    read_suite,
-    report_summary,
-    run_details,
-)
+from agentstats.report.model_tables import format_consistency, format_contrast_table
+from agentstats.report.prose import read_suite, report_summary
+from agentstats.report.provenance import run_details
+from agentstats.report.scoring_tables import format_schema_errors
+from agentstats.report.tables import format_counts_table, format_suite_table
 
 AGENTS = [f"a {p}" for p in PAYLOADS]
 
@@ -146,7 +141,7 @@ def test_run_details_and_consistency_note_escape_every_value():
 def test_tables_shown_in_the_report_escape_cells_index_and_headers():
     """The report's tables are DataFrames: pandas escapes them when the notebook shows them (HTML output)."""
     counts = counts_for(AGENTS)
-    from agentstats.report.describe import describe_counts
+    from agentstats.report.tables import describe_counts
 
     contrasts = pd.DataFrame([{"k": 1, "agent_a": AGENTS[0], "agent_b": AGENTS[1], "prob_greater": 0.2,
                                "diff_mean": -0.1, "diff_low": -0.2, "diff_high": 0.0}])

@@ -63,7 +63,7 @@ def test_report_runs_from_an_installed_wheel(tmp_path):
                  cwd=outside, env=env).stdout.strip()
     assert str(venv) in where and str(REPO) not in where
     res = _run([str(bin_dir / "agentstats"), "report", str(REPO / "data" / "example_trials.jsonl"), "--no-bayes",
-                "--out", "out", "--kernel", "python3"], cwd=outside, env=env)
+                "--out-dir", "out", "-p", "kernel=python3"], cwd=outside, env=env)
     html = outside / "out" / "example_trials.html"
     assert html.is_file(), res.stderr
     assert "agentstats report: example_trials.jsonl" in html.read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
-"""Tables and text of the report (agentstats.report.describe display helpers): each pair once, no "-0.000", "not
-estimable" instead of a false 0, empty tables replaced by a sentence, compact columns."""
+"""Tables and text of the report (agentstats.report.tables, model_tables, captions, prose): each pair once, no
+"-0.000", "not estimable" instead of a false 0, empty tables replaced by a sentence, compact columns."""
 
 from __future__ import annotations
 
@@ -14,20 +14,17 @@ from fit_helpers import StandInFit
 from agentstats.io import load
 from agentstats.models import SamplerInfo
 from agentstats.posterior import consistency, contrast_table
-from agentstats.report.describe import (
-    describe_counts,
-    fit_status,
+from agentstats.report.captions import fit_status, grid_gaps_note
+from agentstats.report.model_tables import (
     format_consistency,
     format_consistency_pass_hat_k,
     format_contrast_table,
-    format_counts_table,
     format_ppc_table,
-    format_schema_errors,
-    format_tool_errors,
-    grid_gaps_note,
-    report_summary,
-    run_details,
 )
+from agentstats.report.prose import report_summary
+from agentstats.report.provenance import run_details
+from agentstats.report.scoring_tables import format_schema_errors, format_tool_errors
+from agentstats.report.tables import describe_counts, format_counts_table
 
 
 def _draws(n_agents: int, seed: int = 0) -> xr.DataArray:
@@ -216,6 +213,7 @@ def test_fit_status_ends_with_one_period():
     bad = fit_status(_status_fit(False, 3, ["3 divergent transitions.", "R-hat of mu 1.05"]))
     assert bad.endswith("(e.g. 0.99).") and not bad.endswith("..") and ".;" not in bad
     assert "**NOT converged**: 3 divergent transitions; R-hat of mu 1.05. Treat" in bad
+    assert "`agentstats report ... -p draws=4000`" in bad  # the report's own options: -p NAME=VALUE
     good = fit_status(_status_fit(True, 0, []))
     assert good.endswith("ESS ≥ 400: all thresholds met.") and "2 chains × 300 draws" in good
     log = [{"draws": 100, "passed": False, "abandoned": True, "divergences": 18, "reason": "refitted non-centred"},

@@ -1,4 +1,4 @@
-"""Tests for the suite table and its written reading (agentstats.report.describe.format_suite_table / read_suite).
+"""Tests for the suite table and its written reading (agentstats.report.tables.format_suite_table / prose.read_suite).
 
 Which agent is better must follow the paired differences, never the overlap of the separate intervals; the interval
 probability in the text follows ci_prob; every value shows the tasks behind it.
@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from agentstats.estimators import paired_pass_k_table, suite_pass_k
-from agentstats.report.describe import format_suite_table, read_suite, report_summary
+from agentstats.report.prose import read_suite, report_summary
+from agentstats.report.tables import format_suite_table
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 

@@ -5,7 +5,8 @@ errors, dataset errors in the ground truth, agreement of tool correctness with t
 judge failure counts.
 
 Every function is a plain function over trials (or a :class:`~agentstats.scoring.outcomes.ScoringResult`)
-returning a :class:`pandas.DataFrame`; the report notebook and ``agentstats score`` only display them. Tool
+returning a :class:`pandas.DataFrame`; the report notebook and ``agentstats score`` only display them
+(:mod:`.display` shortens them for reading). Tool
 scores come from :func:`agentstats.scoring.tools.score_trial_tools` and schema errors from
 :func:`agentstats.scoring.schema_check.validate_tool_calls`; nothing here re-implements a score.
 
@@ -21,6 +22,7 @@ Only trials with ``status == "completed"`` are scored, as in :func:`agentstats.s
 """
 
 from agentstats.report.scoring_tables.availability import scoring_available
+from agentstats.report.scoring_tables.display import format_schema_errors, format_tool_errors, format_tool_readings
 from agentstats.report.scoring_tables.errors import (
     TOOL_ERROR_KINDS,
     ground_truth_errors,
@@ -42,6 +44,9 @@ __all__ = [
     "COMPONENTS",
     "READINGS",
     "TOOL_ERROR_KINDS",
+    "format_schema_errors",
+    "format_tool_errors",
+    "format_tool_readings",
     "ground_truth_errors",
     "judge_summary",
     "schema_error_counts",

@@ -1,0 +1,496 @@
+"""The notebooks' parameters: one pydantic model per notebook, the one owner of its options.
+
+:class:`ReportParams` owns every option of the report (``notebooks/report.ipynb``, ``agentstats report``): names,
+types, defaults (the command line's full sizes), help texts and validation. From it come
+
+* ``agentstats report``'s options (:mod:`agentstats.cli.report`): a flag for each common option (:meth:`flag_of`),
+  ``-p NAME=VALUE`` for the others (:func:`parse_assignments`), both validated here;
+* the template's ``parameters`` cell (:meth:`NotebookParams.parameters_cell`; a test checks that the committed cell is
+  the generated one), so the notebook opened in JupyterLab or run with papermill samples as the command line does;
+* the command that regenerates a report (:func:`agentstats.report.provenance.report_command`).
+
+:class:`CompareParams` does the same for the run comparison (``notebooks/compare.ipynb``, ``agentstats compare
+--report``). The models import no pandas, PyMC or metric code: the command line builds its options from them at start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.config import JsonDict
+from pydantic.fields import FieldInfo
+
+from agentstats.intervals import CI_PROB, check_ci, parse_k
+from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
+
+__all__ = [
+    "EXAMPLE_INPUT",
+    "LOADER_KEYS",
+    "CompareParams",
+    "NotebookParams",
+    "ReportParameterError",
+    "ReportParams",
+    "parse_assignments",
+    "value_text",
+]
+
+#: The notebooks' own input: the example data, as seen from ``notebooks/`` (the template's folder in a checkout).
+EXAMPLE_INPUT = "../data/example_trials.jsonl"
+#: Keyword arguments of :func:`agentstats.load` a report passes on (``loader_options``).
+LOADER_KEYS = ("agent", "agent_col", "task_col", "success_col", "agents", "run", "on_error")
+#: Bootstrap resamples: 0 (none) or at least this many (as :func:`agentstats.estimators.suite_pass_k`).
+_MIN_N_BOOT = 100
+
+
+class ReportParameterError(ValueError):
+    """A parameter a notebook does not declare or refuses, or an output name that would leave the output folder."""
+
+
+def _flag(flag: str) -> JsonDict:
+    return {"flag": flag}
+
+
+_RUN: JsonDict = {"scope": "run"}  # an option of the run (kernel, HTML), not a notebook parameter
+
+
+def _extra(field: FieldInfo) -> dict[str, Any]:
+    extra = field.json_schema_extra
+    return dict(extra) if isinstance(extra, dict) else {}
+
+
+class NotebookParams(BaseModel):
+    """Parameters of one notebook template: validation, the parameters cell, the values papermill injects.
+
+    Subclasses declare their fields with a ``description`` whose first sentence is the cell's comment. A field
+    whose ``json_schema_extra`` holds ``{"scope": "run"}`` is an option of the run (kernel, HTML export), not a
+    notebook parameter; ``{"flag": "--name"}`` names its own command-line flag.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    #: Values the parameters cell shows instead of the defaults: the notebook's own example input.
+    EXAMPLE: ClassVar[dict[str, Any]] = {}
+    #: First line of the parameters cell.
+    CELL_HEAD: ClassVar[str] = ""
+
+    # ---- the fields
+    @classmethod
+    def notebook_fields(cls) -> list[str]:
+        """Return the names of the notebook parameters, in declaration order (the run options left out)."""
+        return [n for n, f in cls.model_fields.items() if _extra(f).get("scope") != "run"]
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """Return the default value of field ``name`` (a copy of a mutable default)."""
+        return cls.model_fields[name].get_default(call_default_factory=True)
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        """Return the help text of field ``name``."""
+        return str(cls.model_fields[name].description or "")
+
+    @classmethod
+    def flag_of(cls, name: str) -> str | None:
+        """Return the command-line flag of field ``name``, or None when it is given as ``-p NAME=VALUE``."""
+        flag = _extra(cls.model_fields[name]).get("flag")
+        return str(flag) if flag else None
+
+    # ---- building
+    @classmethod
+    def validated(cls, values: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> Self:
+        """Validate ``values`` into the model; every error names the parameter (or its flag, from ``names``).
+
+        Parameters
+        ----------
+        values : mapping
+            Field values; those left out keep their defaults.
+        names : mapping, optional
+            How a message names each field (``{"bayes_model": "--bayes-model"}``); default the field's name.
+
+        Raises
+        ------
+        ReportParameterError
+            One line per problem, each naming its parameter, what it must be and the value given.
+        """
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as exc:
+            raise ReportParameterError(_error_lines(exc, names or {})) from None
+
+    @classmethod
+    def from_namespace(cls, namespace: Mapping[str, Any]) -> Self:
+        """Read the parameters a notebook's ``parameters`` cell (and papermill's injected cell) defined.
+
+        Parameters
+        ----------
+        namespace : mapping
+            The notebook's variables (``globals()``); the notebook fields found there are taken, the run options
+            keep their defaults.
+
+        Raises
+        ------
+        ReportParameterError
+            A value the model refuses, naming the parameter.
+        """
+        return cls.validated({n: namespace[n] for n in cls.notebook_fields() if n in namespace})
+
+    def notebook_values(self) -> dict[str, Any]:
+        """Return every notebook parameter with its value, for papermill to inject (paths as ``str``)."""
+        values = {n: getattr(self, n) for n in self.notebook_fields()}
+        return {n: os.fspath(v) if isinstance(v, Path) else v for n, v in values.items()}
+
+    @classmethod
+    def parameters_cell(cls) -> str:
+        """Write the source of the template's ``parameters`` cell from the model.
+
+        One line per notebook parameter, ``name = default  # first sentence of its help`` (papermill reads the
+        comment as the parameter's help), the example input (:attr:`EXAMPLE`) instead of a default.
+        """
+        lines = [cls.CELL_HEAD, *textwrap.wrap(
+            f"Generated from {cls.__module__}.{cls.__name__}: change the model, then write this cell with "
+            f"{cls.__name__}.parameters_cell() (a test compares them). Defaults: the command line's.",
+            width=116, initial_indent="# ", subsequent_indent="# ")]
+        for name in cls.notebook_fields():
+            value = cls.EXAMPLE[name] if name in cls.EXAMPLE else cls.default(name)
+            lines.append(f"{name} = {_literal(value)}  # {_first_sentence(cls.help(name))}")
+        return "\n".join(lines)
+
+    @classmethod
+    def parameters_table(cls) -> str:
+        """Write every parameter as a Markdown table: name, command-line option, default, help (``docs/report.md``).
+
+        A parameter without a flag of its own is given as ``-p NAME=VALUE``; the notebook's example input is named
+        in place of a default.
+        """
+        lines = ["| parameter | command line | default | meaning |", "|---|---|---|---|"]
+        for name, field in cls.model_fields.items():
+            flag = cls.flag_of(name) or ("argument" if name in cls.EXAMPLE else f"-p {name}=...")
+            default = "required" if field.is_required() else f"`{value_text(cls.default(name))}`"
+            text = cls.help(name).replace("|", "\\|")
+            lines.append(f"| `{name}` | `{flag}` | {default} | {text} |")
+        return "\n".join(lines)
+
+
+def _literal(value: Any) -> str:
+    """Write a default as Python source, strings in double quotes (as the template's other cells do)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _first_sentence(text: str) -> str:
+    """Cut a help text at its first full stop (the parameters cell's comment)."""
+    return text.split(". ", 1)[0].rstrip(".")
+
+
+def _error_lines(exc: ValidationError, names: Mapping[str, str]) -> str:
+    """One line per pydantic error: ``NAME: what it must be (got VALUE)``."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err["loc"]]
+        field = loc[0] if loc else ""
+        where = names.get(field, field) if field else "parameters"
+        if len(loc) > 1:
+            where += "[" + "][".join(loc[1:]) + "]"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "not a parameter of this notebook"
+        given = err.get("input")
+        shown = "" if err["type"] in ("extra_forbidden", "missing") or isinstance(given, dict) else f" (got {given!r})"
+        lines.append(f"{where}: {msg}{shown}" if where else f"{msg}{shown}")
+    return "\n".join(lines)
+
+
+def _k_list(value: Any) -> Any:
+    """``k_values`` written as ``--k`` reads them (``"1,2,4"``, ``"1..8"``) become a list; others pass as given."""
+    if isinstance(value, str):
+        return parse_k(value)
+    return value
+
+
+def _check_n_boot(value: int) -> int:
+    if 0 < value < _MIN_N_BOOT:
+        raise ValueError(f"must be 0 (no bootstrap) or >= {_MIN_N_BOOT}: fewer resamples leave an interval's ends "
+                         "to one or two resampled means")
+    return value
+
+
+def _check_loader_options(value: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(value) - set(LOADER_KEYS))
+    if unknown:
+        raise ValueError(f"unknown loader option(s) {', '.join(unknown)}; known: {', '.join(LOADER_KEYS)}")
+    if value.get("on_error", "raise") not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {value['on_error']!r}")
+    return value
+
+
+def _check_model(value: str) -> str:
+    if value not in MODEL_NAMES:
+        raise ValueError(f"must be one of {', '.join(MODEL_NAMES)}")
+    return value
+
+
+def _check_ci_prob(value: float) -> float:
+    check_ci(value, "eti")
+    return float(value)
+
+
+def _input(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+class ReportParams(NotebookParams):
+    """Every option of a report: what the notebook computes from, how, and how the run is exported.
+
+    Defaults are ``agentstats report``'s: the notebook opened in JupyterLab or run with papermill samples the fit
+    the command line samples (nutpie when installed, 4 chains, 2,000 draws, 2,000 bootstrap resamples). The run
+    options ``kernel`` and ``show_code`` belong to :func:`agentstats.report.notebook.run_report`, not to the
+    notebook.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        From the constructor; :meth:`validated` turns it into a :class:`ReportParameterError` whose lines name the
+        parameters.
+    """
+
+    EXAMPLE: ClassVar[dict[str, Any]] = {"input_path": EXAMPLE_INPUT}
+    CELL_HEAD: ClassVar[str] = "# Parameters (papermill injects new values after this cell)."
+
+    input_path: Any = Field(
+        description="Trials or counts file (any format agentstats reads). In a notebook also a DataFrame or a list "
+        "of trials; the template's own value is the example data beside notebooks/."
+    )
+    input_format: str = Field("auto", description="Input format; auto: detected from the content.",
+                              json_schema_extra=_flag("--format"))
+    loader_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Loader options (agent, agent_col, task_col, success_col, agents, run, on_error). As "
+        "agentstats.load takes them; the command line's --agent, --columns, --agents, --run and --skip-bad.",
+        json_schema_extra=_flag("--agent, --columns, --agents, --run, --skip-bad"),
+    )
+    k_values: list[int] | None = Field(
+        None,
+        description="k of the report's tables; None: 1..the median trials per task, at most 8. The Bayesian ones "
+        "included (its curves go on to k_max_bayes; consistency and contrasts use the largest k); '1,2,4', '1..8' "
+        "and '1..3,8' are read as --k reads them.",
+        json_schema_extra=_flag("--k"),
+    )
+    ci_prob: float = Field(CI_PROB, description="Probability of every interval in the report.",
+                           json_schema_extra=_flag("--ci-prob"))
+    seed: int = Field(0, ge=0, description="Seed of the bootstraps, the fit and the posterior predictive check.")
+    n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the task-cluster intervals. 0: none; else "
+                        f"at least {_MIN_N_BOOT}.")
+    judge: Literal["deterministic", "openai"] = Field(
+        "deterministic",
+        description="Answer judge for unscored trials: deterministic or openai. deterministic: text and number "
+        "matchers, no network; openai: an LLM judge through any OpenAI-compatible endpoint, API key from "
+        "$OPENAI_API_KEY.",
+        json_schema_extra=_flag("--judge"),
+    )
+    judge_model: str | None = Field(
+        None, description="The judge's LLM for judge openai; None: $AGENTSTATS_JUDGE_MODEL or gpt-4o-mini.",
+        json_schema_extra=_flag("--judge-model"),
+    )
+    judge_base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL of the judge; None: $OPENAI_BASE_URL or OpenAI.",
+        json_schema_extra=_flag("--base-url"),
+    )
+    threshold: float = Field(0.7, ge=0.0, le=1.0, description="An answer is correct when its score reaches this.")
+    tool_threshold: float = Field(
+        1.0, ge=0.0, le=1.0, description="Tool calls pass when their overall score reaches this. 1.0: the same "
+        "tools as expected, no extra calls, every argument matched."
+    )
+    require_tools: bool = Field(False, description="Also require passing tool calls for a trial to succeed.")
+    run_bayes: bool = Field(True, description="Include the hierarchical Bayesian section.",
+                            json_schema_extra=_flag("--bayes/--no-bayes"))
+    draws: int | None = Field(
+        None, ge=1, description="Posterior draws per chain; None: the fit's default (2,000). 1,000 when every "
+        "agent has 250+ cells of 4+ trials; a large fit stops once it has converged."
+    )
+    tune: int = Field(1000, ge=1, description="Tuning steps per chain.")
+    chains: int = Field(4, ge=1, description="Number of chains.")
+    sampler: Literal["nutpie", "numpyro", "pymc"] | None = Field(
+        None, description="NUTS implementation: nutpie, numpyro or pymc; None: the fastest installed."
+    )
+    cores: int | None = Field(None, ge=1, description="Chains run in parallel on this many cores; None: one per "
+                              "chain, at most the CPUs.")
+    bayes_model: str = Field(
+        DEFAULT_MODEL, description="Statistical model of the Bayesian section, as agentstats fit --bayes-model. "
+        f"One of {', '.join(MODEL_NAMES)}.",
+        json_schema_extra=_flag("--bayes-model"),
+    )
+    target_accept: float | None = Field(
+        None, gt=0.0, lt=1.0, description="NUTS target acceptance rate; None: the model's default."
+    )
+    population: Literal["observed", "new"] = Field(
+        "observed", description="Bayesian pass^k for these tasks (observed) or for new tasks (new).",
+        json_schema_extra=_flag("--population"),
+    )
+    k_max_bayes: int = Field(8, ge=1, description="Bayesian curves go up to this k. Beyond the observed trials it "
+                             "is extrapolation, marked in the figures.")
+    judge_calibration: str | None = Field(
+        None, description="Calibration set (JSONL) of the judge behind the outcomes: corrected pass^k beside the "
+        "raw. Needs one metric, or judge_metric."
+    )
+    judge_metric: str | None = Field(None, description="Metric of the calibration set to use; None: its only one.")
+    metrics: str | None = Field(
+        None, description="Metrics to compute on the trials, per agent and risk level (comma-separated). Names or "
+        "groups: answer_quality, retrieval_quality, content_safety, readability, usage (docs/metrics.md); "
+        "NAME:METHOD picks a metric's method.",
+        json_schema_extra=_flag("--metrics"),
+    )
+    kernel: str = Field("python3", min_length=1, description="Jupyter kernel that runs the notebook.",
+                        json_schema_extra=_RUN)
+    show_code: bool = Field(False, description="Keep the code in the HTML (default: results and narrative only).",
+                            json_schema_extra={**_RUN, **_flag("--show-code")})
+
+    _input = field_validator("input_path", mode="before")(_input)
+    _k = field_validator("k_values", mode="before")(_k_list)
+    _ci = field_validator("ci_prob")(_check_ci_prob)
+    _boot = field_validator("n_boot")(_check_n_boot)
+    _loader = field_validator("loader_options")(_check_loader_options)
+    _model = field_validator("bayes_model")(_check_model)
+
+    @field_validator("k_values")
+    @classmethod
+    def _k_positive(cls, value: list[int] | None) -> list[int] | None:
+        if value is None:
+            return None
+        if not value or any(k < 1 for k in value):
+            raise ValueError("every k must be an integer >= 1, and at least one is needed")
+        return sorted(set(value))
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics_known(cls, value: str | None) -> str | None:
+        if value is not None:
+            from agentstats.metrics.registry import resolve_metrics  # loaded only when metrics are asked for
+
+            resolve_metrics(value)
+        return value
+
+    @model_validator(mode="after")
+    def _metric_needs_set(self) -> Self:
+        if self.judge_metric is not None and self.judge_calibration is None:
+            raise ValueError("judge_metric needs judge_calibration")
+        return self
+
+
+class CompareParams(NotebookParams):
+    """Every option of the run-comparison notebook (``agentstats compare --report``).
+
+    Defaults are ``agentstats compare``'s. The template's own runs are the example's two agents of one file.
+    """
+
+    EXAMPLE: ClassVar[dict[str, Any]] = {"run_paths": [EXAMPLE_INPUT, EXAMPLE_INPUT],
+                                         "run_agents": ["baseline", "candidate"]}
+    CELL_HEAD: ClassVar[str] = "# Parameters (papermill injects new values after this cell)."
+
+    run_paths: list[str] = Field(
+        min_length=2, description="Runs; the first is the baseline. Files (any format), or with store "
+        "run names in that store; the template's own: the example file twice, one agent each (run_agents)."
+    )
+    store: str | None = Field(None, description="A run store (.duckdb): run_paths are then run names in it.")
+    run_names: list[str] | None = Field(None, description="Display names, one per run; None: each run's agent.")
+    run_agents: list[str] | None = Field(
+        None, description="Agent to take from each file, one per run; None: the file's only agent."
+    )
+    input_format: str = Field("auto", description="Input format; auto: detected from the content.")
+    loader_options: dict[str, Any] = Field(default_factory=dict, description="Loader options of every run, as "
+                                           "agentstats.load takes them.")
+    k_values: list[int] | None = Field(None, description="k values; None: 1..the smallest trials per task over "
+                                       "the shared tasks, at most 8.")
+    ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
+    seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")
+    n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the paired intervals.")
+    run_bayes: bool = Field(False, description="Also fit the hierarchical model and report the Bayesian contrast.")
+    draws: int = Field(1000, ge=1, description="Posterior draws per chain of the fit.")
+    tune: int = Field(1000, ge=1, description="Tuning steps per chain of the fit.")
+    chains: int = Field(4, ge=1, description="Number of chains of the fit.")
+    bayes_model: str = Field(DEFAULT_MODEL, description="Statistical model of the fit.")
+
+    _k = field_validator("k_values", mode="before")(_k_list)
+    _ci = field_validator("ci_prob")(_check_ci_prob)
+    _boot = field_validator("n_boot")(_check_n_boot)
+    _loader = field_validator("loader_options")(_check_loader_options)
+    _model = field_validator("bayes_model")(_check_model)
+
+    @model_validator(mode="after")
+    def _one_per_run(self) -> Self:
+        for name in ("run_names", "run_agents"):
+            given = getattr(self, name)
+            if given is not None and len(given) != len(self.run_paths):
+                raise ValueError(f"{name} has {len(given)} entries for {len(self.run_paths)} runs")
+        return self
+
+    def fit_options(self) -> dict[str, Any]:
+        """Keyword arguments of the comparison's fit (:func:`agentstats.compare.runs.compare_runs`)."""
+        return {"model": self.bayes_model, "draws": self.draws, "tune": self.tune, "chains": self.chains}
+
+    def run_options(self) -> list[dict[str, Any]] | None:
+        """Per-run loader options: each run's agent (``run_agents``), or None."""
+        return [{"agents": a} for a in self.run_agents] if self.run_agents else None
+
+
+def value_text(value: Any) -> str:
+    """Write a value as ``-p NAME=VALUE`` reads it back (:func:`parse_assignments`): ``true``, ``none``, ``0.8``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
+
+
+def parse_assignments(items: list[str], model: type[NotebookParams] = ReportParams) -> dict[str, Any]:
+    """Read ``-p NAME=VALUE`` assignments (papermill's convention) into field values for ``model``.
+
+    ``none`` / ``null`` (any case) is None; every other value stays text, which the model converts (``2000`` to
+    an int, ``true`` to a bool, ``1,2,4`` to k values) and checks.
+
+    Parameters
+    ----------
+    items : list of str
+        The assignments, in order; a name given twice keeps its last value.
+    model : type
+        The parameters model.
+
+    Returns
+    -------
+    dict
+        Field name -> value.
+
+    Raises
+    ------
+    ReportParameterError
+        An item without ``=``, an unknown name (the known ones are listed) or a name that has its own flag.
+    """
+    values: dict[str, Any] = {}
+    open_names = [n for n in model.model_fields if model.flag_of(n) is None and n not in model.EXAMPLE]
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ReportParameterError(f"-p {item!r}: write NAME=VALUE (e.g. -p draws=4000)")
+        if name not in model.model_fields:
+            raise ReportParameterError(f"-p {name}: no such parameter; -p takes {', '.join(open_names)}")
+        flag = model.flag_of(name)
+        if flag is not None:
+            raise ReportParameterError(f"-p {name}: give it with {flag}")
+        if name in model.EXAMPLE:
+            raise ReportParameterError(f"-p {name}: give it as the command's argument")
+        values[name] = None if value.strip().lower() in ("none", "null") else value
+    return values

@@ -1,0 +1,507 @@
+"""Plain-language readings of a report's results: the summary paragraph and the reading of the suite's estimates.
+
+Every string from the data is escaped for Markdown (:func:`agentstats._util.markup.md_text`). Which agent is ahead is
+said only as far as the evidence goes (paired differences or posterior probabilities, never overlapping marginal
+intervals alone where better evidence is given). The sentences that caption one section are in :mod:`.captions`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from agentstats._util.markup import md_text
+from agentstats.estimators.bootstrap import METHOD_CLOPPER_PEARSON
+from agentstats.report._format import ci_label, fmt_ci, interval, num, plural
+
+__all__ = ["credible_leaders", "read_suite", "report_summary"]
+
+
+def _and_list(items: list[str]) -> str:
+    """Join items as in a sentence: ``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _k_values_text(ks: list[int]) -> str:
+    """Write k values in prose: ``"k = 5"``, ``"k = 4 and 5"``, ``"k from 3 to 5"`` (a run of three or more).
+
+    Others as a list: ``"k = 2, 4 and 8"``.
+    """
+    ks = sorted(set(ks))
+    if len(ks) >= 3 and ks[-1] - ks[0] == len(ks) - 1:
+        return f"k from {ks[0]} to {ks[-1]}"
+    return f"k = {_and_list([str(k) for k in ks])}"
+
+
+#: Two estimates closer than this are tied (the unbiased estimators are ratios of small integers: a real difference
+#: is far larger).
+_TIE = 1e-9
+
+
+@dataclass(frozen=True)
+class _Diff:
+    """A paired difference ``first - second`` in pass^k, oriented as asked."""
+
+    diff: float
+    lo: float
+    hi: float
+    n_tasks: int
+    p: float
+
+    @property
+    def above_zero(self) -> bool:
+        return bool(np.isfinite(self.lo) and self.lo > 0)
+
+    def text(self, label: str) -> str:
+        p = f"; exact McNemar p = {self.p:.3g}" if np.isfinite(self.p) else ""
+        return (
+            f"{self.diff:+.2f}, {label} paired interval {fmt_ci(self.lo, self.hi)}, "
+            f"{plural(self.n_tasks, 'shared task')}{p}"
+        )
+
+
+def _oriented(paired: pd.DataFrame, first: object, second: object, k: int) -> _Diff | None:
+    """``first - second`` in pass^k at ``k`` from an all-pairs table, whichever way round the pair is stored.
+
+    None when the table has no such row or the two agents share no task at ``k``.
+    """
+    rows = paired[paired["k"] == k]
+    fwd = rows[(rows["agent_a"] == first) & (rows["agent_b"] == second)]
+    if len(fwd):
+        r, sign = fwd.iloc[0], 1.0
+    else:
+        back = rows[(rows["agent_a"] == second) & (rows["agent_b"] == first)]
+        if not len(back):
+            return None
+        r, sign = back.iloc[0], -1.0
+    if int(r["n_tasks"]) == 0:
+        return None
+    lo, hi = sign * float(r["pass_hat_k_diff_ci_low"]), sign * float(r["pass_hat_k_diff_ci_high"])
+    p = r["mcnemar_p"] if "mcnemar_p" in r else np.nan
+    return _Diff(
+        diff=sign * float(r["pass_hat_k_diff"]),
+        lo=min(lo, hi),
+        hi=max(lo, hi),
+        n_tasks=int(r["n_tasks"]),
+        p=float(p) if pd.notna(p) else float("nan"),
+    )
+
+
+def _paired_lines(at1: pd.DataFrame, paired: pd.DataFrame | None, k_lo: int) -> list[str]:
+    """Sentences on which agent is better at ``k_lo``, from paired differences only."""
+    leader = at1.iloc[0]["agent"]
+    others = [a for a in at1["agent"] if a != leader]
+    if paired is None or not len(paired) or not (paired["k"] == k_lo).any():
+        return [
+            f"- Which agent is better is not settled here: no paired comparison at k = {k_lo} was given. Agents run "
+            "on the same tasks are compared by their paired difference (`agentstats.paired_pass_k_table`), not by "
+            "whether their separate intervals overlap."
+        ]
+    label = ci_label(paired)  # the paired table's own interval probability
+    diffs = {o: _oriented(paired, leader, o, k_lo) for o in others}
+    settled_vs_leader = {o: d for o, d in diffs.items() if d is not None and d.above_zero}
+    unsettled = [o for o in others if o not in settled_vs_leader]
+    lines: list[str] = []
+    if not unsettled:
+        closest = min(settled_vs_leader, key=lambda o: settled_vs_leader[o].lo)
+        lines.append(
+            f"- **{md_text(leader)}** is the best agent at k = {k_lo}: its paired difference in pass^{k_lo} is above 0 "
+            f"against every other agent (closest: **{md_text(closest)}**, {settled_vs_leader[closest].text(label)})."
+        )
+    else:
+        shown = []
+        for o in unsettled[:3]:
+            d = diffs[o]
+            why = d.text(label) if d is not None else f"no shared task with {k_lo}+ trials"
+            shown.append(f"**{md_text(o)}** ({why})")
+        if len(unsettled) > 3:
+            shown.append(f"{len(unsettled) - 3} more")
+        what = (
+            f"the paired difference between **{md_text(leader)}** and {shown[0]} is"
+            if len(shown) == 1
+            else f"the paired differences between **{md_text(leader)}** and each of {_and_list(shown)} are"
+        )
+        lines.append(
+            f"- No agent is shown to be the best at k = {k_lo}: {what} not clearly above 0, so these data do not "
+            "settle which is better."
+        )
+    settled = []
+    for _, r in paired[paired["k"] == k_lo].iterrows():
+        a, b = r["agent_a"], r["agent_b"]
+        if leader in (a, b):
+            continue
+        d = _oriented(paired, a, b, k_lo)
+        if d is None or not (np.isfinite(d.lo) and np.isfinite(d.hi)) or d.lo <= 0 <= d.hi:
+            continue
+        better, worse = (a, b) if d.lo > 0 else (b, a)
+        shown_d = d if d.lo > 0 else _oriented(paired, b, a, k_lo)
+        if shown_d is not None:
+            settled.append(f"**{md_text(better)}** above **{md_text(worse)}** ({shown_d.text(label)})")
+    if settled:
+        more = f"; and {len(settled) - 5} more pairs" if len(settled) > 5 else ""
+        lines.append(f"- Other pairs whose paired difference excludes 0: {'; '.join(settled[:5])}{more}.")
+    larger = _separated_at_larger_k(paired, k_lo, label)
+    if larger:
+        lines.append(larger)
+    lines.append(
+        "  (Each paired interval resamples the tasks the two agents share. To lead every other agent, all of an "
+        "agent's own paired intervals must lie above 0; that keeps the error rate of the claim at the interval's "
+        "level without a multiplicity correction.)"
+    )
+    return lines
+
+
+def _separated_at_larger_k(paired: pd.DataFrame, k_lo: int, label: str, limit: int = 6) -> str:
+    """One bullet naming the pairs whose paired interval of pass^k excludes 0 at a k above ``k_lo`` (empty if none)."""
+    found = []
+    for kv in sorted(int(k) for k in paired["k"].unique() if int(k) > k_lo):
+        for _, r in paired[paired["k"] == kv].iterrows():
+            d = _oriented(paired, r["agent_a"], r["agent_b"], kv)
+            if d is None or not (np.isfinite(d.lo) and np.isfinite(d.hi)) or d.lo <= 0 <= d.hi:
+                continue
+            better, worse = (r["agent_a"], r["agent_b"]) if d.lo > 0 else (r["agent_b"], r["agent_a"])
+            shown = _oriented(paired, better, worse, kv)
+            if shown is not None:
+                found.append(f"pass^{kv}: **{md_text(better)}** above **{md_text(worse)}** ({shown.text(label)})")
+    if not found:
+        return ""
+    more = f"; and {len(found) - limit} more" if len(found) > limit else ""
+    return (
+        "- At larger k, paired differences that exclude 0 (each interval on its own, not corrected for looking at "
+        f"several k): {'; '.join(found[:limit])}{more}."
+    )
+
+
+def read_suite(
+    suite: pd.DataFrame, ks: tuple[int, ...] | None = None, *, paired: pd.DataFrame | None = None
+) -> str:
+    """Write a short plain-language reading of per-agent suite pass@k / pass^k (Markdown).
+
+    Which agent is better is read from **paired** differences on shared tasks only: an agent is called the best
+    only when its paired interval against every other agent lies above 0 (an intersection-union test; Berger
+    1982, Technometrics 24:295-300). Overlap of the separate (marginal) intervals is never used: it ignores that
+    the agents faced the same tasks.
+
+    Parameters
+    ----------
+    suite : pandas.DataFrame
+        Output of :func:`agentstats.estimators.suite_pass_k` (columns ``agent, k, n_tasks, pass_at_k,
+        pass_at_k_ci_low, pass_at_k_ci_high, pass_hat_k, pass_hat_k_ci_low, pass_hat_k_ci_high``; with
+        ``n_tasks_suite``, ``under_half``, ``n_tasks_excluded``, ``ci_prob`` and the ``*_ci_method`` columns the
+        reading also covers task coverage, exclusions, the interval probability and method).
+    ks : tuple of int, optional
+        Which k to talk about; default the smallest and the largest k present.
+    paired : pandas.DataFrame, optional
+        Output of :func:`agentstats.estimators.paired_pass_k_table` for the same counts. Without it no agent is
+        called better than another.
+
+    Returns
+    -------
+    str
+        Markdown bullet points: the leading agent at the smallest k and what the paired differences say about it,
+        other pairs the paired differences separate there and, when ``paired`` holds larger k, the pairs it separates
+        at those k, how reliability drops from pass^1 to pass^k with the tasks
+        behind each value, exclusions, and how the intervals were made.
+    """
+    if suite.empty:
+        return "No estimates: the data hold no agent with a recorded trial."
+    label = ci_label(suite)
+    lines: list[str] = []
+    k_all = sorted(int(k) for k in suite["k"].unique())
+    k_lo = ks[0] if ks else k_all[0]
+    k_hi = ks[-1] if ks else k_all[-1]
+    at1 = suite[suite["k"] == k_lo].sort_values("pass_hat_k", ascending=False, na_position="last")
+
+    def tasks_of(r: pd.Series) -> str:
+        if "n_tasks_suite" in r and pd.notna(r["n_tasks_suite"]):
+            return f"{int(r['n_tasks'])} of {plural(int(r['n_tasks_suite']), 'task')}"
+        return plural(int(r["n_tasks"]), "task")
+
+    if len(at1) >= 1:
+        top = at1.iloc[0]
+        tied = at1[np.isclose(at1["pass_hat_k"].to_numpy(dtype=float), float(top["pass_hat_k"]), rtol=0, atol=_TIE)]
+        if len(tied) >= 2:  # a tie is called a tie: no agent is named as having the highest estimate
+            each = "; ".join(
+                f"**{md_text(r['agent'])}** {fmt_ci(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'])}, {tasks_of(r)}"
+                for _, r in tied.head(6).iterrows()
+            )
+            more = f"; and {len(tied) - 6} more" if len(tied) > 6 else ""
+            who = (
+                "every agent has the same estimate"
+                if len(tied) == len(at1)
+                else f"{_names([str(a) for a in tied['agent']])} share the highest estimate"
+            )
+            lines.append(
+                f"- At k = {k_lo}, {who}, pass^{k_lo} = {top['pass_hat_k']:.2f} ({label} intervals: {each}{more})."
+            )
+        else:
+            lead = "has the highest estimate" if len(at1) > 1 else "succeeds on this share of tasks"
+            lines.append(
+                f"- At k = {k_lo}, **{md_text(top['agent'])}** {lead}, pass^{k_lo} = {top['pass_hat_k']:.2f} "
+                f"({label} interval "
+                f"{fmt_ci(top['pass_hat_k_ci_low'], top['pass_hat_k_ci_high'])}, {tasks_of(top)})."
+            )
+        if len(at1) >= 2:
+            lines.extend(_paired_lines(at1, paired, k_lo))
+    if k_hi > k_lo:
+        lines.append(
+            f"- pass^{k_hi} (all {k_hi} tries succeed) against pass^{k_lo}, and pass@{k_hi} (at least one success in "
+            f"{k_hi} tries): a wide gap between pass@{k_hi} and pass^{k_hi} means an agent can solve many tasks but "
+            "not reliably."
+        )
+        for agent, g in suite.groupby("agent", sort=True):
+            g = g.set_index("k")
+            if k_lo in g.index and k_hi in g.index:
+                p1, pk = g.loc[k_lo, "pass_hat_k"], g.loc[k_hi, "pass_hat_k"]
+                ak = g.loc[k_hi, "pass_at_k"]
+                if not np.isfinite(pk) and int(g.loc[k_hi, "n_tasks"]) == 0:
+                    lines.append(
+                        f"  - **{md_text(agent)}**: no task with {k_hi} usable trials, so no pass^{k_hi} estimate."
+                    )
+                elif np.isfinite(pk) and np.isfinite(p1):
+                    under = bool(g.loc[k_hi, "under_half"]) if "under_half" in g else int(g.loc[k_hi, "n_tasks"]) < 10
+                    few = " -- under half of the tasks, read with care" if under else ""
+                    lines.append(
+                        f"  - **{md_text(agent)}**: pass^{k_hi} = {pk:.2f} against pass^{k_lo} = {p1:.2f}; "
+                        f"pass@{k_hi} = {ak:.2f}; pass^{k_hi} rests on {tasks_of(g.loc[k_hi])}{few}."
+                    )
+    dropped = suite[suite["n_tasks_dropped"] > 0] if "n_tasks_dropped" in suite else suite.iloc[:0]
+    if len(dropped):
+        ks_d = sorted(int(k) for k in dropped["k"].unique())
+        lines.append(
+            f"- For {_k_values_text(ks_d)}, some tasks had fewer than k recorded trials and are left out of those "
+            "means, so values at different k average different tasks (the table's `n < k` column; open markers in "
+            "the plot)."
+        )
+    if "n_tasks_excluded" in suite:
+        per_agent = suite.groupby("agent", sort=False)["n_tasks_excluded"].max()
+        per_agent = per_agent[per_agent > 0]
+        if len(per_agent):
+            listed = ", ".join(f"**{md_text(a)}** {int(v)}" for a, v in per_agent.items())
+            lines.append(
+                "- Tasks without a usable trial are left out at every k (all trials missing, or not run; the "
+                f"table's `no usable trial` column): {listed}."
+            )
+    methods = set()
+    for q in ("pass_at_k", "pass_hat_k"):
+        if f"{q}_ci_method" in suite:
+            methods |= {str(m) for m in suite[f"{q}_ci_method"].dropna()}
+    text = (
+        f"- Intervals are {label} task-cluster bootstrap intervals: they reflect which tasks happened to be in the "
+        "suite as well as the trial-to-trial noise."
+    )
+    if METHOD_CLOPPER_PEARSON in methods:
+        text += (
+            " Near 0 or 1 (every task with the same value, or fewer than 5 tasks' worth of successes or failures) "
+            "resampling the tasks cannot show what the sample lacks, and the interval is the Clopper-Pearson "
+            "interval on the task-level success mass instead (marked \"boundary interval\" in the table's `note`)."
+        )
+    lines.append(text)
+    return "\n".join(lines)
+
+
+def credible_leaders(prob: pd.DataFrame, threshold: float = 0.95) -> tuple[list[str], list[str]]:
+    """Agents the evidence puts ahead: those credibly ahead of all others, and those no other is credibly ahead of.
+
+    Agent A is *credibly ahead* of B when ``P(A > B) >= threshold`` under the joint posterior (or any pairwise
+    probability matrix of the same shape).
+
+    Parameters
+    ----------
+    prob : pandas.DataFrame
+        Square; entry ``[A, B]`` = P(A > B) (as from :func:`agentstats.posterior.contrast_matrix`); diagonal ignored.
+    threshold : float
+        Posterior probability that counts as credible evidence.
+
+    Returns
+    -------
+    (list of str, list of str)
+        ``ahead_of_all``: agents credibly ahead of every other agent (at most one unless ``threshold <= 0.5``);
+        ``not_behind``: agents no other agent is credibly ahead of (the leading group), in the matrix's order.
+    """
+    agents = [str(a) for a in prob.index]
+    vals = prob.to_numpy(dtype=float)
+    n = len(agents)
+    ahead_of_all = [agents[i] for i in range(n) if n > 1 and all(vals[i, j] >= threshold for j in range(n) if j != i)]
+    not_behind = [agents[j] for j in range(n) if not any(vals[i, j] >= threshold for i in range(n) if i != j)]
+    return ahead_of_all, not_behind
+
+
+def _names(agents: list[str], limit: int = 6) -> str:
+    shown = [f"**{md_text(a)}**" for a in agents[:limit]]
+    if len(agents) > limit:
+        shown.append(f"{len(agents) - limit} more")
+    if len(shown) <= 2:
+        return " and ".join(shown)
+    return ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def report_summary(
+    counts: pd.DataFrame,
+    suite: pd.DataFrame,
+    *,
+    prob: pd.DataFrame | None = None,
+    prob_label: str = "pass^1",
+    threshold: float = 0.95,
+    paired: pd.DataFrame | None = None,
+    converged: bool | None = None,
+) -> str:
+    """Write the report's one-paragraph summary (Markdown): data, who is ahead by the evidence, reliability, fit.
+
+    Who is "ahead" is said only as far as the evidence goes: with posterior probabilities (``prob``) an agent is
+    credibly ahead of another when ``P(A > B) >= threshold``; else, with paired differences (``paired``), when the
+    paired interval of ``A - B`` in pass^1 lies above 0; else when the agents' separate intervals at k = 1 do not
+    overlap (a conservative check). The agent with the highest point estimate is never called the best on its own.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Columns ``agent, task_id, n, c, n_missing``.
+    suite : pandas.DataFrame
+        Output of :func:`agentstats.estimators.suite_pass_k` (must contain k = 1 for the comparison).
+    prob : pandas.DataFrame, optional
+        Square matrix of P(row > column), e.g. :func:`agentstats.posterior.contrast_matrix` at k = 1.
+    prob_label : str
+        Name of the quantity ``prob`` compares, for the text.
+    threshold : float
+        Posterior probability that counts as credible evidence.
+    paired : pandas.DataFrame, optional
+        Output of :func:`agentstats.estimators.paired_pass_k_table` with k = 1 (used when ``prob`` is not given).
+    converged : bool, optional
+        Whether the Bayesian fit passed its diagnostics (``None``: no fit in this report).
+
+    Returns
+    -------
+    str
+        One Markdown paragraph; every agent name is escaped.
+    """
+    n_agents = counts["agent"].nunique()
+    observed = counts[counts["n"] > 0]
+    parts = [
+        f"{plural(n_agents, 'agent')}, {plural(observed['task_id'].nunique(), 'task')}, "
+        f"{plural(int(counts['n'].sum()), 'recorded trial')}"
+        + (f" ({int(counts['n_missing'].sum())} missing, excluded)." if int(counts["n_missing"].sum()) else ".")
+    ]
+    at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
+    if len(at1) == 1:
+        r = at1.iloc[0]
+        parts.append(
+            f"**{md_text(r['agent'])}** solves a task in one try at a rate of {num(r['pass_hat_k'], 2)} "
+            f"({ci_label(suite)} interval {interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})."
+        )
+    elif len(at1) > 1:
+        hi, lo = at1.iloc[0], at1.iloc[-1]
+        if num(lo["pass_hat_k"], 2) == num(hi["pass_hat_k"], 2):
+            parts.append(f"Success in one try is {num(hi['pass_hat_k'], 2)} for every agent.")
+        else:
+            parts.append(
+                f"Success in one try ranges from {num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
+                f"{num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
+            )
+        uneven = _task_sets_note(counts)
+        if uneven:
+            parts.append(uneven)
+        if prob is not None:
+            evidence, cut = prob, threshold
+            how = f"posterior probability ≥ {threshold:g} at {prob_label}"
+            none = f"no agent is credibly ahead of another (no pairwise posterior probability ≥ {threshold:g} at "
+            none += f"{prob_label}): these data do not separate them"
+        elif paired is not None and len(paired) and (paired["k"] == 1).any():
+            cut = 0.5
+            how = (f"paired {ci_label(paired)} intervals of the difference in pass^1; one agent is ahead of "
+                   "another when the interval of their difference lies wholly above 0")
+            none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
+            names = list(at1["agent"])
+            evidence = pd.DataFrame(np.nan, index=names, columns=names)
+            for _, r in paired[paired["k"] == 1].iterrows():
+                a, b = r["agent_a"], r["agent_b"]
+                if a in evidence.index and b in evidence.index and int(r["n_tasks"]) > 0:
+                    evidence.loc[a, b] = float(r["pass_hat_k_diff_ci_low"] > 0)
+                    evidence.loc[b, a] = float(r["pass_hat_k_diff_ci_high"] < 0)
+        else:
+            # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
+            cut = 0.5
+            how = f"{ci_label(suite)} task-cluster intervals at k = 1 that do not overlap"
+            none = (f"no two agents' {ci_label(suite)} task-cluster intervals at k = 1 are disjoint: these data do "
+                    "not separate them")
+            lo_ci = at1.set_index("agent")["pass_hat_k_ci_low"]
+            hi_ci = at1.set_index("agent")["pass_hat_k_ci_high"]
+            names = list(lo_ci.index)
+            evidence = pd.DataFrame(
+                [[float(lo_ci[a] > hi_ci[b]) if a != b else np.nan for b in names] for a in names],
+                index=names, columns=names,
+            )
+        ahead, group = credible_leaders(evidence, cut)
+        if ahead:
+            text = f"{_names(ahead)} is ahead of every other agent ({how})"
+            rest = evidence.drop(index=ahead, columns=ahead)
+            if len(rest) > 1:
+                _, front = credible_leaders(rest, cut)
+                if len(front) < len(rest):
+                    text += f"; among the others, {_names(front)} {'is' if len(front) == 1 else 'are'} behind none"
+            parts.append(text + ".")
+        elif len(group) < n_agents:
+            parts.append(
+                f"No agent is ahead of all others; {_names(group)} {'is' if len(group) == 1 else 'are'} behind none "
+                f"of them ({how})."
+            )
+        else:
+            parts.append(none[0].upper() + none[1:] + ".")
+    ks = sorted(int(k) for k in suite["k"].unique())
+    if len(ks) > 1:
+        parts.append(_reliability_sentence(suite, ks[0], ks[-1]))
+    if converged is True:
+        parts.append("The Bayesian fit passed its convergence checks.")
+    elif converged is False:
+        parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
+    return " ".join(parts)
+
+
+def _task_sets_note(counts: pd.DataFrame) -> str:
+    """Say when agents' means average different task sets (empty when every agent ran the same tasks)."""
+    sets = {a: frozenset(g.loc[g["n"] > 0, "task_id"]) for a, g in counts.groupby("agent", sort=True)}
+    if len(set(sets.values())) <= 1:
+        return ""
+    sizes = [len(t) for t in sets.values()]
+    per = ", ".join(f"**{md_text(a)}** over {len(t)}" for a, t in list(sets.items())[:6])
+    more = f" and {len(sets) - 6} more agents" if len(sets) > 6 else ""
+    same_size = ", not the same ones" if len(set(sizes)) == 1 else ""
+    shared = len(frozenset.intersection(*sets.values()))
+    return (
+        f"These values average different tasks per agent ({per} tasks{more}{same_size}; "
+        f"{plural(shared, 'task')} in common): compare agents on the tasks they share, with the paired "
+        "differences under *What the numbers say* (`agentstats estimate --paired`)."
+    )
+
+
+def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
+    """How pass^k_hi compares with pass^k_lo across agents; "less often" only where it is really lower."""
+    g = suite[suite["k"] == k_hi].dropna(subset=["pass_hat_k"])
+    if not len(g):
+        return f"No agent has a task with {k_hi} usable trials, so there is no pass^{k_hi}."
+    lo_vals = suite[suite["k"] == k_lo].set_index("agent")["pass_hat_k"]
+    below, not_below = [], []
+    for _, r in g.iterrows():
+        p1 = lo_vals.get(r["agent"], np.nan)
+        if np.isfinite(p1) and float(r["pass_hat_k"]) < float(p1) - _TIE:
+            below.append(str(r["agent"]))
+        else:
+            not_below.append(str(r["agent"]))
+    lo, hi = num(g["pass_hat_k"].min(), 2), num(g["pass_hat_k"].max(), 2)
+    if len(g) == 1:
+        value = f"pass^{k_hi} is {lo}"
+    else:
+        value = f"pass^{k_hi} is {lo} for every agent" if lo == hi else f"pass^{k_hi} is {lo} to {hi} across agents"
+    fewer = "one try" if k_lo == 1 else f"{k_lo} tries"
+    if not not_below:
+        return f"All {k_hi} tries succeed less often than {fewer}: {value}."
+    if not below:
+        return f"pass^{k_hi} is no lower than pass^{k_lo}: {value}."
+    return (
+        f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
+        f"{_names(not_below)}."
+    )
+
+
