@@ -17,7 +17,39 @@ from typing import TYPE_CHECKING
 
 from agentstats._util.lazy import lazy_attributes
 
-if TYPE_CHECKING:  # what type checkers see of the lazy names below (the statistics: estimators, models, posterior)
+if TYPE_CHECKING:  # what type checkers see of the lazy names in _API (tests/test_architecture.py keeps the two equal)
+    from agentstats.calibration import (
+        JudgeError as JudgeError,
+    )
+    from agentstats.calibration import (
+        calibrate as calibrate,
+    )
+    from agentstats.calibration import (
+        corrected_pass_k as corrected_pass_k,
+    )
+    from agentstats.calibration import (
+        rogan_gladen as rogan_gladen,
+    )
+    from agentstats.capture import (
+        current_run as current_run,
+    )
+    from agentstats.capture import (
+        end_run as end_run,
+    )
+    from agentstats.capture import (
+        node as node,
+    )
+    from agentstats.capture import (
+        run as run,
+    )
+    from agentstats.capture import (
+        start_run as start_run,
+    )
+    from agentstats.capture import (
+        trace_node as trace_node,
+    )
+    from agentstats.compare.runs import compare_runs as compare_runs
+    from agentstats.compare.runs import resolve_run as resolve_run
     from agentstats.estimators import (
         beta_pass_k as beta_pass_k,
     )
@@ -45,7 +77,31 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names below (the statist
     from agentstats.estimators import (
         suite_pass_k as suite_pass_k,
     )
+    from agentstats.gating import GateConfig as GateConfig
+    from agentstats.gating import GateDecision as GateDecision
+    from agentstats.gating import gate as gate
     from agentstats.intervals import default_ks as default_ks
+    from agentstats.io import (
+        Dataset as Dataset,
+    )
+    from agentstats.io import (
+        LoadError as LoadError,
+    )
+    from agentstats.io import (
+        TrialSet as TrialSet,
+    )
+    from agentstats.io import (
+        load as load,
+    )
+    from agentstats.io import (
+        load_counts as load_counts,
+    )
+    from agentstats.io import (
+        load_trials as load_trials,
+    )
+    from agentstats.io import (
+        save_trials as save_trials,
+    )
     from agentstats.models import (
         ConvergenceWarning as ConvergenceWarning,
     )
@@ -79,6 +135,10 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names below (the statist
     from agentstats.models import (
         posterior_predictive_cells as posterior_predictive_cells,
     )
+    from agentstats.optimize import LoopConfig as LoopConfig
+    from agentstats.optimize import LoopResult as LoopResult
+    from agentstats.optimize import optimize as optimize
+    from agentstats.optimize.config import load_config as load_config
     from agentstats.planning import plan_interval_width as plan_interval_width
     from agentstats.planning import plan_power as plan_power
     from agentstats.posterior import (
@@ -108,6 +168,65 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names below (the statist
     from agentstats.posterior import (
         task_effects as task_effects,
     )
+    from agentstats.records.counts import to_counts as to_counts
+    from agentstats.records.trial import (
+        Interaction as Interaction,
+    )
+    from agentstats.records.trial import (
+        Status as Status,
+    )
+    from agentstats.records.trial import (
+        ToolCall as ToolCall,
+    )
+    from agentstats.records.trial import (
+        ToolSpec as ToolSpec,
+    )
+    from agentstats.records.trial import (
+        Trial as Trial,
+    )
+    from agentstats.records.trial import (
+        Usage as Usage,
+    )
+    from agentstats.report.build import ReportData as ReportData
+    from agentstats.report.build import build_report as build_report
+    from agentstats.report.notebook import run_report as run_report
+    from agentstats.report.params import ReportParams as ReportParams
+    from agentstats.report.prose import read_suite as read_suite
+    from agentstats.report.tables import describe_counts as describe_counts
+    from agentstats.report.tables import format_suite_table as format_suite_table
+    from agentstats.scoring import (
+        DeterministicJudge as DeterministicJudge,
+    )
+    from agentstats.scoring import (
+        OpenAIJudge as OpenAIJudge,
+    )
+    from agentstats.scoring import (
+        fair_forge_frame as fair_forge_frame,
+    )
+    from agentstats.scoring import (
+        fair_forge_view as fair_forge_view,
+    )
+    from agentstats.scoring import (
+        match_answer as match_answer,
+    )
+    from agentstats.scoring import (
+        resolve_judge as resolve_judge,
+    )
+    from agentstats.scoring import (
+        score_tool_calls as score_tool_calls,
+    )
+    from agentstats.scoring import (
+        score_trial_tools as score_trial_tools,
+    )
+    from agentstats.scoring import (
+        score_trials as score_trials,
+    )
+    from agentstats.scoring import (
+        validate_tool_calls as validate_tool_calls,
+    )
+    from agentstats.simulate import simulate_trials as simulate_trials
+    from agentstats.simulate import true_suite_pass_k as true_suite_pass_k
+    from agentstats.store import RunStore as RunStore
 
 
 try:  # the installed distribution's version (pyproject.toml), the one place it is written

@@ -183,3 +183,18 @@ def test_the_model_layer_reads_nothing_from_the_gate():
     wrong = sorted(f"{m} imports {d}" for m, deps in _graph().items() if _top(m) == "posterior"
                    for d in deps if _top(d) == "gating")
     assert not wrong, "\n".join(wrong)
+
+
+def test_type_checkers_see_every_public_name_where_it_is_loaded_from():
+    """The facade's ``TYPE_CHECKING`` imports name the same (name, module) pairs as its lazy ``_API`` map."""
+    import agentstats
+
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    (block,) = [n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"]
+    seen = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom), "only `from MODULE import NAME as NAME` in the TYPE_CHECKING block"
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{alias.name}: re-export it as itself (`{alias.name} as {alias.name}`)"
+            seen[alias.name] = node.module
+    assert seen == agentstats._API
