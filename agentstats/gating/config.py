@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agentstats.intervals import CI_PROB
+
 __all__ = [
     "DecisionProbabilities",
     "GateConfig",
@@ -230,7 +232,7 @@ class GateConfig(_Strict):
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     judge_calibration: JudgeCalibrationConfig | None = None
     prior_strength: float = Field(default=2.0, gt=0)
-    ci_prob: Probability = 0.95
+    ci_prob: Probability = CI_PROB
     n_draws: int = Field(default=4000, ge=500, le=200_000)
     random_seed: int = Field(default=0, ge=0)
 
