@@ -9,6 +9,7 @@ runs from a folder outside the repository, so nothing can be found through the s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -28,11 +29,18 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_report_runs_from_an_installed_wheel(tmp_path):
+    # built from a copy of the source: setuptools keeps its build/ folder beside the sources, and a build/lib left by
+    # an earlier build would put modules that no longer exist into the wheel
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "reports", "__pycache__", "*.egg-info", ".cache", ".pytest_cache"))
     wheels = tmp_path / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q", "-w",
+    _run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q", "-w",
           str(wheels)], cwd=tmp_path)
     (wheel,) = wheels.glob("agentstats-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    modules = {n for n in names if n.startswith("agentstats/") and n.endswith(".py")}
+    assert modules == {str(p.relative_to(REPO)) for p in (REPO / "agentstats").rglob("*.py")}
     assert "agentstats/report/templates/report.ipynb" in names
     assert "agentstats/report/templates/nbconvert/agentstats_report/index.html.j2" in names
     # the template in the wheel is the notebook itself, not a link to it
