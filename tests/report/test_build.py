@@ -187,8 +187,9 @@ def test_default_report_name_follows_the_input_and_the_run():
 
 
 def test_build_comparison_takes_the_compare_params():
+    assert CompareParams(run_paths=["a", "b"]).run_bayes  # the command line's default (compare --bayes, as report)
     cmp = build_comparison(CompareParams(run_paths=[str(EXAMPLE), str(EXAMPLE)], run_agents=["baseline", "candidate"],
-                                         n_boot=0, k_values=[1]))
+                                         n_boot=0, k_values=[1], run_bayes=False))
     assert cmp.runs == ["baseline", "candidate"] and cmp.baseline == "baseline"
     assert cmp.pass_k["k"].tolist() == [1] and cmp.bayes is None
 
