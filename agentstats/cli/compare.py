@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -36,10 +35,11 @@ from agentstats.cli.options import (
 )
 
 
-def _split(text: str | None, n: int, flag: str) -> list[str] | None:
+def _split(text: str | None, runs: list[str], flag: str) -> list[str] | None:
+    """Read a comma-separated list of one value per run (``--names``, ``--run-agents``)."""
     if text is None:
         return None
-    parts = [p.strip() for p in text.split(",")]
+    parts, n = [p.strip() for p in text.split(",")], len(runs)
     if len(parts) != n or not all(parts):
         raise fail(typer.BadParameter(f"{flag}: give {n} comma-separated values, one per run, got {text!r}"),
                    EXIT_USAGE)
@@ -84,9 +84,9 @@ def compare(
     unreadable input or runs without a shared task; 3 with --strict when the Bayesian fit's diagnostics fail.
     """
     from agentstats.cli.render.compare import print_comparison
-    from agentstats.compare.runs import compare_runs
     from agentstats.compare.tracking import log_comparison, mlflow_module
-    from agentstats.io import LoadWarning
+    from agentstats.report.build import build_comparison
+    from agentstats.report.params import CompareParams
 
     if len(runs) < 2:
         raise fail(typer.BadParameter(f"give at least two runs, got {len(runs)}"), EXIT_USAGE)
@@ -100,21 +100,16 @@ def compare(
         missing = [p for p in runs if store is None and not Path(p).exists()]
         if missing:
             raise FileNotFoundError(f"no such file: {missing[0]}")
-    except (ImportError, FileNotFoundError) as exc:
+        # one set of parameters for the comparison printed here and its notebook (CompareParams' fit sizes)
+        params = CompareParams.validated({
+            "run_paths": runs, "store": None if store is None else str(store), "run_names": _split(names, runs,
+            "--names"), "run_agents": _split(run_agents, runs, "--run-agents"), "input_format": inputs.format,
+            "loader_options": inputs.loader_options(), "k_values": parse_k(k), "ci_prob": ci.prob, "seed": seed,
+            "n_boot": n_boot, "run_bayes": bayes, "draws": draws})
+        with console.status("comparing ..."):
+            cmp = build_comparison(params)
+    except (ImportError, ValueError, OSError) as exc:  # ReportParameterError is a ValueError
         raise fail(exc, EXIT_USAGE) from exc
-    refs: list[Any] = list(runs) if store is not None else [Path(p) for p in runs]
-    ks, run_names = parse_k(k), _split(names, len(runs), "--names")
-    picked = _split(run_agents, len(runs), "--run-agents")
-    with console.status("comparing ..."):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LoadWarning)
-                cmp = compare_runs(*refs, names=run_names, k=ks, n_boot=n_boot, ci_prob=ci.prob, random_seed=seed,
-                                   bayes=bayes, fit_options={"draws": draws}, store=store, format=inputs.format,
-                                   run_options=[{"agents": a} for a in picked] if picked else None,
-                                   **inputs.loader_options())
-        except (ValueError, OSError) as exc:
-            raise fail(exc, EXIT_USAGE) from exc
     for run_name, problems in cmp.skipped.items():  # --skip-bad: what each run's loader left out
         say_skipped(problems, Path(cmp.sources[run_name]))
     if as_json:
@@ -124,12 +119,7 @@ def compare(
     with tempfile.TemporaryDirectory(prefix="agentstats-compare-") as tmp:
         html = None  # --mlflow logs the HTML report too: written to a temporary folder without --out-dir
         if out_dir is not None or mlflow_uri is not None:
-            params = {"run_paths": runs if store is not None else [str(Path(p).resolve()) for p in runs],
-                      "store": None if store is None else str(store.resolve()), "run_names": run_names,
-                      "run_agents": picked, "input_format": inputs.format, "loader_options": inputs.loader_options(),
-                      "k_values": ks, "ci_prob": ci.prob, "seed": seed, "n_boot": n_boot, "run_bayes": bayes,
-                      "draws": draws}
-            html = _report(params, out_dir or Path(tmp), name, kernel, announce=out_dir is not None)
+            html = _report(params, store, out_dir or Path(tmp), name, kernel, announce=out_dir is not None)
         if mlflow_uri is not None:
             try:
                 rid = log_comparison(cmp, mlflow_uri, experiment=mlflow_experiment, html=html, store=store)
@@ -141,13 +131,16 @@ def compare(
         raise typer.Exit(EXIT_DIAGNOSTICS)
 
 
-def _report(values: dict[str, Any], folder: Path, name: str | None, kernel: str, *, announce: bool) -> Path:
+def _report(params: Any, store: Path | None, folder: Path, name: str | None, kernel: str, *, announce: bool) -> Path:
     """Run the comparison notebook (``notebooks/compare.ipynb``) into ``folder``; return its HTML."""
     from agentstats.report.notebook import compare_notebook, run_report, safe_report_name
-    from agentstats.report.params import CompareParams
 
-    with notebook_errors():  # the fit's other sizes are CompareParams' (the command line's) defaults
-        paths = run_report(CompareParams.validated(values), out_dir=folder, name=safe_report_name(name or "compare"),
+    if store is None:  # the kernel runs elsewhere: files by their absolute paths
+        params = params.model_copy(update={"run_paths": [str(Path(p).resolve()) for p in params.run_paths]})
+    else:
+        params = params.model_copy(update={"store": str(store.resolve())})
+    with notebook_errors():
+        paths = run_report(params, out_dir=folder, name=safe_report_name(name or "compare"),
                            template=compare_notebook(), kernel_name=kernel)
     if announce:
         console.print(f"report: {paths.html}")

@@ -79,72 +79,47 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="Input format: auto (detected from the content), jsonl (agentstats trials), json (a JSON array of "
-        "them), tau_bench, runs (alias metr: run tables), counts (CSV / Parquet counts tables), fair_forge, "
-        "fai_jsonl, bfcl (a BFCL results folder), tau2 (tau2-bench results), inspect (Inspect AI .eval / .json logs), "
-        "otel (OpenTelemetry / OpenInference span exports), duckdb (a run store: agentstats import).",
+        help="Input format: auto (from the content), jsonl, json, tau_bench, runs (alias metr), counts, fair_forge, "
+        "fai_jsonl, bfcl, tau2, inspect, otel, duckdb (a run store); docs/data-format.md.",
     ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent name for single-agent files (tau-bench).")]
 ColumnsOpt = Annotated[
     str | None,
-    typer.Option(
-        "--columns",
-        metavar="agent=COL,task=COL,success=COL",
-        help="Run tables: the columns holding the agent name, the task id and 0/1 success (any of the three), e.g. "
-        "'agent=model,task=problem'.",
-    ),
+    typer.Option("--columns", metavar="agent=COL,...", help="Run tables: the columns of the agent, the task id and "
+                 "0/1 success (any of them), e.g. 'agent=model,task=problem,success=ok'."),
 ]
 AgentsOpt = Annotated[
     str | None,
-    typer.Option(
-        "--agents",
-        help="Agents to keep: names or shell patterns separated by commas; '!' before one excludes it "
-        "('a,b', '!human', 'gpt-*,!gpt-3.5*'). A name that matches no agent is an error.",
-    ),
+    typer.Option("--agents", help="Agents to keep: names or shell patterns, comma-separated; '!' excludes one "
+                 "('gpt-*,!gpt-3.5*'). An entry that matches no agent is an error."),
 ]
 RunOpt = Annotated[
-    str | None,
-    typer.Option("--run", help="Run store (.duckdb, `agentstats import`): the run to read; default its only run."),
+    str | None, typer.Option("--run", help="The run to read from a run store (.duckdb); default its only run.")
 ]
 SkipBadOpt = Annotated[
     bool,
-    typer.Option(
-        "--skip-bad",
-        help="Skip malformed records (each is listed with its line) instead of stopping on them. A file that "
-        "no longer matches the manifest written with it (truncated or changed) is refused either way.",
-    ),
+    typer.Option("--skip-bad", help="Skip malformed records (each listed with its line) instead of stopping; a file "
+                 "changed since its manifest was written is refused anyway."),
 ]
 #: The one default k of every command, said the same way in each command's --k help (agentstats.intervals.default_ks).
-_DEFAULT_K_HELP = (
-    "Default: 1 .. the median trials per task, at most 8 and at most the trials every agent reaches (tasks with "
-    "fewer than k trials are dropped for that k and listed)."
-)
+_DEFAULT_K_HELP = ("Default: 1 .. the median trials per task, at most 8 and at most what every agent reaches; tasks "
+                   "with fewer than k trials drop out at that k and are listed.")
 EstimateKOpt = Annotated[
     str | None,
-    typer.Option(
-        "--k",
-        help="k values: '1,2,4', a range '1..8', or both ('1..3,8'). " + _DEFAULT_K_HELP + " At most the largest "
-        "trials per task (the unbiased estimators need k <= n).",
-    ),
+    typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8', each at most the largest trials per task (the "
+                 "unbiased estimators need k <= n). " + _DEFAULT_K_HELP),
 ]
 FitKOpt = Annotated[
     str | None,
-    typer.Option(
-        "--k",
-        help="k values: '1,2,4', a range '1..8', or both. " + _DEFAULT_K_HELP + " k beyond an agent's trials per "
-        "task is allowed (the model extrapolates) and the share of tasks with fewer than k trials is reported; at "
-        "most 10 x the largest trials per task (or 8).",
-    ),
+    typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8'; beyond an agent's trials the model extrapolates "
+                 "(the share of tasks with fewer trials is reported), up to 10 x the largest trials per task (or 8). "
+                 + _DEFAULT_K_HELP),
 ]
 ReportKOpt = Annotated[
     str | None,
-    typer.Option(
-        "--k",
-        help="k values of the report's tables, the Bayesian ones included (its curves go on to k = 8 at least; "
-        "consistency and contrasts use the largest k): '1,2,4', a range '1..8', or both. " + _DEFAULT_K_HELP
-        + " At most the largest trials per task, as in estimate.",
-    ),
+    typer.Option("--k", help="k values of every table, the Bayesian ones included (its curves go on to k = 8 at "
+                 "least): '1,2,4', '1..8' or '1..3,8'; k <= n, as in estimate. " + _DEFAULT_K_HELP),
 ]
 CiProbOpt = Annotated[float, typer.Option("--ci-prob", help="Probability of every interval, in (0, 1).")]
 CiKindOpt = Annotated[

@@ -77,7 +77,7 @@ def test_one_meaning_per_flag():
             if "--out-dir" in p.opts:
                 assert p.name == "out_dir", name
             if "--run" in p.opts:
-                assert "the run to read" in p.help, (name, p.help)
+                assert "the run to read" in p.help.lower(), (name, p.help)
             if "--store-run" in p.opts:
                 assert "--store" in _flags(cmd) or name == "import", name
     readers = {"estimate", "fit", "score", "report", "compare", "import"}
