@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, overload
 
 import typer
 
@@ -132,7 +132,8 @@ StrictOpt = Annotated[
 ]
 BayesModelOpt = Annotated[
     ModelName,
-    typer.Option("--bayes-model", help="Statistical model (default first; docs/models.md)."),
+    typer.Option("--bayes-model", metavar="MODEL", help=f"Statistical model: {', '.join(MODEL_NAMES)} (the default "
+                 "first; docs/models.md)."),
 ]
 DispersionOpt = Annotated[
     Dispersion,
@@ -168,8 +169,9 @@ ToolThresholdOpt = Annotated[
 ]
 MatcherOpt = Annotated[
     Matcher,
-    typer.Option("--matcher", help="Deterministic matcher (auto: numeric for numeric references, else normalized exact "
-                 "match, else a short reference contained in the answer, reported as lenient)."),
+    typer.Option("--matcher", metavar="MATCHER", help=f"Deterministic matcher: {', '.join(get_args(Matcher))}; auto: "
+                 "numeric for numeric references, else normalized exact match, else a short reference contained in "
+                 "the answer (lenient)."),
 ]
 PreferBenchmarkOpt = Annotated[
     bool,

@@ -80,8 +80,8 @@ def score(
         raise fail(ValueError("--metrics-level needs --metrics"), EXIT_USAGE)
     try:  # unknown metrics, no API key (JudgeConfigError is a ValueError)
         metric_list = None if metrics is None else resolve_metrics(metrics)
-        the_judge = resolve_judge(judge, matcher, model=judge_model, base_url=base_url,
-                                  **({"concurrency": concurrency, "cache_dir": cache_dir} if judge == "openai" else {}))
+        the_judge = resolve_judge(judge, matcher, model=judge_model, base_url=base_url, concurrency=concurrency,
+                                  cache_dir=cache_dir)  # the last two are the LLM judge's (--judge openai)
     except ValueError as exc:
         raise fail(exc, EXIT_USAGE) from exc
     trials = load_trials(input, inputs.format, inputs.loader_options())
