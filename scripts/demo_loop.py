@@ -5,7 +5,7 @@
 12 questions well, the first revision all of them, the second none (so iteration 2 improves, iteration 3
 regresses, and the loop stops on no credible improvement). Without ``--loopback`` the config's own ``base_url``
 (and ``OPENAI_API_KEY``) are used. The eval set, baseline and config are copied into ``--out`` (recreated), the
-config pointed at the endpoint, then ``agentstats loop --config ... --report ... --store ...`` runs there, exactly
+config pointed at the endpoint, then ``agentstats loop --config ... --out-dir ... --store ...`` runs there, exactly
 as a user runs it. The exit status is the loop's: 0 PASS, 1 FAIL, 75 undecided (this demo ends undecided: 75).
 """
 
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from agentstats.cli import app
 
-    cmd = ["loop", "--config", str(out / "loop.json"), "--run-dir", str(out / "run"), "--report",
+    cmd = ["loop", "--config", str(out / "loop.json"), "--run-dir", str(out / "run"), "--out-dir",
            str(out / "report"), "--store", str(out / "agentstats.duckdb")]
     print("agentstats " + " ".join(cmd), flush=True)
     try:

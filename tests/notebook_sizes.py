@@ -30,7 +30,8 @@ EXAMPLE = str(REPO / "data" / "example_trials.jsonl")
 TEST_PARAMETERS: dict[str, dict[str, Any]] = {
     "report.ipynb": {"input_path": EXAMPLE, "n_boot": 500, "draws": 100, "tune": 100, "chains": 2, "sampler": "pymc",
                      "cores": 1},
-    "compare.ipynb": {"run_paths": [EXAMPLE, EXAMPLE], "n_boot": 500, "draws": 200, "tune": 200, "chains": 2},
+    "compare.ipynb": {"run_paths": [EXAMPLE, EXAMPLE], "n_boot": 500, "draws": 200, "tune": 200, "chains": 2,
+                      "run_bayes": False},
 }
 
 _FOLDERS: list[str] = []

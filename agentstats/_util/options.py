@@ -2,21 +2,32 @@
 
 Messages built below the command line (a loader that cannot tell a file's format, say) advise which option to give.
 The command line runs every command inside :func:`option_style` ``("cli")`` (:func:`agentstats.cli.common.command`),
-so the same message text names ``--format`` / ``--agent-col`` there and ``format=`` / ``agent_col=`` in Python.
+so the same message text names ``--format`` / ``--columns agent=COL`` there and ``format=`` / ``agent_col=`` in Python.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["option_name", "option_style", "option_text"]
+__all__ = ["CLI_SPELLINGS", "option_name", "option_style", "option_text"]
 
 Style = Literal["python", "cli"]
 
+#: Keywords whose command-line spelling is not ``--keyword-with-dashes``: the run-table columns are one option,
+#: ``--columns agent=COL,task=COL,success=COL``, and ``on_error="skip"`` is ``--skip-bad``
+#: (:mod:`agentstats.cli.options` declares them; a test checks that each names an option of the command line).
+CLI_SPELLINGS: dict[str, str] = {
+    "agent_col": "--columns agent=COL",
+    "task_col": "--columns task=COL",
+    "success_col": "--columns success=COL",
+    "on_error": "--skip-bad",
+}
+
 _STYLE: ContextVar[Style] = ContextVar("agentstats_option_style", default="python")
+_SPELLINGS: ContextVar[Mapping[str, str]] = ContextVar("agentstats_option_spellings", default=CLI_SPELLINGS)
 
 
 def option_name(name: str, value: str | None = None) -> str:
@@ -32,11 +43,18 @@ def option_name(name: str, value: str | None = None) -> str:
     Returns
     -------
     str
-        Python: ``agent_col=`` or ``format='runs'``; command line: ``--agent-col`` or ``--format runs``.
+        Python: ``agent_col=`` or ``format='runs'``; command line: ``--format`` or ``--format runs``, and a keyword
+        spelled otherwise there (:data:`CLI_SPELLINGS`, or the command's own, :func:`option_style`) as spelled:
+        ``--columns agent=COL``, ``--columns agent=model``.
     """
     if _STYLE.get() == "cli":
-        flag = "--" + name.replace("_", "-")
-        return flag if value is None else f"{flag} {value}"
+        spelled = _SPELLINGS.get().get(name)
+        if spelled is None:
+            flag = "--" + name.replace("_", "-")
+            return flag if value is None else f"{flag} {value}"
+        if "=" in spelled and value is not None:  # "--columns agent=COL" -> "--columns agent=model"
+            return spelled.rsplit("=", 1)[0] + "=" + value
+        return spelled
     return f"{name}=" if value is None else f"{name}={value!r}"
 
 
@@ -50,8 +68,16 @@ def option_text(*, cli: str, python: str) -> str:
 
 
 @contextlib.contextmanager
-def option_style(style: Style) -> Iterator[None]:
+def option_style(style: Style, spellings: Mapping[str, str] | None = None) -> Iterator[None]:
     """Make :func:`option_name` use ``style`` (``"python"`` or ``"cli"``) inside the ``with`` block.
+
+    Parameters
+    ----------
+    style : {"python", "cli"}
+        How options are named.
+    spellings : mapping of str to str, optional
+        A command's own command-line spellings of keywords, added to those in force (``agentstats report`` gives
+        ``judge_metric`` as ``-p judge_metric=VALUE``).
 
     Raises
     ------
@@ -61,7 +87,10 @@ def option_style(style: Style) -> Iterator[None]:
     if style not in ("python", "cli"):
         raise ValueError(f"option_style: style must be 'python' or 'cli', got {style!r}")
     token = _STYLE.set(style)
+    names = _SPELLINGS.set({**_SPELLINGS.get(), **spellings}) if spellings else None
     try:
         yield
     finally:
+        if names is not None:
+            _SPELLINGS.reset(names)
         _STYLE.reset(token)

@@ -4,7 +4,8 @@
   :mod:`agentstats.records.calibration` (items and their checks), read with located errors by
   ``agentstats.load(path, format="calibration")`` (:mod:`agentstats.io.readers.calibration`);
 * :mod:`~agentstats.calibration.agreement`: :func:`calibrate` -- accuracy, Cohen's kappa, sensitivity and
-  specificity with Beta posteriors, ordinal confusion matrices;
+  specificity with Beta posteriors, ordinal confusion matrices; :func:`choose_calibration`, the one metric of a set
+  that corrects a fit or a report;
 * :mod:`~agentstats.calibration.judge_error`: :class:`JudgeError`, the Beta distributions of sensitivity and
   specificity that ``agentstats.fit(..., judge_calibration=...)`` draws from;
 * :mod:`~agentstats.calibration.correction`: the frequentist side, Rogan-Gladen corrected pass@k / pass^k with
@@ -18,6 +19,7 @@ from agentstats.calibration.agreement import (
     CalibrationReport,
     MetricCalibration,
     calibrate,
+    choose_calibration,
     cohen_kappa,
     confusion_matrix,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "MetricCalibration",
     "PairwiseResult",
     "calibrate",
+    "choose_calibration",
     "cohen_kappa",
     "confusion_matrix",
     "corrected_pass_k",

@@ -18,6 +18,7 @@ Formulas
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,8 @@ from agentstats.calibration.judge_error import JudgeError
 from agentstats.intervals import CI_PROB
 from agentstats.records.calibration import calibration_frame
 
-__all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "cohen_kappa", "confusion_matrix"]
+__all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "choose_calibration", "cohen_kappa",
+           "confusion_matrix"]
 
 
 def confusion_matrix(gold: Any, verdict: Any, labels: Any = None) -> tuple[np.ndarray, list[Any]]:
@@ -335,3 +337,51 @@ def calibrate(
             **counts,
         )
     return CalibrationReport(out)
+
+
+def choose_calibration(path: str | os.PathLike[str], metric: str | None = None, *, ci_prob: float = CI_PROB
+                       ) -> MetricCalibration:
+    """Read a judge's calibration set and return the calibration of the one metric that corrects pass@k / pass^k.
+
+    What ``agentstats fit --judge-calibration`` and the report's ``judge_calibration`` both use, before any work: a
+    set that cannot correct anything is refused here.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Calibration set (JSONL items: ``item_id, metric, verdict, gold``; ``agentstats.load(path,
+        format="calibration")``).
+    metric : str, optional
+        The metric to use; default the set's only one.
+    ci_prob : float
+        Probability of the credible intervals of sensitivity and specificity, in (0, 1).
+
+    Returns
+    -------
+    MetricCalibration
+        The metric's calibration; its :attr:`~MetricCalibration.judge_error` exists.
+
+    Raises
+    ------
+    ValueError
+        An invalid set (:class:`~agentstats.records.problems.LoadError`, located), several metrics and none chosen,
+        an unknown metric, or a metric without a judge error (an ordinal one without threshold, a set without gold
+        passes or fails).
+    OSError
+        An unreadable file.
+    """
+    from agentstats._util.options import option_name
+    from agentstats.io.loaders import load
+
+    report = calibrate(load(path, format="calibration"), ci_prob=ci_prob)
+    if metric is None:
+        if len(report.metrics) != 1:
+            raise ValueError(
+                f"{path} calibrates {sorted(report.metrics)}: choose one with {option_name('judge_metric')}")
+        metric = next(iter(report.metrics))
+    try:
+        chosen = report[metric]
+    except KeyError as exc:
+        raise ValueError(str(exc).strip('"')) from None
+    _ = chosen.judge_error  # an ordinal metric without threshold, a set without passes or fails: said now
+    return chosen

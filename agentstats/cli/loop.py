@@ -3,49 +3,40 @@
 Exit status as the gate's: 0 PASS, 1 FAIL (the best iteration probably fails the gate, or the loop could not go
 on: a call failed after every retry), 75 stopped undecided (no credible improvement, budget, wall time or
 max_iterations before a PASS; resume or give more data), 2 usage or input error (config, eval set or baseline that
-does not validate, every problem located; a run folder holding another run), 130 interrupted (Ctrl-C: completed
-calls are cached and completed steps logged, ``--resume`` continues).
+does not validate, every problem located; a run folder holding another run), 69 a model endpoint failed after its
+retries or refused the key (resume later), 130 interrupted (Ctrl-C: completed calls are cached and completed steps
+logged, ``--resume`` continues).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, check_output_path, console, fail, out
+from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, console, fail
+from agentstats.cli.options import JsonOpt, check_output_path, out_dir_opt, store_run_opt
 
 
 def loop(
-    config: Annotated[
-        Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/loop.md).")
-    ],
-    resume: Annotated[
-        bool, typer.Option("--resume", help="Continue the run in --run-dir without repeating calls.")
-    ] = False,
+    config: Annotated[Path, typer.Option("--config", "-c", help="Loop config (YAML or JSON; see docs/loop.md).")],
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --run-dir without repeating calls.")]
+    = False,
     run_dir: Annotated[
         Path | None,
         typer.Option("--run-dir", help="Run folder (log, call cache, outputs); default loop-run/ beside the config."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the result record as JSON instead of tables.")
-    ] = False,
-    report: Annotated[
-        Path | None,
-        typer.Option("--report", help="Also render the gate report of the run into this folder (.ipynb, .html)."),
-    ] = None,
+    as_json: JsonOpt = False,
+    out_dir: Annotated[Path | None, out_dir_opt("Also render the gate report of the run here (.ipynb, .html).")]
+    = None,
     store: Annotated[
         Path | None,
         typer.Option("--store", help="Also write every iteration and the baseline to this run store (DuckDB file)."),
     ] = None,
     store_run: Annotated[
-        str | None,
-        typer.Option("--store-run", help="Prefix of the stored runs' names (default: the run folder's name)."),
+        str | None, store_run_opt("Prefix of the stored runs' names (default: the run folder's name).")
     ] = None,
 ) -> None:
     """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 undecided, 69 endpoint down, 2 input error.
@@ -53,12 +44,15 @@ def loop(
     69 (EX_UNAVAILABLE): a model endpoint failed after its retries or refused the key; resume later with --resume.
     130: interrupted (Ctrl-C); the run resumes too.
     """
+    from agentstats.cli.render.gate import print_loop
+    from agentstats.cli.render.text import print_json
     from agentstats.optimize import EndpointError, LoopConfigError, LoopError, load_loop_config, optimize
     from agentstats.records.problems import LoadError
+    from agentstats.report.gate import loop_command, run_gate_report
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
     check_output_path(run_dir, "--run-dir", folder=True)
-    check_output_path(report, "--report", folder=True)
+    check_output_path(out_dir, "--out-dir", folder=True)
     try:
         cfg = load_loop_config(config)
     except LoopConfigError as exc:
@@ -74,43 +68,15 @@ def loop(
     except (LoadError, ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc
     record = result.to_record()
-    if report is not None:
-        from agentstats.report.gate import loop_command, run_gate_report
-
-        try:
-            paths = run_gate_report(run_dir=where, out_dir=report, name="gate", progress_bar=False,
-                                    command=loop_command(config, where, report=report))
-        except Exception as exc:  # the loop's result stands; the report is an extra
+    if out_dir is not None:
+        try:  # the loop's result stands if the report fails: exit 1
+            paths = run_gate_report(run_dir=where, out_dir=out_dir, name="gate", progress_bar=False,
+                                    command=loop_command(config, where, out_dir=out_dir))
+        except Exception as exc:
             raise fail(exc, EXIT_FAILURE) from exc
         record["report"] = str(paths.html)
     if as_json:
-        out.print_json(json.dumps(record))
+        print_json(record)
     else:
-        _print(record)
+        print_loop(record)
     raise typer.Exit(result.exit_code)
-
-
-def _print(record: dict) -> None:
-    t = Table(title="loop iterations (credible intervals of the candidate's means)")
-    for col in ("iteration", "decision", "P(better than best)", "improved", "metrics"):
-        t.add_column(col, justify="left")
-    for s in record["iterations"]:
-        metrics = "; ".join(
-            f"{m['metric']} {m['mean']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]" for m in s.get("metrics", [])
-        )
-        p = s.get("p_better_than_best")
-        t.add_row(str(s.get("iteration")), escape(str(s.get("decision"))), "" if p is None else f"{p:.3f}",
-                  str(s.get("improved")), escape(metrics))
-    out.print(t)
-    colour = {"PASS": "green", "FAIL": "red"}.get(record["decision"], "yellow")
-    out.print(f"[bold {colour}]{record['decision']}[/] (best iteration {record['best_iteration']}); "
-              f"stopped: {escape(record['stop_reason'])}: {escape(record['stop_detail'])}", highlight=False,
-              soft_wrap=True)
-    out.print(f"cost ${record['cost_usd']:.6f}; {record['n_requests']} requests sent (every invocation of the run); "
-              f"{record['n_cached']} calls answered from the run's cache by this one", highlight=False)
-    if record["triggers"]:
-        out.print("[bold]human review required:[/]", highlight=False)
-        for trig in record["triggers"]:
-            out.print(f"  {escape(trig['kind'])}: {escape(trig['reason'])}", highlight=False, soft_wrap=True)
-    if record.get("report"):
-        out.print(f"report: {escape(record['report'])}", highlight=False)

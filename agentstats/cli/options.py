@@ -1,38 +1,341 @@
-"""Options shared by commands, declared once: the input options as one decorator, :func:`input_options`.
+"""The options of the command line, each declared once: types, choices, help texts and the checks of their values.
 
-A command decorated with ``@input_options`` takes one parameter ``inputs: InputOptions`` in place of six options:
-``--format``, ``--agent``, ``--columns``, ``--agents``, ``--run`` and ``--skip-bad``. They are added to the
-command's signature (typer reads options from it), after its arguments, and handed to the command as one
-:class:`InputOptions`, whose :meth:`InputOptions.loader_options` are the keyword arguments of
-:func:`agentstats.load`.
+* :func:`input_options` gives a command the input options (``--format --agent --columns --agents --run
+  --skip-bad``) as one :class:`InputOptions`, like inspect_ai's ``@common_options``; :func:`ci_options` gives it the
+  interval options (``--ci-prob``, and ``--ci-kind`` where the library offers both shapes) as one
+  :class:`CiOptions`. Both add their options to the command's signature, which typer reads.
+* Choices are ``Literal`` types, which typer turns into ``click.Choice``: a value outside them is a usage error
+  before the command runs, and the help lists them. Where the library's own list is cheap to import it is used
+  (:data:`agentstats.intervals.CiKind`, the model names and dispersions of
+  :mod:`agentstats.models.families.registry`); the others' owners import pandas or PyMC, which the command line does
+  not load to start, so they are spelled here and ``tests/cli/test_cli_help.py`` holds each to its owner. ``--format``
+  stays text: the format registry is open (plugins add formats) and is read when a file is loaded.
+* One meaning per flag: ``--out FILE`` is a file and ``--out-dir DIR`` a folder (:func:`out_file_opt`,
+  :func:`out_dir_opt`); ``--run`` names a run to read and ``--store-run`` the run a command writes
+  (:func:`store_run_opt`).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, overload
 
 import typer
 
-from agentstats.cli.common import EXIT_USAGE, AgentOpt, AgentsOpt, FormatOpt, RunOpt, SkipBadOpt, fail
+from agentstats._util.options import option_style
+from agentstats.cli.common import EXIT_USAGE, fail
+from agentstats.intervals import CI_KINDS, CI_PROB, CiKind, check_ci, check_k_reach, default_ks
+from agentstats.intervals import parse_k as parse_k_spec
+from agentstats.models.families.registry import MODEL_NAMES, Dispersion
 
-__all__ = ["COLUMN_KEYS", "InputOptions", "input_options", "parse_columns"]
+__all__ = [
+    "CI_DEFAULT",
+    "COLUMN_KEYS",
+    "CiOptions",
+    "InputOptions",
+    "Judge",
+    "Matcher",
+    "MetricLevel",
+    "ModelName",
+    "Population",
+    "Sampler",
+    "check_k",
+    "check_n_boot",
+    "check_output_path",
+    "ci_options",
+    "command_ks",
+    "input_options",
+    "out_dir_opt",
+    "out_file_opt",
+    "parse_columns",
+    "parse_k",
+    "store_run_opt",
+]
 
-#: ``--columns`` keys and the loader options they set.
-COLUMN_KEYS = {"agent": "agent_col", "task": "task_col", "success": "success_col"}
+# ------------------------------------------------------------------------------------------------ choices
+if TYPE_CHECKING:
+    ModelName = str
+else:  # the registry's names, the default first (agentstats.models.families.registry.MODEL_NAMES)
+    ModelName = Literal[MODEL_NAMES]
+#: Task population of pass^k (agentstats.posterior's ``Population``).
+Population = Literal["observed", "new"]
+#: NUTS implementations (agentstats.models.sampling.SAMPLERS).
+Sampler = Literal["nutpie", "numpyro", "pymc"]
+#: Answer judges (agentstats.scoring.resolve_judge).
+Judge = Literal["deterministic", "openai"]
+#: Deterministic answer matchers (agentstats.scoring.answers.MATCHERS).
+Matcher = Literal["auto", "exact", "normalized", "numeric", "token_f1", "contains"]
+#: Levels a metric is computed at (agentstats.metrics.LEVELS).
+MetricLevel = Literal["node", "interaction", "trial"]
 
-ColumnsOpt = Annotated[
-    str | None,
+# ------------------------------------------------------------------------------------------------ one option each
+FormatOpt = Annotated[
+    str,
     typer.Option(
-        "--columns",
-        metavar="agent=COL,task=COL,success=COL",
-        help="Run tables: the columns holding the agent name, the task id and 0/1 success (any of the three), e.g. "
-        "'agent=model,task=problem'.",
+        "--format",
+        "-f",
+        help="Input format: auto (from the content), jsonl, json, tau_bench, runs (alias metr), counts, fair_forge, "
+        "fai_jsonl, bfcl, tau2, inspect, otel, duckdb (a run store); docs/data-format.md.",
     ),
 ]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent name for single-agent files (tau-bench).")]
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option("--columns", metavar="agent=COL,...", help="Run tables: the columns of the agent, the task id and "
+                 "0/1 success (any of them), e.g. 'agent=model,task=problem,success=ok'."),
+]
+AgentsOpt = Annotated[
+    str | None,
+    typer.Option("--agents", help="Agents to keep: names or shell patterns, comma-separated; '!' excludes one "
+                 "('gpt-*,!gpt-3.5*'). An entry that matches no agent is an error."),
+]
+RunOpt = Annotated[
+    str | None, typer.Option("--run", help="The run to read from a run store (.duckdb); default its only run.")
+]
+SkipBadOpt = Annotated[
+    bool,
+    typer.Option("--skip-bad", help="Skip malformed records (each listed with its line) instead of stopping; a file "
+                 "changed since its manifest was written is refused anyway."),
+]
+#: The one default k of every command, said the same way in each command's --k help (agentstats.intervals.default_ks).
+_DEFAULT_K_HELP = ("Default: 1 .. the median trials per task, at most 8 and at most what every agent reaches; tasks "
+                   "with fewer than k trials drop out at that k and are listed.")
+EstimateKOpt = Annotated[
+    str | None,
+    typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8', each at most the largest trials per task (the "
+                 "unbiased estimators need k <= n). " + _DEFAULT_K_HELP),
+]
+FitKOpt = Annotated[
+    str | None,
+    typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8'; beyond an agent's trials the model extrapolates "
+                 "(the share of tasks with fewer trials is reported), up to 10 x the largest trials per task (or 8). "
+                 + _DEFAULT_K_HELP),
+]
+ReportKOpt = Annotated[
+    str | None,
+    typer.Option("--k", help="k values of every table, the Bayesian ones included (its curves go on to k = 8 at "
+                 "least): '1,2,4', '1..8' or '1..3,8'; k <= n, as in estimate. " + _DEFAULT_K_HELP),
+]
+CiProbOpt = Annotated[float, typer.Option("--ci-prob", help="Probability of every interval, in (0, 1).")]
+CiKindOpt = Annotated[
+    CiKind, typer.Option("--ci-kind", help="Credible interval shape: eti (equal-tailed) or hdi (highest density).")
+]
+NBootOpt = Annotated[int, typer.Option("--n-boot", min=0, help="Task-cluster bootstrap resamples (0: none).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Exit with status 3 when the fit's diagnostics fail (R-hat, ESS, divergences).")
+]
+BayesModelOpt = Annotated[
+    ModelName,
+    typer.Option("--bayes-model", metavar="MODEL", help=f"Statistical model: {', '.join(MODEL_NAMES)} (the default "
+                 "first; docs/models.md)."),
+]
+DispersionOpt = Annotated[
+    Dispersion,
+    typer.Option("--dispersion", help="Within-cell dispersion: each agent its own (pooled), or one shared."),
+]
+PopulationOpt = Annotated[
+    Population, typer.Option("--population", help="observed: these tasks; new: new tasks from the same population.")
+]
+SamplerOpt = Annotated[Sampler | None, typer.Option("--sampler", help="NUTS implementation (default: the fastest "
+                                                    "installed).")]
+JudgeOpt = Annotated[
+    Judge,
+    typer.Option("--judge", help="Answer judge: text/number matchers (no network) or an LLM through any "
+                 "OpenAI-compatible endpoint (API key from $OPENAI_API_KEY)."),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="OpenAI-compatible base URL for --judge openai (default: $OPENAI_BASE_URL or "
+                 "OpenAI)."),
+]
+JudgeModelOpt = Annotated[
+    str | None,
+    typer.Option("--judge-model", help="The judge's LLM for --judge openai (default: $AGENTSTATS_JUDGE_MODEL or "
+                 "gpt-4o-mini)."),
+]
+ThresholdOpt = Annotated[
+    float, typer.Option("--threshold", min=0.0, max=1.0, help="An answer is correct when its score >= threshold.")
+]
+ToolThresholdOpt = Annotated[
+    float,
+    typer.Option("--tool-threshold", min=0.0, max=1.0, help="Tool calls pass when their overall score >= this (1.0: "
+                 "the expected tools, no extra calls, every argument matched)."),
+]
+MatcherOpt = Annotated[
+    Matcher,
+    typer.Option("--matcher", metavar="MATCHER", help=f"Deterministic matcher: {', '.join(get_args(Matcher))}; auto: "
+                 "numeric for numeric references, else normalized exact match, else a short reference contained in "
+                 "the answer (lenient)."),
+]
+PreferBenchmarkOpt = Annotated[
+    bool,
+    typer.Option("--prefer-benchmark/--no-prefer-benchmark", help="Keep a benchmark-given success/reward as the "
+                 "outcome (the scored one is only compared)."),
+]
+ReadOnlyOpt = Annotated[
+    str | None,
+    typer.Option("--read-only", help="Tools left out of tool scoring: names, comma-separated, or 'auto' (flagged "
+                 "read-only in their specs, or a known domain's list)."),
+]
+MaxMissingOpt = Annotated[
+    float,
+    typer.Option("--max-missing", min=0.0, max=1.0, help="Exit 1 when a larger share of judge verdicts is missing "
+                 "(of the answers', or of one --metrics metric's)."),
+]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Judge requests in flight at once.")]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Judge verdict cache (default: $AGENTSTATS_CACHE_DIR/judge or "
+                 "~/.cache/agentstats/judge)."),
+]
+MetricsOpt = Annotated[
+    str | None,
+    typer.Option("--metrics", help="Also compute these metrics (names or groups, comma-separated; NAME:METHOD picks a "
+                 "method; docs/metrics.md) into one table at --metrics-out."),
+]
+MetricsOutOpt = Annotated[
+    Path | None,
+    typer.Option("--metrics-out", help="Where the metrics table goes (.jsonl, .csv or .parquet; default: "
+                 "<input name>.metrics.jsonl here)."),
+]
+MetricsLevelOpt = Annotated[
+    MetricLevel | None,
+    typer.Option("--metrics-level", help="Compute every metric that supports it at this level (default: its own)."),
+]
+StoreOpt = Annotated[
+    Path, typer.Option("--store", "-s", help="The run store (a DuckDB file; created by import when absent).")
+]
+RequireToolsOpt = Annotated[
+    bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
+]
+
+
+def out_file_opt(help: str, *short: str) -> Any:
+    """Declare ``--out FILE``: a file the command writes (never a folder; that is :func:`out_dir_opt`)."""
+    return typer.Option("--out", *short, help=help)
+
+
+def out_dir_opt(help: str) -> Any:
+    """Declare ``--out-dir DIR``: a folder the command writes into (created when missing)."""
+    return typer.Option("--out-dir", help=help)
+
+
+def store_run_opt(help: str) -> Any:
+    """Declare ``--store-run NAME``: the run of a run store a command writes (``--run`` names a run it reads)."""
+    return typer.Option("--store-run", help=help)
+
+
+# ------------------------------------------------------------------------------------------------ values
+def parse_k(spec: str | None) -> list[int] | None:
+    """Read ``--k`` (:func:`agentstats.intervals.parse_k`: ``"1,2,4"``, ``"1..8"``, ``"1..3,8"``).
+
+    Raises
+    ------
+    typer.BadParameter
+        With the library's message (text that is not a k list, k out of range, too many values).
+    """
+    try:
+        return parse_k_spec(spec)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def command_ks(ks: list[int] | None, counts: Any, command: str, source: str) -> list[int]:
+    """Return a command's k: ``--k`` (parsed by :func:`parse_k`) checked against ``counts``, else the default.
+
+    ``fit`` extrapolates (k up to :data:`agentstats.intervals.FIT_K_FACTOR` times the largest n); the others need
+    k <= n (:func:`agentstats.intervals.check_k_reach`). The default is :func:`agentstats.intervals.default_ks`.
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 and one line on k that the command cannot answer.
+    """
+    check_k(ks, counts, command, source)
+    return ks if ks is not None else default_ks(counts)
+
+
+def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> None:
+    """Refuse k values a command cannot answer from ``counts`` (exit status 2, one line).
+
+    ``fit`` extrapolates; ``estimate`` and ``report`` need k <= n (:func:`agentstats.intervals.check_k_reach`).
+    """
+    try:
+        check_k_reach(ks, counts, extrapolate=command == "fit", source=source)
+    except ValueError as exc:
+        raise fail(typer.BadParameter(str(exc)), EXIT_USAGE) from None
+
+
+def check_n_boot(n_boot: int) -> None:
+    """Refuse ``--n-boot`` between 0 and ``MIN_N_BOOT``, naming the flag (exit 2), before the library is called.
+
+    The rule is the library's (:func:`agentstats.estimators._checks.check_n_boot`), whose message names the keyword
+    of the Python function the command calls.
+    """
+    from agentstats.estimators._checks import MIN_N_BOOT
+
+    if 0 < n_boot < MIN_N_BOOT:
+        raise fail(typer.BadParameter(
+            f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot}: fewer resamples leave the "
+            "interval's ends to one or two resampled means (default 2000)"), EXIT_USAGE)
+
+
+def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False) -> None:
+    """Refuse an output path the command could not write to, naming the option (exit status 2), before any work.
+
+    Parameters
+    ----------
+    path : Path or None
+        The path given (``None``: option not given, nothing to check).
+    flag : str
+        The option, e.g. ``"--out"``.
+    folder : bool
+        ``True``: a folder the command creates when missing (with the folders above it); refused when it is a
+        file, or when the nearest folder above it that exists is a file or not writable.
+    make_parents : bool
+        A file whose missing folders the command creates (``simulate --out``); otherwise a file in a folder that
+        does not exist is refused.
+
+    Raises
+    ------
+    typer.Exit
+        With status 2 and one line: a file given as a folder or the other way round, a missing folder, a folder
+        that cannot be written to.
+    """
+    if path is None:
+        return
+
+    def refuse(why: str) -> typer.Exit:
+        return fail(typer.BadParameter(f"{flag} {path}: {why}"), EXIT_USAGE)
+
+    if folder:
+        if path.exists() and not path.is_dir():
+            raise refuse("is a file; give a folder (it is created when missing)")
+        target = path
+    else:
+        if path.is_dir():
+            raise refuse("is a folder; give a file name")
+        target = path.parent
+        if not target.exists() and not make_parents:
+            raise refuse(f"the folder {target} does not exist; create it first, or give a path in an existing folder")
+    anchor = target
+    while not anchor.exists() and anchor != anchor.parent:  # the nearest existing folder above (mkdir starts there)
+        anchor = anchor.parent
+    if not anchor.is_dir():
+        raise refuse(f"{anchor} is a file, not a folder")
+    if not os.access(anchor, os.W_OK | os.X_OK):
+        raise refuse(f"cannot write in the folder {anchor} (permission denied)")
+
+
+# ------------------------------------------------------------------------------------------------ option groups
+#: ``--columns`` keys and the loader options they set.
+COLUMN_KEYS = {"agent": "agent_col", "task": "task_col", "success": "success_col"}
 
 
 def parse_columns(text: str | None) -> dict[str, str]:
@@ -98,47 +401,109 @@ class InputOptions:
         return opts
 
 
-def _option_parameters() -> list[inspect.Parameter]:
-    kw = inspect.Parameter.KEYWORD_ONLY
-    return [
-        inspect.Parameter("format", kw, annotation=FormatOpt, default="auto"),
-        inspect.Parameter("agent", kw, annotation=AgentOpt, default=None),
-        inspect.Parameter("columns", kw, annotation=ColumnsOpt, default=None),
-        inspect.Parameter("agents", kw, annotation=AgentsOpt, default=None),
-        inspect.Parameter("run", kw, annotation=RunOpt, default=None),
-        inspect.Parameter("skip_bad", kw, annotation=SkipBadOpt, default=False),
-    ]
+@dataclass(frozen=True)
+class CiOptions:
+    """The interval options of a command: ``--ci-prob`` and ``--ci-kind`` (checked by ``intervals.check_ci``).
 
-
-def input_options[F: Callable[..., Any]](fn: F) -> F:
-    """Give a command the input options: ``--format --agent --columns --agents --run --skip-bad``.
-
-    The command declares a parameter ``inputs: InputOptions`` (after its arguments); the six options take its place
-    in the command's signature, and the command receives them as one :class:`InputOptions`.
-
-    Raises
-    ------
-    TypeError
-        When ``fn`` has no ``inputs`` parameter.
+    Attributes
+    ----------
+    prob : float
+        Probability of every interval, in (0, 1).
+    kind : {"eti", "hdi"}
+        Interval shape (``"eti"`` where the command offers no ``--ci-kind``).
     """
+
+    prob: float = CI_PROB
+    kind: CiKind = "eti"
+
+
+#: A command's ``ci: CiOptions = CI_DEFAULT`` (replaced by the options :func:`ci_options` adds).
+CI_DEFAULT = CiOptions()
+
+
+def _kw(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _group[F: Callable[..., Any]](fn: F, slot: str, added: list[inspect.Parameter],
+                                  make: Callable[[dict[str, Any]], Any]) -> F:
+    """Put the options ``added`` in the place of ``fn``'s parameter ``slot``; hand them to it as ``make(values)``."""
     signature = inspect.signature(fn, eval_str=True)
-    if "inputs" not in signature.parameters:
-        raise TypeError(f"{fn.__name__}: @input_options needs a parameter `inputs: InputOptions`")
-    added = _option_parameters()
+    if slot not in signature.parameters:
+        raise TypeError(f"{fn.__name__}: this decorator needs a parameter `{slot}`")
     names = [p.name for p in added]
     params: list[inspect.Parameter] = []
+    after = False
     for p in signature.parameters.values():
-        if p.name == "inputs":
+        if p.name == slot:
             params += added
+            after = True
         else:  # typer reads options by keyword: keyword-only keeps the order valid after the added ones
-            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.default is not p.empty else p)
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if after or p.default is not p.empty else p)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         given = {name: kwargs.pop(name) for name in names if name in kwargs}
-        columns = parse_columns(given.pop("columns", None))
-        return fn(*args, inputs=InputOptions(columns=columns, **given), **kwargs)
+        return fn(*args, **{slot: make(given)}, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper  # type: ignore[return-value]
+
+
+@overload
+def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True) -> F: ...
+@overload
+def input_options[F: Callable[..., Any]](fn: None = None, *, run: bool = True) -> Callable[[F], F]: ...
+def input_options(fn: Any = None, *, run: bool = True) -> Any:
+    """Give a command the input options: ``--format --agent --columns --agents --run --skip-bad``.
+
+    The command declares a parameter ``inputs: InputOptions`` (after its arguments); the options take its place in
+    the command's signature, and the command receives them as one :class:`InputOptions`. ``run=False`` leaves out
+    ``--run`` (a command whose arguments name the runs).
+
+    Raises
+    ------
+    TypeError
+        When the command has no ``inputs`` parameter.
+    """
+    added = [_kw("format", FormatOpt, "auto"), _kw("agent", AgentOpt, None), _kw("columns", ColumnsOpt, None),
+             _kw("agents", AgentsOpt, None), *([_kw("run", RunOpt, None)] if run else []),
+             _kw("skip_bad", SkipBadOpt, False)]
+
+    def make(given: dict[str, Any]) -> InputOptions:
+        columns = parse_columns(given.pop("columns", None))
+        return InputOptions(columns=columns, **given)
+
+    def decorate(f: Any) -> Any:
+        if "inputs" not in inspect.signature(f).parameters:
+            raise TypeError(f"{f.__name__}: @input_options needs a parameter `inputs: InputOptions`")
+        return _group(f, "inputs", added, make)
+
+    return decorate if fn is None else decorate(fn)
+
+
+def ci_options[F: Callable[..., Any]](*, kinds: Sequence[CiKind] = CI_KINDS) -> Callable[[F], F]:
+    """Give a command the interval options: ``--ci-prob``, and ``--ci-kind`` when it offers more than one shape.
+
+    The command declares a parameter ``ci: CiOptions``; the options take its place, and their values are checked
+    (:func:`agentstats.intervals.check_ci`) before the command runs: a bad value exits 2 naming the flag.
+
+    Parameters
+    ----------
+    kinds : sequence of {"eti", "hdi"}
+        The shapes the library offers for the command's intervals; ``("eti",)`` (frequentist intervals, the
+        closed-form Beta intervals of a calibration) leaves ``--ci-kind`` out.
+    """
+    added = [_kw("ci_prob", CiProbOpt, CI_PROB), *([_kw("ci_kind", CiKindOpt, "eti")] if len(kinds) > 1 else [])]
+
+    def make(given: dict[str, Any]) -> CiOptions:
+        prob, kind = given.get("ci_prob", CI_PROB), given.get("ci_kind", "eti")
+        try:
+            with option_style("cli"):
+                check_ci(prob, kind)
+        except ValueError as exc:
+            raise fail(typer.BadParameter(str(exc)), EXIT_USAGE) from None
+        return CiOptions(prob=float(prob), kind=kind)
+
+    return lambda f: _group(f, "ci", added, make)

@@ -7,16 +7,15 @@ from typing import Annotated
 
 import typer
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, check_output_path, console, fail
+from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail
+from agentstats.cli.options import check_output_path, out_file_opt
 
 #: Where ``simulate`` writes by default: the working directory, never the shipped example data.
 DEFAULT_OUT = Path("simulated_trials.jsonl")
 
 
 def simulate(
-    out_path: Annotated[
-        Path, typer.Option("--out", help="Where to write the trials JSONL (.gz compresses).")
-    ] = DEFAULT_OUT,
+    out_path: Annotated[Path, out_file_opt("Where to write the trials JSONL (.gz compresses).")] = DEFAULT_OUT,
     n_tasks: Annotated[int, typer.Option(help="Tasks.")] = 40,
     n_trials: Annotated[int, typer.Option(help="Trials per (agent, task).")] = 5,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 20261130,

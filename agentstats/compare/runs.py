@@ -114,12 +114,9 @@ def _store_run(store: str | os.PathLike, run: str, options: dict[str, Any]) -> t
         )
     allowed = {"agents", "on_error"}
     unknown = sorted(set(options) - allowed)
-    if unknown:
-        def named(n: str) -> str:  # on_error's flag is --skip-bad
-            return option_text(cli="--skip-bad", python="on_error=") if n == "on_error" else option_name(n)
-
-        raise ValueError(f"{', '.join(named(n) for n in unknown)} {'does' if len(unknown) == 1 else 'do'} not apply "
-                         f"to a run of the run store {store} (only {' and '.join(named(n) for n in sorted(allowed))})")
+    if unknown:  # named as the caller knows them: on_error is --skip-bad, agent_col --columns agent=COL
+        raise ValueError(f"{', '.join(map(option_name, unknown))} {'does' if len(unknown) == 1 else 'do'} not apply "
+                         f"to a run of the run store {store} (only {' and '.join(map(option_name, sorted(allowed)))})")
     if not os.path.isfile(store):
         raise FileNotFoundError(f"no run store at {store}")
     trials = list(load_trials(store, "duckdb", run=run, agents=options.get("agents")))

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["comparison_metrics", "log_to_mlflow", "mlflow_module"]
+__all__ = ["comparison_metrics", "log_comparison", "log_to_mlflow", "mlflow_module"]
 
 #: Characters MLflow accepts in metric and parameter names (others become ``_``).
 _NAME_BAD = re.compile(r"[^A-Za-z0-9_\-. /]")
@@ -166,3 +166,48 @@ def log_to_mlflow(
         raise
     client.set_terminated(rid, RunStatus.to_string(RunStatus.FINISHED))
     return str(rid)
+
+
+def log_comparison(cmp: Any, uri: str, *, experiment: str = "agentstats", html: str | os.PathLike | None = None,
+                   store: str | os.PathLike | None = None) -> str:
+    """Log a comparison to MLflow as one run: its numbers, settings, JSON and (when given) its HTML report.
+
+    The run is named ``"RUN vs ... vs BASELINE"``, tagged ``agentstats.command = compare``; its parameters are the
+    baseline, the runs, the shared tasks, the comparison's settings and the run store.
+
+    Parameters
+    ----------
+    cmp : agentstats.compare.runs.RunComparison
+        The comparison.
+    uri : str
+        MLflow tracking URI.
+    experiment : str
+        MLflow experiment name (created when absent).
+    html : path, optional
+        The comparison's HTML report, logged as an artifact.
+    store : path, optional
+        The run store the runs were read from (a parameter).
+
+    Returns
+    -------
+    str
+        The MLflow run id.
+
+    Raises
+    ------
+    ImportError
+        MLflow is not installed.
+    """
+    import tempfile
+
+    params: dict[str, Any] = {"baseline": cmp.baseline, "runs": ",".join(cmp.runs),
+                              "shared_tasks": len(cmp.shared_tasks), **cmp.settings}
+    if store is not None:
+        params["store"] = str(store)
+    with tempfile.TemporaryDirectory(prefix="agentstats-mlflow-") as tmp:
+        data = Path(tmp) / "comparison.json"  # logged as comparison.json
+        cmp.to_json(data)
+        return log_to_mlflow(uri, run_name=" vs ".join([*cmp.runs[1:], cmp.baseline]),
+                             metrics=comparison_metrics(cmp), params=params,
+                             artifacts=[data, *([html] if html is not None else [])], experiment=experiment,
+                             tags={"agentstats.command": "compare"})

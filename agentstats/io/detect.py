@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentstats._util.options import option_name
+from agentstats._util.options import option_name, option_text
 from agentstats.files.sniff import HEAD_BYTES, is_duckdb_file, is_parquet, read_head
 from agentstats.io import registry
 
@@ -86,7 +86,7 @@ def source_name(src: Any) -> str:
     return "<DataFrame>" if hasattr(src, "columns") else f"<{type(src).__name__}>"
 
 
-#: Columns of the run store's ``trials`` table, written by ``agentstats runs export --to FILE.parquet``: a Parquet
+#: Columns of the run store's ``trials`` table, written by ``agentstats runs export --out FILE.parquet``: a Parquet
 #: file holding them all is such an export (its trials are JSON in ``record``), not a run table.
 STORE_EXPORT_COLUMNS = frozenset({"run_id", "seq", "agent", "task_id", "trial", "outcome", "record"})
 
@@ -104,9 +104,9 @@ def refuse_store_export(path: str | os.PathLike[str]) -> set[str]:
     cols = set(pq.read_schema(path).names)
     if STORE_EXPORT_COLUMNS <= cols:
         raise ValueError(
-            f"{path} is a run-store export (the trials table of `agentstats runs export ... --to FILE.parquet`, "
+            f"{path} is a run-store export (the trials table of `agentstats runs export ... --out FILE.parquet`, "
             "for analysis tools), not an input format; export the run as JSONL instead (agentstats runs export "
-            "RUN --store STORE --to run.jsonl), which imports and loads again")
+            "RUN --store STORE --out run.jsonl), which imports and loads again")
     return cols
 
 
@@ -284,8 +284,9 @@ def _run_cols_text(run_cols: tuple[str | None, ...]) -> str:
 
 
 def _run_col_options() -> str:
-    """Name the run-table column options as the caller knows them (:func:`agentstats._util.options.option_name`)."""
-    return ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
+    """Name the run-table column options as the caller knows them: ``agent_col=, ...``, ``--columns agent=COL,...``."""
+    python = ", ".join(option_name(key) for key in RUN_COLUMN_CANDIDATES)
+    return option_text(cli="--columns agent=COL,task=COL,success=COL", python=python)
 
 
 def _table_kind(cols: set[str], run_cols: tuple[str | None, ...], name: str,

@@ -21,7 +21,7 @@ judge, embedding and classifier methods: :mod:`~agentstats.metrics.judged`, :mod
 from agentstats.metrics.base import DEFAULT_FIELDS, GROUPS, LEVELS, Metric, Score, not_applicable
 from agentstats.metrics.compute import COLUMNS, MetricInputError, compute
 from agentstats.metrics.matching import MATCHER_METRICS, function_metric
-from agentstats.metrics.output import summarize_frame, write_metrics
+from agentstats.metrics.output import judge_missing_over, summarize_frame, summarize_with_intervals, write_metrics
 from agentstats.metrics.registry import CATALOGUE, MetricSpec, get_metric, metric_names, resolve_metrics
 
 __all__ = [
@@ -38,9 +38,11 @@ __all__ = [
     "compute",
     "function_metric",
     "get_metric",
+    "judge_missing_over",
     "metric_names",
     "not_applicable",
     "resolve_metrics",
     "summarize_frame",
+    "summarize_with_intervals",
     "write_metrics",
 ]

@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 
 from agentstats.files.atomic import atomic_write_bytes, atomic_write_text
+from agentstats.intervals import CI_PROB
 
-__all__ = ["summarize_frame", "write_metrics"]
+__all__ = ["judge_missing_over", "summarize_frame", "summarize_with_intervals", "write_metrics"]
 
 
 def _jsonable(v: Any) -> Any:
@@ -113,3 +114,61 @@ def summarize_frame(frame: pd.DataFrame) -> pd.DataFrame:
             "n_passed_known": len(known), "share_passed": float(known.astype(bool).mean()) if len(known) else math.nan,
         })
     return pd.DataFrame(rows, columns=cols)
+
+
+def summarize_with_intervals(frame: pd.DataFrame, *, ci_prob: float = CI_PROB) -> pd.DataFrame:
+    """Per agent and metric: :func:`summarize_frame`'s counts, the mean and the share passing with their intervals.
+
+    What ``agentstats score --metrics`` prints (:func:`agentstats.estimators.metric_means.summarize_metrics`): the
+    mean is the posterior mean over tasks with its equal-tailed credible interval; the share passing is the suite
+    pass@1 of the trials with a verdict, with its confidence interval.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A :func:`~agentstats.metrics.compute.compute` frame.
+    ci_prob : float
+        Probability of both intervals, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (agent, metric): ``agent, metric, group, method, level, n, n_applicable, n_judge_missing,
+        judge_missing_by_kind, n_passed_known`` (:func:`summarize_frame`), then ``n_tasks, mean, ci_low, ci_high,
+        ci_prob, share_passed, share_ci_low, share_ci_high, share_ci_method``.
+    """
+    from agentstats.estimators.metric_means import summarize_metrics
+
+    post = summarize_metrics(frame, ci_prob=ci_prob)
+    keep = ["agent", "metric", "n_tasks", "mean", "ci_low", "ci_high", "ci_prob", "share_passed", "share_ci_low",
+            "share_ci_high", "share_ci_method"]
+    return summarize_frame(frame).drop(columns=["mean", "share_passed"]).merge(post[keep], on=["agent", "metric"])
+
+
+def judge_missing_over(summary: pd.DataFrame, max_missing: float) -> list[str]:
+    """Name the metrics whose share of missing judge verdicts, over all agents, exceeds ``max_missing``.
+
+    A metric's share missing is rows missing / (applicable rows + rows missing): the verdicts asked for
+    (judge-based methods only ask for applicable records).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`summarize_frame` (or :func:`summarize_with_intervals`): ``metric, n_judge_missing, n_applicable``.
+    max_missing : float
+        The largest share allowed, in [0, 1].
+
+    Returns
+    -------
+    list of str
+        ``"METRIC MISSING of ASKED (SHARE)"`` for each metric over the limit, in the summary's order.
+    """
+    over: list[str] = []
+    if summary.empty:
+        return over
+    per_metric = summary.groupby("metric", sort=False)[["n_judge_missing", "n_applicable"]].sum()
+    for metric, r in per_metric.iterrows():
+        missing, asked = int(r["n_judge_missing"]), int(r["n_judge_missing"] + r["n_applicable"])
+        if missing and missing / asked > max_missing:
+            over.append(f"{metric} {missing} of {asked} ({missing / asked:.1%})")
+    return over

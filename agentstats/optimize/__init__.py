@@ -6,7 +6,7 @@ and the instructor judge for groundedness, relevance and safety, :mod:`agentstat
 iteration against the baseline and the best iteration so far (:func:`agentstats.gating.gate`), revises the prompt,
 and stops on PASS, on no credible improvement, on the cost budget, on wall time or after ``max_iterations``. Paid
 calls go through the LLM client (:mod:`agentstats.llm.client`), cached and budgeted before they are sent; every step
-is logged durably so a run resumes without paying twice. The loop renders no report: ``agentstats loop --report``
+is logged durably so a run resumes without paying twice. The loop renders no report: ``agentstats loop --out-dir``
 renders the run's gate report afterwards (:func:`agentstats.report.gate.run_gate_report`). ``docs/loop.md`` is the
 reference.
 

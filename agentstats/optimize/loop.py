@@ -13,7 +13,7 @@ completes (:mod:`agentstats.optimize.journal`): ``resume=True`` replays the logg
 stopped (a crash, a kill, Ctrl-C, a budget or wall-time stop) without repeating a call that completed. With a run
 store, every decided iteration is also written there (:mod:`agentstats.optimize.storing`). The loop returns its
 result and renders nothing: the gate report of a run is :func:`agentstats.report.gate.run_gate_report`'s, called by
-``agentstats loop --report`` after the loop. ``docs/loop.md`` is the reference.
+``agentstats loop --out-dir`` after the loop. ``docs/loop.md`` is the reference.
 """
 
 from __future__ import annotations

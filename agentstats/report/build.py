@@ -46,8 +46,9 @@ __all__ = [
     "ScoringSection",
     "build_comparison",
     "build_report",
-    "choose_calibration",
+    "check_k_values",
     "load_input",
+    "resolve_calibration",
 ]
 
 
@@ -334,19 +335,11 @@ def load_input(params: ReportParams) -> Dataset:
     return data
 
 
-def choose_calibration(path: str | Path, metric: str | None = None, *, ci_prob: float | None = None
-                       ) -> MetricCalibration:
-    """Read a judge's calibration set and return the calibration of one metric (``judge_calibration``).
+def resolve_calibration(params: ReportParams) -> ReportParams:
+    """Check the judge's calibration set now and name it: its absolute path and the metric chosen.
 
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        Calibration set (JSONL items: metric, judge verdict, human label).
-    metric : str, optional
-        The metric to use; default the set's only one.
-    ci_prob : float, optional
-        Probability of the credible intervals of sensitivity and specificity (default
-        :data:`agentstats.intervals.CI_PROB`).
+    The command line calls this before the notebook starts, so a set that cannot correct anything exits at once,
+    and the report records the file and metric it used (:func:`agentstats.calibration.choose_calibration`).
 
     Raises
     ------
@@ -354,21 +347,51 @@ def choose_calibration(path: str | Path, metric: str | None = None, *, ci_prob: 
         An unreadable set, several metrics and none chosen, an unknown metric, or a metric without passes or
         fails (no judge error to correct with).
     """
-    from agentstats.calibration import calibrate
-    from agentstats.intervals import CI_PROB
-    from agentstats.io.loaders import load
+    if params.judge_calibration is None:
+        return params
+    path = Path(params.judge_calibration).resolve()
+    chosen = _calibration(params.model_copy(update={"judge_calibration": str(path)}))
+    return params.model_copy(update={"judge_calibration": str(path), "judge_metric": chosen.metric})
 
+
+def _calibration(params: ReportParams) -> MetricCalibration:
+    from agentstats.calibration import choose_calibration
+
+    assert params.judge_calibration is not None
     try:
-        report = calibrate(load(path, format="calibration"), ci_prob=CI_PROB if ci_prob is None else ci_prob)
-        if metric is None:
-            if len(report.metrics) != 1:
-                raise ValueError(f"{path} calibrates {sorted(report.metrics)}: choose one with judge_metric")
-            metric = next(iter(report.metrics))
-        chosen = report[metric]
-        _ = chosen.judge_error  # an ordinal metric without threshold, a set without passes or fails: say it now
-    except (ValueError, KeyError, OSError) as exc:
-        raise ReportInputError(str(exc).strip('"')) from exc
-    return chosen
+        return choose_calibration(params.judge_calibration, params.judge_metric, ci_prob=params.ci_prob)
+    except (ValueError, OSError) as exc:
+        raise ReportInputError(str(exc)) from exc
+
+
+def check_k_values(params: ReportParams, data: Dataset, source: str | None = None) -> None:
+    """Refuse ``k_values`` beyond the input's trials: the report's tables need k <= n, as ``agentstats estimate``.
+
+    The counts when the input has them; for trials not scored yet (the report scores them), the trials per cell
+    that are not missing (``infra_error``): scoring can only lower that, never raise it
+    (:func:`agentstats.intervals.check_k_reach`). ``source`` names the input in the message (default its path).
+
+    Raises
+    ------
+    ReportInputError
+        A k that no agent's trials reach, with the largest that is.
+    """
+    import pandas as pd
+
+    from agentstats.intervals import check_k_reach
+
+    if data.counts is not None:
+        per_cell = data.counts
+    else:
+        cells: dict[tuple[str, str], int] = {}
+        for t in data.trials or []:
+            if t.outcome() != "missing":
+                cells[(t.agent, t.task_id)] = cells.get((t.agent, t.task_id), 0) + 1
+        per_cell = pd.DataFrame({"n": list(cells.values())}, dtype="int64")
+    try:
+        check_k_reach(params.k_values, per_cell, extrapolate=False, source=source or str(params.input_path))
+    except ValueError as exc:
+        raise ReportInputError(str(exc)) from None
 
 
 def build_report(params: ReportParams) -> ReportData:
@@ -454,7 +477,7 @@ def _calibration_section(params: ReportParams, counts: pd.DataFrame, ks: list[in
     from agentstats.calibration import corrected_pass_k
 
     assert params.judge_calibration is not None
-    calibration = choose_calibration(params.judge_calibration, params.judge_metric, ci_prob=params.ci_prob)
+    calibration = _calibration(params)
     corrected = corrected_pass_k(counts, calibration.judge_error, k=ks, n_boot=params.n_boot, ci_prob=params.ci_prob,
                                  random_seed=params.seed)
     return CalibrationSection(calibration=calibration, corrected=corrected)

@@ -37,6 +37,7 @@ __all__ = [
     "read_run",
     "render_command",
     "run_gate_report",
+    "run_record_report",
     "strata_table",
     "threshold_cell",
 ]
@@ -331,12 +332,12 @@ def _name(path: str | Path) -> str:
 
 
 def gate_command(candidate: str | Path, baseline: str | Path, config: str | Path, *, out: str | Path | None = None,
-                 report: str | Path | None = None) -> str:
+                 out_dir: str | Path | None = None) -> str:
     """Write the ``agentstats gate`` command that makes a decision and its gate report again.
 
     Files by their base names, as :func:`agentstats.report.notebook.report_command` (run it in the folder that holds
     them).
-    ``--store``, ``--run`` and ``--sign-off`` are left out: they add rows and sign-offs, not to the report.
+    ``--store``, ``--store-run`` and ``--sign-off`` are left out: they add rows and sign-offs, not to the report.
 
     Parameters
     ----------
@@ -344,8 +345,8 @@ def gate_command(candidate: str | Path, baseline: str | Path, config: str | Path
         The scored results and the gate config the decision was made from.
     out : path, optional
         Where the decision record was written (``--out``; its sign-offs for the same inputs are kept).
-    report : path, optional
-        The report folder (``--report``).
+    out_dir : path, optional
+        The report folder (``--out-dir``).
 
     Returns
     -------
@@ -355,12 +356,12 @@ def gate_command(candidate: str | Path, baseline: str | Path, config: str | Path
     words = ["agentstats", "gate", _name(candidate), _name(baseline), "--config", _name(config)]
     if out is not None:
         words += ["--out", _name(out)]
-    if report is not None:
-        words += ["--report", _name(report)]
+    if out_dir is not None:
+        words += ["--out-dir", _name(out_dir)]
     return " ".join(words)
 
 
-def loop_command(config: str | Path, run_dir: str | Path, *, report: str | Path | None = None) -> str:
+def loop_command(config: str | Path, run_dir: str | Path, *, out_dir: str | Path | None = None) -> str:
     """Write the ``agentstats loop --resume`` command that replays a loop run and renders its gate report again.
 
     The resume replays the logged steps (no call is sent again: the decisions are recomputed, seeded) and stops where
@@ -373,8 +374,8 @@ def loop_command(config: str | Path, run_dir: str | Path, *, report: str | Path 
         The loop config.
     run_dir : path
         The run folder.
-    report : path, optional
-        The report folder (``--report``).
+    out_dir : path, optional
+        The report folder (``--out-dir``).
 
     Returns
     -------
@@ -382,8 +383,8 @@ def loop_command(config: str | Path, run_dir: str | Path, *, report: str | Path 
         One shell command line.
     """
     words = ["agentstats", "loop", "--config", _name(config), "--run-dir", _name(run_dir), "--resume"]
-    if report is not None:
-        words += ["--report", _name(report)]
+    if out_dir is not None:
+        words += ["--out-dir", _name(out_dir)]
     return " ".join(words)
 
 
@@ -452,3 +453,41 @@ def run_gate_report(run_dir: str | Path | None = None, decision: str | Path | No
               "regenerate": command if command is not None else render_command(run_dir, decision, out_dir, name)}
     return run_report(params, out_dir=out_dir, name=name, template=default_gate_notebook(),
                       progress_bar=progress_bar, show_code=show_code)
+
+
+def run_record_report(record: Mapping[str, Any], out_dir: str | Path, *, record_path: str | Path | None = None,
+                      command: str | None = None, name: str = "gate") -> ReportPaths:
+    """Render the gate report of a decision record into ``out_dir`` (``agentstats gate --out-dir``).
+
+    The notebook reads the record from ``record_path`` (where ``--out`` wrote it); without one, the record is first
+    written to ``out_dir/gate-record.json`` (atomically), beside the report that shows it.
+
+    Parameters
+    ----------
+    record : mapping
+        The decision record (:meth:`agentstats.gating.GateDecision.to_record`, as kept).
+    out_dir : path
+        The report folder, created when missing.
+    record_path : path, optional
+        The record's file, when it has one.
+    command, name
+        As :func:`run_gate_report`.
+
+    Returns
+    -------
+    agentstats.report.notebook.ReportPaths
+
+    Raises
+    ------
+    OSError
+        The folder or the record cannot be written.
+    agentstats.report.notebook.ReportError
+        When the notebook fails.
+    """
+    from agentstats.files.atomic import atomic_write_text
+
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = record_path if record_path is not None else atomic_write_text(
+        folder / "gate-record.json", json.dumps(dict(record), indent=2) + "\n")
+    return run_gate_report(decision=source, out_dir=folder, name=name, progress_bar=False, command=command)

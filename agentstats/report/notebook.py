@@ -49,6 +49,7 @@ __all__ = [
     "check_parameters",
     "compare_notebook",
     "default_notebook",
+    "default_report_name",
     "packaged_template",
     "report_parameters",
     "run_report",
@@ -161,6 +162,19 @@ def safe_report_name(name: str) -> str:
     """
     stem = _UNSAFE_NAME.sub("_", one_line(name)).strip("._-")[:_MAX_NAME].strip("._-")
     return stem or "report"
+
+
+def default_report_name(input_path: str | Path, run: str | None = None) -> str:
+    """Return a report's file stem when none is given: the input's name without its data suffixes, and the run's.
+
+    ``runs.jsonl.gz`` gives ``runs``; a run store with a run, ``store.duckdb`` and ``prompt-v2``, gives
+    ``store-prompt-v2``, so the reports of two runs of one store do not overwrite each other. Made a plain file name
+    by :func:`safe_report_name`.
+    """
+    name = Path(input_path).name
+    for suffix in (".gz", ".jsonl", ".json", ".csv", ".parquet", ".duckdb"):
+        name = name.removesuffix(suffix)
+    return safe_report_name(name if run is None else f"{name}-{run}")
 
 
 def report_parameters(template: str | Path | None = None) -> dict[str, dict[str, Any]]:

@@ -10,7 +10,7 @@ types, defaults (the command line's full sizes), help texts and validation. From
 * the command that regenerates a report (:func:`agentstats.report.provenance.report_command`).
 
 :class:`CompareParams` does the same for the run comparison (``notebooks/compare.ipynb``, ``agentstats compare
---report``). The models import no pandas, PyMC or metric code: the command line builds its options from them at start.
+--out-dir``). The models import no pandas, PyMC or metric code: the command line builds its options from them at start.
 """
 
 from __future__ import annotations
@@ -388,7 +388,7 @@ class ReportParams(NotebookParams):
 
 
 class CompareParams(NotebookParams):
-    """Every option of the run-comparison notebook (``agentstats compare --report``).
+    """Every option of the run-comparison notebook (``agentstats compare --out-dir``).
 
     Defaults are ``agentstats compare``'s. The template's own runs are the example's two agents of one file.
     """
@@ -414,7 +414,7 @@ class CompareParams(NotebookParams):
     ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
     seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the paired intervals.")
-    run_bayes: bool = Field(False, description="Also fit the hierarchical model and report the Bayesian contrast.")
+    run_bayes: bool = Field(True, description="Also fit the hierarchical model and report the Bayesian contrast.")
     draws: int = Field(1000, ge=1, description="Posterior draws per chain of the fit.")
     tune: int = Field(1000, ge=1, description="Tuning steps per chain of the fit.")
     chains: int = Field(4, ge=1, description="Number of chains of the fit.")

@@ -91,7 +91,7 @@ def import_file(
         fmt = detect_format(path)
     if fmt == "duckdb":
         raise ValueError(f"{name} is a run store itself; export a run from it as JSONL (agentstats runs export RUN "
-                         f"--store {name} --to run.jsonl) to import it")
+                         f"--store {name} --out run.jsonl) to import it")
     sha = file_sha256(path) if os.path.isfile(path) else None
     if agent is not None:
         options["agent"] = agent

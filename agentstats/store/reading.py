@@ -137,6 +137,41 @@ class TrialReader(RunCatalog):
             np.asarray(arrays["k"], dtype=np.int64), np.asarray(arrays["o"], dtype=np.int8), agents, tasks,
         )
 
+    def outcomes(self, run: str) -> dict[str, dict[str, int]] | None:
+        """Return a run's outcomes per agent: trials counted (``n``), successes (``c``), missing (``n_missing``).
+
+        None while some trial has no outcome yet (:meth:`counts` refuses them); ``{}`` for a run without trials.
+        """
+        try:
+            counts = self.counts(run)
+        except ValueError:
+            return None
+        by_agent = counts.groupby("agent")[["n", "c", "n_missing"]].sum()
+        return {str(a): {k: int(v) for k, v in row.items()} for a, row in by_agent.iterrows()}
+
+    def export(self, run: str, path: str | os.PathLike, *, table: str = "trials") -> Path:
+        """Export a run as the file's suffix says, atomically: ``.parquet`` or ``.jsonl`` / ``.jsonl.gz``.
+
+        Parquet holds one table of the run (:meth:`export_parquet`); JSONL the run's trials in the project's schema,
+        with a manifest (:meth:`export_jsonl`), which reads back with ``agentstats.load``.
+
+        Raises
+        ------
+        StoreError
+            Another suffix, a table other than ``trials`` for JSONL, an unknown run or table.
+        """
+        from agentstats._util.options import option_name
+        from agentstats.store.connection import StoreError
+
+        name = Path(path).name.lower()
+        if name.endswith(".parquet"):
+            return self.export_parquet(run, path, table=table)
+        if not name.endswith((".jsonl", ".jsonl.gz")):
+            raise StoreError(f"{path}: export to a .parquet, .jsonl or .jsonl.gz file")
+        if table != "trials":
+            raise StoreError(f"{option_name('table', table)} applies to Parquet exports; JSONL holds the trials")
+        return self.export_jsonl(run, path)
+
     def export_jsonl(self, run: str, path: str | os.PathLike) -> Path:
         """Write a run's trials as the project's JSONL (with its manifest), atomically; see ``save_trials``."""
         from agentstats.io.jsonl import save_trials

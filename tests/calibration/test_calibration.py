@@ -13,6 +13,7 @@ from scipy.stats import beta as beta_dist
 from agentstats.calibration import (
     JudgeError,
     calibrate,
+    choose_calibration,
     cohen_kappa,
     confusion_matrix,
     corrected_pass_k,
@@ -247,6 +248,11 @@ def test_cli_report_passes_the_judge_calibration(tmp_path, monkeypatch):
     bad = _write(tmp_path / "bad.jsonl", ["{"])
     res = runner.invoke(app, ["report", str(example), "--out-dir", str(tmp_path), "-p", f"judge_calibration={bad}"])
     assert res.exit_code == EXIT_USAGE and "malformed JSON" in res.output
+    # several metrics: the advice names the report's way to choose one (-p), not fit's --judge-metric
+    two = _write(tmp_path / "two.jsonl", _binary_items(9, 1, 8, 2, metric="m") + _binary_items(5, 5, 5, 5,
+                                                                                               metric="other"))
+    res = runner.invoke(app, ["report", str(example), "--out-dir", str(tmp_path), "-p", f"judge_calibration={two}"])
+    assert res.exit_code == EXIT_USAGE and "choose one with -p judge_metric=VALUE" in res.output, res.output
 
 
 @pytest.mark.slow
@@ -312,3 +318,29 @@ def test_clipped_flag_ignores_missing_bounds():
     assert not _outside_unit(0.0, 0.2, 1.0)
     assert _outside_unit(1.02, np.nan, np.nan)
     assert _outside_unit(0.5, -0.01, 0.7)
+
+
+# ---------------------------------------------------------------------------------------------- the metric of a fit
+def test_choose_calibration_picks_the_one_metric_that_corrects(tmp_path):
+    """The one owner of fit --judge-calibration and the report's judge_calibration (was written in both)."""
+    from agentstats._util.options import option_style
+
+    one = _write(tmp_path / "one.jsonl", _binary_items(9, 1, 8, 2, metric="m"))
+    chosen = choose_calibration(one, ci_prob=0.9)
+    assert chosen.metric == "m" and chosen.judge_error == JudgeError.from_counts(9, 1, 8, 2)
+    # Beta(1 + 9, 1 + 1) for sensitivity: its 5% quantile is the interval's lower end at ci_prob 0.9
+    assert chosen.sensitivity["lower"] == pytest.approx(beta_dist.ppf(0.05, 10, 2))
+    two = _write(tmp_path / "two.jsonl", _binary_items(9, 1, 8, 2, metric="m")
+                 + _binary_items(5, 5, 5, 5, metric="other"))
+    with pytest.raises(ValueError, match=r"calibrates \['m', 'other'\]: choose one with judge_metric="):
+        choose_calibration(two)
+    with option_style("cli"), pytest.raises(ValueError, match="choose one with --judge-metric"):
+        choose_calibration(two)
+    assert choose_calibration(two, "other").judge_error == JudgeError.from_counts(5, 5, 5, 5)
+    with pytest.raises(ValueError, match="no calibration for metric 'x'"):
+        choose_calibration(two, "x")
+    no_fails = _write(tmp_path / "nofail.jsonl", _binary_items(3, 1, 0, 0))  # no gold fail: no specificity to use
+    with pytest.raises(ValueError):
+        choose_calibration(no_fails)
+    with pytest.raises(FileNotFoundError):
+        choose_calibration(tmp_path / "absent.jsonl")

@@ -195,7 +195,8 @@ def test_estimate_fit_and_compare_share_one_default_k(tmp_path):
     assert b5["n_tasks"] == 3 and b5["n_tasks_dropped"] == 1  # t3 ran once: dropped at k >= 2 and said so
     fit = json.loads(runner.invoke(app, ["fit", str(path), "--bayes-model", "no_pooling", "--json"]).stdout)
     assert sorted({r["k"] for r in fit["summary"]}) == [1, 2, 3, 4, 5]
-    res = runner.invoke(app, ["compare", str(path), str(path), "--run-agents", "a,b", "--n-boot", "0", "--json"])
+    res = runner.invoke(app, ["compare", str(path), str(path), "--run-agents", "a,b", "--n-boot", "0", "--no-bayes",
+                              "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["settings"]["k"] == [1, 2, 3, 4, 5]  # per pair it was 1 .. 1 (b's t3)
 

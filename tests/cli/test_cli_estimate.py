@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentstats.cli import app
-from agentstats.cli.estimate import JSON_KEYS
+from agentstats.cli.render.estimate import JSON_KEYS
 
 runner = CliRunner()
 FIXTURES = Path(__file__).resolve().parents[1] / "data"

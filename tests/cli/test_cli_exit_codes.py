@@ -251,11 +251,15 @@ def test_fit_bayes_model_agents_and_k_cap(trials, monkeypatch):
     res = runner.invoke(app, ["fit", str(trials), "--bayes-model", "beta_binomial", "--agents", "a", "--k", "1"])
     assert res.exit_code == 0, res.output
     assert seen == {"model": "beta_binomial", "agents": ["a"]}
-    res = runner.invoke(app, ["fit", str(trials), "--model", "partial_pooling", "--k", "1"])
+    res = runner.invoke(app, ["fit", str(trials), "--bayes-model", "partial_pooling", "--k", "1"])
     assert res.exit_code == 0 and seen["model"] == "partial_pooling"
-    assert "--model is deprecated in `agentstats fit`; use --bayes-model" in res.output
+    # the hidden --model (the old --bayes-model) is gone: refused in one line, nothing fitted
     res = runner.invoke(app, ["fit", str(trials), "--model", "additive", "--bayes-model", "beta_binomial"])
-    assert res.exit_code == EXIT_USAGE
+    assert res.exit_code == EXIT_USAGE and "No such option: --model" in res.output
+    assert seen["model"] == "partial_pooling"
+    _assert_one_line_error(res, EXIT_USAGE)
+    res = runner.invoke(app, ["fit", str(trials), "--bayes-model", "pooled"])  # a choice of the registry's names
+    assert res.exit_code == EXIT_USAGE and "'pooled' is not one of 'zoi_beta_binomial'" in res.output
     # 3 trials per task: k up to 30 is extrapolation the fit answers; beyond, refused before any sampling
     assert runner.invoke(app, ["fit", str(trials), "--k", "30"]).exit_code == 0
     res = runner.invoke(app, ["fit", str(trials), "--k", "31"])
@@ -283,12 +287,14 @@ def test_score_statuses(trials, tmp_path, monkeypatch):
     _assert_interrupted(runner.invoke(app, ["score", str(trials)]))
 
 
-def test_score_judge_model_and_deprecated_model(trials, monkeypatch):
+def test_score_judge_model_and_no_hidden_model(trials, monkeypatch):
     res = runner.invoke(app, ["score", str(trials), "--judge-model", "m1", "--agents", "a", "--json"])
     assert res.exit_code == 0, res.output
     assert "deprecated" not in res.output
+    # the hidden --model (the old --judge-model) is gone from score, as from report: refused in one line
     res = runner.invoke(app, ["score", str(trials), "--model", "m1", "--json"])
-    assert res.exit_code == 0 and "--model is deprecated in `agentstats score`; use --judge-model" in res.stderr
+    _assert_one_line_error(res, EXIT_USAGE)
+    assert "No such option: --model" in res.stderr
 
 
 # ---------------------------------------------------------------- report (stand-in for papermill)
@@ -383,7 +389,7 @@ def test_skip_bad_that_leaves_no_record_exits_2_before_any_work(trials, tmp_path
 
 
 def test_output_paths_that_cannot_be_written_exit_2_naming_the_option_before_any_work(trials, tmp_path):
-    """--out / --report / --to / --truth / --run-dir: a missing folder, a file for a folder (or the other way round)."""
+    """--out / --out-dir / --truth / --run-dir: a missing folder, a file for a folder (or the other way round)."""
     a_file = tmp_path / "a_file.txt"
     a_file.write_text("x")
     missing = tmp_path / "nonexist"
@@ -394,21 +400,21 @@ def test_output_paths_that_cannot_be_written_exit_2_naming_the_option_before_any
          f"--out {missing / 'rec.json'}", f"the folder {missing} does not exist"),
         (["gate", str(trials), str(trials), "-c", str(cfg), "--out", str(tmp_path)],
          f"--out {tmp_path}", "is a folder; give a file name"),
-        (["gate", str(trials), str(trials), "-c", str(cfg), "--report", str(a_file)],
-         f"--report {a_file}", "is a file; give a folder"),
+        (["gate", str(trials), str(trials), "-c", str(cfg), "--out-dir", str(a_file)],
+         f"--out-dir {a_file}", "is a file; give a folder"),
         (["score", str(trials), "--out", str(missing / "s.jsonl")],
          f"--out {missing / 's.jsonl'}", f"the folder {missing} does not exist"),
         (["report", str(trials), "--no-bayes", "--out-dir", str(a_file)], f"--out-dir {a_file}",
          "is a file; give a folder"),
         (["report", str(trials), "--no-bayes", "--out-dir", str(a_file / "sub")],
          f"--out-dir {a_file / 'sub'}", f"{a_file} is a file, not a folder"),
-        (["compare", str(trials), str(trials), "--report", str(a_file)], f"--report {a_file}", "is a file"),
-        (["loop", "-c", str(cfg), "--report", str(a_file)], f"--report {a_file}", "is a file"),
+        (["compare", str(trials), str(trials), "--out-dir", str(a_file)], f"--out-dir {a_file}", "is a file"),
+        (["loop", "-c", str(cfg), "--out-dir", str(a_file)], f"--out-dir {a_file}", "is a file"),
         (["loop", "-c", str(cfg), "--run-dir", str(a_file)], f"--run-dir {a_file}", "is a file"),
         (["simulate", "--out", str(tmp_path / "sim.jsonl"), "--truth", str(a_file / "t.csv")],
          f"--truth {a_file / 't.csv'}", f"{a_file} is a file, not a folder"),
-        (["runs", "export", "r", "--store", str(tmp_path / "s.duckdb"), "--to", str(a_file / "r.jsonl")],
-         f"--to {a_file / 'r.jsonl'}", f"{a_file} is a file, not a folder"),
+        (["runs", "export", "r", "--store", str(tmp_path / "s.duckdb"), "--out", str(a_file / "r.jsonl")],
+         f"--out {a_file / 'r.jsonl'}", f"{a_file} is a file, not a folder"),
     ]
     for args, named, says in cases:
         res = runner.invoke(app, args)
@@ -425,7 +431,7 @@ def test_option_errors_name_the_flag_not_the_python_function(trials):
         (["estimate", str(trials), "--ci-prob", "0"], "--ci-prob must be in (0, 1), got 0.0"),
         (["estimate", str(trials), "--paired", "--ci-prob", "1"], "--ci-prob must be in (0, 1), got 1.0"),
         (["compare", str(trials), str(trials), "--n-boot", "5"], "--n-boot must be 0 (no bootstrap) or >= 100"),
-        (["fit", str(trials), "--dispersion", "per"], "--dispersion must be one of agent, shared, got 'per'"),
+        (["fit", str(trials), "--dispersion", "per"], "'--dispersion': 'per' is not one of 'agent', 'shared'"),
         (["fit", str(trials), "--ci-prob", "1.5"], "--ci-prob must be in (0, 1), got 1.5"),
     ):
         res = runner.invoke(app, args)

@@ -178,14 +178,14 @@ def test_store_rows_append_and_carry_sign_offs(files):
         n_null = st.con.execute("SELECT count(*) FROM gate_decisions WHERE run_id IS NULL").fetchone()[0]
         assert n_null == 4
         st.write_run("candidate-run", [{"agent": "a", "task_id": "t", "trial": 0, "success": True}])
-    # --run: the decision is about a stored run; an unknown run is an input error and writes nothing
-    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--run", "candidate-run",
-             "--sign-off", "C. Three")
+    # --store-run: the decision is recorded under a stored run; an unknown run is an input error and writes nothing
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--store-run",
+             "candidate-run", "--sign-off", "C. Three")
     assert r.exit_code == EXIT_OK, r.output
-    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--run", "nope")
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store", store, "--store-run", "nope")
     assert r.exit_code == EXIT_USAGE and "no run named 'nope'" in r.output
-    r = gate(files["pass"], files["base"], "--config", files["config"], "--run", "candidate-run")
-    assert r.exit_code == EXIT_USAGE and "--run needs --store" in r.output
+    r = gate(files["pass"], files["base"], "--config", files["config"], "--store-run", "candidate-run")
+    assert r.exit_code == EXIT_USAGE and "--store-run needs --store" in r.output
     # a record at --out signed for other inputs is refused before anything reaches the store
     out = files["dir"] / "record.json"
     assert gate(files["fail"], files["base"], "--config", files["config"], "--out", out, "--sign-off", "D").exit_code \

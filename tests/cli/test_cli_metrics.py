@@ -68,7 +68,7 @@ def test_score_metrics_default_path_and_table(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--metrics", "bleurt"], "unknown metric 'bleurt'"),
-    (["--metrics", "latency", "--metrics-level", "turn"], "--metrics-level must be one of"),
+    (["--metrics", "latency", "--metrics-level", "turn"], "'--metrics-level': 'turn' is not one of 'node'"),
     (["--metrics-level", "trial"], "--metrics-level needs --metrics"),
     (["--metrics", "latency", "--metrics-out", "x.txt"], "use a .jsonl, .csv or .parquet"),
 ])

@@ -98,7 +98,7 @@ def test_score_openai_judge_against_loopback_server(data, tmp_path, monkeypatch)
     cache = tmp_path / "cache"
     with ScriptedOpenAIServer() as srv:
         srv.script([Reply.http_error(429, retry_after_ms=10)])  # one rate limit, retried; then verdicts of 1.0
-        args = ["score", str(data), "--judge", "openai", "--base-url", srv.base_url, "--model", "gpt-4o-mini",
+        args = ["score", str(data), "--judge", "openai", "--base-url", srv.base_url, "--judge-model", "gpt-4o-mini",
                 "--cache-dir", str(cache), "--concurrency", "2", "--json"]
         first = _json(runner.invoke(app, args))
         # 4 answers to judge, all different: 4 verdicts, one of them after a 429 -> 5 HTTP requests

@@ -215,7 +215,7 @@ def test_tau2_fixture_against_itself_with_a_changed_copy(tmp_path):
 
 def test_cli_json(tmp_path):
     res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1,2",
-                              "--n-boot", "100", "--json"])
+                              "--n-boot", "100", "--no-bayes", "--json"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     assert d["runs"] == ["baseline", "candidate"] and [r["k"] for r in d["pass_k"]] == [1, 2]
@@ -225,7 +225,7 @@ def test_cli_table_says_left_out(tmp_path):
     p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_trials(_run("a", BASE), p1)
     save_trials(_run("b", CAND), p2)
-    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100"])
+    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100", "--no-bayes"])
     assert res.exit_code == 0, res.output
     assert "4 shared tasks" in res.output and "a 1 of 5" in res.output and "b 2 of 6" in res.output
 
@@ -236,7 +236,8 @@ def test_cli_table_prints_tiny_costs_with_significant_digits(tmp_path):
     p1, p2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     save_trials(_run("a", BASE, cost=dict.fromkeys(BASE, 3.6e-5)), p1)
     save_trials(_run("b", CAND, cost=dict.fromkeys(CAND, 4.8e-5)), p2)
-    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100"])
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100",
+                                                               "--no-bayes"])
     assert res.exit_code == 0, res.output
     row = next(line for line in res.output.splitlines() if "cost_usd" in line)
     cells = [c.strip() for c in row.strip("│ ").split("│")]
@@ -253,7 +254,8 @@ def test_cli_skip_bad_lists_what_it_skipped(tmp_path):
     lines.insert(2, json.dumps({"agent": "a", "task_id": "t1", "trial": "x", "success": True}))
     p1.write_text("\n".join(lines) + "\n")
     save_trials(_run("b", CAND), p2)
-    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100", "--skip-bad", "--json"])
+    res = runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1", "--n-boot", "100", "--skip-bad", "--no-bayes",
+                              "--json"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 record (1 problem)" in res.stderr and "line 3, field 'trial'" in res.stderr
     with pytest.warns(LoadWarning, match="skipped 1 record"):
@@ -281,7 +283,7 @@ def test_cli_usage_errors_exit_2(args, message):
 @pytest.mark.slow
 def test_cli_report_html(tmp_path):
     res = runner.invoke(app, ["compare", str(DATA), str(DATA), "--run-agents", "baseline,candidate", "--k", "1",
-                              "--n-boot", "100", "--report", str(tmp_path), "--name", "cmp"])
+                              "--n-boot", "100", "--no-bayes", "--out-dir", str(tmp_path), "--name", "cmp"])
     assert res.exit_code == 0, res.output
     html = (tmp_path / "cmp.html").read_text()
     assert "agentstats comparison" in html and "candidate" in html and "Tasks left out" in html
@@ -375,19 +377,20 @@ def test_cli_compare_store_runs_json(tmp_path):
     save_trials(_run("base", BASE), p1)
     save_trials(_run("cand", CAND), p2)
     res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--k", "1,2",
-                              "--n-boot", "100", "--json"])
+                              "--n-boot", "100", "--no-bayes", "--json"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     files = json.loads(runner.invoke(app, ["compare", str(p1), str(p2), "--k", "1,2", "--n-boot", "100",
-                                           "--json"]).stdout)
+                                           "--no-bayes", "--json"]).stdout)
     assert d["runs"] == ["prompt-v1", "prompt-v2"] and d["n_left_out"] == {"prompt-v1": 1, "prompt-v2": 2}
     for key in ("pass_at_k_diff", "pass_hat_k_diff", "pass_at_k_diff_ci_low", "pass_hat_k_diff_ci_high"):
         assert [r[key] for r in d["pass_k"]] == [r[key] for r in files["pass_k"]]
     res = runner.invoke(app, ["compare", "prompt-v1", "nope", "--store", str(store)])
     assert res.exit_code == 2 and "no run named 'nope'" in res.output
-    res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--agent-col", "who"])
-    assert res.exit_code == 2 and "--agent-col does not apply" in res.output and "(only --agents and --skip-bad)" in (
-        " ".join(res.output.split())), res.output
+    res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--columns", "agent=who"])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "--columns agent=COL does not apply" in text and "(only --agents and --skip-bad)" in (
+        text), res.output
     res = runner.invoke(app, ["compare", "a", "b", "--store", str(tmp_path / "missing.duckdb")])
     assert res.exit_code == 2 and "no run store" in res.output
 
@@ -437,7 +440,7 @@ def test_cli_mlflow_logs_metrics_json_and_html_report(tmp_path, monkeypatch):
     store = _store_with_two_runs(tmp_path)
     uri = f"file://{tmp_path}/mlruns"
     res = runner.invoke(app, ["compare", "prompt-v1", "prompt-v2", "--store", str(store), "--k", "1,2",
-                              "--n-boot", "100", "--mlflow", uri, "--mlflow-experiment", "agents"])
+                              "--n-boot", "100", "--no-bayes", "--mlflow", uri, "--mlflow-experiment", "agents"])
     assert res.exit_code == 0, res.output
     assert "mlflow: run" in res.output
     cmp = compare_runs("prompt-v1", "prompt-v2", store=store, k=[1, 2], n_boot=100)
@@ -470,7 +473,8 @@ def test_cli_report_reads_runs_of_a_store(tmp_path):
             st.write_run(name, [{"agent": name, "task_id": f"q{i}", "trial": 0, "success": i < good}
                                 for i in range(20)])
     res = runner.invoke(app, ["compare", "loop/baseline", "loop/iter-002", "--store", str(store),
-                              "--k", "1", "--n-boot", "100", "--report", str(tmp_path), "--name", "cmp"])
+                              "--k", "1", "--n-boot", "100", "--no-bayes", "--out-dir", str(tmp_path), "--name",
+                              "cmp"])
     assert res.exit_code == 0, res.output
     html = (tmp_path / "cmp.html").read_text()
     assert "loop/iter-002" in html and "0.400" in html  # pass@1 difference 18/20 - 10/20
@@ -490,8 +494,9 @@ def test_cli_reads_run_tables_with_named_columns_and_says_how_intervals_and_drop
                                     for m in ("old", "new") for t in range(6) for r in range(2 if t < 4 else 1)]
     p = tmp_path / "runs.csv"
     p.write_text("\n".join(lines) + "\n")
-    result = runner.invoke(app, ["compare", str(p), str(p), "--run-agents", "old,new", "--agent-col", "model",
-                                 "--task-col", "problem", "--success-col", "ok", "--format", "runs", "--k", "1,2"])
+    result = runner.invoke(app, ["compare", str(p), str(p), "--run-agents", "old,new", "--columns",
+                                 "agent=model,task=problem,success=ok", "--format", "runs", "--k", "1,2",
+                                 "--no-bayes"])
     assert result.exit_code == 0, result.output
     assert "6 shared tasks" in result.output
     assert "intervals: 95%, paired over tasks" in result.output
@@ -499,7 +504,7 @@ def test_cli_reads_run_tables_with_named_columns_and_says_how_intervals_and_drop
 
 
 def test_cli_numbers_never_show_a_negative_zero():
-    from agentstats.cli.compare import _fmt
+    from agentstats.cli.render.text import fmt as _fmt
 
     # a difference of two equal means computed in floating point can come out as -1e-17
     assert _fmt(0.606060606060606 - 0.6060606060606061) == "0.000"

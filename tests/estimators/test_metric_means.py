@@ -134,3 +134,29 @@ def test_report_metric_table_formats_each_scale_and_keeps_metrics_without_values
     assert t.loc[("B", "cost"), "mean [CI]"] == f"{cost['mean']:.5f} [{cost['ci_low']:.5f}, {cost['ci_high']:.5f}]"
     assert t.loc[("B", "answer_similarity"), "mean [CI]"] == "not applicable"  # no expected answer
     assert t.loc[("B", "latency"), "threshold"] == "—" and t.loc[("B", "latency"), "share passing [CI]"] == "—"
+
+
+def test_summary_with_intervals_joins_the_counts_and_the_posterior_at_ci_prob():
+    """What `agentstats score --metrics` prints (was assembled in the command): the same Beta posterior as above."""
+    from agentstats.metrics import summarize_with_intervals
+
+    rows = [("A", f"t{i}", 0, ["paris" if i < 7 else "lyon"], "paris") for i in range(10)]
+    s = summarize_with_intervals(compute(_trials(rows), "answer_similarity"), ci_prob=0.8).iloc[0]
+    beta = stats.beta(1 + 7, 1 + 3)
+    assert (s["agent"], s["metric"], s["n"], s["n_applicable"], s["n_judge_missing"], s["n_tasks"]) == (
+        "A", "answer_similarity", 10, 10, 0, 10)
+    assert s["ci_prob"] == 0.8 and s["mean"] == pytest.approx(beta.mean(), abs=0.005)
+    assert s["ci_low"] == pytest.approx(beta.ppf(0.1), abs=0.01) and s["ci_high"] == pytest.approx(beta.ppf(0.9),
+                                                                                                      abs=0.01)
+    assert s["share_passed"] == pytest.approx(0.7) and s["n_passed_known"] == 10
+
+
+def test_judge_missing_over_counts_a_metric_over_all_agents():
+    from agentstats.metrics import judge_missing_over
+
+    summary = pd.DataFrame({"agent": ["A", "B", "A", "B"], "metric": ["harm", "harm", "faith", "faith"],
+                            "n_judge_missing": [3, 0, 1, 0], "n_applicable": [1, 4, 9, 10]})
+    # harm: 3 missing of 8 asked (37.5%); faith: 1 of 20 (5%)
+    assert judge_missing_over(summary, 0.3) == ["harm 3 of 8 (37.5%)"]
+    assert judge_missing_over(summary, 0.04) == ["harm 3 of 8 (37.5%)", "faith 1 of 20 (5.0%)"]
+    assert judge_missing_over(summary, 0.5) == [] and judge_missing_over(summary.iloc[:0], 0.0) == []

@@ -794,14 +794,16 @@ def test_format_advice_names_keywords_in_python_and_flags_on_the_command_line(tm
     res = CliRunner().invoke(app, ["estimate", str(weird)])
     text = " ".join(res.output.split())
     assert res.exit_code == 2
-    assert "give --format and, for run tables, --agent-col, --task-col, --success-col" in text
+    assert "give --format and, for run tables, --columns agent=COL,task=COL,success=COL" in text
     assert "format=" not in text and "agent_col" not in text
     table = tmp_path / "w.csv"
     table.write_text("x,y\n1,2\n")
     res = CliRunner().invoke(app, ["estimate", str(table)])
-    assert "give --format and the column names (--agent-col, --task-col, --success-col)" in " ".join(res.output.split())
+    assert "give --format and the column names (--columns agent=COL,task=COL,success=COL)" in " ".join(
+        res.output.split())
     # the style is the command's only: outside it, Python's again
     assert option_name("agent_col") == "agent_col="
     with option_style("cli"):
-        assert option_name("agent_col") == "--agent-col" and option_name("format", "runs") == "--format runs"
+        assert option_name("agent_col") == "--columns agent=COL" and option_name("format", "runs") == "--format runs"
+        assert option_name("agent_col", "model") == "--columns agent=model" and option_name("on_error") == "--skip-bad"
     assert option_name("format", "runs") == "format='runs'"

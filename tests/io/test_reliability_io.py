@@ -503,6 +503,6 @@ def test_a_cut_one_value_json_file_says_where_once_and_is_not_offered_skip_bad(t
     assert "line 1: malformed JSON" in msg and f"Unterminated string starting at column {column}" in msg
     assert "at at" not in msg and "skip" not in msg
     res = CliRunner().invoke(app, ["import", str(path), "--format", fmt, "--store", str(tmp_path / "s.duckdb"),
-                                   "--run", "r"])
+                                   "--store-run", "r"])
     out = " ".join(res.output.split())
     assert res.exit_code == 2 and f"starting at column {column}" in out and "skip" not in out

@@ -712,7 +712,7 @@ def test_gate_cli_report_renders_the_decision_record(tmp_path):
     base.write_text("".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
     cfg = tmp_path / "gate.json"
     cfg.write_text(json.dumps({"thresholds": {"safety": 0.7}}))
-    res = CliRunner().invoke(app, ["gate", str(cand), str(base), "--config", str(cfg), "--report",
+    res = CliRunner().invoke(app, ["gate", str(cand), str(base), "--config", str(cfg), "--out-dir",
                                    str(tmp_path / "rep"), "--json"])
     assert res.exit_code == 0, res.output
     record = json.loads(res.stdout)
@@ -734,7 +734,7 @@ def _regenerate_line(html: str) -> str:
 
 @pytest.mark.slow  # executes the gate notebook (papermill + nbconvert): about 11 s
 def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, monkeypatch):
-    """The line gave a generic `agentstats gate CANDIDATE BASELINE --config gate.yaml --report DIR`."""
+    """The line gave a generic `agentstats gate CANDIDATE BASELINE --config gate.yaml --out-dir DIR`."""
     import shlex
 
     monkeypatch.chdir(tmp_path)  # the command names its files by their base names: run where they are
@@ -743,12 +743,12 @@ def test_the_gate_report_names_the_gate_command_that_regenerates_it(tmp_path, mo
     (tmp_path / "base.jsonl").write_text(
         "".join(json.dumps({"id": f"q{i}", "scores": {"safety": float(i % 2)}}) + "\n" for i in range(12)))
     (tmp_path / "gate.json").write_text(json.dumps({"thresholds": {"safety": 0.7}}))
-    args = ["gate", "cand v2.jsonl", "base.jsonl", "--config", "gate.json", "--out", "rec.json", "--report", "rep"]
+    args = ["gate", "cand v2.jsonl", "base.jsonl", "--config", "gate.json", "--out", "rec.json", "--out-dir", "rep"]
     res = CliRunner().invoke(app, [*args, "--json"])
     assert res.exit_code == 0, res.output
     first = json.loads(res.stdout)
     command = _regenerate_line(Path(first["report"]).read_text())
-    assert command == "agentstats gate 'cand v2.jsonl' base.jsonl --config gate.json --out rec.json --report rep"
+    assert command == "agentstats gate 'cand v2.jsonl' base.jsonl --config gate.json --out rec.json --out-dir rep"
     words = shlex.split(command)
     assert words[0] == "agentstats" and words[1:] == args
     (tmp_path / "rep").rename(tmp_path / "rep-first")
@@ -769,13 +769,13 @@ def test_the_loop_report_names_the_resume_command_that_regenerates_it(tmp_path, 
     monkeypatch.chdir(tmp_path)
     with ScriptedOpenAIServer(responder=responder) as srv:
         point_at(cfg_path, srv)
-        res = CliRunner().invoke(app, ["loop", "--config", "loop.json", "--run-dir", "run", "--report", "rep",
+        res = CliRunner().invoke(app, ["loop", "--config", "loop.json", "--run-dir", "run", "--out-dir", "rep",
                                        "--json"])
         assert res.exit_code == 0, res.output
         first = json.loads(res.stdout)
         sent = srv.n_requests
         command = _regenerate_line(Path(first["report"]).read_text())
-        assert command == "agentstats loop --config loop.json --run-dir run --resume --report rep"
+        assert command == "agentstats loop --config loop.json --run-dir run --resume --out-dir rep"
         (tmp_path / "rep").rename(tmp_path / "rep-first")
         again = CliRunner().invoke(app, [*shlex.split(command)[1:], "--json"])
         assert srv.n_requests == sent  # a replay: nothing sent

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.report.build import ReportInputError, build_comparison, build_report, choose_calibration, load_input
+from agentstats._util.options import option_style
+from agentstats.report.build import (
+    ReportInputError,
+    build_comparison,
+    build_report,
+    check_k_values,
+    load_input,
+    resolve_calibration,
+)
 from agentstats.report.params import CompareParams, ReportParams
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,11 +128,19 @@ def test_judge_calibration_section_and_the_choice_of_metric(counts_csv, tmp_path
     at1 = corrected[corrected["k"] == 1].set_index("agent")["pass_hat_k_uncorrected"]
     assert at1["A"] == pytest.approx(_pass_hat(C["A"], 3, 1)) and at1["B"] == pytest.approx(_pass_hat(C["B"], 3, 1))
     two = _calibration_set(tmp_path / "two.jsonl", ("m", "other"))
+
+    def params(metric=None):
+        return ReportParams(input_path=str(counts_csv), judge_calibration=str(two), judge_metric=metric)
+
     with pytest.raises(ReportInputError, match=r"calibrates \['m', 'other'\]: choose one with judge_metric"):
-        choose_calibration(two)
-    assert choose_calibration(two, "other").metric == "other"
+        resolve_calibration(params())
+    chosen = resolve_calibration(params("other"))  # the file by its absolute path, the metric named
+    assert chosen.judge_metric == "other" and chosen.judge_calibration == str(two.resolve())
     with pytest.raises(ReportInputError, match="no calibration for metric 'nope'"):
-        choose_calibration(two, "nope")
+        resolve_calibration(params("nope"))
+    one_params = ReportParams(input_path=str(counts_csv), judge_calibration=str(one))
+    assert resolve_calibration(one_params).judge_metric == "m"  # the set's only metric
+    assert resolve_calibration(ReportParams(input_path=str(counts_csv))).judge_calibration is None
 
 
 def test_load_input_names_the_file_and_line(tmp_path):
@@ -138,9 +154,42 @@ def test_load_input_names_the_file_and_line(tmp_path):
         load_input(ReportParams(input_path=str(tmp_path / "no-such-file.jsonl")))
 
 
+def test_k_values_beyond_the_trials_are_refused_before_the_notebook(counts_csv, tmp_path):
+    """k <= n as in estimate (was the command line's own check): counts by their n, unscored trials by those not
+    missing (scoring can only lower that)."""
+    def check(path, ks):
+        params = ReportParams(input_path=str(path), k_values=ks)
+        check_k_values(params, load_input(params), source="the input")
+
+    check(counts_csv, [1, 3])  # 3 trials per task
+    with pytest.raises(ReportInputError, match=r"--k 4: the largest number of trials per task in the input is 3"):
+        with option_style("cli"):
+            check(counts_csv, [1, 4])
+    trials = tmp_path / "t.jsonl"  # two trials of a on t1, the second missing (infra_error); no outcome recorded
+    rows = [{"agent": "a", "task_id": "t1", "trial": 0, "answer": "x", "expected": "x"},
+            {"agent": "a", "task_id": "t1", "trial": 1, "answer": "x", "expected": "x", "status": "infra_error"},
+            {"agent": "a", "task_id": "t2", "trial": 0, "answer": "y", "expected": "x"}]
+    trials.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    check(trials, [1])
+    with pytest.raises(ReportInputError, match=r"is 1"):
+        check(trials, [2])
+    check(trials, None)  # the default k is always answerable
+
+
+def test_default_report_name_follows_the_input_and_the_run():
+    from agentstats.report.notebook import default_report_name
+
+    assert default_report_name("data/runs.jsonl.gz") == "runs"
+    assert default_report_name(Path("/x/counts.csv")) == "counts"
+    assert default_report_name("store.duckdb", "prompt-v2") == "store-prompt-v2"
+    assert default_report_name("store.duckdb", "loop/v2") == "store-loop_v2"  # a plain file name
+    assert default_report_name(".jsonl") == "report"
+
+
 def test_build_comparison_takes_the_compare_params():
+    assert CompareParams(run_paths=["a", "b"]).run_bayes  # the command line's default (compare --bayes, as report)
     cmp = build_comparison(CompareParams(run_paths=[str(EXAMPLE), str(EXAMPLE)], run_agents=["baseline", "candidate"],
-                                         n_boot=0, k_values=[1]))
+                                         n_boot=0, k_values=[1], run_bayes=False))
     assert cmp.runs == ["baseline", "candidate"] and cmp.baseline == "baseline"
     assert cmp.pass_k["k"].tolist() == [1] and cmp.bayes is None
 

@@ -319,6 +319,35 @@ def test_export_parquet_and_jsonl_and_delete(tmp_path):
         assert st.con.execute("SELECT count(*) FROM interactions").fetchall() == [(0,)]
 
 
+def test_export_by_suffix_and_outcomes_per_agent(tmp_path):
+    """What `agentstats runs export` and `runs show` call (were decided in the command)."""
+    from agentstats._util.options import option_style
+
+    trials = _trials()
+    with RunStore(tmp_path / "s.duckdb") as st:
+        st.import_trials(trials, "r")
+        st.export("r", tmp_path / "t.parquet", table="tool_calls")
+        assert pq.read_table(tmp_path / "t.parquet").num_rows == 12
+        st.export("r", tmp_path / "t.jsonl.gz")
+        assert list(agentstats.load_trials(tmp_path / "t.jsonl.gz")) == trials
+        with pytest.raises(StoreError, match=r"x\.csv: export to a \.parquet, \.jsonl or \.jsonl\.gz file"):
+            st.export("r", tmp_path / "x.csv")
+        with pytest.raises(StoreError, match="table='tool_calls' applies to Parquet exports"):
+            st.export("r", tmp_path / "x.jsonl", table="tool_calls")
+        with option_style("cli"), pytest.raises(StoreError, match="--table tool_calls applies to Parquet exports"):
+            st.export("r", tmp_path / "x.jsonl", table="tool_calls")
+        # an independent tally of the trials' outcomes, per agent
+        want: dict = {}
+        for t in trials:
+            o = t.outcome()
+            row = want.setdefault(t.agent, {"n": 0, "c": 0, "n_missing": 0})
+            row["n_missing" if o == "missing" else "n"] += 1
+            row["c"] += o == "success"
+        assert st.outcomes("r") == want
+        st.write_run("unscored", [{"agent": "a", "task_id": "t", "trial": 0, "answer": "x"}])
+        assert st.outcomes("unscored") is None  # counts need an outcome for every trial
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -326,10 +355,10 @@ def test_export_parquet_and_jsonl_and_delete(tmp_path):
 def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     store = tmp_path / "s.duckdb"
     tau = shared_data / "tau-bench-historical" / "gpt-4o-airline.json.gz"
-    r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "example", "--tag", "demo"])
+    r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--store-run", "example", "--tag", "demo"])
     assert r.exit_code == 0, r.output
     assert "imported 600 trials" in r.output
-    r = runner.invoke(app, ["import", str(tau), "--store", str(store), "--run", "tau"])
+    r = runner.invoke(app, ["import", str(tau), "--store", str(store), "--store-run", "tau"])
     assert r.exit_code == 0, r.output
     # the tau-bench run counts as the file does
     a = agentstats.load_counts(store, run="tau")
@@ -343,7 +372,7 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     r = runner.invoke(app, ["estimate", str(store), "--k", "1"])
     assert r.exit_code == 2 and "pick one with --run" in r.output, r.output
     # the same file again: nothing imported, nothing duplicated
-    r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "example"])
+    r = runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--store-run", "example"])
     assert r.exit_code == 0 and "nothing imported" in r.output
     r = runner.invoke(app, ["runs", "list", "--store", str(store), "--json"])
     assert r.exit_code == 0, r.output
@@ -355,10 +384,10 @@ def test_cli_import_list_show_export_delete(tmp_path, shared_data):
     info = json.loads(r.stdout)
     assert info["records"]["trials"] == 600 and info["source"].endswith("example_trials.jsonl")
     assert sum(v["n"] for v in info["outcomes"].values()) == int(agentstats.load_counts(EXAMPLE)["n"].sum())
-    r = runner.invoke(app, ["runs", "export", "example", "--store", str(store), "--to", str(tmp_path / "e.parquet")])
+    r = runner.invoke(app, ["runs", "export", "example", "--store", str(store), "--out", str(tmp_path / "e.parquet")])
     assert r.exit_code == 0, r.output
     assert pq.read_table(tmp_path / "e.parquet").num_rows == 600
-    r = runner.invoke(app, ["runs", "export", "example", "--store", str(store), "--to", str(tmp_path / "e.jsonl")])
+    r = runner.invoke(app, ["runs", "export", "example", "--store", str(store), "--out", str(tmp_path / "e.jsonl")])
     assert r.exit_code == 0, r.output
     assert list(agentstats.load_trials(tmp_path / "e.jsonl")) == list(agentstats.load_trials(EXAMPLE))
     r = runner.invoke(app, ["estimate", str(tmp_path / "e.jsonl"), "--k", "1"])
@@ -377,20 +406,20 @@ def test_cli_import_of_bad_input_is_located_and_leaves_nothing(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([*lines[:50], '{"agent": "x", "task_id": "t", "trial": "zero"}', *lines[50:100],
                               lines[120][: len(lines[120]) // 2]]) + "\n")
-    r = runner.invoke(app, ["import", str(bad), "--store", str(store), "--run", "bad"])
+    r = runner.invoke(app, ["import", str(bad), "--store", str(store), "--store-run", "bad"])
     assert r.exit_code == 2
     assert "bad.jsonl, line 51, field 'trial'" in r.output
     assert "line 102" in r.output and "malformed JSON" in r.output
     with RunStore(store, read_only=True) as st:
         assert st.runs().empty
     assert _count_rows(store, "trials") == 0
-    r = runner.invoke(app, ["import", str(bad), "--store", str(store), "--run", "bad", "--skip-bad"])
+    r = runner.invoke(app, ["import", str(bad), "--store", str(store), "--store-run", "bad", "--skip-bad"])
     assert r.exit_code == 0, r.output
     assert _count_rows(store, "trials") == 100
     assert "skipped 2 records" in r.output
     wrong = tmp_path / "wrong.jsonl"
     wrong.write_text('{"hello": 1}\n')
-    r = runner.invoke(app, ["import", str(wrong), "--store", str(store), "--run", "w"])
+    r = runner.invoke(app, ["import", str(wrong), "--store", str(store), "--store-run", "w"])
     assert r.exit_code == 2 and "neither a trial record" in r.output
 
 
@@ -398,7 +427,7 @@ def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_er
     # the records are read on DuckDB's thread: the message is still worded for the caller (CLI flag vs keyword)
     trunc = tmp_path / "trunc.jsonl"
     trunc.write_bytes(EXAMPLE.read_bytes()[:3000])
-    r = runner.invoke(app, ["import", str(trunc), "--store", str(tmp_path / "s.duckdb"), "--run", "t"])
+    r = runner.invoke(app, ["import", str(trunc), "--store", str(tmp_path / "s.duckdb"), "--store-run", "t"])
     assert r.exit_code == 2
     assert "malformed JSON" in r.output and "--skip-bad" in r.output and "on_error" not in r.output
     with RunStore(tmp_path / "p.duckdb") as st, pytest.raises(LoadError, match="on_error='skip'") as err:
@@ -408,20 +437,20 @@ def test_cli_import_of_a_truncated_jsonl_offers_skip_bad_and_python_offers_on_er
 
 def test_a_parquet_export_is_named_as_such_on_import_and_the_jsonl_export_imports(tmp_path):
     store = tmp_path / "s.duckdb"
-    assert runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--run", "ex"]).exit_code == 0
+    assert runner.invoke(app, ["import", str(EXAMPLE), "--store", str(store), "--store-run", "ex"]).exit_code == 0
     for suffix in ("parquet", "jsonl"):
-        r = runner.invoke(app, ["runs", "export", "ex", "--store", str(store), "--to", str(tmp_path / f"x.{suffix}")])
+        r = runner.invoke(app, ["runs", "export", "ex", "--store", str(store), "--out", str(tmp_path / f"x.{suffix}")])
         assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--run", "pq"])
+    r = runner.invoke(app, ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--store-run", "pq"])
     out = " ".join(r.output.split())
-    assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
+    assert r.exit_code == 2 and "is a run-store export" in out and "--out run.jsonl" in out
     assert "problem" not in out and "skip-bad" not in out
     # the same when the run-table format is given explicitly
-    pq2 = ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--run", "pq2", "--format", "runs"]
+    pq2 = ["import", str(tmp_path / "x.parquet"), "--store", str(store), "--store-run", "pq2", "--format", "runs"]
     r = runner.invoke(app, pq2)
     out = " ".join(r.output.split())
-    assert r.exit_code == 2 and "is a run-store export" in out and "--to run.jsonl" in out
-    r = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--store", str(store), "--run", "again"])
+    assert r.exit_code == 2 and "is a run-store export" in out and "--out run.jsonl" in out
+    r = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--store", str(store), "--store-run", "again"])
     assert r.exit_code == 0 and "imported 600 trials" in r.output
     with RunStore(store, read_only=True) as st:
         assert st.trials("again") == st.trials("ex")
@@ -557,26 +586,26 @@ def test_import_refuses_an_empty_result_and_a_reimport_with_other_options_and_sh
     store = tmp_path / "s.duckdb"
     trunc = tmp_path / "trunc.json"
     trunc.write_text('[{"task_id": 1, "trial": 0, "reward": 1')
-    res = runner.invoke(app, ["import", str(trunc), "--run", "x", "--store", str(store), "--skip-bad"])
+    res = runner.invoke(app, ["import", str(trunc), "--store-run", "x", "--store", str(store), "--skip-bad"])
     # every record skipped: the loader's "nothing left" error (the store's own "no trial could be read" is the
     # fallback for readers that do not count what they kept)
     assert res.exit_code == 2 and "trunc.json: no usable records left after skipping 1 record:" in res.output
     spelled = tmp_path / "t.jsonl"
     spelled.write_text('{"agent": "a", "task_id": "t1", "trial": 0, "succes": true}\n'
                        '{"agent": "a", "task_id": "t2", "trial": 0, "success": false}\n')
-    res = runner.invoke(app, ["import", str(spelled), "--run", "r", "--store", str(store)])
+    res = runner.invoke(app, ["import", str(spelled), "--store-run", "r", "--store", str(store)])
     assert res.exit_code == 0, res.output
     assert "line 1, field 'succes': unknown field 'succes': did you mean 'success'?" in res.output
     with RunStore(store, read_only=True) as st:
         assert list(st.runs()["name"]) == ["r"]  # the empty import left nothing
-    res = runner.invoke(app, ["import", str(spelled), "--run", "r", "--store", str(store)])
+    res = runner.invoke(app, ["import", str(spelled), "--store-run", "r", "--store", str(store)])
     assert res.exit_code == 0 and "nothing imported" in res.output  # the same file and options: a safe rerun
     tau = tmp_path / "tau.json"
     tau.write_text(json.dumps([{"task_id": i, "trial": 0, "reward": float(i % 2), "info": {}, "traj": []}
                                for i in range(3)]))
-    res = runner.invoke(app, ["import", str(tau), "--run", "tau", "--store", str(store), "--agent", "a"])
+    res = runner.invoke(app, ["import", str(tau), "--store-run", "tau", "--store", str(store), "--agent", "a"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["import", str(tau), "--run", "tau", "--store", str(store), "--agent", "b"])
+    res = runner.invoke(app, ["import", str(tau), "--store-run", "tau", "--store", str(store), "--agent", "b"])
     assert res.exit_code == 2 and "imported with other options" in res.output and "--replace" in res.output
 
 
@@ -587,11 +616,11 @@ def test_a_duplicated_key_in_an_imported_file_is_named_by_line_and_skipped_with_
     recs = [("t1", True), ("t2", True), ("t3", False), ("t1", False)]
     p.write_text("".join(json.dumps({"agent": "a", "task_id": t, "trial": 0, "success": s,
                                      "interactions": [{"query": t, "answer": str(s)}]}) + "\n" for t, s in recs))
-    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
+    res = runner.invoke(app, ["import", str(p), "--store-run", "r", "--store", str(store)])
     assert res.exit_code == 2
     assert ("line 4, field '(agent, task_id, trial)': duplicate trial key ('a', 't1', 0), first seen at line 1"
             in res.output)
-    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store), "--skip-bad"])
+    res = runner.invoke(app, ["import", str(p), "--store-run", "r", "--store", str(store), "--skip-bad"])
     assert res.exit_code == 0, res.output
     assert "skipped 1 record" in res.output and "imported 3 trials (3 interactions" in res.output
     trials = {t.task_id: t for t in agentstats.load_trials(store, run="r")}
@@ -619,7 +648,7 @@ def test_one_import_error_names_both_a_bad_record_and_a_duplicated_key(tmp_path)
         assert text.startswith(f"2 problems in {p}:") and f"{p}, line 3, field 'agent'" in text
         assert f"{p}, line 4, field '(agent, task_id, trial)'" in text and "--skip-bad" not in text
         assert st.runs().empty  # rolled back
-    res = runner.invoke(app, ["import", str(p), "--run", "r", "--store", str(store)])
+    res = runner.invoke(app, ["import", str(p), "--store-run", "r", "--store", str(store)])
     assert res.exit_code == 2 and "line 3, field 'agent'" in res.output and "line 4, field '(agent" in res.output
     with RunStore(store) as st, pytest.warns(LoadWarning) as caught:  # skip mode: both out, the other 3 in
         result = import_file(st, p, run="r", on_error="skip")

@@ -1,20 +1,21 @@
-"""What the command line prints for a gate decision: the metric table, efficiency, pairing, decision and triggers.
+"""What ``agentstats gate`` and ``agentstats loop`` print: metric tables, decisions, triggers and where things went.
 
-``agentstats gate`` decides and keeps the record through the library (:mod:`agentstats.gating`) and hands both here;
-nothing here computes a statistic or a decision.
+The commands decide and keep their records through the library (:mod:`agentstats.gating`, :mod:`agentstats.optimize`)
+and hand them here; nothing here computes a statistic or a decision.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from agentstats.cli.common import out
+from agentstats.cli.common import console, out
 from agentstats.gating import GateDecision, MetricResult, no_failure_text
 
-__all__ = ["print_gate"]
+__all__ = ["print_gate", "print_loop"]
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -37,11 +38,11 @@ def _threshold_cell(m: MetricResult, state: str | None) -> str:
     return text if state is None else f"{text}: {state}"
 
 
-def print_gate(decision: GateDecision, record: dict[str, Any]) -> None:
+def print_gate(decision: GateDecision, record: dict[str, Any], out_path: Path | None = None) -> None:
     """Print a decision as tables and lines.
 
-    The metrics per stratum, efficiency, unpaired ids, the decision, its reasons and review triggers, and the
-    sign-offs of ``record`` (the record as kept).
+    The metrics per stratum, efficiency, unpaired ids, the decision, its reasons and review triggers, the
+    sign-offs of ``record`` (the record as kept), and where the record (``out_path``) and its report went.
     """
     cfg = decision.config
     pct = f"{cfg.ci_prob:.0%}"
@@ -85,3 +86,34 @@ def print_gate(decision: GateDecision, record: dict[str, Any]) -> None:
             out.print(f"  {escape(trig.kind)}: {escape(trig.reason)}", highlight=False, soft_wrap=True)
     for s in record.get("sign_off") or []:
         out.print(f"signed off: {escape(str(s.get('name')))} at {escape(str(s.get('at')))}", highlight=False)
+    if out_path is not None:
+        console.print(f"decision record: {escape(str(out_path))}", highlight=False)
+    if record.get("report"):
+        console.print(f"report: {escape(record['report'])}", highlight=False)
+
+
+def print_loop(record: dict[str, Any]) -> None:
+    """Print a loop's result record: its iterations, the decision and why it stopped, cost, review triggers."""
+    t = Table(title="loop iterations (credible intervals of the candidate's means)")
+    for col in ("iteration", "decision", "P(better than best)", "improved", "metrics"):
+        t.add_column(col, justify="left")
+    for s in record["iterations"]:
+        metrics = "; ".join(
+            f"{m['metric']} {m['mean']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]" for m in s.get("metrics", [])
+        )
+        p = s.get("p_better_than_best")
+        t.add_row(str(s.get("iteration")), escape(str(s.get("decision"))), "" if p is None else f"{p:.3f}",
+                  str(s.get("improved")), escape(metrics))
+    out.print(t)
+    colour = {"PASS": "green", "FAIL": "red"}.get(record["decision"], "yellow")
+    out.print(f"[bold {colour}]{record['decision']}[/] (best iteration {record['best_iteration']}); "
+              f"stopped: {escape(record['stop_reason'])}: {escape(record['stop_detail'])}", highlight=False,
+              soft_wrap=True)
+    out.print(f"cost ${record['cost_usd']:.6f}; {record['n_requests']} requests sent (every invocation of the run); "
+              f"{record['n_cached']} calls answered from the run's cache by this one", highlight=False)
+    if record["triggers"]:
+        out.print("[bold]human review required:[/]", highlight=False)
+        for trig in record["triggers"]:
+            out.print(f"  {escape(trig['kind'])}: {escape(trig['reason'])}", highlight=False, soft_wrap=True)
+    if record.get("report"):
+        out.print(f"report: {escape(record['report'])}", highlight=False)

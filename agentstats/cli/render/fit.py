@@ -1,19 +1,14 @@
-"""What the command line prints for a fit: rich tables, plain lines and the ``--json`` payload of ``agentstats fit``.
-
-The commands compute through the library and hand their results here; nothing here computes a statistic. Values
-that cannot be estimated are said in words ("n/a", "not estimable"), small probabilities are never printed as an
-exact 0 or 1 (:func:`prob_text`), and every interval is named by its kind and probability.
-"""
+"""What ``agentstats fit`` prints: rich tables, plain lines and its ``--json`` payload."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
 from rich.table import Table
 
-from agentstats.cli.common import UNDER_HALF_MARK, clean, out
+from agentstats.cli.common import clean, out
+from agentstats.cli.render.text import UNDER_HALF_MARK, prob_text
 from agentstats.models.sampling import STOP_ESS_MIN
 
 __all__ = [
@@ -23,7 +18,6 @@ __all__ = [
     "fit_payload",
     "pass_k_table",
     "print_fit",
-    "prob_text",
     "summary_records",
     "with_tasks",
 ]
@@ -31,17 +25,6 @@ __all__ = [
 #: Note of a re-run prediction at a k no task reaches with its re-run trials.
 RERUN_UNREACHABLE = "k > n + N on every task: the unbiased estimator after the re-run needs n + N >= k trials"
 _KIND_NAMES = {"eti": "equal-tailed", "hdi": "HDI"}
-
-
-def prob_text(x: float) -> str:
-    """Format a probability with 3 decimals, never as an exact 0 or 1 it is not (``<0.001``, ``>0.999``)."""
-    if x != x:  # NaN
-        return "n/a"
-    if 0.0 < x < 0.0005:
-        return "<0.001"
-    if 0.9995 <= x < 1.0:
-        return ">0.999"
-    return f"{x:.3f}"
 
 
 def with_tasks(summary: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
@@ -242,8 +225,3 @@ def _print_run(fit: Any, calibration: Any) -> None:
             "pass^k above are of the true outcome"
         )
     out.print(str(diag))
-
-
-def print_json(payload: dict[str, Any]) -> None:
-    """Print a payload as JSON on stdout."""
-    out.print_json(json.dumps(payload))
