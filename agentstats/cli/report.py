@@ -14,8 +14,16 @@ from typing import Annotated, Any
 import typer
 
 from agentstats._util.options import option_style
-from agentstats.cli.common import EXIT_USAGE, console, fail, notebook_errors, say_skipped
-from agentstats.cli.options import InputOptions, ReportKOpt, check_output_path, input_options, out_dir_opt, parse_k
+from agentstats.cli.common import EXIT_DIAGNOSTICS, EXIT_USAGE, console, fail, notebook_errors, say_skipped
+from agentstats.cli.options import (
+    InputOptions,
+    ReportKOpt,
+    ReportStrictOpt,
+    check_output_path,
+    input_options,
+    out_dir_opt,
+    parse_k,
+)
 from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
 
 
@@ -62,6 +70,7 @@ def report(
     base_url: Annotated[str | None, _opt("judge_base_url")] = ReportParams.default("judge_base_url"),
     metrics: Annotated[str | None, _opt("metrics")] = ReportParams.default("metrics"),
     show_code: Annotated[bool, _opt("show_code")] = ReportParams.default("show_code"),
+    strict: ReportStrictOpt = False,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help=_assignments_help())
     ] = None,
@@ -70,7 +79,8 @@ def report(
 
     Unscored trials (answers and tool calls without success/reward) are scored first, with --judge. The input is
     read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
-    run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
+    run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb. A Bayesian fit that
+    fails its checks is said here and opens the report's summary; with --strict the command then exits 3.
     """
     from agentstats.report.build import ReportInputError, check_k_values, load_input, resolve_calibration
     from agentstats.report.notebook import default_report_name, run_report, safe_report_name
@@ -101,3 +111,11 @@ def report(
                            input_checked=True)
     console.print(f"report: {paths.html}")
     console.print(f"notebook: {paths.notebook}")
+    checks = paths.checks
+    if checks is not None and not checks.get("ok", True):
+        from rich.text import Text
+
+        said = f" {checks['message']}; the report's summary makes no claim from that posterior (its Bayesian section)"
+        console.print(Text.assemble(("warning:", "bold yellow"), said), highlight=False, soft_wrap=True)
+        if strict:
+            raise typer.Exit(EXIT_DIAGNOSTICS)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentstats._util.markup import one_line
 from agentstats.report.params import CompareParams, ReportParams
+from agentstats.report.verdict import FitVerdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BayesSection",
     "CalibrationSection",
-    "FitVerdict",
     "MetricsSection",
     "ReportData",
     "ReportInputError",
@@ -138,27 +138,6 @@ class MetricsSection:
 
 
 @dataclass(frozen=True)
-class FitVerdict:
-    """Whether the Bayesian fit can be read: the one verdict the summary and the diagnostics section show.
-
-    Attributes
-    ----------
-    converged : bool
-        R-hat, ESS and divergences all within the thresholds (:meth:`agentstats.models.result.Fit.diagnostics`).
-    problems : tuple of str
-        What failed, in words (empty when converged).
-    """
-
-    converged: bool
-    problems: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, diagnostics: Diagnostics) -> FitVerdict:
-        """Read the verdict from a fit's diagnostics."""
-        return cls(converged=bool(diagnostics.ok), problems=tuple(diagnostics.problems))
-
-
-@dataclass(frozen=True)
 class BayesSection:
     """The hierarchical model's section: the fit, its checks, and every posterior table and curve the report shows.
 
@@ -169,7 +148,7 @@ class BayesSection:
     diagnostics : Diagnostics
         Its convergence table (computed once, kept by the fit).
     verdict : FitVerdict
-        Whether the fit converged.
+        Whether the fit can be read: it converged and its posterior predictive check passed.
     curve_ks : list of int
         ``1 .. max(k_max_bayes, largest report k)``: the k of the posterior curves.
     curves : pandas.DataFrame
@@ -279,13 +258,24 @@ class ReportData:
             fit=self.bayes.fit if self.bayes is not None else None, ci_prob=p.ci_prob,
         )
 
-    def summary_markdown(self) -> str:
-        """Write the report's one-paragraph summary (:func:`agentstats.report.prose.report_summary`), Markdown."""
+    def summary_markdown(self, links: bool = True) -> str:
+        """Write the report's summary (:func:`agentstats.report.prose.report_summary`), Markdown bullets.
+
+        A fit that failed its checks opens it, and none of its numbers is used (the agents are then compared by
+        their paired differences). With ``links`` every claim links to the report's table or figure behind it.
+        """
         from agentstats.report.prose import report_summary
 
         b = self.bayes
-        return report_summary(self.counts, self.suite, prob=b.prob_at_1 if b is not None else None,
-                              paired=self.paired, converged=b.verdict.converged if b is not None else None)
+        usable = b is not None and b.verdict.ok
+        return report_summary(self.counts, self.suite, prob=b.prob_at_1 if usable and b is not None else None,
+                              paired=self.paired, verdict=b.verdict if b is not None else None,
+                              posterior_ks=b.forest_ks if usable and b is not None else None, links=links)
+
+    @property
+    def checks(self) -> dict[str, Any] | None:
+        """The fit's verdict as a JSON-ready dict (:meth:`FitVerdict.as_record`); None without a fit."""
+        return self.bayes.verdict.as_record() if self.bayes is not None else None
 
     def regenerate_command(self) -> str:
         """Write the ``agentstats report`` command that regenerates this report, with its k."""
@@ -541,8 +531,10 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
         forest_ks = sorted(set(ks) | {curve_ks[-1]})
         several = counts["agent"].nunique() > 1
         draws_k = posterior_pass_hat_k(fitted, k_show, population=p.population) if several else None
+        ppc = fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob)
         return BayesSection(
-            fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics), curve_ks=curve_ks, curves=curves,
+            fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics, ppc), curve_ks=curve_ks,
+            curves=curves,
             k_show=k_show,
             pass_hat_k_observed=summarize_pass_k(
                 [posterior_pass_hat_k(fitted, k_show, population="observed")], ci_prob=p.ci_prob),
@@ -555,7 +547,7 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
             prob_at_1=(contrast_matrix(posterior_pass_hat_k(fitted, 1, population=p.population), k=1)
                        if several else None),
             task_effects=task_effects(fitted, ci_prob=p.ci_prob),
-            ppc=fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob),
+            ppc=ppc,
         )
 
 

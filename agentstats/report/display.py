@@ -8,11 +8,34 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import Any
 
-__all__ = ["SKIPPED_KEY", "configure_notebook", "register_table_display", "section_skipped"]
+__all__ = ["CHECKS_KEY", "SKIPPED_KEY", "configure_notebook", "register_table_display", "section_skipped",
+           "show_summary"]
 
 #: Output metadata key of a section's "nothing to show here" note (:func:`section_skipped`); its value is the reason.
 SKIPPED_KEY = "agentstats_section_skipped"
+#: Output metadata key of the summary (:func:`show_summary`); its value is the fit's verdict
+#: (:meth:`agentstats.report.verdict.FitVerdict.as_record`, or None without a fit), which
+#: :func:`agentstats.report.notebook.run_report` reads back for the command line.
+CHECKS_KEY = "agentstats_checks"
+
+
+def show_summary(markdown: str, checks: dict[str, Any] | None) -> None:
+    """Show the report's summary (under its anchor) and carry the fit's verdict in the output's metadata.
+
+    Parameters
+    ----------
+    markdown : str
+        The summary (:meth:`agentstats.report.build.ReportData.summary_markdown`).
+    checks : dict or None
+        The fit's verdict (:attr:`agentstats.report.build.ReportData.checks`).
+    """
+    from IPython.display import Markdown, display
+
+    from agentstats.report.anchors import SUMMARY, target
+
+    display(Markdown(f"{target(SUMMARY)}**Summary**\n\n{markdown}"), metadata={CHECKS_KEY: checks})
 
 
 def section_skipped(reason: str) -> None:

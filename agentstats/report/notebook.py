@@ -51,6 +51,7 @@ __all__ = [
     "default_notebook",
     "default_report_name",
     "packaged_template",
+    "recorded_checks",
     "report_parameters",
     "run_report",
     "safe_report_name",
@@ -95,10 +96,44 @@ class ReportInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class ReportPaths:
-    """Where a report was written: the executed notebook and its HTML export."""
+    """Where a report was written: the executed notebook and its HTML export, and what its fit's checks said.
+
+    Attributes
+    ----------
+    notebook, html : pathlib.Path
+        The executed notebook and its HTML export.
+    checks : dict or None
+        The Bayesian fit's verdict as the notebook recorded it (:meth:`agentstats.report.verdict.FitVerdict.as_record`:
+        ``ok``, ``converged``, ``ppc_ok``, ``message`` ...); None when the report has no fit (``--no-bayes``) or the
+        template shows none.
+    """
 
     notebook: Path
     html: Path
+    checks: dict[str, Any] | None = None
+
+
+def recorded_checks(nb: Any) -> dict[str, Any] | None:
+    """Return the fit's verdict an executed report notebook carries (:data:`agentstats.report.display.CHECKS_KEY`).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The executed notebook.
+
+    Returns
+    -------
+    dict or None
+        The first verdict found in an output's metadata; None when there is none (no fit).
+    """
+    from agentstats.report.display import CHECKS_KEY
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            found = (out.get("metadata") or {}).get(CHECKS_KEY)
+            if found is not None:
+                return dict(found)
+    return None
 
 
 def default_notebook() -> Path:
@@ -285,9 +320,6 @@ def _kernel_manager_class(log: Any) -> type:
     return _ReportKernelManager
 
 
-
-
-
 def run_report(
     parameters: NotebookParams | Mapping[str, Any],
     out_dir: str | Path = "reports",
@@ -407,10 +439,12 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
         _set_kernelspec(nb, kernel_name)
         source = Path(str(parameters.get("input_path", name))).name
         nb.metadata["title"] = f"agentstats report: {one_line(source)}"
+        checks = recorded_checks(nb)
         nb.metadata["agentstats"] = {
             "status": "complete",
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "version": package_version(),
+            **({"checks": checks} if checks is not None else {}),
         }
         body = export_html(nb, show_code=show_code)
         assert isinstance(body, str)
@@ -439,7 +473,7 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             os.unlink(log.name)
     running.unlink(missing_ok=True)
     failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
-    return ReportPaths(notebook=nb_path, html=html_path)
+    return ReportPaths(notebook=nb_path, html=html_path, checks=checks)
 
 
 def _failure_reason(exc: BaseException) -> str:

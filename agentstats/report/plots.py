@@ -230,10 +230,18 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     agents = list(dict.fromkeys(summary["agent"]))
     colors = _colors(agents)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
+    ranged = _not_estimable(summary)
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
         sm = summary[summary["quantity"] == m]
         for a in agents:
             g = sm[sm["agent"] == a].sort_values("k")
+            rng = g[_not_estimable(g)]
+            if len(rng):  # one trial per task: k > 1 only as the range of every consistency, from k = 1 on
+                start = g[~_not_estimable(g)].tail(1)
+                ks = [*start["k"], *rng["k"]]
+                ax.fill_between(ks, [*start["ci_low"], *rng["range_low"]], [*start["ci_high"], *rng["range_high"]],
+                                facecolor="none", edgecolor=colors[a], hatch="...", alpha=0.5, lw=0.8, ls=":")
+                g = g[~_not_estimable(g)]
             obs = g[~g["extrapolated"].astype(bool)]
             ext = g[g["extrapolated"].astype(bool)]
             band_obs, band_ext = obs, ext
@@ -264,12 +272,21 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
         _k_axis(ax, sorted(int(k) for k in summary["k"].unique()))
     axes[0].set_ylabel(f"posterior mean, {_interval_label(summary)} credible band")
     _legend(fig, axes[1], len(agents))
+    note = ("\ndotted band: one trial per task, so only the range over every within-task consistency (not estimable "
+            "from these data)" if ranged.any() else "")
     fig.suptitle(
         (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the trials observed "
-        "on some of the agent's tasks (model extrapolation); filled markers: observed k",
+        "on some of the agent's tasks (model extrapolation); filled markers: observed k" + note,
         fontsize="medium",
     )
     return fig
+
+
+def _not_estimable(summary: pd.DataFrame) -> pd.Series:
+    """Mark the rows whose value the data do not identify (``estimable`` False, from ``summarize_pass_k``)."""
+    if "estimable" not in summary:
+        return pd.Series(False, index=summary.index)
+    return ~summary["estimable"].astype(bool)
 
 
 def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figure:
@@ -292,18 +309,24 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ks = sorted(summary["k"].unique())
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
     y, ypos, labels = 0.0, [], []
-    any_extrap = False
+    any_extrap = any_range = False
     for k in ks:
         for a in agents:
             r = summary[(summary["agent"] == a) & (summary["k"] == k)]
             if r.empty:
                 continue
             r = r.iloc[0]
+            ypos.append(y)
+            if "estimable" in r and not bool(r["estimable"]):  # a range, not an estimate: dotted, no marker
+                any_range = True
+                ax.plot([r["range_low"], r["range_high"]], [y, y], color=colors[a], lw=2.5, ls=":")
+                labels.append(f"{plot_text(a)}  k={k}  (range: not estimable)")
+                y += 1
+                continue
             extrap = bool("extrapolated" in r and float(r["extrapolated"]) > 0)
             any_extrap |= extrap
             ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5, ls="--" if extrap else "-")
             ax.plot(r["mean"], y, "o", color=colors[a], mfc="white" if extrap else colors[a])
-            ypos.append(y)
             labels.append(f"{plot_text(a)}  k={k}" + ("  (extrapolated)" if extrap else ""))
             y += 1
         y += 0.5  # gap between k groups
@@ -311,9 +334,14 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ax.invert_yaxis()
     kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
     ax.set_xlabel(f"{metric_label}: posterior mean and {_interval_label(summary)} credible interval ({kind})")
+    notes = []
     if any_extrap:
-        ax.set_title("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
-                     "extrapolation)", fontsize="small")
+        notes.append("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
+                     "extrapolation)")
+    if any_range:
+        notes.append("dotted, no marker: one trial per task, the range over every within-task consistency")
+    if notes:
+        ax.set_title("\n".join(notes), fontsize="small")
     ax.set_xlim(0, 1)
     ax.grid(axis="x", alpha=0.3)
     return fig

@@ -27,6 +27,7 @@ __all__ = [
     "format_counts_table",
     "format_left_out",
     "format_metric_summary",
+    "format_paired_table",
     "format_run_bayes",
     "format_run_contrasts",
     "format_run_metrics",
@@ -144,6 +145,53 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index(["agent", "k"])
+
+
+def format_paired_table(paired: pd.DataFrame, k: int, digits: int = 3) -> pd.DataFrame:
+    """Paired differences in pass^k at one ``k``: each pair once, the agent with the higher pass^k first.
+
+    The evidence behind the report's statements on which agent is ahead (:func:`agentstats.report.prose.read_suite`,
+    :func:`~agentstats.report.prose.report_summary`): one agent is ahead of another when the paired interval of
+    their difference lies wholly above 0.
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        Output of :func:`agentstats.estimators.paired_pass_k_table` (columns ``agent_a, agent_b, k, n_tasks,
+        pass_hat_k_diff, pass_hat_k_diff_ci_low, pass_hat_k_diff_ci_high``, and ``mcnemar_p`` and ``ci_prob`` when
+        given).
+    k : int
+        The k shown.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k``, ``ahead``, ``behind``, ``difference`` (pass^k of ``ahead`` minus ``behind``, >= 0), ``P
+        paired CI`` (``P`` from ``ci_prob``), ``interval above 0`` (``yes`` / ``no``), ``shared tasks`` and, when
+        given, ``McNemar p``; sorted by the interval's lower end (highest first), pairs without a shared task last.
+        Values are strings except ``k`` and ``shared tasks``.
+    """
+    label = ci_label(paired)
+    rows = []
+    for _, r in paired[paired["k"] == k].iterrows():
+        d, lo, hi = (float(r[c]) for c in ("pass_hat_k_diff", "pass_hat_k_diff_ci_low", "pass_hat_k_diff_ci_high"))
+        a, b = str(r["agent_a"]), str(r["agent_b"])
+        if np.isfinite(d) and d < 0:
+            a, b, d, lo, hi = b, a, -d, -hi, -lo
+        row = {"k": int(k), "ahead": a, "behind": b, "difference": num(d, digits),
+               f"{label} paired CI": interval(lo, hi, digits) if np.isfinite(lo) and np.isfinite(hi) else "n/a",
+               "interval above 0": "yes" if np.isfinite(lo) and lo > 0 else "no", "shared tasks": int(r["n_tasks"]),
+               "_lo": lo if np.isfinite(lo) else -np.inf}
+        if "mcnemar_p" in r:
+            row["McNemar p"] = f"{float(r['mcnemar_p']):.3g}" if pd.notna(r["mcnemar_p"]) else "n/a"
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    return out.sort_values(["_lo", "ahead", "behind"], ascending=[False, True, True]).drop(columns="_lo").reset_index(
+        drop=True)
 
 
 def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:
