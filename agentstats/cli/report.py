@@ -14,7 +14,15 @@ from typing import Annotated, Any
 import typer
 
 from agentstats._util.options import option_style
-from agentstats.cli.common import EXIT_DIAGNOSTICS, EXIT_USAGE, console, fail, notebook_errors, say_skipped
+from agentstats.cli.common import (
+    EXIT_DIAGNOSTICS,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    console,
+    fail,
+    notebook_errors,
+    say_skipped,
+)
 from agentstats.cli.options import (
     InputOptions,
     ReportKOpt,
@@ -82,7 +90,14 @@ def report(
     run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb. A Bayesian fit that
     fails its checks is said here and opens the report's summary; with --strict the command then exits 3.
     """
-    from agentstats.report.build import ReportInputError, check_k_values, load_input, resolve_calibration
+    from agentstats.llm.probe import EndpointUnavailable
+    from agentstats.report.inputs import (
+        ReportInputError,
+        check_judge,
+        check_k_values,
+        load_input,
+        resolve_calibration,
+    )
     from agentstats.report.notebook import default_report_name, run_report, safe_report_name
 
     if not input.exists():
@@ -101,8 +116,11 @@ def report(
         data = load_input(params)  # the input is read here: a bad file exits 2, --skip-bad lists what it skipped
         say_skipped(data.skipped, input)
         check_k_values(params, data, source=str(input))  # k beyond the trials, as estimate
+        check_judge(params, data)  # an LLM judge that is down: named now, not after a minute of retries
     except (ReportParameterError, ReportInputError) as exc:
         raise fail(exc, EXIT_USAGE) from None
+    except EndpointUnavailable as exc:  # as the loop: 69 (EX_UNAVAILABLE), nothing was run
+        raise fail(exc, EXIT_UNAVAILABLE) from None
     stem = safe_report_name(name) if name is not None else default_report_name(input, inputs.run)
     if name is not None and stem != name:
         console.print(f"report name {name!r} is not a plain file name; using {stem!r}", highlight=False)

@@ -5,7 +5,7 @@ The templates (``notebooks/report.ipynb`` and ``notebooks/compare.ipynb`` in the
 ``parameters`` (generated from :mod:`agentstats.report.params`) and papermill injects the values given here after it.
 What a report run guarantees (docs/reliability.md, "Reports"):
 
-* The input is read before the notebook starts (:func:`agentstats.report.build.load_input`): a file that cannot be
+* The input is read before the notebook starts (:func:`agentstats.report.inputs.load_input`): a file that cannot be
   loaded fails in a second with its location, not after a kernel start with a notebook traceback.
 * Every parameter passed must be one the template declares (:func:`check_parameters`), and one its model accepts.
 * Output names cannot leave the output folder or be hidden (:func:`safe_report_name`).
@@ -33,11 +33,11 @@ from typing import Any
 
 from agentstats._util.markup import one_line
 from agentstats.files.atomic import atomic_write_text
-from agentstats.report.build import load_input
 
 # notebooks/gate.ipynb (the gate's and the loop's) imports these two from here; they live in .display now: drop this
 # import when the gate notebook imports them from there.
 from agentstats.report.html import export_html
+from agentstats.report.inputs import load_input
 from agentstats.report.params import CompareParams, NotebookParams, ReportParameterError, ReportParams
 from agentstats.report.provenance import package_version
 
@@ -77,12 +77,16 @@ class ReportError(RuntimeError):
         The partially executed notebook, marked as failed.
     previous : pathlib.Path or None
         The previous complete report (HTML, else notebook) left in place, if there was one.
+    ename : str or None
+        The name of the exception the failed cell raised (``"EndpointUnavailable"`` for a judge that went down
+        mid-run, which the command line turns into exit 69); None when the failure was not a cell's.
     """
 
-    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None):
+    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None, ename: str | None = None):
         super().__init__(message)
         self.failed_notebook = failed_notebook
         self.previous = previous
+        self.ename = ename
 
 
 class ReportInterrupted(KeyboardInterrupt):
@@ -356,7 +360,7 @@ def run_report(
         Keep the code in the HTML (default: ``parameters.show_code`` for :class:`ReportParams`, else results and
         narrative only).
     input_checked : bool
-        The caller has read the input with :func:`agentstats.report.build.load_input` already (the command line
+        The caller has read the input with :func:`agentstats.report.inputs.load_input` already (the command line
         does, to list the skipped records and check ``k_values`` before the notebook starts): the input is not read
         a second time before the notebook reads it.
 
@@ -368,7 +372,7 @@ def run_report(
     ------
     ReportParameterError
         Unknown or refused parameters, or a name that would leave ``out_dir`` (a ``ValueError``).
-    agentstats.report.build.ReportInputError
+    agentstats.report.inputs.ReportInputError
         The report's input cannot be read (checked before the notebook starts).
     ReportError
         A cell failed, or the export did. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were;
@@ -465,7 +469,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             if interrupted:
                 raise ReportInterrupted(message, failed_notebook=failed_path, previous=previous) from exc
             if isinstance(exc, Exception):
-                raise ReportError(message, failed_notebook=failed_path, previous=previous) from exc
+                raise ReportError(message, failed_notebook=failed_path, previous=previous,
+                                  ename=getattr(exc, "ename", None)) from exc
             raise
     finally:
         log.close()

@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentstats._util.options import option_style
-from agentstats.report.build import (
-    ReportInputError,
-    build_comparison,
-    build_report,
-    check_k_values,
-    load_input,
-    resolve_calibration,
-)
+from agentstats.report.build import build_comparison, build_report
+from agentstats.report.inputs import ReportInputError, check_k_values, load_input, resolve_calibration
 from agentstats.report.params import CompareParams, ReportParams
 
 REPO = Path(__file__).resolve().parents[2]

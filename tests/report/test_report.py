@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 
 import agentstats.report.notebook as report_mod
 from agentstats.cli import app
-from agentstats.report.build import ReportInputError, load_input
 from agentstats.report.html import export_html
+from agentstats.report.inputs import ReportInputError, load_input
 from agentstats.report.notebook import ReportError, ReportInterrupted, default_notebook, run_report, safe_report_name
 from agentstats.report.params import ReportParameterError, ReportParams
 
