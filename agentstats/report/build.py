@@ -277,6 +277,24 @@ class ReportData:
 
         return report_command(self.params, k_values=self.ks)
 
+    def regenerate_markdown(self) -> str:
+        """Say how to regenerate this report: the command, and where it runs (Markdown, one paragraph).
+
+        The command names the input from the folder the report was made in (the current directory of the command
+        or papermill) when it lies below it; otherwise by its base name, run from the folder that holds it.
+        """
+        from agentstats._util.markup import md_code, md_text
+        from agentstats.report.provenance import file_word
+
+        path = self.params.input_path
+        files = [path] if isinstance(path, str) else []
+        files += [self.params.judge_calibration] if self.params.judge_calibration else []
+        elsewhere = [file_word(f)[0] for f in files if not file_word(f)[1]]
+        where = ("from the folder this report was made in" if not elsewhere else
+                 f"from the folder that holds {md_text(' and '.join(elsewhere))}")
+        return (f"Regenerate with {md_code(self.regenerate_command())}, run {where} (add `--show-code` to see the "
+                "code in the HTML), and explore the notebook in JupyterLab.")
+
 
 # ------------------------------------------------------------------------------------------------------- building
 def build_report(params: ReportParams) -> ReportData:

@@ -15,7 +15,6 @@ from typing import Any
 
 from agentstats.files.atomic import atomic_write_text
 from agentstats.report.display import SKIPPED_KEY
-from agentstats.report.provenance import package_version
 
 __all__ = ["export_html"]
 
@@ -23,11 +22,12 @@ _HEADING = re.compile(r"<h([23]) id=\"([^\"]+)\"[^>]*>(.*?)</h\1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
-def _html_template_dir() -> Path:
+def html_template_dir() -> Path:
+    """Return the folder of the report's nbconvert template (``agentstats_report``)."""
     return Path(str(resources.files("agentstats.report") / "templates" / "nbconvert"))
 
 
-def _fold_skipped(cells: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
+def fold_skipped(cells: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
     """Drop the ``## `` sections whose every output is a :func:`section_skipped` note; return them (title, reason)."""
     starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
     drop: set[int] = set()
@@ -51,10 +51,10 @@ def _plain_reason(markdown: str) -> str:
     return "".join(f"<code>{_escape(p)}</code>" if i % 2 else _escape(p.replace("*", "")) for i, p in enumerate(parts))
 
 
-def _toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
+def with_toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
     """Insert a table of contents (the report's h2/h3 headings) before its first section heading.
 
-    ``skipped``: sections left out of the page (:func:`_fold_skipped`), listed under the contents with their reason.
+    ``skipped``: sections left out of the page (:func:`fold_skipped`), listed under the contents with their reason.
     """
     items = []
     for level, anchor, inner in _HEADING.findall(body):
@@ -87,7 +87,7 @@ def _toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
 
 
 def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bool = False) -> Path | str:
-    """Export an executed notebook to one self-contained HTML file.
+    """Export an executed notebook to one self-contained HTML file (:class:`AgentstatsHTMLExporter`).
 
     JupyterLab's look (nbconvert ``lab`` template) without anything fetched from a network: no require.js,
     MathJax, mermaid or widget scripts, CSS inline, images embedded. The ``parameters`` cell is left out (papermill's
@@ -110,45 +110,15 @@ def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bo
         The path written, or the HTML text.
     """
     import nbformat
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import Preprocessor, TagRemovePreprocessor
+
+    from agentstats.report.exporter import AgentstatsHTMLExporter
 
     if isinstance(notebook, str | Path):
         nb = nbformat.read(notebook, as_version=4)
         html = html or Path(notebook).with_suffix(".html")
     else:
         nb = notebook
-    exporter = HTMLExporter(
-        template_name="agentstats_report",
-        extra_template_basedirs=[str(_html_template_dir())],
-        exclude_input=not show_code,
-        exclude_input_prompt=not show_code,
-        exclude_output_prompt=not show_code,
-        embed_images=True,
-    )
-    removed = ("parameters",) if show_code else ("parameters", "injected-parameters")
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags=removed, enabled=True), True)
-    if not show_code:
-
-        class _DropSilentCells(Preprocessor):
-            """Code cells without output would leave empty gaps once their input is hidden."""
-
-            def preprocess(self, nb, resources):
-                nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]
-                return nb, resources
-
-        exporter.register_preprocessor(_DropSilentCells(), True)
-
-        class _FoldSkippedSections(Preprocessor):
-            """Sections with nothing to show leave the page; they are named under the contents (``_toc``)."""
-
-            def preprocess(self, nb, resources):
-                nb.cells, resources["agentstats_skipped"] = _fold_skipped(nb.cells)
-                return nb, resources
-
-        exporter.register_preprocessor(_FoldSkippedSections(), True)
-    body, res = exporter.from_notebook_node(nb, resources={"agentstats_version": package_version()})
-    body = _toc(body, res.get("agentstats_skipped"))
+    body, _ = AgentstatsHTMLExporter(show_code=show_code).from_notebook_node(nb)
     if html is None:
         return body
     atomic_write_text(html, body)
