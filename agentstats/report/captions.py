@@ -124,8 +124,9 @@ def forest_caption(population: str, forest_ks: list[int], report_ks: list[int], 
         f"{', '.join(str(k) for k in forest_ks)}: the report's k"
         + (f" and k = {end}, where the curves above end" if end not in report_ks else "")
         + "): mean, median and the ends of the "
-        f"{pct} credible interval (`eti`: equal-tailed, `hdi`: highest density); *share extrapolated*: the agent's "
-        "tasks with fewer trials than k, whose value comes from the model rather than observed k-runs."
+        f"{pct} credible interval (`eti`: equal-tailed, `hdi`: highest density); *n < k*: the agent's tasks "
+        "with fewer trials than k (counted as in the table of unbiased estimates), whose value at that k comes from "
+        "the model rather than observed k-runs."
     )
 
 

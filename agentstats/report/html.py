@@ -78,7 +78,8 @@ def with_toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
     lines.append("</ol></li></ol>" if nested else "</ol>")
     if skipped:
         lines.append('<p class="agentstats-toc-skipped">Not in this report</p><ul class="agentstats-toc-skipped">')
-        lines += [f"<li>{_escape(title)}: {_plain_reason(reason)}</li>" for title, reason in skipped]
+        # a dash, not a colon: section titles have colons of their own ("Judge calibration: ...")
+        lines += [f"<li>{_escape(title)} — {_plain_reason(reason)}</li>" for title, reason in skipped]
         lines.append("</ul>")
     lines.append("</nav>")
     first = _HEADING.search(body)

@@ -339,27 +339,37 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
     return out, " ".join(notes)
 
 
-def format_posterior_table(summary: pd.DataFrame) -> pd.DataFrame:
+def format_posterior_table(summary: pd.DataFrame, counts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Display of posterior pass^k rows (:func:`agentstats.posterior.summarize_pass_k`) by agent and k.
 
     Parameters
     ----------
     summary : pandas.DataFrame
         Rows of one quantity: ``agent, k, mean, median, ci_low, ci_high, ci_kind, extrapolated`` and ``ci_prob``.
+    counts : pandas.DataFrame, optional
+        The fit's counts (``agent, task_id, n``): with them, the tasks with fewer than k trials are counted (column
+        ``n < k``, as in the table of unbiased estimates), else given as a share (``share n < k``).
 
     Returns
     -------
     pandas.DataFrame
         Index ``(agent, k)``; columns ``mean``, ``median``, ``lower (P)``, ``upper (P)`` (``P`` from ``ci_prob``),
-        ``interval`` (``eti`` / ``hdi``) and ``share extrapolated`` (the agent's tasks with fewer trials than k).
+        ``interval`` (``eti`` / ``hdi``) and ``n < k`` (the agent's tasks with fewer trials than k, whose value at
+        that k comes from the model: ``extrapolated`` × the agent's tasks with a trial).
         Where a value is not estimable (``estimable`` False: one trial per task, k > 1) the four numbers are NaN
         and the column ``range, any consistency (P)`` gives its range (:func:`agentstats.posterior.summarize_pass_k`);
         that column is there only when some row needs it.
     """
     pct = ci_label(summary)
     out = summary.set_index(["agent", "k"])[["mean", "median", "ci_low", "ci_high", "ci_kind", "extrapolated"]].rename(
-        columns={"ci_low": f"lower ({pct})", "ci_high": f"upper ({pct})", "ci_kind": "interval",
-                 "extrapolated": "share extrapolated"})
+        columns={"ci_low": f"lower ({pct})", "ci_high": f"upper ({pct})", "ci_kind": "interval"})
+    if counts is not None:
+        tasks = counts[counts["n"] > 0].groupby("agent", sort=False)["task_id"].nunique()
+        per = np.array([tasks.get(a, 0) for a in out.index.get_level_values("agent")], dtype=float)
+        out["extrapolated"] = np.rint(out["extrapolated"].to_numpy(dtype=float) * per).astype(int)
+        out = out.rename(columns={"extrapolated": "n < k"})
+    else:
+        out = out.rename(columns={"extrapolated": "share n < k"})
     if "estimable" in summary and not summary["estimable"].astype(bool).all():
         ranged = summary.set_index(["agent", "k"])
         out[f"range, any consistency ({pct})"] = [

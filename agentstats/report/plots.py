@@ -22,6 +22,7 @@ from agentstats.report.palette import agent_colors
 
 __all__ = [
     "agent_colors",
+    "lattice_bins",
     "plot_contrast_matrix",
     "plot_forest",
     "plot_metric_summary",
@@ -458,6 +459,32 @@ def _shorten(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
+def lattice_bins(values: np.ndarray, *, max_bars: int = 200, default: int = 30) -> Any:
+    """Histogram bins centred on the values a discrete statistic takes: one bar per lattice point.
+
+    A count takes whole numbers, a share of 40 tasks multiples of 1/40: when every value is ``min + j * step`` for
+    whole ``j`` (``step`` the smallest gap between distinct values, to 1e-9 relative) and there are at most
+    ``max_bars`` points, the edges lie halfway between points, so each bar sits on one value and none is split or
+    empty between two. Otherwise ``default`` equal bins.
+
+    Returns
+    -------
+    numpy.ndarray or int
+        Bin edges, or ``default``.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v)]
+    distinct = np.unique(v)
+    if len(distinct) < 2:
+        return np.array([distinct[0] - 0.5, distinct[0] + 0.5]) if len(distinct) else default
+    step = float(np.min(np.diff(distinct)))
+    j = (distinct - distinct[0]) / step
+    n_points = round(j[-1]) + 1
+    if n_points > max_bars or not np.allclose(j, np.round(j), atol=1e-6):
+        return default
+    return distinct[0] + (np.arange(n_points + 1) - 0.5) * step
+
+
 def plot_ppc(
     observed: dict[str, float], replicated: dict[str, np.ndarray], *, p_values: dict[str, float] | None = None
 ) -> Figure:
@@ -490,10 +517,7 @@ def plot_ppc(
     for ax, nm in zip(axes.ravel(), names, strict=False):
         rep = np.asarray(replicated[nm]).ravel()
         is_count = bool(np.allclose(rep, np.round(rep)) and np.isclose(observed[nm], round(observed[nm])))
-        if is_count and np.ptp(rep) < 200:  # counts: one bar per integer
-            bins: Any = np.arange(rep.min(), rep.max() + 2) - 0.5
-        else:
-            bins = 30
+        bins = lattice_bins(np.append(rep, observed[nm]))
         ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6, label="replicated")
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
         title, xlabel = ppc_label(nm)

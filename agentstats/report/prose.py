@@ -335,13 +335,14 @@ def credible_leaders(prob: pd.DataFrame, threshold: float = 0.95) -> tuple[list[
     return ahead_of_all, not_behind
 
 
-def _names(agents: list[str], limit: int = 6) -> str:
+def _names(agents: list[str], limit: int = 6, *, conj: str = "and") -> str:
+    """Name agents in a sentence, in bold: ``**a**, **b** and 3 more`` (``conj``: ``"and"`` or ``"or"``)."""
     shown = [f"**{md_text(a)}**" for a in agents[:limit]]
     if len(agents) > limit:
         shown.append(f"{len(agents) - limit} more")
     if len(shown) <= 2:
-        return " and ".join(shown)
-    return ", ".join(shown[:-1]) + " and " + shown[-1]
+        return f" {conj} ".join(shown)
+    return ", ".join(shown[:-1]) + f" {conj} " + shown[-1]
 
 
 def report_summary(
@@ -499,11 +500,14 @@ def _who_is_ahead(at1: pd.DataFrame, suite: pd.DataFrame, prob: pd.DataFrame | N
         if len(rest) > 1:
             _, front = credible_leaders(rest, cut)
             if len(front) < len(rest):
-                text += f"; among the others, {_names(front)} {'is' if len(front) == 1 else 'are'} behind none"
+                text += (f". Of the others, no agent is credibly ahead of {_names(front, conj='or')}; each remaining "
+                         "agent is behind at least one of them")
         return claim(text, where)
     if len(group) < n_agents:
-        return claim(f"No agent is ahead of all others; {_names(group)} {'is' if len(group) == 1 else 'are'} "
-                     f"behind none of them ({how})", where)
+        behind = [str(a) for a in evidence.index if a not in group]
+        return claim(f"No agent is ahead of all others. No agent is credibly ahead of {_names(group, conj='or')} "
+                     f"({how}); {_names(behind)} {'is' if len(behind) == 1 else 'are each'} behind at least one "
+                     "agent", where)
     return claim(none[0].upper() + none[1:], where)
 
 
@@ -512,13 +516,24 @@ def _task_sets_note(counts: pd.DataFrame) -> str:
     sets = {a: frozenset(g.loc[g["n"] > 0, "task_id"]) for a, g in counts.groupby("agent", sort=True)}
     if len(set(sets.values())) <= 1:
         return ""
-    sizes = [len(t) for t in sets.values()]
-    per = ", ".join(f"**{md_text(a)}** over {len(t)}" for a, t in list(sets.items())[:6])
-    more = f" and {len(sets) - 6} more agents" if len(sets) > 6 else ""
-    same_size = ", not the same ones" if len(set(sizes)) == 1 else ""
+    by_size: dict[int, list[str]] = {}
+    for a, t in sets.items():
+        by_size.setdefault(len(t), []).append(str(a))
+    if len(by_size) == 1:
+        per = f"every agent over {plural(next(iter(by_size)), 'task')}, not the same ones"
+    else:  # the agents whose counts differ from the most common one are named; the most common count is summed up
+        groups = sorted(by_size.items(), key=lambda kv: (-len(kv[1]), -kv[0]))
+        common, rest = groups[0], groups[1:]
+        rest.sort(key=lambda kv: (len(kv[1]), kv[0]))
+        named = [f"{_names(agents, 3)} over {n}" for n, agents in rest[:5]]
+        if len(rest) > 5:
+            named.append(f"{sum(len(a) for _, a in rest[5:])} more agents over other numbers")
+        lead = (f"{_names(common[1])} over {common[0]}" if len(common[1]) <= 2 else
+                f"{len(common[1])} agents over {common[0]}")
+        per = "; ".join([lead, *named]) + " tasks"
     shared = len(frozenset.intersection(*sets.values()))
     return (
-        f"These values average different tasks per agent ({per} tasks{more}{same_size}; "
+        f"These values average different tasks per agent ({per}; "
         f"{plural(shared, 'task')} in common): compare agents on the tasks they share, with the paired "
         "differences under *What the numbers say* (`agentstats estimate --paired`)"
     )
@@ -537,19 +552,23 @@ def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
             below.append(str(r["agent"]))
         else:
             not_below.append(str(r["agent"]))
-    lo, hi = num(g["pass_hat_k"].min(), 2), num(g["pass_hat_k"].max(), 2)
+    lo_row = g.loc[g["pass_hat_k"].idxmin()]
+    hi_row = g.loc[g["pass_hat_k"].idxmax()]
+    lo, hi = num(lo_row["pass_hat_k"], 2), num(hi_row["pass_hat_k"], 2)
+    what = f"pass^{k_hi}, the share of tasks solved in every one of {k_hi} tries,"
     if len(g) == 1:
-        value = f"pass^{k_hi} is {lo}"
+        value = f"{what} is {lo}"
+    elif lo == hi:
+        value = f"{what} is {lo} for every agent"
     else:
-        value = f"pass^{k_hi} is {lo} for every agent" if lo == hi else f"pass^{k_hi} is {lo} to {hi} across agents"
-    fewer = "one try" if k_lo == 1 else f"{k_lo} tries"
+        value = (f"{what} runs across agents from {lo} (**{md_text(lo_row['agent'])}**) to {hi} "
+                 f"(**{md_text(hi_row['agent'])}**)")
+    fewer = "in one try" if k_lo == 1 else f"in {k_lo} tries"
     if not not_below:
-        return f"All {k_hi} tries succeed less often than {fewer}: {value}."
+        return f"Succeeding in all {k_hi} tries is rarer than {fewer}: {value}."
     if not below:
         return f"pass^{k_hi} is no lower than pass^{k_lo}: {value}."
     return (
-        f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
+        f"Succeeding in all {k_hi} tries: {value}; it is below pass^{k_lo} for {_names(below)}, not below it for "
         f"{_names(not_below)}."
     )
-
-

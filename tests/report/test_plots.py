@@ -297,3 +297,22 @@ def test_interval_labels_without_ci_prob_are_the_default_and_mixed_ones_say_so()
     assert "95% credible interval" in plots.plot_forest(rows).axes[0].get_xlabel()
     mixed = pd.concat([rows.assign(ci_prob=0.9), rows.assign(k=2, ci_prob=0.8)], ignore_index=True)
     assert "per-row credible interval" in plots.plot_forest(mixed).axes[0].get_xlabel()
+
+
+def test_ppc_bins_sit_on_the_values_a_discrete_statistic_takes():
+    """A share of 40 tasks takes multiples of 1/40: one bar per value, centred on it (the fresh-user trial found
+    30 automatic bins that split and skip such values); whole counts likewise; a continuous statistic keeps 30."""
+    from agentstats.report.plots import lattice_bins
+
+    rng = np.random.default_rng(3)
+    share = rng.binomial(40, 0.3, size=500) / 40
+    edges = lattice_bins(share)
+    centres = (edges[:-1] + edges[1:]) / 2
+    assert np.allclose(np.diff(edges), 1 / 40)
+    assert np.allclose(centres * 40, np.round(centres * 40))  # every centre is a multiple of 1/40
+    assert set(np.round(share * 40).astype(int)) <= set(np.round(centres * 40).astype(int))
+    counts = rng.poisson(20, size=500).astype(float)
+    edges = lattice_bins(counts)
+    assert np.allclose(edges, np.arange(counts.min(), counts.max() + 2) - 0.5)
+    assert lattice_bins(rng.normal(size=500)) == 30
+    assert np.allclose(lattice_bins(np.array([2.0, 2.0])), [1.5, 2.5])

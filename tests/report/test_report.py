@@ -452,7 +452,7 @@ def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_co
     assert "value 42" in body and "more 7" in body and "Explained." not in body
     toc = body[body.index('<nav class="agentstats-toc"'):body.index("</nav>")]
     assert "Shown" in toc and "Also shown" in toc and "Not in this report" in toc
-    assert ("Calibration &lt;b&gt;bold&lt;/b&gt;: No set given (<code>agentstats report --judge-calibration "
+    assert ("Calibration &lt;b&gt;bold&lt;/b&gt; — No set given (<code>agentstats report --judge-calibration "
             "c.jsonl</code>) &lt;x&gt;") in toc
     shown = export_html(nbformat.from_dict(nb), show_code=True)
     assert "Explained." in shown and "Not in this report" not in shown
@@ -478,7 +478,7 @@ def test_bayesian_section_follows_the_report_k(tmp_path):
     assert "**pass^3 and consistency per agent**" in joined and "pass^4" not in joined
     assert "**Pairwise contrasts of pass^3**" in joined
     assert "k = 1, 3, 8: the report's k and k = 8, where the curves above end" in joined
-    table = next(t for t in texts if "share extrapolated" in t and "median" in t and "Posterior" not in t)
+    table = next(t for t in texts if "n < k" in t and "median" in t and "Posterior" not in t)
     ks_shown = {int(m) for m in re.findall(r"^\S*\s+(\d)\s+0\.\d{3}", table, flags=re.M)}
     assert ks_shown == {1, 3, 8}, table
 
