@@ -86,8 +86,10 @@ def report(
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
     Unscored trials (answers and tool calls without success/reward) are scored first, with --judge. The input is
-    read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
-    run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb. A Bayesian fit that
+    read before the notebook starts (a bad file exits 2 at once). NAME.md holds the summary and key tables as
+    Markdown (a pull-request comment). NAME.html and NAME.ipynb are replaced only by a run that completes, and never
+    by a report of another input of the same name (that one is written as NAME-2); a failed or interrupted run
+    keeps them and writes NAME.failed.ipynb. A Bayesian fit that
     fails its checks is said here and opens the report's summary; with --strict the command then exits 3.
     """
     from agentstats.llm.probe import EndpointUnavailable
@@ -98,7 +100,7 @@ def report(
         load_input,
         resolve_calibration,
     )
-    from agentstats.report.notebook import default_report_name, run_report, safe_report_name
+    from agentstats.report.notebook import claim_report_name, default_report_name, run_report, safe_report_name
 
     if not input.exists():
         raise fail(FileNotFoundError(f"{input}: no such file"), EXIT_USAGE)
@@ -124,11 +126,17 @@ def report(
     stem = safe_report_name(name) if name is not None else default_report_name(input, inputs.run)
     if name is not None and stem != name:
         console.print(f"report name {name!r} is not a plain file name; using {stem!r}", highlight=False)
+    if name is None:  # two inputs of one name (a/runs.jsonl, b/runs.jsonl) never overwrite each other's report
+        stem, moved = claim_report_name(out_dir, stem, input)
+        if moved:
+            console.print(moved, highlight=False, soft_wrap=True)
     with notebook_errors():
         paths = run_report(params, out_dir=out_dir, name=stem, kernel_name=params.kernel, show_code=params.show_code,
                            input_checked=True)
     console.print(f"report: {paths.html}")
     console.print(f"notebook: {paths.notebook}")
+    if paths.markdown is not None:
+        console.print(f"markdown (summary and key tables, for a pull-request comment): {paths.markdown}")
     checks = paths.checks
     if checks is not None and not checks.get("ok", True):
         from rich.text import Text

@@ -110,11 +110,77 @@ class ReportPaths:
         The Bayesian fit's verdict as the notebook recorded it (:meth:`agentstats.report.verdict.FitVerdict.as_record`:
         ``ok``, ``converged``, ``ppc_ok``, ``message`` ...); None when the report has no fit (``--no-bayes``) or the
         template shows none.
+    markdown : pathlib.Path or None
+        ``NAME.md``, the summary and key tables for a pull-request comment (:mod:`agentstats.report.digest`); None
+        when the template writes no digest (the comparison notebook).
     """
 
     notebook: Path
     html: Path
     checks: dict[str, Any] | None = None
+    markdown: Path | None = None
+
+
+def recorded_digest(nb: Any) -> str | None:
+    """Return the Markdown digest an executed report notebook carries (:data:`agentstats.report.display.DIGEST_KEY`)."""
+    from agentstats.report.display import DIGEST_KEY
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            found = (out.get("metadata") or {}).get(DIGEST_KEY)
+            if isinstance(found, str):
+                return found
+    return None
+
+
+def claim_report_name(out_dir: str | Path, name: str, input_path: str | Path) -> tuple[str, str | None]:
+    """Choose the file stem of a report on ``input_path``, so that reports of two inputs never overwrite each other.
+
+    ``NAME.ipynb`` records the input it was made from (its ``agentstats.input`` metadata, an absolute path). When
+    ``out_dir`` holds a report ``name`` of another input, the next free ``name-2``, ``name-3`` ... is used (or the one
+    that already holds this input's report); a report of the same input, or one without a record (made before
+    the record existed), is replaced as before.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path
+        The output folder.
+    name : str
+        The wanted stem (made safe by :func:`safe_report_name`).
+    input_path : str or pathlib.Path
+        The report's input.
+
+    Returns
+    -------
+    tuple of (str, str or None)
+        The stem to write, and a sentence saying why it differs from ``name`` (None when it does not).
+    """
+    import nbformat
+
+    name = safe_report_name(name)
+    here = os.path.abspath(os.fspath(input_path))
+
+    def holder(stem: str) -> str | None:
+        path = Path(out_dir) / f"{stem}.ipynb"
+        if not path.is_file():
+            return None
+        try:
+            meta = nbformat.read(path, as_version=4).metadata.get("agentstats", {})
+        except Exception:  # an unreadable notebook: not ours to judge, treated as without a record
+            return None
+        found = meta.get("input")
+        return str(found) if found else None
+
+    for i in range(1, 1000):
+        stem = name if i == 1 else safe_report_name(f"{name}-{i}")
+        found = holder(stem)
+        if found is None or found == here:
+            if i == 1:
+                return stem, None
+            other = Path(holder(name) or "another file").name
+            return stem, (f"{Path(out_dir) / (name + '.html')} holds the report of another input ({other}); writing "
+                          f"{stem}.html beside it (--name chooses the name)")
+    raise ReportParameterError(f"{out_dir} holds 999 reports named {name}-N of other inputs: give --name")
 
 
 def recorded_checks(nb: Any) -> dict[str, Any] | None:
@@ -383,7 +449,7 @@ def run_report(
     template = Path(template) if template is not None else default_notebook()
     name = safe_report_name(name)
     out_dir = Path(out_dir)
-    for suffix in (".ipynb", ".html", f"{FAILED_SUFFIX}.ipynb"):
+    for suffix in (".ipynb", ".html", ".md", f"{FAILED_SUFFIX}.ipynb"):
         if (out_dir / f"{name}{suffix}").resolve().parent != out_dir.resolve():
             raise ReportParameterError(f"report name {name!r} would write outside {out_dir}")
     model, values = _notebook_parameters(parameters, template)
@@ -424,7 +490,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
     import nbformat
     import papermill as pm
 
-    nb_path, html_path = out_dir / f"{name}.ipynb", out_dir / f"{name}.html"
+    nb_path, html_path, md_path = out_dir / f"{name}.ipynb", out_dir / f"{name}.html", out_dir / f"{name}.md"
+    digest: str | None = None
     failed_path = out_dir / f"{name}{FAILED_SUFFIX}.ipynb"
     out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f".{name}.running.ipynb"
@@ -444,8 +511,11 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
         source = Path(str(parameters.get("input_path", name))).name
         nb.metadata["title"] = f"agentstats report: {one_line(source)}"
         checks = recorded_checks(nb)
+        digest = recorded_digest(nb)
+        given = parameters.get("input_path")
         nb.metadata["agentstats"] = {
             "status": "complete",
+            **({"input": os.path.abspath(given)} if isinstance(given, str) else {}),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "version": package_version(),
             **({"checks": checks} if checks is not None else {}),
@@ -453,6 +523,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
         body = export_html(nb, show_code=show_code)
         assert isinstance(body, str)
         atomic_write_text(html_path, body)
+        if digest is not None:
+            atomic_write_text(md_path, digest)
         atomic_write_text(nb_path, nbformat.writes(nb))
     except BaseException as exc:
         with _no_sigint():
@@ -478,7 +550,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             os.unlink(log.name)
     running.unlink(missing_ok=True)
     failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
-    return ReportPaths(notebook=nb_path, html=html_path, checks=checks)
+    return ReportPaths(notebook=nb_path, html=html_path, checks=checks,
+                       markdown=md_path if digest is not None else None)
 
 
 def _failure_reason(exc: BaseException) -> str:
