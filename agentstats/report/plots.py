@@ -18,6 +18,7 @@ from matplotlib.ticker import MaxNLocator
 
 from agentstats._util.markup import plot_text
 from agentstats.intervals import ci_percent, table_ci_prob
+from agentstats.report.layout import LEGEND_INSIDE, MAX_DRAWN, axes_top_and_bottom, drawn
 from agentstats.report.palette import agent_colors
 
 __all__ = [
@@ -73,7 +74,7 @@ _colors = agent_colors
 
 def _legend(fig: Figure, ax, n_agents: int) -> None:
     """Legend inside the last panel for a few agents, outside on the right for many."""
-    if n_agents <= 4:
+    if n_agents <= LEGEND_INSIDE:
         ax.legend(loc="best", fontsize="small")
     else:
         fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="small")
@@ -113,11 +114,16 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels sharing the k axis; x ticks are the whole-number k.
+        Two panels sharing the k axis; x ticks are the whole-number k. With one k (pass@1 = pass^1: one value per
+        agent) one panel, the agents sorted, each a point with its interval. At most
+        :data:`~agentstats.report.layout.MAX_DRAWN` agents, the best at the first k (:mod:`.layout`).
     """
-    agents = list(dict.fromkeys(suite["agent"]))
-    colors = _colors(agents)
     ks = sorted(int(k) for k in suite["k"].unique())
+    at_first = suite[suite["k"] == ks[0]].sort_values("pass_hat_k", ascending=False, kind="stable")
+    agents, capped = drawn(list(dict.fromkeys(at_first["agent"])))
+    colors = _colors(list(dict.fromkeys(suite["agent"])))
+    if len(ks) == 1:
+        return _plot_one_k(suite[suite["agent"].isin(agents)], agents, colors, ks[0], capped, title)
     offsets = dict(zip(agents, _dodge(len(agents)), strict=True))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
@@ -147,10 +153,34 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
         notes.append("open markers: some tasks have fewer than k trials and are left out at that k")
     if len(agents) > 1:
         notes.append("agents are drawn side by side around each k")
+    if capped:
+        notes.append(capped)
     note = "; ".join(notes)
     lines = ([plot_text(title)] if title else []) + ([note] if note else [])
     if lines:
         fig.suptitle("\n".join(lines), fontsize="medium")
+    return fig
+
+
+def _plot_one_k(suite: pd.DataFrame, agents: list[str], colors: dict, k: int, capped: str,
+                title: str | None) -> Figure:
+    """One k: pass@k and pass^k coincide at k = 1, so one panel, one row per agent (best at the top)."""
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(agents)), layout="constrained")
+    rows = suite.set_index("agent")
+    for y, a in enumerate(agents):
+        r = rows.loc[a]
+        ax.plot([r["pass_hat_k_ci_low"], r["pass_hat_k_ci_high"]], [y, y], color=colors[a], lw=2.5)
+        ax.plot(r["pass_hat_k"], y, "o", color=colors[a])
+    ax.set_yticks(range(len(agents)), [plot_text(a) for a in agents])
+    ax.set_ylim(len(agents) - 0.5, -0.5)
+    label = f"pass^{k}" + (" = pass@1 (one try)" if k == 1 else f" (all {k} tries succeed)")
+    ax.set_xlabel(f"{label}: estimate and {_interval_label(suite)} interval")
+    ax.set_xlim(-0.02, 1.02)
+    ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(agents))
+    lines = ([plot_text(title)] if title else []) + ([capped] if capped else [])
+    if lines:
+        ax.set_title("\n".join(lines), fontsize="medium")
     return fig
 
 
@@ -228,8 +258,11 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     -------
     matplotlib.figure.Figure
     """
-    agents = list(dict.fromkeys(summary["agent"]))
-    colors = _colors(agents)
+    first = summary[(summary["quantity"] == "pass_hat_k") & (summary["k"] == summary["k"].min())]
+    agents, capped = drawn(list(dict.fromkeys(first.sort_values("mean", ascending=False, kind="stable")["agent"]))
+                           or list(dict.fromkeys(summary["agent"])))
+    colors = _colors(list(dict.fromkeys(summary["agent"])))
+    summary = summary[summary["agent"].isin(agents)]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
     ranged = _not_estimable(summary)
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
@@ -277,7 +310,8 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
             "from these data)" if ranged.any() else "")
     fig.suptitle(
         (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the trials observed "
-        "on some of the agent's tasks (model extrapolation); filled markers: observed k" + note,
+        "on some of the agent's tasks (model extrapolation); filled markers: observed k" + note
+        + (f"\n{capped}" if capped else ""),
         fontsize="medium",
     )
     return fig
@@ -305,9 +339,11 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     -------
     matplotlib.figure.Figure
     """
-    agents = list(dict.fromkeys(summary["agent"]))
-    colors = _colors(agents)
     ks = sorted(summary["k"].unique())
+    first = summary[summary["k"] == ks[0]].sort_values("mean", ascending=False, kind="stable")
+    agents, capped = drawn(list(dict.fromkeys(first["agent"])) or list(dict.fromkeys(summary["agent"])))
+    colors = _colors(list(dict.fromkeys(summary["agent"])))
+    summary = summary[summary["agent"].isin(agents)]
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
     y, ypos, labels = 0.0, [], []
     any_extrap = any_range = False
@@ -341,14 +377,18 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
                      "extrapolation)")
     if any_range:
         notes.append("dotted, no marker: one trial per task, the range over every within-task consistency")
+    if capped:
+        notes.append(capped + " (best at the first k)")
     if notes:
         ax.set_title("\n".join(notes), fontsize="small")
     ax.set_xlim(0, 1)
     ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(ypos))
     return fig
 
 
-def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k", wrap: int = 16) -> Figure:
+def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k", wrap: int = 16,
+                         max_agents: int | None = None) -> Figure:
     """Matrix of P(metric[row] > metric[column]) from joint posterior draws.
 
     Row names are written in full, horizontally; column names horizontally too, wrapped onto lines of at most
@@ -365,21 +405,28 @@ def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pas
         The metric's name with ``k`` in it (``"pass^k"``, ``"pass@k"``).
     wrap : int
         Longest line of a column name, in characters.
+    max_agents : int, optional
+        Agents drawn at most (default :data:`~agentstats.report.layout.MAX_DRAWN`): sorted by their mean probability
+        of being ahead of the others, best first; the title says how many are left out.
 
     Returns
     -------
     matplotlib.figure.Figure
         About 0.08 inch per character of the longest row name plus the cells (at least 0.75 inch wide each).
     """
+    score = prob.mean(axis=1, skipna=True).sort_values(ascending=False, kind="stable")  # mean P(row > other)
+    order, capped = drawn([str(a) for a in score.index], max_agents if max_agents is not None else MAX_DRAWN)
+    keep = [a for a in score.index if str(a) in order]
+    prob = prob.loc[keep, keep]
     n = prob.shape[0]
     rows = [plot_text(a) for a in prob.index]
     cols = [_wrap(str(a), wrap) for a in prob.columns]
     col_chars = max((len(line) for c in cols for line in c.split("\n")), default=1)
     col_lines = max((c.count("\n") + 1 for c in cols), default=1)
     metric = metric_label.replace("k", str(k))
-    title = f"P({metric}[row] > {metric}[column])"
+    title = f"P({metric}[row] > {metric}[column])" + (f"\n{capped}" if capped else "")
     cell_w = max(0.75, 0.08 * col_chars + 0.2)
-    map_w = max(cell_w * n, 0.09 * len(title))
+    map_w = max(cell_w * n, 0.09 * max(len(line) for line in title.split("\n")))
     row_in = 0.08 * max((len(r) for r in rows), default=1)
     width = 1.4 + row_in + map_w  # 1.4: the colour bar with its label, the y label, margins
     height = 1.2 + 0.55 * n + 0.17 * col_lines
@@ -437,6 +484,7 @@ def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 120, max_label
     ax.set_ylim(len(t) - 0.5, -0.5)  # hardest (lowest effect) at the top
     ax.set_xlabel("task effect β (logit scale; higher = easier)")
     ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(t))
     shown = f"{len(t)} of {n_all} tasks, evenly spaced" if n_all > len(t) else f"{n_all} tasks"
     ax.set_title(f"Task difficulty: posterior mean and {_interval_label(tasks)} credible interval ({shown})",
                  fontsize="medium")
