@@ -18,6 +18,7 @@ __all__ = [
     "PPC",
     "SUITE",
     "SUMMARY",
+    "TASKS",
     "contrast",
     "link",
     "paired",
@@ -30,6 +31,8 @@ SUMMARY = "summary"
 DATA = "data-table"
 #: pass@k and pass^k per agent (unbiased estimators), every k of the report.
 SUITE = "pass-k-table"
+#: The tasks and trials behind each agent's values (folded per agent in ``<details>``).
+TASKS = "tasks-behind"
 #: The fit's convergence checks.
 FIT_CHECKS = "fit-checks"
 #: The posterior predictive check.

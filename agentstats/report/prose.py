@@ -411,21 +411,23 @@ def report_summary(
                                                                  else ""),
         ("the data", anchors.DATA)))
     suite_link = ("pass^1 per agent", anchors.SUITE)
+    tasks_link = ("the tasks and trials behind each value", anchors.TASKS)
     at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
     if len(at1) == 1:
         r = at1.iloc[0]
         claims.append(claim(
             f"**{md_text(r['agent'])}** solves a task in one try at a rate of {num(r['pass_hat_k'], 2)} "
             f"({ci_label(suite)} interval {interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})",
-            suite_link))
+            suite_link, tasks_link))
     elif len(at1) > 1:
         hi, lo = at1.iloc[0], at1.iloc[-1]
         if num(lo["pass_hat_k"], 2) == num(hi["pass_hat_k"], 2):
-            claims.append(claim(f"Success in one try is {num(hi['pass_hat_k'], 2)} for every agent", suite_link))
+            claims.append(claim(f"Success in one try is {num(hi['pass_hat_k'], 2)} for every agent", suite_link,
+                                tasks_link))
         else:
             claims.append(claim(
                 f"Success in one try ranges from {num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
-                f"{num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)", suite_link))
+                f"{num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)", suite_link, tasks_link))
         uneven = _task_sets_note(counts)
         if uneven:
             has_paired = paired is not None and len(paired) and (paired["k"] == 1).any()

@@ -32,6 +32,7 @@ __all__ = [
     "format_run_contrasts",
     "format_run_metrics",
     "format_suite_table",
+    "tasks_behind_html",
     "value_table",
 ]
 
@@ -192,6 +193,47 @@ def format_paired_table(paired: pd.DataFrame, k: int, digits: int = 3) -> pd.Dat
         return out
     return out.sort_values(["_lo", "ahead", "behind"], ascending=[False, True, True]).drop(columns="_lo").reset_index(
         drop=True)
+
+
+def tasks_behind_html(counts: pd.DataFrame, *, max_tasks: int = 1000) -> str:
+    """Write, per agent, the tasks and trials behind its values: one closed ``<details>`` each (HTML, no script).
+
+    Each agent's handle says its pass^1 (successes over trials, task by task, averaged over its tasks), its tasks
+    and trials; opened, a table lists every task (hardest for the agent first): successes / trials, the outcomes as
+    marks (● success, ○ failure; counts, not trial order) and missing trials (excluded). Names and ids are escaped.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``agent, task_id, n, c, n_missing`` per cell.
+    max_tasks : int
+        Tasks listed per agent at most (the hardest first); the handle says when some are not listed.
+
+    Returns
+    -------
+    str
+        HTML: one ``<details class="agentstats-tasks">`` per agent, in the counts' agent order.
+    """
+    from html import escape
+
+    parts = []
+    for agent, g in counts.groupby("agent", sort=False):
+        used = g[g["n"] > 0].assign(share=lambda d: d["c"] / d["n"]).sort_values(["share", "task_id"])
+        p1 = float(used["share"].mean()) if len(used) else float("nan")
+        head = (f"<b>{escape(str(agent))}</b>: pass^1 = {'n/a' if p1 != p1 else f'{p1:.3f}'} over "
+                f"{plural(len(used), 'task')}; {int(used['c'].sum())} of {plural(int(used['n'].sum()), 'trial')} "
+                "succeeded")
+        if len(used) > max_tasks:
+            head += f" (the {max_tasks} hardest listed)"
+        rows = "".join(
+            f"<tr><td>{escape(str(r.task_id))}</td><td>{int(r.c)} / {int(r.n)}</td>"
+            f"<td>{'●' * int(r.c)}{'○' * int(r.n - r.c)}</td><td>{int(r.n_missing) or ''}</td></tr>"
+            for r in used.head(max_tasks).itertuples(index=False)
+        )
+        parts.append(f'<details class="agentstats-tasks"><summary>{head}</summary><table><thead><tr><th>task</th>'
+                     f"<th>successes / trials</th><th>outcomes</th><th>missing</th></tr></thead><tbody>{rows}"
+                     "</tbody></table></details>")
+    return "\n".join(parts)
 
 
 def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:

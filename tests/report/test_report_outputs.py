@@ -100,3 +100,29 @@ def test_digest_has_the_summary_and_the_key_tables_without_links_into_the_html()
     assert md.rstrip().endswith("Regenerate with `agentstats report data/example_trials.jsonl --k 1,2,5 --no-bayes "
                                 "-p n_boot=200`.")
     assert OPEN_ROWS >= 6
+
+
+def test_the_tasks_behind_each_value_open_per_agent_without_script():
+    from report_helpers import live_markup, parse
+
+    from agentstats.report.tables import tasks_behind_html
+
+    counts = pd.DataFrame([("A", "t1", 3, 1, 0), ("A", "t2", 2, 2, 1), ("<b>B</b>", "t1", 1, 0, 0),
+                           ("<b>B</b>", "t<i>2", 0, 0, 2)], columns=["agent", "task_id", "n", "c", "n_missing"])
+    html = tasks_behind_html(counts)
+    assert live_markup(html) == [] and "<b>B</b>" not in html.replace("<b>&lt;b&gt;B&lt;/b&gt;</b>", "")
+    doc = parse(html)
+    assert sum(1 for t, _ in doc.elements if t == "details") == 2
+    text = " ".join(" ".join(doc.text).split())
+    # A: pass^1 = mean(1/3, 2/2) = 2/3, 3 of 5 trials; t1 (1/3) listed before t2 (2/2), one missing trial on t2
+    assert "A : pass^1 = 0.667 over 2 tasks; 3 of 5 trials succeeded" in text
+    assert "t1 1 / 3 ●○○ t2 2 / 2 ●● 1" in text
+    # B: its task without a usable trial is not behind any value
+    assert "<b>B</b> : pass^1 = 0.000 over 1 task; 0 of 1 trial succeeded" in text and "t<i>2" not in text
+
+
+def test_the_summarys_pass1_claim_opens_the_tasks_behind_it():
+    report = build_report(ReportParams(input_path=str(EXAMPLE), run_bayes=False, n_boot=100, k_values=[1, 2]))
+    summary = report.summary_markdown()
+    line = next(ln for ln in summary.splitlines() if "Success in one try ranges" in ln)
+    assert "(#tasks-behind)" in line and "(#pass-k-table)" in line
