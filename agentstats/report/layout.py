@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["LEGEND_INSIDE", "MAX_DRAWN", "OPEN_ROWS", "TALL_ROWS", "axes_top_and_bottom", "drawn", "folded_html",
-           "show_table"]
+           "show_figure", "show_table"]
 
 #: Agents a figure draws at most.
 MAX_DRAWN = 12
@@ -58,10 +58,17 @@ def axes_top_and_bottom(ax: Any, n_rows: int) -> None:
     """Repeat the x axis (ticks, tick labels, label) at the top of a plot with more than :data:`TALL_ROWS` rows."""
     if n_rows <= TALL_ROWS:
         return
-    ax.tick_params(axis="x", top=True, labeltop=True, bottom=True, labelbottom=True)
-    top = ax.secondary_xaxis("top")
+    top = ax.secondary_xaxis("top")  # the same scale: its own ticks, tick labels and label, laid out above
     top.set_xlabel(ax.get_xlabel())
-    top.tick_params(labeltop=False, top=False)  # the main axis draws the ticks; this one carries the label
+
+
+def show_figure(fig: Any) -> None:
+    """Display a figure where the cell is (before the tables the cell shows after it), then close it."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)
 
 
 def folded_html(table: pd.DataFrame, summary: str) -> str:
