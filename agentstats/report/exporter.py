@@ -13,7 +13,7 @@ from nbconvert import HTMLExporter
 from nbconvert.preprocessors import Preprocessor, TagRemovePreprocessor
 from traitlets import Bool, default
 
-from agentstats.report.html import fold_skipped, html_template_dir, with_toc
+from agentstats.report.html_page import fold_skipped, html_template_dir, with_toc
 from agentstats.report.provenance import package_version
 
 __all__ = ["AgentstatsHTMLExporter"]

@@ -308,7 +308,7 @@ def test_html_has_a_table_of_contents_linking_every_section(tmp_path):
 def test_table_of_contents_nests_subsections_under_their_section():
     import xml.etree.ElementTree as ET
 
-    from agentstats.report.html import with_toc
+    from agentstats.report.html_page import with_toc
 
     body = ('<h2 id="A">Prompt revisions</h2><h3 id="A1">Iteration 1 &#8594; 2</h3><p>x</p>'
             '<h3 id="A2">Iteration 2 &#8594; 3</h3><h2 id="B">Triggers</h2><h2 id="C">Provenance</h2>')
