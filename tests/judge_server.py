@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for judge tests and benchmarks.
 
 Standard library only (``http.server.ThreadingHTTPServer``). It answers ``POST /v1/chat/completions`` (and
-``POST /v1/embeddings``, with :func:`hashed_embedding` vectors or scripted HTTP errors) in OpenAI's JSON shape
+``POST /v1/embeddings``, with :func:`hashed_embedding` vectors or scripted HTTP errors, and ``GET /v1/models``, the
+endpoint probe, with one model or a scripted status) in OpenAI's JSON shape
 and can be scripted per request: a correct tool-call reply, a slow reply, HTTP 429 with ``Retry-After``, HTTP
 500, malformed JSON arguments, truncated output (``finish_reason="length"``), a reply without any tool call.
 Every request body is recorded, with the largest number of requests in flight at once.
@@ -177,6 +178,10 @@ class ScriptedOpenAIServer:
         self.embedding_requests: list[dict[str, Any]] = []
         #: HTTP status to answer the next embedding requests with (one per entry), before serving vectors again.
         self.embedding_errors: deque[int] = deque()
+        #: ``GET /v1/models`` requests answered (the endpoint probe of :mod:`agentstats.llm.probe`), not in
+        #: ``n_requests``; ``models_status`` answers them with that HTTP status instead of the model list.
+        self.model_listings = 0
+        self.models_status: int | None = None
 
     # -- scripting -----------------------------------------------------------------------------------------
     def script(self, replies: Iterable[Reply]) -> None:
@@ -334,6 +339,18 @@ class _Handler(BaseHTTPRequestHandler):
         n = sum(len(t.split()) for t in texts)
         self._send(200, {"object": "list", "data": data, "model": body.get("model", "test-embedding"),
                          "usage": {"prompt_tokens": n, "total_tokens": n}})
+
+    def do_GET(self) -> None:
+        owner = self.owner
+        with owner._lock:
+            owner.model_listings += 1
+        if not self.path.rstrip("/").endswith("/models"):
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        elif owner.models_status is not None:
+            self._send(owner.models_status, {"error": {"message": f"scripted HTTP {owner.models_status}",
+                                                       "type": "scripted", "code": None}})
+        else:
+            self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "test"}]})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

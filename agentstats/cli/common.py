@@ -189,16 +189,17 @@ def load_counts(path: Path, fmt: str, opts: dict[str, Any]) -> Any:
 
 @contextlib.contextmanager
 def notebook_errors() -> Iterator[None]:
-    """Say how a notebook run (``report``, ``compare --out-dir``) ended: exit 130, 2 or 1 with one line.
+    """Say how a notebook run (``report``, ``compare --out-dir``) ended: exit 130, 2, 69 or 1 with one line.
 
     Interrupted: the notebook's own message (where the previous report stays), 130; bad input or parameters
-    (nothing was run): 2; a failed cell or any other error: 1. The kernel's and papermill's log lines on an interrupt
+    (nothing was run): 2; a cell that found an LLM endpoint unavailable (``EndpointUnavailable``): 69; a failed cell
+    or any other error: 1. The kernel's and papermill's log lines on an interrupt
     (nbclient's "Kernel died", asyncio's "Task exception was never retrieved") are silenced: the line said here is
     the whole story.
     """
     import logging
 
-    from agentstats.report.build import ReportInputError
+    from agentstats.report.inputs import ReportInputError
     from agentstats.report.notebook import ReportInterrupted
     from agentstats.report.params import ReportParameterError
 
@@ -214,6 +215,8 @@ def notebook_errors() -> Iterator[None]:
     except (KeyboardInterrupt, typer.Exit):
         raise
     except Exception as exc:  # a failed cell (ReportError) or the machinery around it
+        if getattr(exc, "ename", None) == "EndpointUnavailable":  # the judge went down mid-run: 69, as the loop
+            raise fail(exc, EXIT_UNAVAILABLE) from exc
         raise fail(exc, EXIT_FAILURE) from exc
 
 

@@ -130,6 +130,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout inst
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Exit with status 3 when the fit's diagnostics fail (R-hat, ESS, divergences).")
 ]
+ReportStrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Exit with status 3 when the Bayesian fit fails its checks (R-hat, ESS, "
+                       "divergences, or the posterior predictive check); the report is written either way.")
+]
 BayesModelOpt = Annotated[
     ModelName,
     typer.Option("--bayes-model", metavar="MODEL", help=f"Statistical model: {', '.join(MODEL_NAMES)} (the default "

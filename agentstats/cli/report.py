@@ -14,8 +14,24 @@ from typing import Annotated, Any
 import typer
 
 from agentstats._util.options import option_style
-from agentstats.cli.common import EXIT_USAGE, console, fail, notebook_errors, say_skipped
-from agentstats.cli.options import InputOptions, ReportKOpt, check_output_path, input_options, out_dir_opt, parse_k
+from agentstats.cli.common import (
+    EXIT_DIAGNOSTICS,
+    EXIT_UNAVAILABLE,
+    EXIT_USAGE,
+    console,
+    fail,
+    notebook_errors,
+    say_skipped,
+)
+from agentstats.cli.options import (
+    InputOptions,
+    ReportKOpt,
+    ReportStrictOpt,
+    check_output_path,
+    input_options,
+    out_dir_opt,
+    parse_k,
+)
 from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
 
 
@@ -62,6 +78,7 @@ def report(
     base_url: Annotated[str | None, _opt("judge_base_url")] = ReportParams.default("judge_base_url"),
     metrics: Annotated[str | None, _opt("metrics")] = ReportParams.default("metrics"),
     show_code: Annotated[bool, _opt("show_code")] = ReportParams.default("show_code"),
+    strict: ReportStrictOpt = False,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help=_assignments_help())
     ] = None,
@@ -69,11 +86,21 @@ def report(
     """Execute the report notebook on INPUT (papermill) and export it to one self-contained HTML file.
 
     Unscored trials (answers and tool calls without success/reward) are scored first, with --judge. The input is
-    read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
-    run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
+    read before the notebook starts (a bad file exits 2 at once). NAME.md holds the summary and key tables as
+    Markdown (a pull-request comment). NAME.html and NAME.ipynb are replaced only by a run that completes, and never
+    by a report of another input of the same name (that one is written as NAME-2); a failed or interrupted run
+    keeps them and writes NAME.failed.ipynb. A Bayesian fit that
+    fails its checks is said here and opens the report's summary; with --strict the command then exits 3.
     """
-    from agentstats.report.build import ReportInputError, check_k_values, load_input, resolve_calibration
-    from agentstats.report.notebook import default_report_name, run_report, safe_report_name
+    from agentstats.llm.probe import EndpointUnavailable
+    from agentstats.report.inputs import (
+        ReportInputError,
+        check_judge,
+        check_k_values,
+        load_input,
+        resolve_calibration,
+    )
+    from agentstats.report.notebook import claim_report_name, default_report_name, run_report, safe_report_name
 
     if not input.exists():
         raise fail(FileNotFoundError(f"{input}: no such file"), EXIT_USAGE)
@@ -91,13 +118,30 @@ def report(
         data = load_input(params)  # the input is read here: a bad file exits 2, --skip-bad lists what it skipped
         say_skipped(data.skipped, input)
         check_k_values(params, data, source=str(input))  # k beyond the trials, as estimate
+        check_judge(params, data)  # an LLM judge that is down: named now, not after a minute of retries
     except (ReportParameterError, ReportInputError) as exc:
         raise fail(exc, EXIT_USAGE) from None
+    except EndpointUnavailable as exc:  # as the loop: 69 (EX_UNAVAILABLE), nothing was run
+        raise fail(exc, EXIT_UNAVAILABLE) from None
     stem = safe_report_name(name) if name is not None else default_report_name(input, inputs.run)
     if name is not None and stem != name:
         console.print(f"report name {name!r} is not a plain file name; using {stem!r}", highlight=False)
+    if name is None:  # two inputs of one name (a/runs.jsonl, b/runs.jsonl) never overwrite each other's report
+        stem, moved = claim_report_name(out_dir, stem, input)
+        if moved:
+            console.print(moved, highlight=False, soft_wrap=True)
     with notebook_errors():
         paths = run_report(params, out_dir=out_dir, name=stem, kernel_name=params.kernel, show_code=params.show_code,
                            input_checked=True)
     console.print(f"report: {paths.html}")
     console.print(f"notebook: {paths.notebook}")
+    if paths.markdown is not None:
+        console.print(f"markdown (summary and key tables, for a pull-request comment): {paths.markdown}")
+    checks = paths.checks
+    if checks is not None and not checks.get("ok", True):
+        from rich.text import Text
+
+        said = f" {checks['message']}; the report's summary makes no claim from that posterior (its Bayesian section)"
+        console.print(Text.assemble(("warning:", "bold yellow"), said), highlight=False, soft_wrap=True)
+        if strict:
+            raise typer.Exit(EXIT_DIAGNOSTICS)

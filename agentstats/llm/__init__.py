@@ -9,6 +9,9 @@
 :mod:`~agentstats.llm.transport`
     what one call came to (:class:`~agentstats.llm.transport.Exchange`), the HTTP clients, error classification,
     ``Retry-After`` and backoff;
+:mod:`~agentstats.llm.probe`
+    whether an endpoint is there before any work (:func:`~agentstats.llm.probe.check_endpoint`,
+    :class:`~agentstats.llm.probe.EndpointUnavailable`: exit status 69 on the command line);
 :mod:`~agentstats.llm.batch`
     many structured calls at once with cache claims, a probe and a circuit breaker (the judge's batches);
 :mod:`~agentstats.llm.cache`

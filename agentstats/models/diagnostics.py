@@ -26,6 +26,7 @@ from agentstats.models.families.base import BuildInfo, ModelFamily
 from agentstats.models.priors import Priors
 
 __all__ = [
+    "PPC_ALPHA",
     "ConvergenceWarning",
     "Diagnostics",
     "FitLike",
@@ -35,6 +36,10 @@ __all__ = [
     "posterior_predictive_cells",
     "warn_if_not_converged",
 ]
+
+
+#: Family-wise false-alarm rate of the posterior predictive check's verdict (:meth:`PPCResult.misfits`).
+PPC_ALPHA = 0.05
 
 
 class ConvergenceWarning(UserWarning):
@@ -226,11 +231,50 @@ class PPCResult:
         Replicated statistic per posterior draw used, shape (n_draws,).
     ci_prob : float
         Probability of the ``rep_low`` / ``rep_high`` interval (also ``table.attrs["ci_prob"]``).
+
+    The check's verdict (:meth:`misfits`, :attr:`ok`): a statistic misfits when its two-sided p-value
+    ``2 min(p, 1 - p)`` is below ``alpha / m``, with ``m`` the statistics checked (Bonferroni), so that a model that
+    fits raises a false alarm on at most about ``alpha`` of data sets; ``validation/ppc_verdict_check.py`` measures
+    that rate and the check's power by simulation (``docs/validation.md``).
     """
 
     table: pd.DataFrame
     replicated: dict[str, np.ndarray]
     ci_prob: float = CI_PROB
+
+    def misfits(self, alpha: float = PPC_ALPHA) -> pd.DataFrame:
+        """Return the rows of :attr:`table` whose statistic the model misses (the check's verdict, class docstring).
+
+        Parameters
+        ----------
+        alpha : float
+            Family-wise false-alarm rate over the statistics, in (0, 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The misfitting rows of :attr:`table`, with ``two_sided_p`` and ``cutoff`` (``alpha / m``) added; empty
+            when the model reproduces every statistic.
+
+        Raises
+        ------
+        ValueError
+            For ``alpha`` outside (0, 1).
+        """
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        t = self.table
+        if not len(t):
+            return t.assign(two_sided_p=[], cutoff=[])
+        p = t["p_value"].to_numpy(dtype=float)
+        two_sided = 2.0 * np.minimum(p, 1.0 - p)
+        cutoff = alpha / len(t)
+        return t.assign(two_sided_p=two_sided, cutoff=cutoff)[two_sided < cutoff].reset_index(drop=True)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no statistic misfits at :data:`PPC_ALPHA` (:meth:`misfits`)."""
+        return not len(self.misfits())
 
 
 def _cell_statistics(n: np.ndarray, c: np.ndarray, agents: Sequence[str]) -> dict[str, np.ndarray]:

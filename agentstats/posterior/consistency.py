@@ -11,7 +11,13 @@ from agentstats.models.data import prepare_counts
 from agentstats.models.result import Fit
 from agentstats.posterior._common import as_fit, interval
 
-__all__ = ["consistency", "task_effects"]
+__all__ = ["NOT_ESTIMABLE_NO_TERM", "NOT_ESTIMABLE_ONE_TRIAL", "consistency", "task_effects"]
+
+#: Why an agent's within-cell correlation is not given: one trial per task (the data cannot show how alike two tries
+#: of one task are, so its posterior would be the prior's).
+NOT_ESTIMABLE_ONE_TRIAL = "not estimable from these data: no task with 2+ trials"
+#: Why it is not given: the model has no within-cell term (one agent, or the additive model).
+NOT_ESTIMABLE_NO_TERM = "not estimable: the model has no within-cell term"
 
 
 def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:
@@ -60,8 +66,11 @@ def consistency(
       logit-normal families ``(sigma_task^2 + sigma_cell[a]^2) / (... + pi^2/3)``, per agent (task and cell
       together); Beta-Binomial families ``sigma_task^2 / (sigma_task^2 + pi^2/3)``, the task part only and the
       same for every agent (the cell spread is on the probability scale), so read an agent's consistency from
-      ``icc_cell``. ``icc_cell_estimable`` is False when the model has no within-cell term (one agent, or ``additive``):
-      the values are then NaN, never 0.
+      ``icc_cell``. ``icc_cell_estimable`` is False, per agent, when the model has no within-cell term (one agent,
+      or ``additive``) or when the agent has no task with two or more trials: one trial per task says nothing about
+      how alike two tries are, so the posterior of ``icc_cell`` would be its prior. The values are then NaN, never
+      0 and never the prior's, and ``icc_cell_note`` says why (:data:`NOT_ESTIMABLE_ONE_TRIAL`,
+      :data:`NOT_ESTIMABLE_NO_TERM`).
 
     Parameters
     ----------
@@ -77,7 +86,8 @@ def consistency(
     -------
     pandas.DataFrame
         Columns ``agent, n_tasks, n_tasks_multi, flip_share, icc_anova`` and, with ``fit``, ``icc_model,
-        icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high, icc_cell_estimable``.
+        icc_model_low, icc_model_high, icc_cell, icc_cell_low, icc_cell_high, icc_cell_estimable, icc_cell_note``
+        (None where estimable).
 
     Raises
     ------
@@ -130,7 +140,14 @@ def consistency(
             out[f"{name}_high"] = ci.sel(ci_bound="upper").to_numpy()
         else:
             out[name] = out[f"{name}_low"] = out[f"{name}_high"] = np.nan
-    out["icc_cell_estimable"] = bool(np.isfinite(iccs["icc_cell"]).all())
+    has_term = bool(np.isfinite(iccs["icc_cell"]).all())
+    identified = out["n_tasks_multi"].to_numpy() > 0
+    out["icc_cell_estimable"] = has_term & identified
+    out["icc_cell_note"] = [
+        None if has_term and ok else NOT_ESTIMABLE_NO_TERM if not has_term else NOT_ESTIMABLE_ONE_TRIAL
+        for ok in identified
+    ]
+    out.loc[~out["icc_cell_estimable"], ["icc_cell", "icc_cell_low", "icc_cell_high"]] = np.nan
     return out
 
 

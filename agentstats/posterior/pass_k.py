@@ -18,6 +18,17 @@ from agentstats.posterior._common import NEW_TASK_STREAM, Population, as_fit, in
 __all__ = ["posterior_pass_at_k", "posterior_pass_hat_k", "posterior_pass_k", "summarize_pass_k"]
 
 
+def _identified(data: CountsData, ks: np.ndarray) -> np.ndarray:
+    """Whether the data identify pass@k / pass^k of each agent at each k, shape (agent, K).
+
+    k = 1 always (a task's success rate is seen in one trial). For k > 1 the value depends on how alike tries of one
+    task are, which only a task with two or more trials shows: an agent with one trial per task has no such task, and
+    its values at k > 1 would come from the prior's consistency (:func:`summarize_pass_k` gives a range instead).
+    """
+    multi = (data.n >= 2).any(axis=1)
+    return (ks[None, :] == 1) | multi[:, None]
+
+
 def _extrapolated(data: CountsData, ks: np.ndarray) -> np.ndarray:
     """Share of each agent's attempted tasks with n < k, shape (agent, K)."""
     obs = data.n > 0
@@ -57,7 +68,10 @@ def posterior_pass_k(
     -------
     xarray.Dataset
         Variables ``pass_at_k`` and ``pass_hat_k`` with dims ``(chain, draw, agent, k)``; coordinates
-        ``extrapolated`` (share of the agent's tasks with n < k, dims ``agent, k``) and ``n_min`` (``agent``);
+        ``extrapolated`` (share of the agent's tasks with n < k, dims ``agent, k``), ``identified`` (``agent, k``:
+        False at k > 1 for an agent without a task with two or more trials, whose draws there follow the prior's
+        within-task consistency, not the data), ``pass_1`` (draws of pass^1, dims ``chain, draw, agent``: the ends
+        of the range :func:`summarize_pass_k` gives where a value is not identified) and ``n_min`` (``agent``);
         attrs ``population``.
 
     Raises
@@ -71,6 +85,8 @@ def posterior_pass_k(
     fit = as_fit(fit, "posterior_pass_k")
     ks = as_ks(k, "posterior_pass_k")
     post, family, data = fit.posterior, fit.family, fit.data
+    asked = ks
+    ks = np.unique(np.append(ks, 1))  # k = 1 as well: pass^1 gives the range of a value the data do not identify
     if population == "observed":
         if tasks not in ("attempted", "all"):
             raise ValueError(f"tasks must be 'attempted' or 'all', got {tasks!r}")
@@ -126,12 +142,17 @@ def posterior_pass_k(
         hat, at = family.new_task_pass_k(post, ks, data.shape[1], fit.rng(NEW_TASK_STREAM), n_nodes)
     else:
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")
+    pass_1 = hat[..., 0]  # ks is sorted and starts at 1
+    pos = np.searchsorted(ks, asked)
+    hat, at, ks = hat[..., pos], at[..., pos], asked
     coords = {
         "chain": post["chain"].values,
         "draw": post["draw"].values,
         "agent": data.agents,
         "k": ks,
         "extrapolated": (("agent", "k"), _extrapolated(data, ks)),
+        "identified": (("agent", "k"), _identified(data, ks)),
+        "pass_1": (("chain", "draw", "agent"), pass_1),
         "n_min": (("agent",), data.n_min()),
     }
     dims = ("chain", "draw", "agent", "k")
@@ -195,8 +216,19 @@ def summarize_pass_k(
     -------
     pandas.DataFrame
         Columns ``agent, k, quantity, population, mean, median, ci_low, ci_high, ci_kind, ci_prob, extrapolated``
-        (``extrapolated``: share of the agent's tasks with n < k), and ``n_tasks`` (the tasks behind each value) when
-        the draws carry that coordinate (:func:`agentstats.posterior.predict_rerun`).
+        (``extrapolated``: share of the agent's tasks with n < k), ``estimable``, ``range_low``, ``range_high``, and
+        ``n_tasks`` (the tasks behind each value) when the draws carry that coordinate
+        (:func:`agentstats.posterior.predict_rerun`).
+
+        ``estimable`` is False where the draws' ``identified`` coordinate is (k > 1 for an agent with one trial per
+        task): ``mean``, ``median`` and the interval are then NaN, never the prior's numbers, and ``range_low`` /
+        ``range_high`` bound the value whatever the within-task consistency. With ``p`` the suite pass^1 (the
+        ``pass_1`` coordinate), Jensen's inequality over the tasks gives, for every consistency,
+        ``p^k <= pass^k <= p`` and ``p <= pass@k <= 1 - (1 - p)^k`` (left: each task equally hard and its tries
+        independent; right: each task always or never solved), and both ends are reached. ``range_low`` is the
+        ``(1 - ci_prob) / 2`` posterior quantile of the left end, ``range_high`` the ``(1 + ci_prob) / 2`` quantile
+        of the right end, so the range holds the value with posterior probability at least ``ci_prob`` under any
+        consistency (union bound over the two tails). Where a value is estimable the range columns are NaN.
 
     Raises
     ------
@@ -227,13 +259,16 @@ def summarize_pass_k(
         behind = (
             np.asarray(da.coords["n_tasks"].transpose("agent", "k"), dtype=int) if "n_tasks" in da.coords else None
         )
+        quantity = da.attrs.get("quantity", da.name)
+        estimable, range_low, range_high = _ranges(da, quantity, ci_prob)
+        mean, median, lo, hi = (np.where(estimable, x, np.nan) for x in (mean, median, lo, hi))
         for i, agent in enumerate(da["agent"].values):
             for j, kk in enumerate(da["k"].values):
                 frames.append(
                     dict(
                         agent=str(agent),
                         k=int(kk),
-                        quantity=da.attrs.get("quantity", da.name),
+                        quantity=quantity,
                         population=da.attrs.get("population", ""),
                         mean=float(mean[i, j]),
                         median=float(median[i, j]),
@@ -242,9 +277,39 @@ def summarize_pass_k(
                         ci_kind=ci_kind,
                         ci_prob=ci_prob,
                         extrapolated=float(extrap[i, j]),
+                        estimable=bool(estimable[i, j]),
+                        range_low=float(range_low[i, j]),
+                        range_high=float(range_high[i, j]),
                     )
                     | ({"n_tasks": int(behind[i, j])} if behind is not None else {})
                 )
     return pd.DataFrame(frames)
 
 
+
+
+def _ranges(da: xr.DataArray, quantity: str, ci_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (agent, k): whether the value is identified, and the range of one that is not (:func:`summarize_pass_k`).
+
+    Returns ``estimable`` (bool) and ``range_low``, ``range_high`` (NaN where estimable), each of shape (agent, k).
+    """
+    shape = (da.sizes["agent"], da.sizes["k"])
+    if "identified" not in da.coords:
+        return np.ones(shape, dtype=bool), np.full(shape, np.nan), np.full(shape, np.nan)
+    estimable = np.asarray(da.coords["identified"].transpose("agent", "k"), dtype=bool)
+    low, high = np.full(shape, np.nan), np.full(shape, np.nan)
+    if estimable.all():
+        return estimable, low, high
+    if "pass_1" not in da.coords:
+        raise ValueError("draws with an 'identified' coordinate need 'pass_1' (posterior_pass_k gives both)")
+    p1 = da.coords["pass_1"].transpose("chain", "draw", "agent").to_numpy()
+    tail = (1.0 - ci_prob) / 2.0
+    for j, kk in enumerate(da["k"].values):
+        if quantity == "pass_at_k":
+            left, right = p1, 1.0 - (1.0 - p1) ** int(kk)
+        else:
+            left, right = p1 ** int(kk), p1
+        low[:, j] = np.quantile(left.reshape(-1, shape[0]), tail, axis=0)
+        high[:, j] = np.quantile(right.reshape(-1, shape[0]), 1.0 - tail, axis=0)
+    low[estimable], high[estimable] = np.nan, np.nan
+    return estimable, low, high

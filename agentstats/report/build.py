@@ -4,7 +4,8 @@
 
 The report notebook (``notebooks/report.ipynb``) calls :func:`build_report` once and only displays what it returns
 (tables from :mod:`.tables`, readings from :mod:`.prose`, figures from :mod:`.plots`); the command line reads the
-input first with :func:`load_input` so that a bad file fails before a kernel starts. In JupyterLab,
+input first (:mod:`.inputs`: input, k, calibration set, judge) so that a bad file fails before a kernel starts. In
+JupyterLab,
 ``report = build_report(ReportParams(input_path=...))`` gives every table and the fit to explore.
 
 One place per verdict: the fit's convergence (:attr:`BayesSection.verdict`) is read by the summary and the
@@ -23,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentstats._util.markup import one_line
+from agentstats.report.inputs import ReportInputError, load_input, read_calibration, report_judge, scores_trials
 from agentstats.report.params import CompareParams, ReportParams
+from agentstats.report.verdict import FitVerdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,26 +36,18 @@ if TYPE_CHECKING:
     from agentstats.io.loaders import Dataset
     from agentstats.models.diagnostics import Diagnostics, PPCResult
     from agentstats.models.result import Fit
+    from agentstats.scoring.judge.base import Judge
     from agentstats.scoring.outcomes import ScoringResult
 
 __all__ = [
     "BayesSection",
     "CalibrationSection",
-    "FitVerdict",
     "MetricsSection",
     "ReportData",
-    "ReportInputError",
     "ScoringSection",
     "build_comparison",
     "build_report",
-    "check_k_values",
-    "load_input",
-    "resolve_calibration",
 ]
-
-
-class ReportInputError(ValueError):
-    """The report's input cannot be read; the message is one line naming the file (and line and field)."""
 
 
 # ---------------------------------------------------------------------------------------------------------- data
@@ -138,27 +132,6 @@ class MetricsSection:
 
 
 @dataclass(frozen=True)
-class FitVerdict:
-    """Whether the Bayesian fit can be read: the one verdict the summary and the diagnostics section show.
-
-    Attributes
-    ----------
-    converged : bool
-        R-hat, ESS and divergences all within the thresholds (:meth:`agentstats.models.result.Fit.diagnostics`).
-    problems : tuple of str
-        What failed, in words (empty when converged).
-    """
-
-    converged: bool
-    problems: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, diagnostics: Diagnostics) -> FitVerdict:
-        """Read the verdict from a fit's diagnostics."""
-        return cls(converged=bool(diagnostics.ok), problems=tuple(diagnostics.problems))
-
-
-@dataclass(frozen=True)
 class BayesSection:
     """The hierarchical model's section: the fit, its checks, and every posterior table and curve the report shows.
 
@@ -169,7 +142,7 @@ class BayesSection:
     diagnostics : Diagnostics
         Its convergence table (computed once, kept by the fit).
     verdict : FitVerdict
-        Whether the fit converged.
+        Whether the fit can be read: it converged and its posterior predictive check passed.
     curve_ks : list of int
         ``1 .. max(k_max_bayes, largest report k)``: the k of the posterior curves.
     curves : pandas.DataFrame
@@ -279,13 +252,24 @@ class ReportData:
             fit=self.bayes.fit if self.bayes is not None else None, ci_prob=p.ci_prob,
         )
 
-    def summary_markdown(self) -> str:
-        """Write the report's one-paragraph summary (:func:`agentstats.report.prose.report_summary`), Markdown."""
+    def summary_markdown(self, links: bool = True) -> str:
+        """Write the report's summary (:func:`agentstats.report.prose.report_summary`), Markdown bullets.
+
+        A fit that failed its checks opens it, and none of its numbers is used (the agents are then compared by
+        their paired differences). With ``links`` every claim links to the report's table or figure behind it.
+        """
         from agentstats.report.prose import report_summary
 
         b = self.bayes
-        return report_summary(self.counts, self.suite, prob=b.prob_at_1 if b is not None else None,
-                              paired=self.paired, converged=b.verdict.converged if b is not None else None)
+        usable = b is not None and b.verdict.ok
+        return report_summary(self.counts, self.suite, prob=b.prob_at_1 if usable and b is not None else None,
+                              paired=self.paired, verdict=b.verdict if b is not None else None,
+                              posterior_ks=b.forest_ks if usable and b is not None else None, links=links)
+
+    @property
+    def checks(self) -> dict[str, Any] | None:
+        """The fit's verdict as a JSON-ready dict (:meth:`FitVerdict.as_record`); None without a fit."""
+        return self.bayes.verdict.as_record() if self.bayes is not None else None
 
     def regenerate_command(self) -> str:
         """Write the ``agentstats report`` command that regenerates this report, with its k."""
@@ -293,107 +277,26 @@ class ReportData:
 
         return report_command(self.params, k_values=self.ks)
 
+    def regenerate_markdown(self) -> str:
+        """Say how to regenerate this report: the command, and where it runs (Markdown, one paragraph).
+
+        The command names the input from the folder the report was made in (the current directory of the command
+        or papermill) when it lies below it; otherwise by its base name, run from the folder that holds it.
+        """
+        from agentstats._util.markup import md_code, md_text
+        from agentstats.report.provenance import file_word
+
+        path = self.params.input_path
+        files = [path] if isinstance(path, str) else []
+        files += [self.params.judge_calibration] if self.params.judge_calibration else []
+        elsewhere = [file_word(f)[0] for f in files if not file_word(f)[1]]
+        where = ("from the folder this report was made in" if not elsewhere else
+                 f"from the folder that holds {md_text(' and '.join(elsewhere))}")
+        return (f"Regenerate with {md_code(self.regenerate_command())}, run {where} (add `--show-code` to see the "
+                "code in the HTML), and explore the notebook in JupyterLab.")
+
 
 # ------------------------------------------------------------------------------------------------------- building
-def load_input(params: ReportParams) -> Dataset:
-    """Read the report's input (:func:`agentstats.load` with the report's format and loader options).
-
-    Skipped records (``on_error="skip"``) are kept on the result, not warned about: the report lists them.
-
-    Raises
-    ------
-    ReportInputError
-        One line: the first problem with its file, line and field, and how many more there are.
-    """
-    from agentstats.io import LoadError, LoadWarning
-    from agentstats.io.loaders import Dataset, load
-
-    path = params.input_path
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LoadWarning)  # skipped records are listed in the report
-            data = load(path, format=params.input_format, **params.loader_options)
-    except LoadError as exc:
-        if not exc.skippable:  # --skip-bad cannot help (nothing left after skipping, a changed file, a wrong format)
-            listed = [f"  {one_line(p)}" for p in exc.problems[:20]]
-            if len(exc.problems) > 20:
-                listed.append(f"  ... and {len(exc.problems) - 20} more")
-            raise ReportInputError("\n".join([f"{exc.head}:", *listed, *([exc.hint] if exc.hint else [])])) from exc
-        n = len(exc.problems)
-        more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
-        rest = [f"  {one_line(p)}" for p in exc.problems[1:20]]
-        if n > 20:
-            rest.append(f"  ... and {n - 20} more")
-        raise ReportInputError(
-            "\n".join([f"{one_line(exc.problems[0])}{more}; fix the input or add --skip-bad to skip bad records",
-                        *rest])
-        ) from exc
-    except (ValueError, OSError, KeyError, TypeError) as exc:
-        raise ReportInputError(f"{path}: {one_line(exc)}") from exc
-    if not isinstance(data, Dataset):
-        raise ReportInputError(f"{path}: format {params.input_format!r} holds no trials or counts to report on")
-    return data
-
-
-def resolve_calibration(params: ReportParams) -> ReportParams:
-    """Check the judge's calibration set now and name it: its absolute path and the metric chosen.
-
-    The command line calls this before the notebook starts, so a set that cannot correct anything exits at once,
-    and the report records the file and metric it used (:func:`agentstats.calibration.choose_calibration`).
-
-    Raises
-    ------
-    ReportInputError
-        An unreadable set, several metrics and none chosen, an unknown metric, or a metric without passes or
-        fails (no judge error to correct with).
-    """
-    if params.judge_calibration is None:
-        return params
-    path = Path(params.judge_calibration).resolve()
-    chosen = _calibration(params.model_copy(update={"judge_calibration": str(path)}))
-    return params.model_copy(update={"judge_calibration": str(path), "judge_metric": chosen.metric})
-
-
-def _calibration(params: ReportParams) -> MetricCalibration:
-    from agentstats.calibration import choose_calibration
-
-    assert params.judge_calibration is not None
-    try:
-        return choose_calibration(params.judge_calibration, params.judge_metric, ci_prob=params.ci_prob)
-    except (ValueError, OSError) as exc:
-        raise ReportInputError(str(exc)) from exc
-
-
-def check_k_values(params: ReportParams, data: Dataset, source: str | None = None) -> None:
-    """Refuse ``k_values`` beyond the input's trials: the report's tables need k <= n, as ``agentstats estimate``.
-
-    The counts when the input has them; for trials not scored yet (the report scores them), the trials per cell
-    that are not missing (``infra_error``): scoring can only lower that, never raise it
-    (:func:`agentstats.intervals.check_k_reach`). ``source`` names the input in the message (default its path).
-
-    Raises
-    ------
-    ReportInputError
-        A k that no agent's trials reach, with the largest that is.
-    """
-    import pandas as pd
-
-    from agentstats.intervals import check_k_reach
-
-    if data.counts is not None:
-        per_cell = data.counts
-    else:
-        cells: dict[tuple[str, str], int] = {}
-        for t in data.trials or []:
-            if t.outcome() != "missing":
-                cells[(t.agent, t.task_id)] = cells.get((t.agent, t.task_id), 0) + 1
-        per_cell = pd.DataFrame({"n": list(cells.values())}, dtype="int64")
-    try:
-        check_k_reach(params.k_values, per_cell, extrapolate=False, source=source or str(params.input_path))
-    except ValueError as exc:
-        raise ReportInputError(str(exc)) from None
-
-
 def build_report(params: ReportParams) -> ReportData:
     """Compute everything the report shows: load once, score, count, estimate, compare, fit, check.
 
@@ -437,19 +340,53 @@ def build_report(params: ReportParams) -> ReportData:
 
 
 def _score(params: ReportParams, data: Dataset) -> tuple[ScoringResult | None, pd.DataFrame]:
-    """Score the trials when they need it or carry something to score; return the result and the counts."""
-    from agentstats.records.counts import to_counts
-    from agentstats.report.scoring_tables import scoring_available
-    from agentstats.scoring import resolve_judge, score_trials
+    """Score the trials when they need it or carry something to score; return the result and the counts.
 
-    if data.trials is None or not (data.needs_scoring or scoring_available(data.trials)):
+    The judge is checked first (:func:`check_judge`); a scoring that leaves no trial with an outcome is an error,
+    never a report on nothing (:func:`_check_scored`).
+    """
+    from agentstats.records.counts import to_counts
+    from agentstats.scoring import score_trials
+
+    if not scores_trials(data):
         assert data.counts is not None  # a Dataset without trials holds counts
         return None, data.counts
-    result = score_trials(
-        data.trials, judge=resolve_judge(params.judge, model=params.judge_model, base_url=params.judge_base_url),
-        threshold=params.threshold, tool_threshold=params.tool_threshold, require_tools=params.require_tools,
-    )
-    return result, to_counts(result.trials)
+    assert data.trials is not None
+    judge = report_judge(params)
+    judge.check_available()
+    result = score_trials(data.trials, judge=judge, threshold=params.threshold,
+                          tool_threshold=params.tool_threshold, require_tools=params.require_tools)
+    counts = to_counts(result.trials)
+    _check_scored(result, counts, judge)
+    return result, counts
+
+
+def _check_scored(result: ScoringResult, counts: pd.DataFrame, judge: Judge) -> None:
+    """Refuse a scoring that left no trial with an outcome: the judge went down mid-run, or nothing could be judged.
+
+    Raises
+    ------
+    agentstats.llm.probe.EndpointUnavailable
+        No trial has an outcome and the judge gave no verdict (every one missing: connection, timeout, server
+        error, not sent after the circuit opened, a model the endpoint does not have ...).
+    ReportInputError
+        No trial has an outcome for another reason (every trial an infrastructure error).
+    """
+    from agentstats.llm.probe import EndpointUnavailable
+
+    if int(counts["n"].sum()) > 0:
+        return
+    missing = [v for v in result.verdicts if not v.ok]
+    if missing:  # the judge was asked and gave nothing: its endpoint failed (down mid-run, wrong model, ...)
+        ep = getattr(judge, "endpoint", None)
+        address = ep.address() if ep is not None else judge.name
+        kinds = sorted({str(v.error_kind) for v in missing})
+        raise EndpointUnavailable(f"the judge {judge.name} at {address} gave no verdict ({len(missing)} missing: "
+                                  f"{', '.join(kinds)}): no trial was scored, so there is no report",
+                                  address=str(address), kind=kinds[0])
+    n_missing = int(counts["n_missing"].sum())
+    raise ReportInputError(f"no trial has an outcome after scoring ({n_missing} missing, e.g. judge verdicts missing "
+                           "or infrastructure errors): there is nothing to report")
 
 
 def _scoring_section(params: ReportParams, result: ScoringResult) -> ScoringSection:
@@ -477,7 +414,7 @@ def _calibration_section(params: ReportParams, counts: pd.DataFrame, ks: list[in
     from agentstats.calibration import corrected_pass_k
 
     assert params.judge_calibration is not None
-    calibration = _calibration(params)
+    calibration = read_calibration(params)
     corrected = corrected_pass_k(counts, calibration.judge_error, k=ks, n_boot=params.n_boot, ci_prob=params.ci_prob,
                                  random_seed=params.seed)
     return CalibrationSection(calibration=calibration, corrected=corrected)
@@ -541,8 +478,10 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
         forest_ks = sorted(set(ks) | {curve_ks[-1]})
         several = counts["agent"].nunique() > 1
         draws_k = posterior_pass_hat_k(fitted, k_show, population=p.population) if several else None
+        ppc = fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob)
         return BayesSection(
-            fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics), curve_ks=curve_ks, curves=curves,
+            fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics, ppc), curve_ks=curve_ks,
+            curves=curves,
             k_show=k_show,
             pass_hat_k_observed=summarize_pass_k(
                 [posterior_pass_hat_k(fitted, k_show, population="observed")], ci_prob=p.ci_prob),
@@ -555,7 +494,7 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
             prob_at_1=(contrast_matrix(posterior_pass_hat_k(fitted, 1, population=p.population), k=1)
                        if several else None),
             task_effects=task_effects(fitted, ci_prob=p.ci_prob),
-            ppc=fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob),
+            ppc=ppc,
         )
 
 

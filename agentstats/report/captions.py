@@ -14,8 +14,9 @@ from agentstats._util.markup import md_code, md_text
 if TYPE_CHECKING:  # the fit's types only: describing a fit needs no PyMC import
     from agentstats.calibration.agreement import MetricCalibration
     from agentstats.models.result import Fit
+    from agentstats.report.verdict import FitVerdict
 
-__all__ = ["calibration_sentence", "fit_status", "forest_caption", "grid_gaps_note"]
+__all__ = ["calibration_sentence", "fit_status", "forest_caption", "grid_gaps_note", "ppc_verdict", "verdict_banner"]
 
 
 def grid_gaps_note(counts: pd.DataFrame, limit: int = 10) -> str:
@@ -123,6 +124,40 @@ def forest_caption(population: str, forest_ks: list[int], report_ks: list[int], 
         f"{', '.join(str(k) for k in forest_ks)}: the report's k"
         + (f" and k = {end}, where the curves above end" if end not in report_ks else "")
         + "): mean, median and the ends of the "
-        f"{pct} credible interval (`eti`: equal-tailed, `hdi`: highest density); *share extrapolated*: the agent's "
-        "tasks with fewer trials than k, whose value comes from the model rather than observed k-runs."
+        f"{pct} credible interval (`eti`: equal-tailed, `hdi`: highest density); *n < k*: the agent's tasks "
+        "with fewer trials than k (counted as in the table of unbiased estimates), whose value at that k comes from "
+        "the model rather than observed k-runs."
     )
+
+
+def verdict_banner(verdict: FitVerdict) -> str:
+    """Say, above the Bayesian section of a fit that failed its checks, that its numbers are not results (Markdown).
+
+    Parameters
+    ----------
+    verdict : FitVerdict
+        The fit's verdict; the banner is for one that is not ``ok``.
+    """
+    return (
+        f'<span class="agentstats-failed">**{md_text(verdict.headline())}: the numbers below are not results.**'
+        f"</span> {md_text(verdict.reason())}. They are shown to diagnose the fit; the summary uses none of them. "
+        "Rerun with more draws (`-p draws=4000`), on divergences a higher `-p target_accept` (e.g. 0.99), or, when "
+        "the posterior predictive check fails, another model (`--bayes-model`, docs/models.md)."
+    )
+
+
+def ppc_verdict(verdict: FitVerdict, n_statistics: int) -> str:
+    """Say what the posterior predictive check concludes (Markdown, one sentence), with its rule.
+
+    Parameters
+    ----------
+    verdict : FitVerdict
+        The fit's verdict (its misfitting statistics).
+    n_statistics : int
+        Statistics checked (``m`` of the rule).
+    """
+    rule = (f"a statistic fails when its two-sided p-value, 2 min(p, 1 - p), is below {verdict.ppc_alpha:g} / "
+            f"{n_statistics}, so a model that fits is flagged in at most about {verdict.ppc_alpha:.0%} of data sets")
+    if verdict.fits:
+        return f"**Verdict: the model reproduces every statistic checked** ({rule})."
+    return f'<span class="agentstats-failed">**Verdict: the model misses the data**</span> ({rule}).'

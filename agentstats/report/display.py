@@ -8,11 +8,40 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import Any
 
-__all__ = ["SKIPPED_KEY", "configure_notebook", "register_table_display", "section_skipped"]
+__all__ = ["CHECKS_KEY", "DIGEST_KEY", "SKIPPED_KEY", "configure_notebook", "register_table_display", "section_skipped",
+           "show_summary"]
 
 #: Output metadata key of a section's "nothing to show here" note (:func:`section_skipped`); its value is the reason.
 SKIPPED_KEY = "agentstats_section_skipped"
+#: Output metadata key of the summary (:func:`show_summary`); its value is the fit's verdict
+#: (:meth:`agentstats.report.verdict.FitVerdict.as_record`, or None without a fit), which
+#: :func:`agentstats.report.notebook.run_report` reads back for the command line.
+CHECKS_KEY = "agentstats_checks"
+#: Output metadata key of the summary's Markdown digest (:func:`agentstats.report.digest.digest_markdown`), which
+#: :func:`agentstats.report.notebook.run_report` writes to ``NAME.md``.
+DIGEST_KEY = "agentstats_digest"
+
+
+def show_summary(markdown: str, checks: dict[str, Any] | None, digest: str | None = None) -> None:
+    """Show the report's summary (under its anchor) and carry the fit's verdict and the digest in its metadata.
+
+    Parameters
+    ----------
+    markdown : str
+        The summary (:meth:`agentstats.report.build.ReportData.summary_markdown`).
+    checks : dict or None
+        The fit's verdict (:attr:`agentstats.report.build.ReportData.checks`).
+    digest : str, optional
+        The report as Markdown for a pull-request comment (:func:`agentstats.report.digest.digest_markdown`).
+    """
+    from IPython.display import Markdown, display
+
+    from agentstats.report.anchors import SUMMARY, target
+
+    display(Markdown(f"{target(SUMMARY)}**Summary**\n\n{markdown}"),
+            metadata={CHECKS_KEY: checks, **({DIGEST_KEY: digest} if digest is not None else {})})
 
 
 def section_skipped(reason: str) -> None:

@@ -2,92 +2,21 @@
 
 :func:`export_html` hides the code and the parameters cell by default, drops the sections whose only output is a
 :func:`~agentstats.report.display.section_skipped` note (and names them under the table of contents), and puts a
-table of contents before the first section.
+table of contents before the first section (:mod:`.html_page`); the nbconvert exporter is :mod:`.exporter`.
 """
 
 from __future__ import annotations
 
-import re
-from html import escape as _escape
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from agentstats.files.atomic import atomic_write_text
-from agentstats.report.display import SKIPPED_KEY
-from agentstats.report.provenance import package_version
 
 __all__ = ["export_html"]
 
-_HEADING = re.compile(r"<h([23]) id=\"([^\"]+)\"[^>]*>(.*?)</h\1>", re.S)
-_TAG = re.compile(r"<[^>]+>")
-
-
-def _html_template_dir() -> Path:
-    return Path(str(resources.files("agentstats.report") / "templates" / "nbconvert"))
-
-
-def _fold_skipped(cells: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
-    """Drop the ``## `` sections whose every output is a :func:`section_skipped` note; return them (title, reason)."""
-    starts = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("## ")]
-    drop: set[int] = set()
-    skipped = []
-    for s, e in zip(starts, [*starts[1:], len(cells)], strict=False):  # each section ends where the next begins
-        outputs = [o for c in cells[s:e] if c.cell_type == "code" for o in c.get("outputs", [])]
-        notes = [o for o in outputs if SKIPPED_KEY in (o.get("metadata") or {})]
-        if notes and len(notes) == len(outputs):
-            title = cells[s].source.lstrip()[3:].splitlines()[0].strip()
-            skipped.append((title, str(notes[0]["metadata"][SKIPPED_KEY])))
-            drop.update(range(s, e))
-    return [c for i, c in enumerate(cells) if i not in drop], skipped
-
-
-_MD_CODE = re.compile(r"`([^`]+)`")
-
-
-def _plain_reason(markdown: str) -> str:
-    """Render a skipped section's reason as HTML: escaped, ``code`` kept as code, emphasis marks dropped."""
-    parts = _MD_CODE.split(markdown)
-    return "".join(f"<code>{_escape(p)}</code>" if i % 2 else _escape(p.replace("*", "")) for i, p in enumerate(parts))
-
-
-def _toc(body: str, skipped: list[tuple[str, str]] | None = None) -> str:
-    """Insert a table of contents (the report's h2/h3 headings) before its first section heading.
-
-    ``skipped``: sections left out of the page (:func:`_fold_skipped`), listed under the contents with their reason.
-    """
-    items = []
-    for level, anchor, inner in _HEADING.findall(body):
-        text = _TAG.sub("", inner).replace("¶", "").strip()
-        if text:
-            items.append((int(level), anchor, text))
-    if len(items) < 2:
-        return body
-    lines = ['<nav class="agentstats-toc" aria-label="Contents"><p>Contents</p><ol>']
-    nested = False  # h3 headings are listed (and numbered) inside the h2 section above them
-    for i, (level, anchor, text) in enumerate(items):
-        sub = level == 3 and i > 0
-        if sub and not nested:
-            lines.append("<ol>")
-        elif not sub and nested:
-            lines.append("</ol></li>")
-        nested = sub
-        link = f'<a href="#{_escape(anchor)}">{text}</a>'
-        follows_sub = i + 1 < len(items) and items[i + 1][0] == 3
-        lines.append(f"<li>{link}</li>" if sub or not follows_sub else f"<li>{link}")
-    lines.append("</ol></li></ol>" if nested else "</ol>")
-    if skipped:
-        lines.append('<p class="agentstats-toc-skipped">Not in this report</p><ul class="agentstats-toc-skipped">')
-        lines += [f"<li>{_escape(title)}: {_plain_reason(reason)}</li>" for title, reason in skipped]
-        lines.append("</ul>")
-    lines.append("</nav>")
-    first = _HEADING.search(body)
-    assert first is not None
-    return body[: first.start()] + "".join(lines) + body[first.start() :]
-
 
 def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bool = False) -> Path | str:
-    """Export an executed notebook to one self-contained HTML file.
+    """Export an executed notebook to one self-contained HTML file (:class:`AgentstatsHTMLExporter`).
 
     JupyterLab's look (nbconvert ``lab`` template) without anything fetched from a network: no require.js,
     MathJax, mermaid or widget scripts, CSS inline, images embedded. The ``parameters`` cell is left out (papermill's
@@ -110,45 +39,15 @@ def export_html(notebook: Path | Any, html: Path | None = None, *, show_code: bo
         The path written, or the HTML text.
     """
     import nbformat
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import Preprocessor, TagRemovePreprocessor
+
+    from agentstats.report.exporter import AgentstatsHTMLExporter
 
     if isinstance(notebook, str | Path):
         nb = nbformat.read(notebook, as_version=4)
         html = html or Path(notebook).with_suffix(".html")
     else:
         nb = notebook
-    exporter = HTMLExporter(
-        template_name="agentstats_report",
-        extra_template_basedirs=[str(_html_template_dir())],
-        exclude_input=not show_code,
-        exclude_input_prompt=not show_code,
-        exclude_output_prompt=not show_code,
-        embed_images=True,
-    )
-    removed = ("parameters",) if show_code else ("parameters", "injected-parameters")
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags=removed, enabled=True), True)
-    if not show_code:
-
-        class _DropSilentCells(Preprocessor):
-            """Code cells without output would leave empty gaps once their input is hidden."""
-
-            def preprocess(self, nb, resources):
-                nb.cells = [c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]
-                return nb, resources
-
-        exporter.register_preprocessor(_DropSilentCells(), True)
-
-        class _FoldSkippedSections(Preprocessor):
-            """Sections with nothing to show leave the page; they are named under the contents (``_toc``)."""
-
-            def preprocess(self, nb, resources):
-                nb.cells, resources["agentstats_skipped"] = _fold_skipped(nb.cells)
-                return nb, resources
-
-        exporter.register_preprocessor(_FoldSkippedSections(), True)
-    body, res = exporter.from_notebook_node(nb, resources={"agentstats_version": package_version()})
-    body = _toc(body, res.get("agentstats_skipped"))
+    body, _ = AgentstatsHTMLExporter(show_code=show_code).from_notebook_node(nb)
     if html is None:
         return body
     atomic_write_text(html, body)

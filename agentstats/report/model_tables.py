@@ -148,7 +148,8 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
         Columns ``k`` (when given), ``ahead``, ``behind``, ``P(ahead > behind)``, ``difference`` (posterior mean of
         ``ahead - behind``, >= 0) and ``P credible interval`` (of that difference; ``P`` from ``ci_prob``, e.g.
         ``95%``); sorted by ``k``, then the
-        probability (highest first). Values are strings except ``k``.
+        probability (highest first). Values are strings except ``k``. A pair with an agent whose value the data do
+        not identify at that k (NaN in ``contrasts``) says "not estimable" and comes last.
     """
     has_k = "k" in contrasts.columns
     interval_col = f"{ci_label(contrasts)} credible interval"
@@ -161,6 +162,10 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
         if key in seen:
             continue
         seen.add(key)
+        if not np.isfinite(float(r["diff_mean"])):  # an agent whose value the data do not identify at this k
+            rows.append({"k": k, "ahead": a, "behind": b, "_p": -1.0, "difference": "not estimable",
+                         interval_col: "not estimable"})
+            continue
         if r["diff_mean"] >= 0:
             ahead, behind, p = a, b, float(r["prob_greater"])
             mean, lo, hi = float(r["diff_mean"]), float(r["diff_low"]), float(r["diff_high"])
@@ -171,7 +176,7 @@ def format_contrast_table(contrasts: pd.DataFrame, digits: int = 3) -> pd.DataFr
                      interval_col: interval(lo, hi, digits)})
     out = pd.DataFrame(rows, columns=["k", "ahead", "behind", "_p", "difference", interval_col])
     out = out.sort_values(["k", "_p", "ahead", "behind"], ascending=[True, False, True, True])
-    out.insert(3, "P(ahead > behind)", [num(p, digits) for p in out["_p"]])
+    out.insert(3, "P(ahead > behind)", [num(p, digits) if p >= 0 else "not estimable" for p in out["_p"]])
     out = out.drop(columns="_p" if has_k else ["_p", "k"])
     return out.reset_index(drop=True)
 
@@ -203,8 +208,9 @@ def format_consistency_pass_hat_k(
     -------
     pandas.DataFrame
         Indexed by ``agent``: ``pass^k, these tasks``, ``pass^k, new tasks like these`` (posterior mean [credible
-        interval], the interval's probability from the input), ``within-cell correlation`` ("not estimable" where
-        the model cannot separate it) and ``flip share`` (observed).
+        interval], the interval's probability from the input; "not estimable; range [low, high]" where one trial per
+        task leaves it to the prior, :func:`agentstats.posterior.summarize_pass_k`), ``within-cell correlation``
+        ("not estimable" where the model or the data cannot separate it) and ``flip share`` (observed).
 
     Raises
     ------
@@ -217,6 +223,8 @@ def format_consistency_pass_hat_k(
         if r.empty:
             return "n/a"
         r0 = r.iloc[0]
+        if "estimable" in r0 and not bool(r0["estimable"]):
+            return f"not estimable; range {interval(float(r0['range_low']), float(r0['range_high']), digits)}"
         return f"{num(float(r0['mean']), digits)} {interval(float(r0['ci_low']), float(r0['ci_high']), digits)}"
 
     for name, tab in (("observed", observed), ("new", new)):
@@ -276,7 +284,7 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         return f"{num(v, digits)} {interval(float(r[f'{name}_low']), float(r[f'{name}_high']), digits)}"
 
     rows = []
-    nan_anova = cell_missing = False
+    nan_anova = cell_missing = one_trial = False
     for _, r in table.iterrows():
         icc = float(r["icc_anova"])
         nan_anova |= not np.isfinite(icc)
@@ -290,7 +298,9 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
             row["ICC incl. task (model)"] = with_ci(r, "icc_model")
             estimable = bool(r.get("icc_cell_estimable", True)) and np.isfinite(float(r["icc_cell"]))
             row["within-cell correlation (model)"] = with_ci(r, "icc_cell") if estimable else "not estimable"
-            cell_missing |= not estimable
+            single = not estimable and int(r["n_tasks_multi"]) == 0 and table["agent"].nunique() > 1
+            one_trial |= single
+            cell_missing |= not estimable and not single
         rows.append(row)
     out = pd.DataFrame(rows).set_index("agent")
     notes = []
@@ -309,6 +319,12 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         else:
             why = f"the model{' ' + model if model else ''} has no within-cell term"
         notes.append(f"The within-cell correlation is **not estimable** here: {why}.")
+    if one_trial:
+        notes.append(
+            "The within-cell correlation is **not estimable from these data** for an agent with one trial per task "
+            "(no task with 2+ trials): how alike two tries of a task are never shows, and the model's value would "
+            "be its prior."
+        )
     if has_model and len(table) > 1 and table["icc_model"].nunique() == 1:
         notes.append(
             "*ICC incl. task (model)* is the share of outcome variance due to the task in this model, the same for "
@@ -323,21 +339,41 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
     return out, " ".join(notes)
 
 
-def format_posterior_table(summary: pd.DataFrame) -> pd.DataFrame:
+def format_posterior_table(summary: pd.DataFrame, counts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Display of posterior pass^k rows (:func:`agentstats.posterior.summarize_pass_k`) by agent and k.
 
     Parameters
     ----------
     summary : pandas.DataFrame
         Rows of one quantity: ``agent, k, mean, median, ci_low, ci_high, ci_kind, extrapolated`` and ``ci_prob``.
+    counts : pandas.DataFrame, optional
+        The fit's counts (``agent, task_id, n``): with them, the tasks with fewer than k trials are counted (column
+        ``n < k``, as in the table of unbiased estimates), else given as a share (``share n < k``).
 
     Returns
     -------
     pandas.DataFrame
         Index ``(agent, k)``; columns ``mean``, ``median``, ``lower (P)``, ``upper (P)`` (``P`` from ``ci_prob``),
-        ``interval`` (``eti`` / ``hdi``) and ``share extrapolated`` (the agent's tasks with fewer trials than k).
+        ``interval`` (``eti`` / ``hdi``) and ``n < k`` (the agent's tasks with fewer trials than k, whose value at
+        that k comes from the model: ``extrapolated`` × the agent's tasks with a trial).
+        Where a value is not estimable (``estimable`` False: one trial per task, k > 1) the four numbers are NaN
+        and the column ``range, any consistency (P)`` gives its range (:func:`agentstats.posterior.summarize_pass_k`);
+        that column is there only when some row needs it.
     """
     pct = ci_label(summary)
-    return summary.set_index(["agent", "k"])[["mean", "median", "ci_low", "ci_high", "ci_kind", "extrapolated"]].rename(
-        columns={"ci_low": f"lower ({pct})", "ci_high": f"upper ({pct})", "ci_kind": "interval",
-                 "extrapolated": "share extrapolated"})
+    out = summary.set_index(["agent", "k"])[["mean", "median", "ci_low", "ci_high", "ci_kind", "extrapolated"]].rename(
+        columns={"ci_low": f"lower ({pct})", "ci_high": f"upper ({pct})", "ci_kind": "interval"})
+    if counts is not None:
+        tasks = counts[counts["n"] > 0].groupby("agent", sort=False)["task_id"].nunique()
+        per = np.array([tasks.get(a, 0) for a in out.index.get_level_values("agent")], dtype=float)
+        out["extrapolated"] = np.rint(out["extrapolated"].to_numpy(dtype=float) * per).astype(int)
+        out = out.rename(columns={"extrapolated": "n < k"})
+    else:
+        out = out.rename(columns={"extrapolated": "share n < k"})
+    if "estimable" in summary and not summary["estimable"].astype(bool).all():
+        ranged = summary.set_index(["agent", "k"])
+        out[f"range, any consistency ({pct})"] = [
+            "" if ok else interval(float(lo), float(hi), 3)
+            for ok, lo, hi in zip(ranged["estimable"], ranged["range_low"], ranged["range_high"], strict=True)
+        ]
+    return out

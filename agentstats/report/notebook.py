@@ -5,7 +5,7 @@ The templates (``notebooks/report.ipynb`` and ``notebooks/compare.ipynb`` in the
 ``parameters`` (generated from :mod:`agentstats.report.params`) and papermill injects the values given here after it.
 What a report run guarantees (docs/reliability.md, "Reports"):
 
-* The input is read before the notebook starts (:func:`agentstats.report.build.load_input`): a file that cannot be
+* The input is read before the notebook starts (:func:`agentstats.report.inputs.load_input`): a file that cannot be
   loaded fails in a second with its location, not after a kernel start with a notebook traceback.
 * Every parameter passed must be one the template declares (:func:`check_parameters`), and one its model accepts.
 * Output names cannot leave the output folder or be hidden (:func:`safe_report_name`).
@@ -33,11 +33,11 @@ from typing import Any
 
 from agentstats._util.markup import one_line
 from agentstats.files.atomic import atomic_write_text
-from agentstats.report.build import load_input
 
 # notebooks/gate.ipynb (the gate's and the loop's) imports these two from here; they live in .display now: drop this
 # import when the gate notebook imports them from there.
 from agentstats.report.html import export_html
+from agentstats.report.inputs import load_input
 from agentstats.report.params import CompareParams, NotebookParams, ReportParameterError, ReportParams
 from agentstats.report.provenance import package_version
 
@@ -51,6 +51,7 @@ __all__ = [
     "default_notebook",
     "default_report_name",
     "packaged_template",
+    "recorded_checks",
     "report_parameters",
     "run_report",
     "safe_report_name",
@@ -76,12 +77,16 @@ class ReportError(RuntimeError):
         The partially executed notebook, marked as failed.
     previous : pathlib.Path or None
         The previous complete report (HTML, else notebook) left in place, if there was one.
+    ename : str or None
+        The name of the exception the failed cell raised (``"EndpointUnavailable"`` for a judge that went down
+        mid-run, which the command line turns into exit 69); None when the failure was not a cell's.
     """
 
-    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None):
+    def __init__(self, message: str, *, failed_notebook: Path, previous: Path | None, ename: str | None = None):
         super().__init__(message)
         self.failed_notebook = failed_notebook
         self.previous = previous
+        self.ename = ename
 
 
 class ReportInterrupted(KeyboardInterrupt):
@@ -95,10 +100,110 @@ class ReportInterrupted(KeyboardInterrupt):
 
 @dataclass(frozen=True)
 class ReportPaths:
-    """Where a report was written: the executed notebook and its HTML export."""
+    """Where a report was written: the executed notebook and its HTML export, and what its fit's checks said.
+
+    Attributes
+    ----------
+    notebook, html : pathlib.Path
+        The executed notebook and its HTML export.
+    checks : dict or None
+        The Bayesian fit's verdict as the notebook recorded it (:meth:`agentstats.report.verdict.FitVerdict.as_record`:
+        ``ok``, ``converged``, ``ppc_ok``, ``message`` ...); None when the report has no fit (``--no-bayes``) or the
+        template shows none.
+    markdown : pathlib.Path or None
+        ``NAME.md``, the summary and key tables for a pull-request comment (:mod:`agentstats.report.digest`); None
+        when the template writes no digest (the comparison notebook).
+    """
 
     notebook: Path
     html: Path
+    checks: dict[str, Any] | None = None
+    markdown: Path | None = None
+
+
+def recorded_digest(nb: Any) -> str | None:
+    """Return the Markdown digest an executed report notebook carries (:data:`agentstats.report.display.DIGEST_KEY`)."""
+    from agentstats.report.display import DIGEST_KEY
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            found = (out.get("metadata") or {}).get(DIGEST_KEY)
+            if isinstance(found, str):
+                return found
+    return None
+
+
+def claim_report_name(out_dir: str | Path, name: str, input_path: str | Path) -> tuple[str, str | None]:
+    """Choose the file stem of a report on ``input_path``, so that reports of two inputs never overwrite each other.
+
+    ``NAME.ipynb`` records the input it was made from (its ``agentstats.input`` metadata, an absolute path). When
+    ``out_dir`` holds a report ``name`` of another input, the next free ``name-2``, ``name-3`` ... is used (or the one
+    that already holds this input's report); a report of the same input, or one without a record (made before
+    the record existed), is replaced as before.
+
+    Parameters
+    ----------
+    out_dir : str or pathlib.Path
+        The output folder.
+    name : str
+        The wanted stem (made safe by :func:`safe_report_name`).
+    input_path : str or pathlib.Path
+        The report's input.
+
+    Returns
+    -------
+    tuple of (str, str or None)
+        The stem to write, and a sentence saying why it differs from ``name`` (None when it does not).
+    """
+    import nbformat
+
+    name = safe_report_name(name)
+    here = os.path.abspath(os.fspath(input_path))
+
+    def holder(stem: str) -> str | None:
+        path = Path(out_dir) / f"{stem}.ipynb"
+        if not path.is_file():
+            return None
+        try:
+            meta = nbformat.read(path, as_version=4).metadata.get("agentstats", {})
+        except Exception:  # an unreadable notebook: not ours to judge, treated as without a record
+            return None
+        found = meta.get("input")
+        return str(found) if found else None
+
+    for i in range(1, 1000):
+        stem = name if i == 1 else safe_report_name(f"{name}-{i}")
+        found = holder(stem)
+        if found is None or found == here:
+            if i == 1:
+                return stem, None
+            other = Path(holder(name) or "another file").name
+            return stem, (f"{Path(out_dir) / (name + '.html')} holds the report of another input ({other}); writing "
+                          f"{stem}.html beside it (--name chooses the name)")
+    raise ReportParameterError(f"{out_dir} holds 999 reports named {name}-N of other inputs: give --name")
+
+
+def recorded_checks(nb: Any) -> dict[str, Any] | None:
+    """Return the fit's verdict an executed report notebook carries (:data:`agentstats.report.display.CHECKS_KEY`).
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The executed notebook.
+
+    Returns
+    -------
+    dict or None
+        The first verdict found in an output's metadata; None when there is none (no fit).
+    """
+    from agentstats.report.display import CHECKS_KEY
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            found = (out.get("metadata") or {}).get(CHECKS_KEY)
+            if found is not None:
+                return dict(found)
+    return None
 
 
 def default_notebook() -> Path:
@@ -285,9 +390,6 @@ def _kernel_manager_class(log: Any) -> type:
     return _ReportKernelManager
 
 
-
-
-
 def run_report(
     parameters: NotebookParams | Mapping[str, Any],
     out_dir: str | Path = "reports",
@@ -324,7 +426,7 @@ def run_report(
         Keep the code in the HTML (default: ``parameters.show_code`` for :class:`ReportParams`, else results and
         narrative only).
     input_checked : bool
-        The caller has read the input with :func:`agentstats.report.build.load_input` already (the command line
+        The caller has read the input with :func:`agentstats.report.inputs.load_input` already (the command line
         does, to list the skipped records and check ``k_values`` before the notebook starts): the input is not read
         a second time before the notebook reads it.
 
@@ -336,7 +438,7 @@ def run_report(
     ------
     ReportParameterError
         Unknown or refused parameters, or a name that would leave ``out_dir`` (a ``ValueError``).
-    agentstats.report.build.ReportInputError
+    agentstats.report.inputs.ReportInputError
         The report's input cannot be read (checked before the notebook starts).
     ReportError
         A cell failed, or the export did. The previous ``{name}.ipynb`` / ``{name}.html`` are left as they were;
@@ -347,7 +449,7 @@ def run_report(
     template = Path(template) if template is not None else default_notebook()
     name = safe_report_name(name)
     out_dir = Path(out_dir)
-    for suffix in (".ipynb", ".html", f"{FAILED_SUFFIX}.ipynb"):
+    for suffix in (".ipynb", ".html", ".md", f"{FAILED_SUFFIX}.ipynb"):
         if (out_dir / f"{name}{suffix}").resolve().parent != out_dir.resolve():
             raise ReportParameterError(f"report name {name!r} would write outside {out_dir}")
     model, values = _notebook_parameters(parameters, template)
@@ -388,7 +490,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
     import nbformat
     import papermill as pm
 
-    nb_path, html_path = out_dir / f"{name}.ipynb", out_dir / f"{name}.html"
+    nb_path, html_path, md_path = out_dir / f"{name}.ipynb", out_dir / f"{name}.html", out_dir / f"{name}.md"
+    digest: str | None = None
     failed_path = out_dir / f"{name}{FAILED_SUFFIX}.ipynb"
     out_dir.mkdir(parents=True, exist_ok=True)
     running = out_dir / f".{name}.running.ipynb"
@@ -407,14 +510,21 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
         _set_kernelspec(nb, kernel_name)
         source = Path(str(parameters.get("input_path", name))).name
         nb.metadata["title"] = f"agentstats report: {one_line(source)}"
+        checks = recorded_checks(nb)
+        digest = recorded_digest(nb)
+        given = parameters.get("input_path")
         nb.metadata["agentstats"] = {
             "status": "complete",
+            **({"input": os.path.abspath(given)} if isinstance(given, str) else {}),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "version": package_version(),
+            **({"checks": checks} if checks is not None else {}),
         }
         body = export_html(nb, show_code=show_code)
         assert isinstance(body, str)
         atomic_write_text(html_path, body)
+        if digest is not None:
+            atomic_write_text(md_path, digest)
         atomic_write_text(nb_path, nbformat.writes(nb))
     except BaseException as exc:
         with _no_sigint():
@@ -431,7 +541,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             if interrupted:
                 raise ReportInterrupted(message, failed_notebook=failed_path, previous=previous) from exc
             if isinstance(exc, Exception):
-                raise ReportError(message, failed_notebook=failed_path, previous=previous) from exc
+                raise ReportError(message, failed_notebook=failed_path, previous=previous,
+                                  ename=getattr(exc, "ename", None)) from exc
             raise
     finally:
         log.close()
@@ -439,7 +550,8 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             os.unlink(log.name)
     running.unlink(missing_ok=True)
     failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
-    return ReportPaths(notebook=nb_path, html=html_path)
+    return ReportPaths(notebook=nb_path, html=html_path, checks=checks,
+                       markdown=md_path if digest is not None else None)
 
 
 def _failure_reason(exc: BaseException) -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
@@ -36,16 +38,56 @@ __all__ = [
     "NotebookParams",
     "ReportParameterError",
     "ReportParams",
+    "example_input",
     "parse_assignments",
     "value_text",
 ]
 
-#: The notebooks' own input: the example data, as seen from ``notebooks/`` (the template's folder in a checkout).
+#: The comparison notebook's own input: the example data, as seen from ``notebooks/`` (the template's folder in a
+#: checkout). The report notebook's is None: the example shipped with the package (:func:`example_input`), found from
+#: any folder the notebook runs in.
 EXAMPLE_INPUT = "../data/example_trials.jsonl"
 #: Keyword arguments of :func:`agentstats.load` a report passes on (``loader_options``).
 LOADER_KEYS = ("agent", "agent_col", "task_col", "success_col", "agents", "run", "on_error")
 #: Bootstrap resamples: 0 (none) or at least this many (as :func:`agentstats.estimators.suite_pass_k`).
 _MIN_N_BOOT = 100
+
+
+def example_input() -> str:
+    """Return the absolute path of the example trials shipped with agentstats (the report notebook's own input).
+
+    Package data (``agentstats/report/templates/example_trials.jsonl``; in a checkout a link to
+    ``data/example_trials.jsonl``), so a notebook run from any folder, or from an installed wheel, finds it.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the package data is missing (an install that left it out).
+    """
+    from importlib import resources
+
+    path = Path(str(resources.files("agentstats.report") / "templates" / "example_trials.jsonl"))
+    if not path.is_file():
+        raise FileNotFoundError(f"the example data is not at {path}: reinstall agentstats, or give input_path")
+    return str(path)
+
+
+def _path_text(value: Any) -> Any:
+    """Read a path given as text or ``os.PathLike``: ``~`` expanded, made absolute against the current directory.
+
+    The current directory is the caller's: where ``agentstats report`` or ``papermill`` was run (papermill starts
+    the kernel there unless given ``--cwd``), or the notebook's folder in JupyterLab. Anything else (a DataFrame, a
+    list of trials) passes as it is.
+    """
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str) and value.strip():
+        return os.path.abspath(os.path.expanduser(value.strip()))
+    return value
+
+
+#: Text that means None for a parameter that takes None (``-p draws none``, papermill's ``-p draws None``, ``""``).
+_NONE_TEXT = ("none", "null", "")
 
 
 class ReportParameterError(ValueError):
@@ -149,17 +191,37 @@ class NotebookParams(BaseModel):
     def parameters_cell(cls) -> str:
         """Write the source of the template's ``parameters`` cell from the model.
 
-        One line per notebook parameter, ``name = default  # first sentence of its help`` (papermill reads the
-        comment as the parameter's help), the example input (:attr:`EXAMPLE`) instead of a default.
+        One line per notebook parameter, ``name: type = default  # first sentence of its help``: papermill reads
+        the annotation as the parameter's type and the comment as its help (``papermill --help-notebook``); a type
+        with alternatives is text (``"int or None"``), which Python stores without evaluating. The example input
+        (:attr:`EXAMPLE`) stands instead of a default.
         """
         lines = [cls.CELL_HEAD, *textwrap.wrap(
             f"Generated from {cls.__module__}.{cls.__name__}: change the model, then write this cell with "
-            f"{cls.__name__}.parameters_cell() (a test compares them). Defaults: the command line's.",
+            f"{cls.__name__}.parameters_cell() (a test compares them). Defaults: the command line's. Types are "
+            "written as text (papermill --help-notebook shows them); papermill -p takes k_values as 1,2,4 or 1..8, "
+            "none for None, and loader_options as JSON.",
             width=116, initial_indent="# ", subsequent_indent="# ")]
         for name in cls.notebook_fields():
             value = cls.EXAMPLE[name] if name in cls.EXAMPLE else cls.default(name)
-            lines.append(f"{name} = {_literal(value)}  # {_first_sentence(cls.help(name))}")
+            kind = _type_text(cls.model_fields[name])
+            head = f"{name}: {kind} = {_literal(value)}  # "
+            lines.append(head + textwrap.shorten(_first_sentence(cls.help(name)), 120 - len(head), placeholder=""))
         return "\n".join(lines)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_as_typed(cls, values: Any) -> Any:
+        """Read ``none`` / ``null`` / an empty text as None for a parameter that takes None (the forms people type)."""
+        if not isinstance(values, dict):
+            return values
+        out = dict(values)
+        for name, value in values.items():
+            field = cls.model_fields.get(name)
+            if field is not None and isinstance(value, str) and value.strip().lower() in _NONE_TEXT \
+                    and _takes_none(field):
+                out[name] = None
+        return out
 
     @classmethod
     def parameters_table(cls) -> str:
@@ -188,6 +250,41 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
+def _takes_none(field: FieldInfo) -> bool:
+    """Whether a field's annotation admits None."""
+    return type(None) in typing.get_args(field.annotation) or field.annotation is Any
+
+
+def _type_text(field: FieldInfo) -> str:
+    """Write a field's type as papermill shows it, quoted: ``"int"``, ``"list[int] or None"``, ``"str"`` (a choice).
+
+    papermill's parameter pattern takes letters, digits, ``_``, brackets, commas and spaces (no ``|``), so ``or``
+    joins the alternatives; an ``Any`` field (the report's input) is a path, ``"str or None"``.
+    """
+
+    def one(t: Any) -> str:
+        if t is type(None):
+            return "None"
+        if t is Any:
+            return "str"
+        origin = typing.get_origin(t)
+        if origin is Literal:
+            return type(typing.get_args(t)[0]).__name__
+        if origin in (list, dict):
+            args = ", ".join(one(a) for a in typing.get_args(t)) if origin is list else ""
+            return f"{origin.__name__}[{args}]" if args else origin.__name__
+        return getattr(t, "__name__", str(t))
+
+    annotation = field.annotation
+    parts = [one(a) for a in typing.get_args(annotation)] if isinstance(annotation, types.UnionType) \
+        or typing.get_origin(annotation) is typing.Union else [one(annotation)]
+    if annotation is Any:
+        parts = ["str", "None"]
+    parts = [*dict.fromkeys(p for p in parts if p != "None"), *(["None"] if "None" in parts else [])]
+    text = " or ".join(parts)
+    return text if text.isidentifier() else json.dumps(text)  # a plain type as it is, others as text
+
+
 def _first_sentence(text: str) -> str:
     """Cut a help text at its first full stop (the parameters cell's comment)."""
     return text.split(". ", 1)[0].rstrip(".")
@@ -212,9 +309,51 @@ def _error_lines(exc: ValidationError, names: Mapping[str, str]) -> str:
 
 
 def _k_list(value: Any) -> Any:
-    """``k_values`` written as ``--k`` reads them (``"1,2,4"``, ``"1..8"``) become a list; others pass as given."""
+    """Read ``k_values`` in the forms people type: ``"1,2,4"``, ``"1..8"``, ``"[1, 2, 4]"``, ``"1 2 4"``, ``4``.
+
+    Text is read as ``--k`` reads it (:func:`agentstats.intervals.parse_k`), brackets and spaces allowed; one integer
+    is one k (papermill's ``-p k_values 4`` passes an int); a tuple is a list. Others pass as given (to be refused
+    with a message).
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, tuple):
+        return list(value)
     if isinstance(value, str):
-        return parse_k(value)
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        return parse_k(",".join(text.replace(",", " ").split()))
+    return value
+
+
+def _loader_dict(value: Any) -> Any:
+    """``loader_options`` given as text (papermill's ``-p``): JSON (``{"agent": "model"}``), or ``key=value,...``."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
+    pairs = [p.partition("=") for p in text.split(",")]
+    if any(not sep or not k.strip() for k, sep, _ in pairs):
+        raise ValueError('write JSON ({"agent": "model"}) or key=value pairs separated by commas')
+    return {k.strip(): v.strip() for k, _, v in pairs}
+
+
+def _ci_number(value: Any) -> Any:
+    """``ci_prob`` as people type it: ``0.9``, or ``"90%"``."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            return float(value.strip()[:-1]) / 100.0
+        except ValueError:
+            return value
     return value
 
 
@@ -246,7 +385,10 @@ def _check_ci_prob(value: float) -> float:
 
 
 def _input(value: Any) -> Any:
-    return os.fspath(value) if isinstance(value, os.PathLike) else value
+    """Read the report's input: None is the example shipped with agentstats; a path is made absolute."""
+    if value is None:
+        return example_input()
+    return _path_text(value)
 
 
 class ReportParams(NotebookParams):
@@ -264,12 +406,13 @@ class ReportParams(NotebookParams):
         parameters.
     """
 
-    EXAMPLE: ClassVar[dict[str, Any]] = {"input_path": EXAMPLE_INPUT}
+    EXAMPLE: ClassVar[dict[str, Any]] = {"input_path": None}
     CELL_HEAD: ClassVar[str] = "# Parameters (papermill injects new values after this cell)."
 
     input_path: Any = Field(
-        description="Trials or counts file (any format agentstats reads). In a notebook also a DataFrame or a list "
-        "of trials; the template's own value is the example data beside notebooks/."
+        description="Trials or counts file (None: the example data shipped with agentstats). Any format agentstats "
+        "reads; a relative path is read from the folder the command or papermill is called in (JupyterLab: the "
+        "notebook's folder), ~ expanded. In a notebook also a DataFrame or a list of trials."
     )
     input_format: str = Field("auto", description="Input format; auto: detected from the content.",
                               json_schema_extra=_flag("--format"))
@@ -340,8 +483,8 @@ class ReportParams(NotebookParams):
     k_max_bayes: int = Field(8, ge=1, description="Bayesian curves go up to this k. Beyond the observed trials it "
                              "is extrapolation, marked in the figures.")
     judge_calibration: str | None = Field(
-        None, description="Calibration set (JSONL) of the judge behind the outcomes: corrected pass^k beside the "
-        "raw. Needs one metric, or judge_metric."
+        None, description="Calibration set (JSONL) of the judge: pass^k corrected for its errors beside the raw. "
+        "Read as input_path is; needs one metric, or judge_metric."
     )
     judge_metric: str | None = Field(None, description="Metric of the calibration set to use; None: its only one.")
     metrics: str | None = Field(
@@ -356,9 +499,12 @@ class ReportParams(NotebookParams):
                             json_schema_extra={**_RUN, **_flag("--show-code")})
 
     _input = field_validator("input_path", mode="before")(_input)
+    _calibration_path = field_validator("judge_calibration", mode="before")(_path_text)
     _k = field_validator("k_values", mode="before")(_k_list)
+    _ci_text = field_validator("ci_prob", mode="before")(_ci_number)
     _ci = field_validator("ci_prob")(_check_ci_prob)
     _boot = field_validator("n_boot")(_check_n_boot)
+    _loader_text = field_validator("loader_options", mode="before")(_loader_dict)
     _loader = field_validator("loader_options")(_check_loader_options)
     _model = field_validator("bayes_model")(_check_model)
 

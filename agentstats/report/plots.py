@@ -18,10 +18,12 @@ from matplotlib.ticker import MaxNLocator
 
 from agentstats._util.markup import plot_text
 from agentstats.intervals import ci_percent, table_ci_prob
+from agentstats.report.layout import LEGEND_INSIDE, MAX_DRAWN, axes_top_and_bottom, drawn
 from agentstats.report.palette import agent_colors
 
 __all__ = [
     "agent_colors",
+    "lattice_bins",
     "plot_contrast_matrix",
     "plot_forest",
     "plot_metric_summary",
@@ -72,7 +74,7 @@ _colors = agent_colors
 
 def _legend(fig: Figure, ax, n_agents: int) -> None:
     """Legend inside the last panel for a few agents, outside on the right for many."""
-    if n_agents <= 4:
+    if n_agents <= LEGEND_INSIDE:
         ax.legend(loc="best", fontsize="small")
     else:
         fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="small")
@@ -112,11 +114,16 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels sharing the k axis; x ticks are the whole-number k.
+        Two panels sharing the k axis; x ticks are the whole-number k. With one k (pass@1 = pass^1: one value per
+        agent) one panel, the agents sorted, each a point with its interval. At most
+        :data:`~agentstats.report.layout.MAX_DRAWN` agents, the best at the first k (:mod:`.layout`).
     """
-    agents = list(dict.fromkeys(suite["agent"]))
-    colors = _colors(agents)
     ks = sorted(int(k) for k in suite["k"].unique())
+    at_first = suite[suite["k"] == ks[0]].sort_values("pass_hat_k", ascending=False, kind="stable")
+    agents, capped = drawn(list(dict.fromkeys(at_first["agent"])))
+    colors = _colors(list(dict.fromkeys(suite["agent"])))
+    if len(ks) == 1:
+        return _plot_one_k(suite[suite["agent"].isin(agents)], agents, colors, ks[0], capped, title)
     offsets = dict(zip(agents, _dodge(len(agents)), strict=True))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
@@ -146,10 +153,34 @@ def plot_pass_k_curves(suite: pd.DataFrame, *, title: str | None = None) -> Figu
         notes.append("open markers: some tasks have fewer than k trials and are left out at that k")
     if len(agents) > 1:
         notes.append("agents are drawn side by side around each k")
+    if capped:
+        notes.append(capped)
     note = "; ".join(notes)
     lines = ([plot_text(title)] if title else []) + ([note] if note else [])
     if lines:
         fig.suptitle("\n".join(lines), fontsize="medium")
+    return fig
+
+
+def _plot_one_k(suite: pd.DataFrame, agents: list[str], colors: dict, k: int, capped: str,
+                title: str | None) -> Figure:
+    """One k: pass@k and pass^k coincide at k = 1, so one panel, one row per agent (best at the top)."""
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.32 * len(agents)), layout="constrained")
+    rows = suite.set_index("agent")
+    for y, a in enumerate(agents):
+        r = rows.loc[a]
+        ax.plot([r["pass_hat_k_ci_low"], r["pass_hat_k_ci_high"]], [y, y], color=colors[a], lw=2.5)
+        ax.plot(r["pass_hat_k"], y, "o", color=colors[a])
+    ax.set_yticks(range(len(agents)), [plot_text(a) for a in agents])
+    ax.set_ylim(len(agents) - 0.5, -0.5)
+    label = f"pass^{k}" + (" = pass@1 (one try)" if k == 1 else f" (all {k} tries succeed)")
+    ax.set_xlabel(f"{label}: estimate and {_interval_label(suite)} interval")
+    ax.set_xlim(-0.02, 1.02)
+    ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(agents))
+    lines = ([plot_text(title)] if title else []) + ([capped] if capped else [])
+    if lines:
+        ax.set_title("\n".join(lines), fontsize="medium")
     return fig
 
 
@@ -227,13 +258,24 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
     -------
     matplotlib.figure.Figure
     """
-    agents = list(dict.fromkeys(summary["agent"]))
-    colors = _colors(agents)
+    first = summary[(summary["quantity"] == "pass_hat_k") & (summary["k"] == summary["k"].min())]
+    agents, capped = drawn(list(dict.fromkeys(first.sort_values("mean", ascending=False, kind="stable")["agent"]))
+                           or list(dict.fromkeys(summary["agent"])))
+    colors = _colors(list(dict.fromkeys(summary["agent"])))
+    summary = summary[summary["agent"].isin(agents)]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharex=True, sharey=True, layout="constrained")
+    ranged = _not_estimable(summary)
     for ax, (m, label) in zip(axes, _METRICS, strict=True):
         sm = summary[summary["quantity"] == m]
         for a in agents:
             g = sm[sm["agent"] == a].sort_values("k")
+            rng = g[_not_estimable(g)]
+            if len(rng):  # one trial per task: k > 1 only as the range of every consistency, from k = 1 on
+                start = g[~_not_estimable(g)].tail(1)
+                ks = [*start["k"], *rng["k"]]
+                ax.fill_between(ks, [*start["ci_low"], *rng["range_low"]], [*start["ci_high"], *rng["range_high"]],
+                                facecolor="none", edgecolor=colors[a], hatch="...", alpha=0.5, lw=0.8, ls=":")
+                g = g[~_not_estimable(g)]
             obs = g[~g["extrapolated"].astype(bool)]
             ext = g[g["extrapolated"].astype(bool)]
             band_obs, band_ext = obs, ext
@@ -264,12 +306,22 @@ def plot_posterior_pass_k_curves(summary: pd.DataFrame, *, title: str | None = N
         _k_axis(ax, sorted(int(k) for k in summary["k"].unique()))
     axes[0].set_ylabel(f"posterior mean, {_interval_label(summary)} credible band")
     _legend(fig, axes[1], len(agents))
+    note = ("\ndotted band: one trial per task, so only the range over every within-task consistency (not estimable "
+            "from these data)" if ranged.any() else "")
     fig.suptitle(
         (plot_text(title) + "\n" if title else "") + "dashed, open markers, hatched band: k beyond the trials observed "
-        "on some of the agent's tasks (model extrapolation); filled markers: observed k",
+        "on some of the agent's tasks (model extrapolation); filled markers: observed k" + note
+        + (f"\n{capped}" if capped else ""),
         fontsize="medium",
     )
     return fig
+
+
+def _not_estimable(summary: pd.DataFrame) -> pd.Series:
+    """Mark the rows whose value the data do not identify (``estimable`` False, from ``summarize_pass_k``)."""
+    if "estimable" not in summary:
+        return pd.Series(False, index=summary.index)
+    return ~summary["estimable"].astype(bool)
 
 
 def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figure:
@@ -287,23 +339,31 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     -------
     matplotlib.figure.Figure
     """
-    agents = list(dict.fromkeys(summary["agent"]))
-    colors = _colors(agents)
     ks = sorted(summary["k"].unique())
+    first = summary[summary["k"] == ks[0]].sort_values("mean", ascending=False, kind="stable")
+    agents, capped = drawn(list(dict.fromkeys(first["agent"])) or list(dict.fromkeys(summary["agent"])))
+    colors = _colors(list(dict.fromkeys(summary["agent"])))
+    summary = summary[summary["agent"].isin(agents)]
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.32 * len(summary)), layout="constrained")
     y, ypos, labels = 0.0, [], []
-    any_extrap = False
+    any_extrap = any_range = False
     for k in ks:
         for a in agents:
             r = summary[(summary["agent"] == a) & (summary["k"] == k)]
             if r.empty:
                 continue
             r = r.iloc[0]
+            ypos.append(y)
+            if "estimable" in r and not bool(r["estimable"]):  # a range, not an estimate: dotted, no marker
+                any_range = True
+                ax.plot([r["range_low"], r["range_high"]], [y, y], color=colors[a], lw=2.5, ls=":")
+                labels.append(f"{plot_text(a)}  k={k}  (range: not estimable)")
+                y += 1
+                continue
             extrap = bool("extrapolated" in r and float(r["extrapolated"]) > 0)
             any_extrap |= extrap
             ax.plot([r["ci_low"], r["ci_high"]], [y, y], color=colors[a], lw=2.5, ls="--" if extrap else "-")
             ax.plot(r["mean"], y, "o", color=colors[a], mfc="white" if extrap else colors[a])
-            ypos.append(y)
             labels.append(f"{plot_text(a)}  k={k}" + ("  (extrapolated)" if extrap else ""))
             y += 1
         y += 0.5  # gap between k groups
@@ -311,15 +371,24 @@ def plot_forest(summary: pd.DataFrame, *, metric_label: str = "pass^k") -> Figur
     ax.invert_yaxis()
     kind = summary["ci_kind"].iloc[0] if "ci_kind" in summary else "eti"
     ax.set_xlabel(f"{metric_label}: posterior mean and {_interval_label(summary)} credible interval ({kind})")
+    notes = []
     if any_extrap:
-        ax.set_title("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
-                     "extrapolation)", fontsize="small")
+        notes.append("open markers, dashed: k beyond the trials observed on some of the agent's tasks (model "
+                     "extrapolation)")
+    if any_range:
+        notes.append("dotted, no marker: one trial per task, the range over every within-task consistency")
+    if capped:
+        notes.append(capped + " (best at the first k)")
+    if notes:
+        ax.set_title("\n".join(notes), fontsize="small")
     ax.set_xlim(0, 1)
     ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(ypos))
     return fig
 
 
-def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k", wrap: int = 16) -> Figure:
+def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pass^k", wrap: int = 16,
+                         max_agents: int | None = None) -> Figure:
     """Matrix of P(metric[row] > metric[column]) from joint posterior draws.
 
     Row names are written in full, horizontally; column names horizontally too, wrapped onto lines of at most
@@ -336,21 +405,28 @@ def plot_contrast_matrix(prob: pd.DataFrame, *, k: int, metric_label: str = "pas
         The metric's name with ``k`` in it (``"pass^k"``, ``"pass@k"``).
     wrap : int
         Longest line of a column name, in characters.
+    max_agents : int, optional
+        Agents drawn at most (default :data:`~agentstats.report.layout.MAX_DRAWN`): sorted by their mean probability
+        of being ahead of the others, best first; the title says how many are left out.
 
     Returns
     -------
     matplotlib.figure.Figure
         About 0.08 inch per character of the longest row name plus the cells (at least 0.75 inch wide each).
     """
+    score = prob.mean(axis=1, skipna=True).sort_values(ascending=False, kind="stable")  # mean P(row > other)
+    order, capped = drawn([str(a) for a in score.index], max_agents if max_agents is not None else MAX_DRAWN)
+    keep = [a for a in score.index if str(a) in order]
+    prob = prob.loc[keep, keep]
     n = prob.shape[0]
     rows = [plot_text(a) for a in prob.index]
     cols = [_wrap(str(a), wrap) for a in prob.columns]
     col_chars = max((len(line) for c in cols for line in c.split("\n")), default=1)
     col_lines = max((c.count("\n") + 1 for c in cols), default=1)
     metric = metric_label.replace("k", str(k))
-    title = f"P({metric}[row] > {metric}[column])"
+    title = f"P({metric}[row] > {metric}[column])" + (f"\n{capped}" if capped else "")
     cell_w = max(0.75, 0.08 * col_chars + 0.2)
-    map_w = max(cell_w * n, 0.09 * len(title))
+    map_w = max(cell_w * n, 0.09 * max(len(line) for line in title.split("\n")))
     row_in = 0.08 * max((len(r) for r in rows), default=1)
     width = 1.4 + row_in + map_w  # 1.4: the colour bar with its label, the y label, margins
     height = 1.2 + 0.55 * n + 0.17 * col_lines
@@ -408,6 +484,7 @@ def plot_task_difficulty(tasks: pd.DataFrame, *, max_tasks: int = 120, max_label
     ax.set_ylim(len(t) - 0.5, -0.5)  # hardest (lowest effect) at the top
     ax.set_xlabel("task effect β (logit scale; higher = easier)")
     ax.grid(axis="x", alpha=0.3)
+    axes_top_and_bottom(ax, len(t))
     shown = f"{len(t)} of {n_all} tasks, evenly spaced" if n_all > len(t) else f"{n_all} tasks"
     ax.set_title(f"Task difficulty: posterior mean and {_interval_label(tasks)} credible interval ({shown})",
                  fontsize="medium")
@@ -428,6 +505,32 @@ def _shorten(text: str, width: int) -> str:
         return text
     head = (width - 1) // 2
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def lattice_bins(values: np.ndarray, *, max_bars: int = 200, default: int = 30) -> Any:
+    """Histogram bins centred on the values a discrete statistic takes: one bar per lattice point.
+
+    A count takes whole numbers, a share of 40 tasks multiples of 1/40: when every value is ``min + j * step`` for
+    whole ``j`` (``step`` the smallest gap between distinct values, to 1e-9 relative) and there are at most
+    ``max_bars`` points, the edges lie halfway between points, so each bar sits on one value and none is split or
+    empty between two. Otherwise ``default`` equal bins.
+
+    Returns
+    -------
+    numpy.ndarray or int
+        Bin edges, or ``default``.
+    """
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[np.isfinite(v)]
+    distinct = np.unique(v)
+    if len(distinct) < 2:
+        return np.array([distinct[0] - 0.5, distinct[0] + 0.5]) if len(distinct) else default
+    step = float(np.min(np.diff(distinct)))
+    j = (distinct - distinct[0]) / step
+    n_points = round(j[-1]) + 1
+    if n_points > max_bars or not np.allclose(j, np.round(j), atol=1e-6):
+        return default
+    return distinct[0] + (np.arange(n_points + 1) - 0.5) * step
 
 
 def plot_ppc(
@@ -462,10 +565,7 @@ def plot_ppc(
     for ax, nm in zip(axes.ravel(), names, strict=False):
         rep = np.asarray(replicated[nm]).ravel()
         is_count = bool(np.allclose(rep, np.round(rep)) and np.isclose(observed[nm], round(observed[nm])))
-        if is_count and np.ptp(rep) < 200:  # counts: one bar per integer
-            bins: Any = np.arange(rep.min(), rep.max() + 2) - 0.5
-        else:
-            bins = 30
+        bins = lattice_bins(np.append(rep, observed[nm]))
         ax.hist(rep, bins=bins, color="tab:blue", alpha=0.6, label="replicated")
         ax.axvline(observed[nm], color="black", lw=2, label="observed")
         title, xlabel = ppc_label(nm)

@@ -7,14 +7,20 @@ intervals alone where better evidence is given). The sentences that caption one 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from agentstats._util.markup import md_text
 from agentstats.estimators.bootstrap import METHOD_CLOPPER_PEARSON
+from agentstats.report import anchors
 from agentstats.report._format import ci_label, fmt_ci, interval, num, plural
+
+if TYPE_CHECKING:
+    from agentstats.report.verdict import FitVerdict
 
 __all__ = ["credible_leaders", "read_suite", "report_summary"]
 
@@ -329,13 +335,14 @@ def credible_leaders(prob: pd.DataFrame, threshold: float = 0.95) -> tuple[list[
     return ahead_of_all, not_behind
 
 
-def _names(agents: list[str], limit: int = 6) -> str:
+def _names(agents: list[str], limit: int = 6, *, conj: str = "and") -> str:
+    """Name agents in a sentence, in bold: ``**a**, **b** and 3 more`` (``conj``: ``"and"`` or ``"or"``)."""
     shown = [f"**{md_text(a)}**" for a in agents[:limit]]
     if len(agents) > limit:
         shown.append(f"{len(agents) - limit} more")
     if len(shown) <= 2:
-        return " and ".join(shown)
-    return ", ".join(shown[:-1]) + " and " + shown[-1]
+        return f" {conj} ".join(shown)
+    return ", ".join(shown[:-1]) + f" {conj} " + shown[-1]
 
 
 def report_summary(
@@ -346,9 +353,11 @@ def report_summary(
     prob_label: str = "pass^1",
     threshold: float = 0.95,
     paired: pd.DataFrame | None = None,
-    converged: bool | None = None,
+    verdict: FitVerdict | None = None,
+    posterior_ks: list[int] | None = None,
+    links: bool = False,
 ) -> str:
-    """Write the report's one-paragraph summary (Markdown): data, who is ahead by the evidence, reliability, fit.
+    """Write the report's summary (Markdown): one bullet per claim, the fit's failure first, each with its evidence.
 
     Who is "ahead" is said only as far as the evidence goes: with posterior probabilities (``prob``) an agent is
     credibly ahead of another when ``P(A > B) >= threshold``; else, with paired differences (``paired``), when the
@@ -362,101 +371,146 @@ def report_summary(
     suite : pandas.DataFrame
         Output of :func:`agentstats.estimators.suite_pass_k` (must contain k = 1 for the comparison).
     prob : pandas.DataFrame, optional
-        Square matrix of P(row > column), e.g. :func:`agentstats.posterior.contrast_matrix` at k = 1.
+        Square matrix of P(row > column), e.g. :func:`agentstats.posterior.contrast_matrix` at k = 1. Give it only
+        from a fit whose checks passed (:class:`agentstats.report.verdict.FitVerdict`): no claim is made from a
+        posterior that failed them.
     prob_label : str
         Name of the quantity ``prob`` compares, for the text.
     threshold : float
         Posterior probability that counts as credible evidence.
     paired : pandas.DataFrame, optional
         Output of :func:`agentstats.estimators.paired_pass_k_table` with k = 1 (used when ``prob`` is not given).
-    converged : bool, optional
-        Whether the Bayesian fit passed its diagnostics (``None``: no fit in this report).
+    verdict : FitVerdict, optional
+        The Bayesian fit's checks (``None``: no fit in this report). A failed one opens the summary.
+    posterior_ks : list of int, optional
+        The k of the report's posterior pass^k table (from a fit whose checks passed); with it, agents with one trial
+        per task are named, whose pass^k beyond k = 1 that table gives only as a range.
+    links : bool
+        End every claim with a link to the table or figure of the report that backs it, at the claim's k
+        (:mod:`agentstats.report.anchors`).
 
     Returns
     -------
     str
-        One Markdown paragraph; every agent name is escaped.
+        Markdown bullets; every agent name is escaped.
     """
+    def claim(text: str, *targets: tuple[str, str]) -> str:
+        shown = [anchors.link(t, a) for t, a in targets] if links else []
+        return f"{text}. See {_and_list(shown)}." if shown else f"{text}."
+
+    claims: list[str] = []
+    if verdict is not None and not verdict.ok:
+        claims.append(claim(f"**{verdict.headline()}**: {md_text(verdict.reason())}. The statements below use "
+                            "none of its numbers", *_CHECK_TARGETS))
     n_agents = counts["agent"].nunique()
     observed = counts[counts["n"] > 0]
-    parts = [
+    n_missing = int(counts["n_missing"].sum())
+    claims.append(claim(
         f"{plural(n_agents, 'agent')}, {plural(observed['task_id'].nunique(), 'task')}, "
-        f"{plural(int(counts['n'].sum()), 'recorded trial')}"
-        + (f" ({int(counts['n_missing'].sum())} missing, excluded)." if int(counts["n_missing"].sum()) else ".")
-    ]
+        f"{plural(int(counts['n'].sum()), 'recorded trial')}" + (f" ({n_missing} missing, excluded)" if n_missing
+                                                                 else ""),
+        ("the data", anchors.DATA)))
+    suite_link = ("pass^1 per agent", anchors.SUITE)
+    tasks_link = ("the tasks and trials behind each value", anchors.TASKS)
     at1 = suite[suite["k"] == 1].sort_values("pass_hat_k", ascending=False)
     if len(at1) == 1:
         r = at1.iloc[0]
-        parts.append(
+        claims.append(claim(
             f"**{md_text(r['agent'])}** solves a task in one try at a rate of {num(r['pass_hat_k'], 2)} "
-            f"({ci_label(suite)} interval {interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})."
-        )
+            f"({ci_label(suite)} interval {interval(r['pass_hat_k_ci_low'], r['pass_hat_k_ci_high'], 2)})",
+            suite_link, tasks_link))
     elif len(at1) > 1:
         hi, lo = at1.iloc[0], at1.iloc[-1]
         if num(lo["pass_hat_k"], 2) == num(hi["pass_hat_k"], 2):
-            parts.append(f"Success in one try is {num(hi['pass_hat_k'], 2)} for every agent.")
+            claims.append(claim(f"Success in one try is {num(hi['pass_hat_k'], 2)} for every agent", suite_link,
+                                tasks_link))
         else:
-            parts.append(
+            claims.append(claim(
                 f"Success in one try ranges from {num(lo['pass_hat_k'], 2)} (**{md_text(lo['agent'])}**) to "
-                f"{num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)."
-            )
+                f"{num(hi['pass_hat_k'], 2)} (**{md_text(hi['agent'])}**)", suite_link, tasks_link))
         uneven = _task_sets_note(counts)
         if uneven:
-            parts.append(uneven)
-        if prob is not None:
-            evidence, cut = prob, threshold
-            how = f"posterior probability ≥ {threshold:g} at {prob_label}"
-            none = f"no agent is credibly ahead of another (no pairwise posterior probability ≥ {threshold:g} at "
-            none += f"{prob_label}): these data do not separate them"
-        elif paired is not None and len(paired) and (paired["k"] == 1).any():
-            cut = 0.5
-            how = (f"paired {ci_label(paired)} intervals of the difference in pass^1; one agent is ahead of "
-                   "another when the interval of their difference lies wholly above 0")
-            none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
-            names = list(at1["agent"])
-            evidence = pd.DataFrame(np.nan, index=names, columns=names)
-            for _, r in paired[paired["k"] == 1].iterrows():
-                a, b = r["agent_a"], r["agent_b"]
-                if a in evidence.index and b in evidence.index and int(r["n_tasks"]) > 0:
-                    evidence.loc[a, b] = float(r["pass_hat_k_diff_ci_low"] > 0)
-                    evidence.loc[b, a] = float(r["pass_hat_k_diff_ci_high"] < 0)
-        else:
-            # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
-            cut = 0.5
-            how = f"{ci_label(suite)} task-cluster intervals at k = 1 that do not overlap"
-            none = (f"no two agents' {ci_label(suite)} task-cluster intervals at k = 1 are disjoint: these data do "
-                    "not separate them")
-            lo_ci = at1.set_index("agent")["pass_hat_k_ci_low"]
-            hi_ci = at1.set_index("agent")["pass_hat_k_ci_high"]
-            names = list(lo_ci.index)
-            evidence = pd.DataFrame(
-                [[float(lo_ci[a] > hi_ci[b]) if a != b else np.nan for b in names] for a in names],
-                index=names, columns=names,
-            )
-        ahead, group = credible_leaders(evidence, cut)
-        if ahead:
-            text = f"{_names(ahead)} is ahead of every other agent ({how})"
-            rest = evidence.drop(index=ahead, columns=ahead)
-            if len(rest) > 1:
-                _, front = credible_leaders(rest, cut)
-                if len(front) < len(rest):
-                    text += f"; among the others, {_names(front)} {'is' if len(front) == 1 else 'are'} behind none"
-            parts.append(text + ".")
-        elif len(group) < n_agents:
-            parts.append(
-                f"No agent is ahead of all others; {_names(group)} {'is' if len(group) == 1 else 'are'} behind none "
-                f"of them ({how})."
-            )
-        else:
-            parts.append(none[0].upper() + none[1:] + ".")
+            has_paired = paired is not None and len(paired) and (paired["k"] == 1).any()
+            claims.append(claim(uneven, ("the data", anchors.DATA),
+                                *([("paired differences at k = 1", anchors.paired(1))] if has_paired else [])))
+        claims.append(_who_is_ahead(at1, suite, prob, prob_label, threshold, paired, n_agents, claim))
     ks = sorted(int(k) for k in suite["k"].unique())
     if len(ks) > 1:
-        parts.append(_reliability_sentence(suite, ks[0], ks[-1]))
-    if converged is True:
-        parts.append("The Bayesian fit passed its convergence checks.")
-    elif converged is False:
-        parts.append("**The Bayesian fit did not pass its convergence checks: read its numbers with care.**")
-    return " ".join(parts)
+        claims.append(claim(_reliability_sentence(suite, ks[0], ks[-1]).rstrip("."),
+                            (f"pass^{ks[0]} and pass^{ks[-1]} per agent", anchors.SUITE)))
+    single = sorted(str(a) for a, g in counts[counts["n"] > 0].groupby("agent") if not (g["n"] >= 2).any())
+    beyond = [k for k in (posterior_ks or []) if k > 1]
+    if single and beyond:
+        verb = "has" if len(single) == 1 else "have"
+        who = "every agent has" if len(single) == n_agents else f"{_names(single)} {verb}"
+        claims.append(claim(
+            f"One trial per task ({who} no task with two or more): how alike two tries of a task are is not "
+            f"estimable from these data, so pass^k beyond k = 1 (here k = {_and_list([str(k) for k in beyond])}) is "
+            "given only as a range, from every try independent to every task always or never solved",
+            (f"posterior pass^k, k = {_and_list([str(k) for k in posterior_ks or []])}", anchors.POSTERIOR)))
+    if verdict is not None and verdict.ok:
+        claims.append(claim("The Bayesian fit passed its convergence checks and its posterior predictive check",
+                            *_CHECK_TARGETS))
+    return "\n".join(f"- {c}" for c in claims)
+
+
+#: The links of a claim about the fit's checks: the convergence table, the posterior predictive check.
+_CHECK_TARGETS = (("convergence checks", anchors.FIT_CHECKS), ("posterior predictive check", anchors.PPC))
+
+
+def _who_is_ahead(at1: pd.DataFrame, suite: pd.DataFrame, prob: pd.DataFrame | None, prob_label: str,
+                  threshold: float, paired: pd.DataFrame | None, n_agents: int,
+                  claim: Callable[..., str]) -> str:
+    """Write the claim on which agents are ahead at k = 1, from the best evidence given (``report_summary``)."""
+    if prob is not None:
+        evidence, cut = prob, threshold
+        how = f"posterior probability ≥ {threshold:g} at {prob_label}"
+        none = f"no agent is credibly ahead of another (no pairwise posterior probability ≥ {threshold:g} at "
+        none += f"{prob_label}): these data do not separate them"
+        where = (f"P(row > column) of {prob_label}", anchors.contrast(1))
+    elif paired is not None and len(paired) and (paired["k"] == 1).any():
+        cut = 0.5
+        how = (f"paired {ci_label(paired)} intervals of the difference in pass^1; one agent is ahead of "
+               "another when the interval of their difference lies wholly above 0")
+        none = "no paired interval of a difference in pass^1 excludes 0: these data do not separate the agents"
+        where = ("paired differences at k = 1", anchors.paired(1))
+        names = list(at1["agent"])
+        evidence = pd.DataFrame(np.nan, index=names, columns=names)
+        for _, r in paired[paired["k"] == 1].iterrows():
+            a, b = r["agent_a"], r["agent_b"]
+            if a in evidence.index and b in evidence.index and int(r["n_tasks"]) > 0:
+                evidence.loc[a, b] = float(r["pass_hat_k_diff_ci_low"] > 0)
+                evidence.loc[b, a] = float(r["pass_hat_k_diff_ci_high"] < 0)
+    else:
+        # Without posterior draws or paired differences: A is ahead of B when A's interval lies wholly above B's.
+        cut = 0.5
+        how = f"{ci_label(suite)} task-cluster intervals at k = 1 that do not overlap"
+        none = (f"no two agents' {ci_label(suite)} task-cluster intervals at k = 1 are disjoint: these data do "
+                "not separate them")
+        where = ("pass^1 per agent", anchors.SUITE)
+        lo_ci = at1.set_index("agent")["pass_hat_k_ci_low"]
+        hi_ci = at1.set_index("agent")["pass_hat_k_ci_high"]
+        names = list(lo_ci.index)
+        evidence = pd.DataFrame(
+            [[float(lo_ci[a] > hi_ci[b]) if a != b else np.nan for b in names] for a in names],
+            index=names, columns=names,
+        )
+    ahead, group = credible_leaders(evidence, cut)
+    if ahead:
+        text = f"{_names(ahead)} is ahead of every other agent ({how})"
+        rest = evidence.drop(index=ahead, columns=ahead)
+        if len(rest) > 1:
+            _, front = credible_leaders(rest, cut)
+            if len(front) < len(rest):
+                text += (f". Of the others, no agent is credibly ahead of {_names(front, conj='or')}; each remaining "
+                         "agent is behind at least one of them")
+        return claim(text, where)
+    if len(group) < n_agents:
+        behind = [str(a) for a in evidence.index if a not in group]
+        return claim(f"No agent is ahead of all others. No agent is credibly ahead of {_names(group, conj='or')} "
+                     f"({how}); {_names(behind)} {'is' if len(behind) == 1 else 'are each'} behind at least one "
+                     "agent", where)
+    return claim(none[0].upper() + none[1:], where)
 
 
 def _task_sets_note(counts: pd.DataFrame) -> str:
@@ -464,15 +518,26 @@ def _task_sets_note(counts: pd.DataFrame) -> str:
     sets = {a: frozenset(g.loc[g["n"] > 0, "task_id"]) for a, g in counts.groupby("agent", sort=True)}
     if len(set(sets.values())) <= 1:
         return ""
-    sizes = [len(t) for t in sets.values()]
-    per = ", ".join(f"**{md_text(a)}** over {len(t)}" for a, t in list(sets.items())[:6])
-    more = f" and {len(sets) - 6} more agents" if len(sets) > 6 else ""
-    same_size = ", not the same ones" if len(set(sizes)) == 1 else ""
+    by_size: dict[int, list[str]] = {}
+    for a, t in sets.items():
+        by_size.setdefault(len(t), []).append(str(a))
+    if len(by_size) == 1:
+        per = f"every agent over {plural(next(iter(by_size)), 'task')}, not the same ones"
+    else:  # the agents whose counts differ from the most common one are named; the most common count is summed up
+        groups = sorted(by_size.items(), key=lambda kv: (-len(kv[1]), -kv[0]))
+        common, rest = groups[0], groups[1:]
+        rest.sort(key=lambda kv: (len(kv[1]), kv[0]))
+        named = [f"{_names(agents, 3)} over {n}" for n, agents in rest[:5]]
+        if len(rest) > 5:
+            named.append(f"{sum(len(a) for _, a in rest[5:])} more agents over other numbers")
+        lead = (f"{_names(common[1])} over {common[0]}" if len(common[1]) <= 2 else
+                f"{len(common[1])} agents over {common[0]}")
+        per = "; ".join([lead, *named]) + " tasks"
     shared = len(frozenset.intersection(*sets.values()))
     return (
-        f"These values average different tasks per agent ({per} tasks{more}{same_size}; "
+        f"These values average different tasks per agent ({per}; "
         f"{plural(shared, 'task')} in common): compare agents on the tasks they share, with the paired "
-        "differences under *What the numbers say* (`agentstats estimate --paired`)."
+        "differences under *What the numbers say* (`agentstats estimate --paired`)"
     )
 
 
@@ -489,19 +554,23 @@ def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
             below.append(str(r["agent"]))
         else:
             not_below.append(str(r["agent"]))
-    lo, hi = num(g["pass_hat_k"].min(), 2), num(g["pass_hat_k"].max(), 2)
+    lo_row = g.loc[g["pass_hat_k"].idxmin()]
+    hi_row = g.loc[g["pass_hat_k"].idxmax()]
+    lo, hi = num(lo_row["pass_hat_k"], 2), num(hi_row["pass_hat_k"], 2)
+    what = f"pass^{k_hi}, the share of tasks solved in every one of {k_hi} tries,"
     if len(g) == 1:
-        value = f"pass^{k_hi} is {lo}"
+        value = f"{what} is {lo}"
+    elif lo == hi:
+        value = f"{what} is {lo} for every agent"
     else:
-        value = f"pass^{k_hi} is {lo} for every agent" if lo == hi else f"pass^{k_hi} is {lo} to {hi} across agents"
-    fewer = "one try" if k_lo == 1 else f"{k_lo} tries"
+        value = (f"{what} runs across agents from {lo} (**{md_text(lo_row['agent'])}**) to {hi} "
+                 f"(**{md_text(hi_row['agent'])}**)")
+    fewer = "in one try" if k_lo == 1 else f"in {k_lo} tries"
     if not not_below:
-        return f"All {k_hi} tries succeed less often than {fewer}: {value}."
+        return f"Succeeding in all {k_hi} tries is rarer than {fewer}: {value}."
     if not below:
         return f"pass^{k_hi} is no lower than pass^{k_lo}: {value}."
     return (
-        f"All {k_hi} tries succeed: {value}; below pass^{k_lo} for {_names(below)}, not below it for "
+        f"Succeeding in all {k_hi} tries: {value}; it is below pass^{k_lo} for {_names(below)}, not below it for "
         f"{_names(not_below)}."
     )
-
-

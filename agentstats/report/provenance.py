@@ -7,6 +7,7 @@ it differs from its default).
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -184,13 +185,36 @@ def _loader_words(loader: Mapping[str, Any]) -> list[str]:
     return words
 
 
-def report_command(params: ReportParams | Mapping[str, Any], k_values: Sequence[int] | None = None) -> str:
+def file_word(path: str | Path, cwd: str | Path | None = None) -> tuple[str, bool]:
+    """Write a file as a regenerate command names it: relative to ``cwd`` when it lies below it, else its base name.
+
+    ``cwd`` (default the current directory, which is where ``agentstats report`` or papermill was called) is where
+    the command is meant to run: a file below it is named by its path from there, so the command works as written;
+    any other file is named by its base name only (a shared report does not show folders outside the one it was made
+    in), and the second value is False: the command then runs in the folder that holds the file.
+
+    Returns
+    -------
+    tuple of (str, bool)
+        The path as written (not yet quoted for a shell), and whether it works from ``cwd``.
+    """
+    base = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    target = Path(os.path.abspath(os.path.expanduser(str(path))))
+    try:
+        return target.relative_to(base).as_posix(), True
+    except ValueError:
+        return target.name, False
+
+
+def report_command(params: ReportParams | Mapping[str, Any], k_values: Sequence[int] | None = None,
+                   *, cwd: str | Path | None = None) -> str:
     """Write the ``agentstats report`` command that regenerates a report run with ``params``.
 
     Options are written only where they differ from :class:`~agentstats.report.params.ReportParams`' defaults: a
     flag for the options that have one, ``-p NAME=VALUE`` for the others; the Bayesian ones only with the Bayesian
-    section. Files are named by their base name (a shared report does not show where it was made: no folders, nor
-    the judge's ``--base-url``); an input that is not a file path is ``INPUT``.
+    section. Files are named as :func:`file_word` names them (from ``cwd``, where the report was made, when they lie
+    below it, else by their base name; never the judge's ``--base-url``); an input that is not a file path is
+    ``INPUT``.
 
     Parameters
     ----------
@@ -199,6 +223,8 @@ def report_command(params: ReportParams | Mapping[str, Any], k_values: Sequence[
     k_values : sequence of int, optional
         The k values the report used (default ``params.k_values``; none: ``--k`` is left out, so the command picks
         them from the data as the report did).
+    cwd : str or pathlib.Path, optional
+        Where the command is to run (default the current directory: where the report was made).
 
     Returns
     -------
@@ -211,8 +237,9 @@ def report_command(params: ReportParams | Mapping[str, Any], k_values: Sequence[
         A mapping the model refuses.
     """
     p = params if isinstance(params, ReportParams) else ReportParams.validated(params)
-    path = p.input_path
-    words = ["agentstats", "report", shlex.quote(Path(path).name) if isinstance(path, str) else "INPUT"]
+    placeholder = not isinstance(params, ReportParams) and params.get("input_path") is None
+    path = None if placeholder else p.input_path
+    words = ["agentstats", "report", shlex.quote(file_word(path, cwd)[0]) if isinstance(path, str) else "INPUT"]
 
     def differs(name: str) -> bool:
         return bool(getattr(p, name) != ReportParams.default(name))
@@ -234,7 +261,7 @@ def report_command(params: ReportParams | Mapping[str, Any], k_values: Sequence[
     for name in written:  # the flags first, then -p NAME=VALUE, each in the model's order
         value = getattr(p, name)
         if name == "judge_calibration":
-            value = Path(str(value)).name
+            value = file_word(str(value), cwd)[0]
         flag = ReportParams.flag_of(name)
         if flag is not None:
             words += [flag, shlex.quote(value_text(value))]

@@ -27,10 +27,12 @@ __all__ = [
     "format_counts_table",
     "format_left_out",
     "format_metric_summary",
+    "format_paired_table",
     "format_run_bayes",
     "format_run_contrasts",
     "format_run_metrics",
     "format_suite_table",
+    "tasks_behind_html",
     "value_table",
 ]
 
@@ -144,6 +146,94 @@ def format_suite_table(suite: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index(["agent", "k"])
+
+
+def format_paired_table(paired: pd.DataFrame, k: int, digits: int = 3) -> pd.DataFrame:
+    """Paired differences in pass^k at one ``k``: each pair once, the agent with the higher pass^k first.
+
+    The evidence behind the report's statements on which agent is ahead (:func:`agentstats.report.prose.read_suite`,
+    :func:`~agentstats.report.prose.report_summary`): one agent is ahead of another when the paired interval of
+    their difference lies wholly above 0.
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        Output of :func:`agentstats.estimators.paired_pass_k_table` (columns ``agent_a, agent_b, k, n_tasks,
+        pass_hat_k_diff, pass_hat_k_diff_ci_low, pass_hat_k_diff_ci_high``, and ``mcnemar_p`` and ``ci_prob`` when
+        given).
+    k : int
+        The k shown.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``k``, ``ahead``, ``behind``, ``difference`` (pass^k of ``ahead`` minus ``behind``, >= 0), ``P
+        paired CI`` (``P`` from ``ci_prob``), ``interval above 0`` (``yes`` / ``no``), ``shared tasks`` and, when
+        given, ``McNemar p``; sorted by the interval's lower end (highest first), pairs without a shared task last.
+        Values are strings except ``k`` and ``shared tasks``.
+    """
+    label = ci_label(paired)
+    rows = []
+    for _, r in paired[paired["k"] == k].iterrows():
+        d, lo, hi = (float(r[c]) for c in ("pass_hat_k_diff", "pass_hat_k_diff_ci_low", "pass_hat_k_diff_ci_high"))
+        a, b = str(r["agent_a"]), str(r["agent_b"])
+        if np.isfinite(d) and d < 0:
+            a, b, d, lo, hi = b, a, -d, -hi, -lo
+        row = {"k": int(k), "ahead": a, "behind": b, "difference": num(d, digits),
+               f"{label} paired CI": interval(lo, hi, digits) if np.isfinite(lo) and np.isfinite(hi) else "n/a",
+               "interval above 0": "yes" if np.isfinite(lo) and lo > 0 else "no", "shared tasks": int(r["n_tasks"]),
+               "_lo": lo if np.isfinite(lo) else -np.inf}
+        if "mcnemar_p" in r:
+            row["McNemar p"] = f"{float(r['mcnemar_p']):.3g}" if pd.notna(r["mcnemar_p"]) else "n/a"
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    return out.sort_values(["_lo", "ahead", "behind"], ascending=[False, True, True]).drop(columns="_lo").reset_index(
+        drop=True)
+
+
+def tasks_behind_html(counts: pd.DataFrame, *, max_tasks: int = 1000) -> str:
+    """Write, per agent, the tasks and trials behind its values: one closed ``<details>`` each (HTML, no script).
+
+    Each agent's handle says its pass^1 (successes over trials, task by task, averaged over its tasks), its tasks
+    and trials; opened, a table lists every task (hardest for the agent first): successes / trials, the outcomes as
+    marks (● success, ○ failure; counts, not trial order) and missing trials (excluded). Names and ids are escaped.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``agent, task_id, n, c, n_missing`` per cell.
+    max_tasks : int
+        Tasks listed per agent at most (the hardest first); the handle says when some are not listed.
+
+    Returns
+    -------
+    str
+        HTML: one ``<details class="agentstats-tasks">`` per agent, in the counts' agent order.
+    """
+    from html import escape
+
+    parts = []
+    for agent, g in counts.groupby("agent", sort=False):
+        used = g[g["n"] > 0].assign(share=lambda d: d["c"] / d["n"]).sort_values(["share", "task_id"])
+        p1 = float(used["share"].mean()) if len(used) else float("nan")
+        head = (f"<b>{escape(str(agent))}</b>: pass^1 = {'n/a' if p1 != p1 else f'{p1:.3f}'} over "
+                f"{plural(len(used), 'task')}; {int(used['c'].sum())} of {plural(int(used['n'].sum()), 'trial')} "
+                "succeeded")
+        if len(used) > max_tasks:
+            head += f" (the {max_tasks} hardest listed)"
+        rows = "".join(
+            f"<tr><td>{escape(str(r.task_id))}</td><td>{int(r.c)} / {int(r.n)}</td>"
+            f"<td>{'●' * int(r.c)}{'○' * int(r.n - r.c)}</td><td>{int(r.n_missing) or ''}</td></tr>"
+            for r in used.head(max_tasks).itertuples(index=False)
+        )
+        parts.append(f'<details class="agentstats-tasks"><summary>{head}</summary><table><thead><tr><th>task</th>'
+                     f"<th>successes / trials</th><th>outcomes</th><th>missing</th></tr></thead><tbody>{rows}"
+                     "</tbody></table></details>")
+    return "\n".join(parts)
 
 
 def format_counts_table(overview: pd.DataFrame) -> pd.DataFrame:

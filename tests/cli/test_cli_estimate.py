@@ -103,7 +103,7 @@ def test_table_says_which_intervals_and_counts_tasks_in_words(tmp_path):
     res = runner.invoke(app, ["estimate", str(one)])
     text = " ".join(res.stdout.split())
     assert res.exit_code == 0, res.output
-    assert "the 1 task in the input; n < k: share of that task with" in text and "1 tasks" not in text
+    assert "the 1 task in the input; share n < k: share of that task with" in text and "1 tasks" not in text
     path = _write_trials(tmp_path / "runs.jsonl")
     res = runner.invoke(app, ["estimate", str(path), "--n-boot", "0", "--k", "1"])
     text = " ".join(res.stdout.split())
@@ -116,4 +116,4 @@ def test_table_says_which_intervals_and_counts_tasks_in_words(tmp_path):
     assert "(no bootstrap, --n-boot 0: Clopper-Pearson (MOVER) only)" in text and "resamples the shared" not in text
     res = runner.invoke(app, ["estimate", str(path), "--n-boot", "200", "--k", "1"])
     assert "95% intervals (task-cluster bootstrap)" in " ".join(res.stdout.split())
-    assert "the 12 tasks in the input; n < k: share of those 12 tasks" in " ".join(res.stdout.split())
+    assert "the 12 tasks in the input; share n < k: share of those 12 tasks" in " ".join(res.stdout.split())

@@ -146,6 +146,11 @@ def test_report_passes_scoring_options_to_the_notebook(data, tmp_path, monkeypat
         return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
 
     monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    # the endpoint check (issue 35: a judge that is down exits 69 before any work) is tested in test_report_checks;
+    # here the judge is taken as up, to see the options reach the notebook
+    import agentstats.report.inputs as inputs_mod
+
+    monkeypatch.setattr(inputs_mod, "check_judge", lambda params, data: None)
     res = runner.invoke(app, ["report", str(data), "--out-dir", str(tmp_path), "--judge", "openai",
                               "--judge-model", "m1", "--base-url", "http://127.0.0.1:9/v1", "-p", "threshold=0.5",
                               "-p", "tool_threshold=0.8", "-p", "require_tools=true"])

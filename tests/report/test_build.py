@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentstats._util.options import option_style
-from agentstats.report.build import (
-    ReportInputError,
-    build_comparison,
-    build_report,
-    check_k_values,
-    load_input,
-    resolve_calibration,
-)
+from agentstats.report.build import build_comparison, build_report
+from agentstats.report.inputs import ReportInputError, check_k_values, load_input, resolve_calibration
 from agentstats.report.params import CompareParams, ReportParams
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +61,9 @@ def test_counts_report_without_the_bayesian_section(counts_csv):
     details = report.details_markdown()
     assert f"sha256 {report.sha256[:16]}" in details and "**Bayesian model**: not run" in details
     assert "for k = 1, 2, 3" in details
-    assert report.summary_markdown().startswith("2 agents, 4 tasks, 24 recorded trials.")
+    assert report.summary_markdown().startswith("- 2 agents, 4 tasks, 24 recorded trials. See [the data](#data-table).")
+    assert report.summary_markdown(links=False).startswith("- 2 agents, 4 tasks, 24 recorded trials.\n")
+    assert report.checks is None  # no fit: nothing for --strict to read
     assert report.regenerate_command() == "agentstats report counts.csv --k 1..3 --no-bayes -p n_boot=0"
 
 
@@ -213,9 +209,12 @@ def test_bayesian_section_one_fit_one_verdict(counts_csv):
     b = report.bayes
     assert b is not None
     assert b.verdict.converged == b.diagnostics.ok and list(b.verdict.problems) == list(b.diagnostics.problems)
-    said = ("The Bayesian fit passed its convergence checks." if b.verdict.converged
-            else "did not pass its convergence checks")
+    assert [n for n, _ in b.verdict.misfits] == list(b.ppc.misfits()["statistic"])
+    assert b.verdict.ok == (b.diagnostics.ok and not len(b.ppc.misfits()))
+    said = ("The Bayesian fit passed its convergence checks and its posterior predictive check" if b.verdict.ok
+            else "**The Bayesian fit failed its")
     assert said in report.summary_markdown()
+    assert report.checks == b.verdict.as_record()
     assert b.curve_ks == list(range(1, 9)) and b.k_show == 2 and b.forest_ks == [1, 2, 8]
     assert set(b.forest["k"]) == {1, 2, 8} and set(b.forest["quantity"]) == {"pass_hat_k"}
     assert sorted(b.consistency["agent"]) == ["A", "B"]

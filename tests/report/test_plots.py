@@ -157,17 +157,19 @@ def _suite_rows(values: dict[str, list[float]], ks: list[int]) -> pd.DataFrame:
                           "pass_hat_k_ci_high": 0.99} for a, vs in values.items() for k, v in zip(ks, vs, strict=True)])
 
 
-def test_one_k_gives_whole_ticks_an_interval_and_both_agents_visible():
-    # one trial per task: both agents at pass^1 = 0.75
-    fig = plots.plot_pass_k_curves(_suite_rows({"A": [0.75], "B": [0.75]}, [1]))
+def test_one_k_gives_one_panel_an_interval_and_both_agents_visible():
+    """One k (one trial per task): pass@1 = pass^1, so one panel (the issue-35 trial found two identical "curve"
+    panels of a dot cloud), one row per agent, best first, each with its interval."""
+    fig = plots.plot_pass_k_curves(_suite_rows({"A": [0.6], "B": [0.75]}, [1]))
     fig.canvas.draw()
-    for ax in fig.axes:
-        assert list(ax.get_xticks()) == [1.0]
-        lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) and ln.get_marker() == "o"]
-        xs = sorted(float(ln.get_xdata()[0]) for ln in lines)
-        assert len(xs) == 2 and xs[1] - xs[0] > 0.05  # side by side, not one on top of the other
-        caps = [ln for ln in ax.get_lines() if ln.get_marker() == "_"]  # the error bars' caps: the interval is drawn
-        assert caps and {round(float(y), 2) for ln in caps for y in ln.get_ydata()} == {0.2, 0.99}
+    assert len(fig.axes) == 1
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["B", "A"]  # sorted, best at the top
+    segments = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2]
+    assert sorted({tuple(np.round(ln.get_xdata(), 2)) for ln in segments}) == [(0.2, 0.99)]
+    ys = sorted(float(ln.get_ydata()[0]) for ln in ax.get_lines() if ln.get_marker() == "o")
+    assert ys == [0.0, 1.0]  # two rows: equal values could not hide one another
+    assert "pass^1 = pass@1" in ax.get_xlabel()
     fig = plots.plot_pass_k_curves(_suite_rows({"A": [0.5, 0.3, 0.2]}, [1, 2, 4]))
     assert list(fig.axes[0].get_xticks()) == [1.0, 2.0, 4.0]
 
@@ -297,3 +299,22 @@ def test_interval_labels_without_ci_prob_are_the_default_and_mixed_ones_say_so()
     assert "95% credible interval" in plots.plot_forest(rows).axes[0].get_xlabel()
     mixed = pd.concat([rows.assign(ci_prob=0.9), rows.assign(k=2, ci_prob=0.8)], ignore_index=True)
     assert "per-row credible interval" in plots.plot_forest(mixed).axes[0].get_xlabel()
+
+
+def test_ppc_bins_sit_on_the_values_a_discrete_statistic_takes():
+    """A share of 40 tasks takes multiples of 1/40: one bar per value, centred on it (the fresh-user trial found
+    30 automatic bins that split and skip such values); whole counts likewise; a continuous statistic keeps 30."""
+    from agentstats.report.plots import lattice_bins
+
+    rng = np.random.default_rng(3)
+    share = rng.binomial(40, 0.3, size=500) / 40
+    edges = lattice_bins(share)
+    centres = (edges[:-1] + edges[1:]) / 2
+    assert np.allclose(np.diff(edges), 1 / 40)
+    assert np.allclose(centres * 40, np.round(centres * 40))  # every centre is a multiple of 1/40
+    assert set(np.round(share * 40).astype(int)) <= set(np.round(centres * 40).astype(int))
+    counts = rng.poisson(20, size=500).astype(float)
+    edges = lattice_bins(counts)
+    assert np.allclose(edges, np.arange(counts.min(), counts.max() + 2) - 0.5)
+    assert lattice_bins(rng.normal(size=500)) == 30
+    assert np.allclose(lattice_bins(np.array([2.0, 2.0])), [1.5, 2.5])

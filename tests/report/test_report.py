@@ -7,6 +7,7 @@ notebook) so that the file handling is tested in milliseconds; a few run a real 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -23,8 +24,8 @@ from typer.testing import CliRunner
 
 import agentstats.report.notebook as report_mod
 from agentstats.cli import app
-from agentstats.report.build import ReportInputError, load_input
 from agentstats.report.html import export_html
+from agentstats.report.inputs import ReportInputError, load_input
 from agentstats.report.notebook import ReportError, ReportInterrupted, default_notebook, run_report, safe_report_name
 from agentstats.report.params import ReportParameterError, ReportParams
 
@@ -307,11 +308,11 @@ def test_html_has_a_table_of_contents_linking_every_section(tmp_path):
 def test_table_of_contents_nests_subsections_under_their_section():
     import xml.etree.ElementTree as ET
 
-    from agentstats.report.html import _toc
+    from agentstats.report.html_page import with_toc
 
     body = ('<h2 id="A">Prompt revisions</h2><h3 id="A1">Iteration 1 &#8594; 2</h3><p>x</p>'
             '<h3 id="A2">Iteration 2 &#8594; 3</h3><h2 id="B">Triggers</h2><h2 id="C">Provenance</h2>')
-    html = _toc(body)
+    html = with_toc(body)
     nav = ET.fromstring(html[html.index("<nav"):html.index("</nav>") + 6].replace("&#8594;", "to"))
     (top,) = nav.findall("ol")
     items = top.findall("li")
@@ -451,7 +452,7 @@ def test_sections_with_nothing_to_show_leave_the_page_and_are_named_under_the_co
     assert "value 42" in body and "more 7" in body and "Explained." not in body
     toc = body[body.index('<nav class="agentstats-toc"'):body.index("</nav>")]
     assert "Shown" in toc and "Also shown" in toc and "Not in this report" in toc
-    assert ("Calibration &lt;b&gt;bold&lt;/b&gt;: No set given (<code>agentstats report --judge-calibration "
+    assert ("Calibration &lt;b&gt;bold&lt;/b&gt; — No set given (<code>agentstats report --judge-calibration "
             "c.jsonl</code>) &lt;x&gt;") in toc
     shown = export_html(nbformat.from_dict(nb), show_code=True)
     assert "Explained." in shown and "Not in this report" not in shown
@@ -477,7 +478,7 @@ def test_bayesian_section_follows_the_report_k(tmp_path):
     assert "**pass^3 and consistency per agent**" in joined and "pass^4" not in joined
     assert "**Pairwise contrasts of pass^3**" in joined
     assert "k = 1, 3, 8: the report's k and k = 8, where the curves above end" in joined
-    table = next(t for t in texts if "share extrapolated" in t and "median" in t and "Posterior" not in t)
+    table = next(t for t in texts if "n < k" in t and "median" in t and "Posterior" not in t)
     ks_shown = {int(m) for m in re.findall(r"^\S*\s+(\d)\s+0\.\d{3}", table, flags=re.M)}
     assert ks_shown == {1, 3, 8}, table
 
@@ -536,7 +537,7 @@ def test_report_command_writes_exactly_the_options_that_differ_from_the_defaults
 def test_template_writes_the_regenerate_line_from_the_reports_own_values():
     text = default_notebook().read_text(encoding="utf-8")
     assert "agentstats report INPUT --k 1..4" not in text  # no fixed command in every report
-    assert "report.regenerate_command()" in text  # ReportData.regenerate_command: its params and its own k
+    assert "report.regenerate_markdown()" in text  # ReportData.regenerate_command: its params and its own k
 
 
 @pytest.mark.slow
@@ -549,5 +550,62 @@ def test_real_report_says_the_command_that_regenerates_it(tmp_path):
                               "--k", "1..3"])
     assert res.exit_code == 0, res.output
     text = " ".join("".join(parse((tmp_path / "o" / "runs.html").read_text()).text).split())
-    assert "Regenerate with agentstats report runs.jsonl --k 1..3 --skip-bad --no-bayes (add" in text
+    # the input lies outside the current directory: by its name, run from its folder; never the folder's path
+    assert ("Regenerate with agentstats report runs.jsonl --k 1..3 --skip-bad --no-bayes, run from the folder that "
+            "holds runs.jsonl (add") in text
+    assert str(tmp_path) not in text
+
+
+def test_the_regenerate_command_works_from_where_the_report_was_made(tmp_path, monkeypatch):
+    """A file below the current directory is named by its path from there (the fresh-user trial: `agentstats report
+    data/example_trials.jsonl` from the repository root said `agentstats report example_trials.jsonl`)."""
+    from agentstats.report.provenance import file_word, report_command
+
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    p = ReportParams(input_path="data/my runs.jsonl", judge_calibration="data/cal.jsonl", judge_metric="m")
+    assert p.input_path == str(tmp_path / "data" / "my runs.jsonl")  # read from the caller's folder
+    assert report_command(p) == ("agentstats report 'data/my runs.jsonl' -p judge_calibration=data/cal.jsonl "
+                                 "-p judge_metric=m")
+    assert file_word(tmp_path / "data" / "x.csv") == ("data/x.csv", True)
+    assert file_word("/elsewhere/x.csv") == ("x.csv", False)
+    assert file_word("/elsewhere/x.csv", cwd="/elsewhere") == ("x.csv", True)
+
+
+# ---- papermill and nbconvert as users call them (issue 35, item 6)
+
+
+def test_nbconvert_finds_the_exporter_by_its_entry_point_and_gives_the_reports_html(tmp_path):
+    from nbconvert.exporters import get_exporter
+
+    from agentstats.report.exporter import AgentstatsHTMLExporter
+
+    assert get_exporter("agentstats-html") is AgentstatsHTMLExporter
+    node = _executed_node()
+    body, _ = AgentstatsHTMLExporter().from_notebook_node(copy.deepcopy(node))
+    assert body == export_html(node)  # the same file agentstats report writes
+    assert network_urls(body) == [] and live_markup(body) == []
+    shown, _ = AgentstatsHTMLExporter(show_code=True).from_notebook_node(_executed_node())
+    assert "secret_code_line" in "".join(parse(shown).text)
+
+
+@pytest.mark.slow
+def test_papermill_and_nbconvert_from_the_callers_folder(tmp_path):
+    """papermill's CLI with -p as people type it, a relative input read from the caller's folder, then
+    `jupyter nbconvert --to agentstats-html`: an inert, self-contained file."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "t.jsonl").write_bytes(EXAMPLE.read_bytes())
+    bindir = Path(sys.executable).parent
+    run = subprocess.run(
+        [str(bindir / "papermill"), str(default_notebook()), "out.ipynb", "-p", "input_path", "sub/t.jsonl",
+         "-p", "k_values", "1,2,4", "-p", "run_bayes", "False", "-p", "n_boot", "100", "--no-progress-bar"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    conv = subprocess.run([str(bindir / "jupyter"), "nbconvert", "--to", "agentstats-html", "out.ipynb"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert conv.returncode == 0, conv.stderr[-3000:]
+    html = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert network_urls(html) == [] and live_markup(html) == []
+    text = " ".join("".join(parse(html).text).split())
+    assert "Regenerate with agentstats report sub/t.jsonl --k 1,2,4 --no-bayes -p n_boot=100, run from the" in text
     assert str(tmp_path) not in text

@@ -167,14 +167,16 @@ def test_summary_names_the_agent_ahead_only_with_evidence():
                         columns=agents)
     text = report_summary(counts_for(agents), suite, prob=prob)
     assert "**h** is ahead of every other agent" in text
-    assert "among the others, **m1** is behind none" in text
+    assert ("Of the others, no agent is credibly ahead of **m1**; each remaining agent is behind at least one of "
+            "them") in text
     prob.loc["m1", "m2"], prob.loc["m2", "m1"] = 0.6, 0.4  # m1 and m2 not separated: nothing more to say
-    assert "among the others" not in report_summary(counts_for(agents), suite, prob=prob)
+    assert "Of the others" not in report_summary(counts_for(agents), suite, prob=prob)
     prob.loc["h", "m1"] = 0.9  # h no longer credibly ahead of m1
     prob.loc["m1", "h"] = 0.1
     text = report_summary(counts_for(agents), suite, prob=prob)
     assert "ahead of every other agent" not in text
-    assert "**h** and **m1** are behind none" in text
+    assert ("No agent is ahead of all others. No agent is credibly ahead of **h** or **m1** (posterior probability "
+            "≥ 0.95 at pass^1); **m2** is behind at least one agent") in text
     # without posterior probabilities, paired intervals decide: h - m1 and h - m2 above 0, m1 - m2 straddles 0
     paired = pd.DataFrame([
         {"agent_a": "h", "agent_b": "m1", "k": 1, "n_tasks": 3, "pass_hat_k_diff_ci_low": 0.1,

@@ -84,14 +84,15 @@ def test_cli_options_and_the_template_both_come_from_report_params():
             assert f"{field}={value_text(ReportParams.default(field))}" in p_help, field
 
 
-def test_report_help_lists_at_most_20_options():
+def test_report_help_lists_at_most_21_options():
     res = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     cli = typer.main.get_command(app).commands["report"]
     flags = [p for p in cli.get_params(typer.main.get_command(app).make_context("agentstats", ["report", "--help"],
                                                                                    resilient_parsing=True))
              if p.param_type_name == "option"]
-    assert len(flags) <= 20, [f.opts for f in flags]  # --help included
+    # --help included; 21 since --strict (exit 3 on a fit that fails its checks, issue 35)
+    assert len(flags) <= 21, [f.opts for f in flags]
     for f in flags:
         assert f.opts[0] in res.output
 
@@ -126,6 +127,37 @@ def test_k_values_are_read_as_the_command_line_reads_them():
             ReportParams.validated({"input_path": "x", "k_values": bad})
 
 
+@pytest.mark.parametrize(("typed", "ks"), [
+    ("1,2,4", [1, 2, 4]), ("1, 2, 4", [1, 2, 4]), ("[1, 2, 4]", [1, 2, 4]), ("1 2 4", [1, 2, 4]), ("1..3", [1, 2, 3]),
+    (4, [4]), ((2, 1), [1, 2]), ("none", None), ("None", None), ("", None), (None, None)])
+def test_k_values_in_the_forms_people_type(typed, ks):
+    """papermill -p passes text ("1,2,4"), an int (-p k_values 4) or None (-p k_values None); -y passes a list."""
+    assert ReportParams(input_path="x", k_values=typed).k_values == ks
+
+
+def test_other_parameters_in_the_forms_people_type(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    p = ReportParams(input_path="~/runs.jsonl", ci_prob="90%", draws="none", loader_options='{"agent": "model"}',
+                     judge_calibration="cal.jsonl", judge_metric="m")
+    assert p.input_path == str(Path.home() / "runs.jsonl")
+    assert p.ci_prob == pytest.approx(0.9) and p.draws is None and p.loader_options == {"agent": "model"}
+    assert p.judge_calibration == str(tmp_path / "cal.jsonl")
+    assert ReportParams(input_path="x", loader_options="agent=model, on_error=skip").loader_options == {
+        "agent": "model", "on_error": "skip"}
+    with pytest.raises(ReportParameterError, match=r"loader_options: .*not JSON"):
+        ReportParams.validated({"input_path": "x", "loader_options": "{agent"})
+    # None: the example data shipped with the package, found from any folder
+    assert Path(ReportParams(input_path=None).input_path).read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_help_notebook_shows_each_parameters_type():
+    declared = papermill.inspect_notebook(str(default_notebook()))
+    assert {n: declared[n]["inferred_type_name"] for n in ("k_values", "ci_prob", "draws", "run_bayes", "judge")} == {
+        "k_values": "list[int] or None", "ci_prob": "float", "draws": "int or None", "run_bayes": "bool",
+        "judge": "str"}
+    assert all(info["inferred_type_name"] != "None" for info in declared.values())
+
+
 def test_parse_assignments_follows_papermills_convention():
     got = parse_assignments(["draws=4000", "sampler=None", "require_tools=true", "threshold=0.8", "seed=1", "seed=2"])
     assert got == {"draws": "4000", "sampler": None, "require_tools": "true", "threshold": "0.8", "seed": "2"}
@@ -144,7 +176,8 @@ def test_parse_assignments_follows_papermills_convention():
 def test_from_namespace_reads_the_notebooks_variables():
     ns = {"input_path": "x.jsonl", "draws": 50, "k_values": "1,2", "unrelated": object(), "kernel": "other"}
     p = ReportParams.from_namespace(ns)
-    assert (p.input_path, p.draws, p.k_values, p.kernel) == ("x.jsonl", 50, [1, 2], "python3")
+    # a relative input is read from the caller's folder (papermill's and the command's current directory)
+    assert (p.input_path, p.draws, p.k_values, p.kernel) == (str(Path.cwd() / "x.jsonl"), 50, [1, 2], "python3")
     with pytest.raises(ReportParameterError, match=r"^chains: "):
         ReportParams.from_namespace({"input_path": "x", "chains": 0})
 

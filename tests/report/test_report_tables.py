@@ -195,7 +195,7 @@ def test_counts_in_the_text_take_the_singular_for_one(tmp_path):
     md = run_details(counts, source="r.jsonl", input_format="jsonl")
     assert "1 agent, 1 task, 1 recorded trial, 2 missing" in md
     assert report_summary(counts, pd.DataFrame(columns=["agent", "k", "pass_hat_k"])).startswith(
-        "1 agent, 1 task, 1 recorded trial (2 missing, excluded).")
+        "- 1 agent, 1 task, 1 recorded trial (2 missing, excluded).")
     assert format_counts_table(describe_counts(counts)).loc["a", "missing"] == "2 (1 task)"
 
 

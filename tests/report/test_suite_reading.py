@@ -119,15 +119,18 @@ def test_summary_says_less_often_only_where_pass_k_is_below_pass_1():
     zero = _cells([(a, f"t{i}", 5, 0) for a in "AB" for i in range(4)])
     text = report_summary(zero, suite_pass_k(zero, k=[1, 5], n_boot=200, random_seed=0))
     assert "less often" not in text and "0.00 to 0.00" not in text
-    assert "pass^5 is no lower than pass^1: pass^5 is 0.00 for every agent." in text
+    assert ("pass^5 is no lower than pass^1: pass^5, the share of tasks solved in every one of 5 tries, is 0.00 for "
+            "every agent.") in text
     # A: n = 2, c = 1 on two tasks: pass^1 = 1/2, pass^2 = C(1,2)/C(2,2) = 0; B: c = 2 and 0: pass^2 = 1/2 = pass^1
     counts = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 2), ("B", "t2", 2, 0)])
     text = report_summary(counts, suite_pass_k(counts, k=[1, 2], n_boot=200, random_seed=0))
-    assert "pass^2 is 0.00 to 0.50 across agents; below pass^1 for **A**, not below it for **B**" in text
+    assert ("Succeeding in all 2 tries: pass^2, the share of tasks solved in every one of 2 tries, runs across "
+            "agents from 0.00 (**A**) to 0.50 (**B**); it is below pass^1 for **A**, not below it for **B**") in text
     below = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t2", 2, 2)])
     text = report_summary(below, suite_pass_k(below, k=[1, 2], n_boot=200, random_seed=0))
     # B: pass^1 = (1/2 + 1) / 2 = 0.75, pass^2 = (0 + 1) / 2 = 0.5
-    assert "All 2 tries succeed less often than one try: pass^2 is 0.00 to 0.50 across agents." in text
+    assert ("Succeeding in all 2 tries is rarer than in one try: pass^2, the share of tasks solved in every one of "
+            "2 tries, runs across agents from 0.00 (**A**) to 0.50 (**B**).") in text
 
 
 def test_summary_and_table_say_when_agents_average_different_tasks():
@@ -136,7 +139,7 @@ def test_summary_and_table_say_when_agents_average_different_tasks():
     counts = _cells(rows)
     suite = suite_pass_k(counts, k=[1, 5], n_boot=200, random_seed=0)
     text = report_summary(counts, suite)
-    assert "different tasks per agent (**A** over 5, **B** over 4 tasks; 4 tasks in common)" in text
+    assert "different tasks per agent (**A** over 5; **B** over 4 tasks; 4 tasks in common)" in text
     table = format_suite_table(suite)
     b1 = table.loc[("B", 1)]
     assert b1["tasks"] == "4/5" and b1["n < k"] == 0 and b1["no usable trial"] == 1
@@ -144,8 +147,18 @@ def test_summary_and_table_say_when_agents_average_different_tasks():
     assert "different tasks" not in report_summary(counts[counts.task_id != "t4"], suite)
     # the same number of tasks, not the same ones
     other = _cells([("A", "t1", 2, 1), ("A", "t2", 2, 1), ("B", "t1", 2, 1), ("B", "t3", 2, 1)])
-    assert "(**A** over 2, **B** over 2 tasks, not the same ones; 1 task in common)" in report_summary(
+    assert "(every agent over 2 tasks, not the same ones; 1 task in common)" in report_summary(
         other, suite_pass_k(other, n_boot=100, random_seed=0))
+
+
+def test_uneven_task_sets_name_the_agents_whose_counts_differ():
+    """11 agents, 9 over all 4 tasks, two over fewer (METR-like): those two are named, not the first six by name."""
+    rows = [(f"a{i:02d}", f"t{t}", 1, 1) for i in range(9) for t in range(4)]
+    rows += [("z-short", "t0", 1, 1), ("z-short", "t1", 1, 0), ("y-mid", "t0", 1, 1), ("y-mid", "t1", 1, 1),
+             ("y-mid", "t2", 1, 0)]
+    counts = _cells(rows)
+    text = report_summary(counts, suite_pass_k(counts, k=[1], n_boot=100, random_seed=0))
+    assert "(9 agents over 4; **z-short** over 2; **y-mid** over 3 tasks; 2 tasks in common)" in text, text
 
 
 def test_reading_names_pairs_separated_at_larger_k():

@@ -58,7 +58,7 @@ def print_suite(table: Any, label: str, as_json: bool) -> None:
     n_boot, pct = int(table.attrs["n_boot"]), ci_percent(table.attrs["ci_prob"])
     method = _interval_method(n_boot, "task-cluster bootstrap")
     t = Table(title=f"{escape(label)}: unbiased estimators, {pct} intervals ({method})")
-    for c in ["agent", "k", "tasks", "n < k", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
+    for c in ["agent", "k", "tasks", "share n < k", "pass@k", f"{pct} interval", "pass^k", f"{pct} interval"]:
         t.add_column(c, justify="left" if c == "agent" else "right")
     any_under = any_boundary = False
     for _, r in table.iterrows():
@@ -76,9 +76,11 @@ def print_suite(table: Any, label: str, as_json: bool) -> None:
     n_suite = int(table["n_tasks_suite"].iloc[0]) if len(table) else 0
     those = "that task" if n_suite == 1 else f"those {plural(n_suite, 'task')}"
     notes = [
-        f"tasks: tasks behind the value / the {plural(n_suite, 'task')} in the input; n < k: share of {those} "
+        f"tasks: tasks behind the value / the {plural(n_suite, 'task')} in the input; share n < k: share of {those} "
         "with fewer than k usable trials of the agent (none counts as 0), which drop out at that k (values at "
-        "different k can average different tasks; `agentstats fit` extrapolates to them; JSON key `extrapolated`)."
+        "different k can average different tasks; `agentstats fit` extrapolates to them). In --json this share is "
+        "`extrapolated` (1 - n_tasks / n_tasks_suite: the part of the suite the value does not speak for), beside "
+        "`n_tasks_dropped` (tasks run fewer than k times) and `n_tasks_excluded` (tasks never run)."
     ]
     if n_boot == 0:
         notes.append(

@@ -12,6 +12,7 @@ from agentstats.cli.render.text import UNDER_HALF_MARK, prob_text
 from agentstats.models.sampling import STOP_ESS_MIN
 
 __all__ = [
+    "NOT_ESTIMABLE",
     "RERUN_UNREACHABLE",
     "checkpoint_text",
     "consistency_table",
@@ -22,6 +23,10 @@ __all__ = [
     "with_tasks",
 ]
 
+#: Note of a posterior value at k > 1 for an agent with one trial per task (``summarize_pass_k``'s range).
+NOT_ESTIMABLE = ("not estimable from these data: no task with 2+ trials, so how alike two tries are is unknown; "
+                 "range_low..range_high holds the value with posterior probability >= ci_prob under any within-task "
+                 "consistency")
 #: Note of a re-run prediction at a k no task reaches with its re-run trials.
 RERUN_UNREACHABLE = "k > n + N on every task: the unbiased estimator after the re-run needs n + N >= k trials"
 _KIND_NAMES = {"eti": "equal-tailed", "hdi": "HDI"}
@@ -44,7 +49,8 @@ def summary_records(summary: pd.DataFrame, interval: str = "credible") -> list[d
     """One JSON record per row of a :func:`agentstats.posterior.summarize_pass_k` table (with :func:`with_tasks`).
 
     ``interval`` names what the interval is (``"credible"``, or ``"posterior predictive"`` for a re-run, whose
-    missing values carry a note).
+    missing values carry a note). A value the data do not identify (one trial per task, k > 1) has ``estimable``
+    false, null ``mean``, ``median`` and interval, its range (``range_low``, ``range_high``) and a ``note``.
     """
     rows = []
     for _, r in summary.iterrows():
@@ -66,6 +72,11 @@ def summary_records(summary: pd.DataFrame, interval: str = "credible") -> list[d
             row["n_tasks"] = int(r["n_tasks"])
             row["n_tasks_suite"] = int(r["n_tasks_suite"])
             row["under_half"] = bool(r["under_half"])
+        if "estimable" in summary.columns:  # one trial per task: k > 1 is not estimable, only a range is given
+            row["estimable"] = bool(r["estimable"])
+            row["range_low"], row["range_high"] = clean(r["range_low"]), clean(r["range_high"])
+            if not row["estimable"]:
+                row["note"] = NOT_ESTIMABLE
         if interval == "posterior predictive":  # a re-run prediction: why a value is missing
             row["note"] = RERUN_UNREACHABLE if int(r["n_tasks"]) == 0 else None
             if int(r["n_tasks"]) == 0:
@@ -99,6 +110,9 @@ def pass_k_table(title: str, summary: pd.DataFrame) -> Table:
     under = summary.groupby(["agent", "k"], sort=False)["under_half"].any()
     suite = int(summary["n_tasks_suite"].iloc[0]) if len(summary) else 0
     rerun = bool((summary["population"] == "rerun").any())
+    ranges = (summary.pivot_table(index=["agent", "k"], columns="quantity", values=["range_low", "range_high"],
+                                  aggfunc="first", sort=False, dropna=False)
+              if "estimable" in summary.columns and not summary["estimable"].all() else None)
     for (a, kk), r in wide.iterrows():
         if (a, kk) not in extra.index:
             continue
@@ -107,8 +121,14 @@ def pass_k_table(title: str, summary: pd.DataFrame) -> Table:
             if r[("mean", q)] == r[("mean", q)] else "n/a"
             for q in ("pass_at_k", "pass_hat_k")
         ]
+        if ranges is not None and (a, kk) in ranges.index and ranges.loc[(a, kk)].notna().any():
+            g = ranges.loc[(a, kk)]
+            cells = [f"range {prob_text(g[('range_low', q)])} to {prob_text(g[('range_high', q)])}"
+                     for q in ("pass_at_k", "pass_hat_k")]
         share = float(extra[(a, kk)])
         note = f"extrapolated: {share:.0%} of tasks have < {kk} trials" if share > 0 else ""
+        if cells[0].startswith("range"):
+            note = "not estimable (one trial per task): range under any consistency"
         behind = int(tasks[(a, kk)])
         if behind == 0:
             note = "k > n + N on every task: not computable"
@@ -129,7 +149,7 @@ def consistency_table(cons: pd.DataFrame) -> tuple[Table, list[str]]:
         model_icc = (
             f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
             if r["icc_cell_estimable"]
-            else "not estimable (no within-cell term)"
+            else str(r.get("icc_cell_note") or "not estimable: the model has no within-cell term")
         )
         anova = float(r["icc_anova"])
         anova_missing |= anova != anova

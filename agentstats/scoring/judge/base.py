@@ -57,6 +57,17 @@ class Judge(ABC):
     def judge_answers(self, items: Sequence[AnswerItem], progress: ProgressFn | None = None) -> list[JudgeVerdict]:
         """One verdict per item, in order (``metric="answer_correctness"``)."""
 
+    def check_available(self) -> None:
+        """Make sure the judge can give verdicts before any work is done; a judge without an endpoint always can.
+
+        Raises
+        ------
+        agentstats.llm.probe.EndpointUnavailable
+            From a judge behind an endpoint that cannot be reached, says it is unavailable or refuses the key
+            (:meth:`agentstats.scoring.judge.llm.OpenAIJudge.check_available`).
+        """
+        return None
+
     def judge_tool_calls(
         self,
         items: Sequence[ToolCallItem],

@@ -48,6 +48,7 @@ from agentstats.llm.cache import JudgeCache
 from agentstats.llm.client import LLMClient
 from agentstats.llm.endpoint import Endpoint, LLMConfigError
 from agentstats.llm.pricing import DEFAULT_PRICES
+from agentstats.llm.probe import check_endpoint
 from agentstats.llm.prompts.judge import JUDGE_PROMPTS
 from agentstats.llm.prompts.template import PromptTemplate
 from agentstats.llm.transport import Exchange, run_coro
@@ -212,6 +213,16 @@ class OpenAIJudge(Judge):
         return f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, mode={self.mode}, cache={self.cache})"
 
     # -- public API ----------------------------------------------------------------------------------------
+    def check_available(self) -> None:
+        """Ask the endpoint for its models before asking for any verdict (:func:`agentstats.llm.probe.check_endpoint`).
+
+        Raises
+        ------
+        agentstats.llm.probe.EndpointUnavailable
+            The endpoint cannot be reached, says it is unavailable, or refuses the key; the message names it.
+        """
+        check_endpoint(self.endpoint, user="the LLM judge", timeout=min(10.0, self.endpoint.timeout))
+
     def judge_answers(self, items: Sequence[AnswerItem], progress: ProgressFn | None = None) -> list[JudgeVerdict]:
         """Answer-correctness verdicts, one per item, in order (see :class:`OpenAIJudge`)."""
         return run_coro(lambda: self.ajudge_answers(items, progress))
