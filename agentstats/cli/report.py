@@ -77,7 +77,6 @@ def report(
     judge_model: Annotated[str | None, _opt("judge_model")] = ReportParams.default("judge_model"),
     base_url: Annotated[str | None, _opt("judge_base_url")] = ReportParams.default("judge_base_url"),
     metrics: Annotated[str | None, _opt("metrics")] = ReportParams.default("metrics"),
-    show_code: Annotated[bool, _opt("show_code")] = ReportParams.default("show_code"),
     strict: ReportStrictOpt = False,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", metavar="NAME=VALUE", help=_assignments_help())
@@ -109,7 +108,7 @@ def report(
         "input_path": str(input.resolve()), "input_format": inputs.format, "loader_options": inputs.loader_options(),
         "k_values": parse_k(k), "ci_prob": ci_prob, "run_bayes": bayes, "bayes_model": bayes_model,
         "population": population, "judge": judge, "judge_model": judge_model, "judge_base_url": base_url,
-        "metrics": metrics, "show_code": show_code,
+        "metrics": metrics,
     }
     try:  # every value is checked here, before the notebook starts: an error names its flag (or -p NAME), exit 2
         values.update(parse_assignments(param or []))

@@ -496,7 +496,7 @@ class ReportParams(NotebookParams):
     kernel: str = Field("python3", min_length=1, description="Jupyter kernel that runs the notebook.",
                         json_schema_extra=_RUN)
     show_code: bool = Field(False, description="Keep the code in the HTML (default: results and narrative only).",
-                            json_schema_extra={**_RUN, **_flag("--show-code")})
+                            json_schema_extra=_RUN)
 
     _input = field_validator("input_path", mode="before")(_input)
     _calibration_path = field_validator("judge_calibration", mode="before")(_path_text)

@@ -68,7 +68,7 @@ def test_cli_options_and_the_template_both_come_from_report_params():
     options = {p.name: p for p in cli.params}
     flagged = {"input_format": "format", "ci_prob": "ci_prob", "run_bayes": "bayes", "bayes_model": "bayes_model",
                "population": "population", "judge": "judge", "judge_model": "judge_model",
-               "judge_base_url": "base_url", "metrics": "metrics", "show_code": "show_code"}
+               "judge_base_url": "base_url", "metrics": "metrics"}
     declared = papermill.inspect_notebook(str(default_notebook()))
     for field, option in flagged.items():
         assert ReportParams.flag_of(field) is not None, field
@@ -84,15 +84,14 @@ def test_cli_options_and_the_template_both_come_from_report_params():
             assert f"{field}={value_text(ReportParams.default(field))}" in p_help, field
 
 
-def test_report_help_lists_at_most_21_options():
+def test_report_help_lists_at_most_20_options():
     res = runner.invoke(app, ["report", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     cli = typer.main.get_command(app).commands["report"]
     flags = [p for p in cli.get_params(typer.main.get_command(app).make_context("agentstats", ["report", "--help"],
                                                                                    resilient_parsing=True))
              if p.param_type_name == "option"]
-    # --help included; 21 since --strict (exit 3 on a fit that fails its checks, issue 35)
-    assert len(flags) <= 21, [f.opts for f in flags]
+    assert len(flags) <= 20, [f.opts for f in flags]  # --help included; rare options go through -p
     for f in flags:
         assert f.opts[0] in res.output
 
@@ -218,7 +217,7 @@ def test_p_sets_any_other_parameter_and_errors_name_it(monkeypatch, tmp_path):
     seen = _fake_run(monkeypatch, tmp_path)
     args = ["report", str(EXAMPLE), "--out-dir", str(tmp_path)]
     res = runner.invoke(app, [*args, "-p", "draws=4000", "--param", "chains=2", "-p", "kernel=python3",
-                              "-p", "require_tools=true", "--show-code", "--ci-prob", "0.9"])
+                              "-p", "require_tools=true", "-p", "show_code=true", "--ci-prob", "0.9"])
     assert res.exit_code == 0, res.output
     params, kernel, show_code = seen[-1]
     assert (params.draws, params.chains, params.require_tools, params.ci_prob) == (4000, 2, True, 0.9)
