@@ -153,11 +153,18 @@ def detect_format(
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
-        # the one folder format: a BFCL result root (<date>/result/<model>/ beside the gorilla_data_* questions)
+        for fmt, sniff in registry.sniffers():  # a folder format that says so from its path (tau2's "dir" results)
+            try:
+                if sniff(path):
+                    return fmt
+            except OSError:
+                continue
+        # a BFCL result root (<date>/result/<model>/ beside the gorilla_data_* questions)
         if any(d.is_dir() and (d / "result").is_dir() for d in path.iterdir()):
             return "bfcl"
         raise ValueError(f"{name} is a folder; give a file, or a BFCL result root (a folder holding "
-                         "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl")
+                         "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl, or a tau2 "
+                         "results folder (results.json beside simulations/)")
     for fmt, sniff in registry.sniffers():  # before any byte is read: a run store this process holds
         if sniff(path):
             return fmt

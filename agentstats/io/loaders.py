@@ -389,7 +389,7 @@ def _trial_counts(trials: TrialSet) -> pd.DataFrame | None:
         return None
     counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
     counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped,
-                        excluded_agents=trials.excluded_agents)
+                        excluded_agents=trials.excluded_agents, notes=trials.notes)
     counts.attrs.setdefault("gaps", None)
     return counts
 
