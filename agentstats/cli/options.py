@@ -97,6 +97,15 @@ AgentsOpt = Annotated[
 RunOpt = Annotated[
     str | None, typer.Option("--run", help="The run to read from a run store (.duckdb); default its only run.")
 ]
+ScoreScaleOpt = Annotated[
+    str | None,
+    typer.Option("--score-scale", metavar="LO:HI", help="Numeric scores on a scale other than [0, 1] (Inspect, "
+                 "promptfoo, lm-evaluation-harness): its bounds, e.g. 1:5; needs --success-threshold."),
+]
+SuccessThresholdOpt = Annotated[
+    float | None,
+    typer.Option("--success-threshold", help="With --score-scale: a score >= this is a success (e.g. 4 on 1:5)."),
+]
 SkipBadOpt = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip malformed records (each listed with its line) instead of stopping; a file "
@@ -377,6 +386,9 @@ class InputOptions:
         ``--agents``: agents to keep (names or shell patterns, ``!`` excludes).
     run : str or None
         ``--run``: the run of a run store to read.
+    score_scale, success_threshold : str, float or None
+        ``--score-scale LO:HI`` and ``--success-threshold``: numeric scores outside [0, 1]
+        (:mod:`agentstats.records.scale`).
     skip_bad : bool
         ``--skip-bad``: skip malformed records instead of stopping on them.
     """
@@ -386,6 +398,8 @@ class InputOptions:
     columns: dict[str, str] = field(default_factory=dict)
     agents: str | None = None
     run: str | None = None
+    score_scale: str | None = None
+    success_threshold: float | None = None
     skip_bad: bool = False
 
     def loader_options(self) -> dict[str, Any]:
@@ -398,6 +412,10 @@ class InputOptions:
             opts["agents"] = self.agents
         if self.run is not None:
             opts["run"] = self.run
+        if self.score_scale is not None:
+            opts["score_scale"] = self.score_scale
+        if self.success_threshold is not None:
+            opts["success_threshold"] = self.success_threshold
         return opts
 
 
@@ -456,7 +474,10 @@ def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True) -> F: ...
 @overload
 def input_options[F: Callable[..., Any]](fn: None = None, *, run: bool = True) -> Callable[[F], F]: ...
 def input_options(fn: Any = None, *, run: bool = True) -> Any:
-    """Give a command the input options: ``--format --agent --columns --agents --run --skip-bad``.
+    """Give a command the input options (``--format --agent --columns --agents --run``, the score scale, skip-bad).
+
+    ``--score-scale`` and ``--success-threshold`` declare the scale of numeric scores outside [0, 1]; ``--skip-bad``
+    skips malformed records.
 
     The command declares a parameter ``inputs: InputOptions`` (after its arguments); the options take its place in
     the command's signature, and the command receives them as one :class:`InputOptions`. ``run=False`` leaves out
@@ -469,6 +490,7 @@ def input_options(fn: Any = None, *, run: bool = True) -> Any:
     """
     added = [_kw("format", FormatOpt, "auto"), _kw("agent", AgentOpt, None), _kw("columns", ColumnsOpt, None),
              _kw("agents", AgentsOpt, None), *([_kw("run", RunOpt, None)] if run else []),
+             _kw("score_scale", ScoreScaleOpt, None), _kw("success_threshold", SuccessThresholdOpt, None),
              _kw("skip_bad", SkipBadOpt, False)]
 
     def make(given: dict[str, Any]) -> InputOptions:

@@ -12,6 +12,7 @@ holds.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from dataclasses import dataclass
 from typing import Any, Literal, overload
@@ -238,6 +239,12 @@ def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dic
     """Return the keyword arguments of ``spec``'s reader; raise for an option it does not take."""
     agent = named["agent"]
     if spec.options is None:  # a registered reader: its options, agent when given, error_status when not default
+        params = inspect.signature(spec.read).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            wrong = sorted(k for k in options if k not in params)
+            if wrong:
+                raise ValueError(f"{', '.join(option_name(k) for k in wrong)} "
+                                 f"{'does' if len(wrong) == 1 else 'do'} not apply to {name}, read as {spec.name!r}")
         kwargs = dict(options)
         if agent is not None:
             kwargs["agent"] = agent
