@@ -470,10 +470,11 @@ def _group[F: Callable[..., Any]](fn: F, slot: str, added: list[inspect.Paramete
 
 
 @overload
-def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True) -> F: ...
+def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True, scale: bool = True) -> F: ...
 @overload
-def input_options[F: Callable[..., Any]](fn: None = None, *, run: bool = True) -> Callable[[F], F]: ...
-def input_options(fn: Any = None, *, run: bool = True) -> Any:
+def input_options[F: Callable[..., Any]](
+    fn: None = None, *, run: bool = True, scale: bool = True) -> Callable[[F], F]: ...
+def input_options(fn: Any = None, *, run: bool = True, scale: bool = True) -> Any:
     """Give a command the input options (``--format --agent --columns --agents --run``, the score scale, skip-bad).
 
     ``--score-scale`` and ``--success-threshold`` declare the scale of numeric scores outside [0, 1]; ``--skip-bad``
@@ -481,7 +482,8 @@ def input_options(fn: Any = None, *, run: bool = True) -> Any:
 
     The command declares a parameter ``inputs: InputOptions`` (after its arguments); the options take its place in
     the command's signature, and the command receives them as one :class:`InputOptions`. ``run=False`` leaves out
-    ``--run`` (a command whose arguments name the runs).
+    ``--run`` (a command whose arguments name the runs); ``scale=False`` leaves out the score-scale options (a command
+    whose help is at its budget of options: ``report``).
 
     Raises
     ------
@@ -490,7 +492,8 @@ def input_options(fn: Any = None, *, run: bool = True) -> Any:
     """
     added = [_kw("format", FormatOpt, "auto"), _kw("agent", AgentOpt, None), _kw("columns", ColumnsOpt, None),
              _kw("agents", AgentsOpt, None), *([_kw("run", RunOpt, None)] if run else []),
-             _kw("score_scale", ScoreScaleOpt, None), _kw("success_threshold", SuccessThresholdOpt, None),
+             *([_kw("score_scale", ScoreScaleOpt, None), _kw("success_threshold", SuccessThresholdOpt, None)]
+               if scale else []),
              _kw("skip_bad", SkipBadOpt, False)]
 
     def make(given: dict[str, Any]) -> InputOptions:

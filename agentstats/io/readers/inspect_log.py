@@ -215,7 +215,7 @@ def _sample_to_trial(
                     f"no score {name!r} for this sample (scores present: {have})" if name
                     else "the sample has no score and no error", unit=_UNIT)
         else:
-            raw = scores[name].get("value")  # type: ignore[index]
+            raw = scores[name].get("value")
             value = score_value_to_float(raw)
             if raw is None:
                 unscored = True  # a NaN score reaches JSON as null: this epoch has no score, the others do
