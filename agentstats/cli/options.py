@@ -80,7 +80,7 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         help="Input format: auto (from the content), jsonl, json, tau_bench, runs (alias metr), counts, fair_forge, "
-        "fai_jsonl, bfcl, tau2, inspect, otel, promptfoo, duckdb (a run store); docs/data-format.md.",
+        "fai_jsonl, bfcl, tau2, inspect, otel, promptfoo, lm_eval, duckdb (a run store); docs/data-format.md.",
     ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent name for single-agent files (tau-bench).")]
