@@ -181,6 +181,8 @@ def load_counts(path: Path, fmt: str, opts: dict[str, Any]) -> Any:
     excluded = counts.attrs.get("excluded_agents") or []
     if excluded:
         console.print(f"agents left out (--agents): {escape(', '.join(excluded))}", highlight=False)
+    for note in [n for n in counts.attrs.get("notes") or [] if n.line is None][:5]:  # what the file left out
+        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False, soft_wrap=True)
     gaps = counts.attrs.get("gaps")
     if gaps is not None and gaps.n_cells:
         console.print(f"[yellow]note:[/] {escape(gaps.describe())}", highlight=False, soft_wrap=True)

@@ -80,7 +80,7 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         help="Input format: auto (from the content), jsonl, json, tau_bench, runs (alias metr), counts, fair_forge, "
-        "fai_jsonl, bfcl, tau2, inspect, otel, duckdb (a run store); docs/data-format.md.",
+        "fai_jsonl, bfcl, tau2, inspect, otel, promptfoo, lm_eval, duckdb (a run store); docs/data-format.md.",
     ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent name for single-agent files (tau-bench).")]
@@ -96,6 +96,15 @@ AgentsOpt = Annotated[
 ]
 RunOpt = Annotated[
     str | None, typer.Option("--run", help="The run to read from a run store (.duckdb); default its only run.")
+]
+ScoreScaleOpt = Annotated[
+    str | None,
+    typer.Option("--score-scale", metavar="LO:HI", help="Numeric scores on a scale other than [0, 1] (Inspect, "
+                 "promptfoo, lm-evaluation-harness): its bounds, e.g. 1:5; needs --success-threshold."),
+]
+SuccessThresholdOpt = Annotated[
+    float | None,
+    typer.Option("--success-threshold", help="With --score-scale: a score >= this is a success (e.g. 4 on 1:5)."),
 ]
 SkipBadOpt = Annotated[
     bool,
@@ -381,6 +390,9 @@ class InputOptions:
         ``--agents``: agents to keep (names or shell patterns, ``!`` excludes).
     run : str or None
         ``--run``: the run of a run store to read.
+    score_scale, success_threshold : str, float or None
+        ``--score-scale LO:HI`` and ``--success-threshold``: numeric scores outside [0, 1]
+        (:mod:`agentstats.records.scale`).
     skip_bad : bool
         ``--skip-bad``: skip malformed records instead of stopping on them.
     """
@@ -390,6 +402,8 @@ class InputOptions:
     columns: dict[str, str] = field(default_factory=dict)
     agents: str | None = None
     run: str | None = None
+    score_scale: str | None = None
+    success_threshold: float | None = None
     skip_bad: bool = False
 
     def loader_options(self) -> dict[str, Any]:
@@ -402,6 +416,10 @@ class InputOptions:
             opts["agents"] = self.agents
         if self.run is not None:
             opts["run"] = self.run
+        if self.score_scale is not None:
+            opts["score_scale"] = self.score_scale
+        if self.success_threshold is not None:
+            opts["success_threshold"] = self.success_threshold
         return opts
 
 
@@ -456,15 +474,20 @@ def _group[F: Callable[..., Any]](fn: F, slot: str, added: list[inspect.Paramete
 
 
 @overload
-def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True) -> F: ...
+def input_options[F: Callable[..., Any]](fn: F, *, run: bool = True, scale: bool = True) -> F: ...
 @overload
-def input_options[F: Callable[..., Any]](fn: None = None, *, run: bool = True) -> Callable[[F], F]: ...
-def input_options(fn: Any = None, *, run: bool = True) -> Any:
-    """Give a command the input options: ``--format --agent --columns --agents --run --skip-bad``.
+def input_options[F: Callable[..., Any]](
+    fn: None = None, *, run: bool = True, scale: bool = True) -> Callable[[F], F]: ...
+def input_options(fn: Any = None, *, run: bool = True, scale: bool = True) -> Any:
+    """Give a command the input options (``--format --agent --columns --agents --run``, the score scale, skip-bad).
+
+    ``--score-scale`` and ``--success-threshold`` declare the scale of numeric scores outside [0, 1]; ``--skip-bad``
+    skips malformed records.
 
     The command declares a parameter ``inputs: InputOptions`` (after its arguments); the options take its place in
     the command's signature, and the command receives them as one :class:`InputOptions`. ``run=False`` leaves out
-    ``--run`` (a command whose arguments name the runs).
+    ``--run`` (a command whose arguments name the runs); ``scale=False`` leaves out the score-scale options (a command
+    whose help is at its budget of options: ``report``).
 
     Raises
     ------
@@ -473,6 +496,8 @@ def input_options(fn: Any = None, *, run: bool = True) -> Any:
     """
     added = [_kw("format", FormatOpt, "auto"), _kw("agent", AgentOpt, None), _kw("columns", ColumnsOpt, None),
              _kw("agents", AgentsOpt, None), *([_kw("run", RunOpt, None)] if run else []),
+             *([_kw("score_scale", ScoreScaleOpt, None), _kw("success_threshold", SuccessThresholdOpt, None)]
+               if scale else []),
              _kw("skip_bad", SkipBadOpt, False)]
 
     def make(given: dict[str, Any]) -> InputOptions:

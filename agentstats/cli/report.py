@@ -58,7 +58,7 @@ _NAMES.update(run_bayes="--bayes", loader_options="--agent/--columns/--agents/--
 _SPELLINGS = {n: f"-p {n}=VALUE" for n in _OPEN}
 
 
-@input_options
+@input_options(scale=False)  # report --help is at its 20 options
 def report(
     input: Annotated[Path, typer.Argument(help="Trials or counts file.")],
     inputs: InputOptions,

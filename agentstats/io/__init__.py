@@ -19,8 +19,10 @@ from agentstats.io.readers import counts as _counts  # noqa: F401
 from agentstats.io.readers import evalset as _evalset  # noqa: F401
 from agentstats.io.readers import fair_forge as _fair_forge  # noqa: F401  (fair_forge, fai_jsonl)
 from agentstats.io.readers import inspect_log as _inspect_log  # noqa: F401
+from agentstats.io.readers import lm_eval as _lm_eval  # noqa: F401
 from agentstats.io.readers import metr as _metr  # noqa: F401  (runs)
 from agentstats.io.readers import otel as _otel  # noqa: F401
+from agentstats.io.readers import promptfoo as _promptfoo  # noqa: F401
 from agentstats.io.readers import scores as _scores  # noqa: F401
 from agentstats.io.readers import tau2 as _tau2  # noqa: F401
 from agentstats.io.readers import tau_bench as _tau_bench  # noqa: F401

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,49 @@ __all__ = [
     "RUN_COLUMN_CANDIDATES",
     "STORE_EXPORT_COLUMNS",
     "NotATableError",
+    "UnknownShapeError",
     "detect_format",
     "head_records",
     "refuse_store_export",
     "resolve_run_columns",
     "source_name",
 ]
+
+class UnknownShapeError(ValueError):
+    """Valid JSON (so far) in a shape that no registered format reads: the message lists the formats.
+
+    Attributes
+    ----------
+    keys : list of str
+        The top-level keys seen (of the object, or of the array's first record).
+    """
+
+    def __init__(self, name: str, keys: list[str]):
+        self.keys = keys
+        known = ", ".join(registry.formats())
+        super().__init__(
+            f"{name}: JSON, but no known format matches (top-level keys: {', '.join(keys[:15]) or 'none'}). Formats "
+            f"read: {known} (docs/data-format.md). To read it, convert it to the project's JSONL, one line per trial "
+            "with agent, task_id, trial and success (true/false) or reward (docs/data-format.md, section 1), or "
+            f"register a reader for it (agentstats.io.registry.register_format); {option_name('format')} names a "
+            "format when detection is wrong")
+
+
+def _keys_seen(text: str) -> list[str]:
+    """Return the top-level keys of a JSON object (or of an array's first record) from the start of its text."""
+    depth, keys = 0, []
+    for m in re.finditer(r'[{}\[\]]|"((?:[^"\\]|\\.)*)"\s*:', text):
+        tok = m.group(0)
+        if tok in "{[":
+            depth += 1
+        elif tok in "}]":
+            depth -= 1
+            if depth <= 1 and text.lstrip()[0] == "[":
+                break  # the end of the array's first record
+        elif depth == (2 if text.lstrip()[0] == "[" else 1):
+            keys.append(m.group(1))
+    return keys
+
 
 class NotATableError(ValueError):
     """A table (CSV, Parquet, DataFrame) whose columns are neither a counts table's nor a run table's.
@@ -153,11 +191,18 @@ def detect_format(
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
-        # the one folder format: a BFCL result root (<date>/result/<model>/ beside the gorilla_data_* questions)
+        for fmt, sniff in registry.sniffers():  # a folder format that says so from its path (tau2's "dir" results)
+            try:
+                if sniff(path):
+                    return fmt
+            except OSError:
+                continue
+        # a BFCL result root (<date>/result/<model>/ beside the gorilla_data_* questions)
         if any(d.is_dir() and (d / "result").is_dir() for d in path.iterdir()):
             return "bfcl"
         raise ValueError(f"{name} is a folder; give a file, or a BFCL result root (a folder holding "
-                         "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl")
+                         "<date>/result/<model>/ and the gorilla_data_* questions) with --format bfcl, or a tau2 "
+                         "results folder (results.json beside simulations/)")
     for fmt, sniff in registry.sniffers():  # before any byte is read: a run store this process holds
         if sniff(path):
             return fmt
@@ -179,8 +224,12 @@ def detect_format(
             return "tau_bench"
         if '"agent"' in text:
             return "json"
-        return "tau_bench"
+        if '"task_id"' in text or not re.match(r"\[\s*\{", text):
+            return "tau_bench"  # its reader locates what is wrong in each record
+        raise UnknownShapeError(name, _keys_seen(text))
     if text[0] == "{":
+        if text.split("\n", 1)[0].strip() == "{":  # one indented JSON object, of no format a detector knows
+            raise UnknownShapeError(name, _keys_seen(text))
         lead = len(head.decode("utf-8", errors="replace")) - len(text)  # stripped BOM and blank lines
         skipped_lines = head.decode("utf-8", errors="replace")[:lead].count("\n")
         return _jsonl_kind(text, len(head) == HEAD_BYTES, run_cols, name, skipped_lines)

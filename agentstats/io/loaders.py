@@ -12,7 +12,9 @@ holds.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
@@ -229,15 +231,35 @@ def load_trials(
         raise LoadError(exc.problems, exc.source, skippable=False, head=exc.head, hint=(
             f"The content looks like the {guess!r} format, not {spec.name!r}: give {option_name('format', guess)}, "
             "or let it be detected (auto).")) from None
+    if not trials:
+        raise no_trials_error(name, spec.name, log.notes)
     trials, excluded = _select(trials, selection, name)
     return TrialSet(trials, source=name, format=spec.name, skipped=skipped, notes=log.notes, excluded=excluded,
                     locations=log.locations if spec.locates else None)
+
+
+def no_trials_error(name: str, fmt: str, notes: Sequence[Problem] = ()) -> LoadError:
+    """Build the one refusal of an input that holds no trial (every loader and ``import`` say the same).
+
+    An empty tau-bench array, tau2 ``simulations: []``, an OTLP export without spans: nothing to estimate or store,
+    which an empty table would hide.
+    """
+    why = "; ".join(p.message for p in notes if p.line is None)
+    return LoadError([Problem(name, None, None, f"no trials in this {fmt} input{f' ({why})' if why else ''}: "
+                              "nothing to count (did the run finish and write its results?)")],
+                     name, skippable=False, head=f"{name} holds no trials")
 
 
 def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Return the keyword arguments of ``spec``'s reader; raise for an option it does not take."""
     agent = named["agent"]
     if spec.options is None:  # a registered reader: its options, agent when given, error_status when not default
+        params = inspect.signature(spec.read).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            wrong = sorted(k for k in options if k not in params)
+            if wrong:
+                raise ValueError(f"{', '.join(option_name(k) for k in wrong)} "
+                                 f"{'does' if len(wrong) == 1 else 'do'} not apply to {name}, read as {spec.name!r}")
         kwargs = dict(options)
         if agent is not None:
             kwargs["agent"] = agent
@@ -355,6 +377,8 @@ def load_counts(
         raise _not_trials(spec, name)
     if spec.counts is not None:
         fast = spec.counts(path, name, on_error, {**options, **({"agents": agents} if agents is not None else {})})
+        if fast is not None and not len(fast) and not fast.attrs.get("excluded_agents"):
+            raise no_trials_error(name, spec.name)
         if fast is not None:
             return fast
     trials = load_trials(path, spec.name, on_error=on_error, agents=agents, **options)
@@ -389,7 +413,7 @@ def _trial_counts(trials: TrialSet) -> pd.DataFrame | None:
         return None
     counts = to_counts(trials) if trials else counts_frame([], [], [], [], [])
     counts.attrs.update(source=trials.source, format=trials.format, skipped=trials.skipped,
-                        excluded_agents=trials.excluded_agents)
+                        excluded_agents=trials.excluded_agents, notes=trials.notes)
     counts.attrs.setdefault("gaps", None)
     return counts
 

@@ -248,3 +248,19 @@ def test_bad_view_arguments():
         fair_forge_view(ts, estimator="mc")
     with pytest.raises(ValueError, match="basis"):
         fair_forge_view(ts, basis="sessions")
+
+
+# -- repeated attempts: assistant_id agent_response_1..N under one session_id (Fair Forge's examples) ---------------
+def test_repeated_attempts_are_trials_of_one_agent():
+    answers = ["A pen costs 2 dollars.", "A book costs 12 dollars.", "You're welcome."]
+    # written out of order: the trial number follows the attempt number, not the file order
+    data = [dataset(f"agent_response_{n}", answers, session=s) for n in (3, 1, 2) for s in ("shop-1", "shop-2")]
+    ts = load_trials(data, "fair_forge")
+    # by hand: one agent, 2 tasks x 3 trials; trial = attempt - 1
+    assert sorted(t.key for t in ts) == [("agent_response", s, k) for s in ("shop-1", "shop-2") for k in range(3)]
+    assert {(t.task_id, t.trial): t.assistant_id for t in ts}[("shop-2", 0)] == "agent_response_1"
+    assert any("repeated attempts of one agent 'agent_response'" in n.message for n in ts.notes)
+    # agent= names it; different stems stay different agents
+    assert {t.agent for t in load_trials(data, "fair_forge", agent="bot")} == {"bot"}
+    two = [dataset("gpt_1", answers), dataset("claude_1", answers)]
+    assert sorted(t.agent for t in load_trials(two, "fair_forge")) == ["claude_1", "gpt_1"]

@@ -204,3 +204,101 @@ def test_genuine_archive_without_zstandard_is_a_located_error(monkeypatch):
         load_trials(GENUINE)
     prob = err.value.problems[0]
     assert prob.field == "header.json" and "install the 'zstandard' package" in prob.message
+
+
+# ---- score_on_error, null (NaN) scores, scores on a declared scale ---------------------------------------------------
+# Inspect AI 0.3.260 (commit 499e6152): src/inspect_ai/_eval/task/run.py scores an errored sample when score_on_error
+# is on, and its metrics count that score; a NaN score value is written to JSON as null.
+
+
+def _toy() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def _counts(ts) -> dict:
+    return {r.task_id: (r.n, r.c, r.n_missing) for r in ts.to_counts().itertuples()}
+
+
+def _save(tmp_path: Path, log: dict, name: str = "log.json") -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(log))
+    return p
+
+
+def test_scored_on_error_keeps_its_score(tmp_path):
+    log = _toy()
+    log["samples"][5]["scores"] = {"match": {"value": "C"}}  # q3 epoch 2 errored, scored anyway
+    ts = load_trials(_save(tmp_path, log))
+    # by hand: 1: C, I -> n 2, c 1; 2: C, C -> n 2, c 2; q3: 0.5 (not 1: a failure), C -> n 2, c 1
+    assert _counts(ts) == {"1": (2, 1, 0), "2": (2, 2, 0), "q3": (2, 1, 0)}
+    q3 = next(t for t in ts if t.task_id == "q3" and t.trial == 1)
+    assert q3.meta["scored_on_error"] is True and "error" in q3.meta
+    assert any("scored anyway" in n.message for n in ts.notes)
+    # without a score the errored sample stays missing, as before: q3 -> n 1, c 0, missing 1
+    assert _counts(load_trials(FIXTURE))["q3"] == (1, 0, 1)
+
+
+def test_null_score_marks_that_epoch_unscored(tmp_path):
+    log = _toy()
+    log["samples"][1]["scores"]["match"]["value"] = None  # sample 1, epoch 2
+    ts = load_trials(_save(tmp_path, log))
+    assert _counts(ts)["1"] == (1, 1, 1)  # epoch 1 C; epoch 2 missing
+    assert any("null (NaN) score" in n.message for n in ts.notes)
+
+
+def _rubric(tmp_path: Path, metadata: dict | None = None) -> Path:
+    log = _toy()
+    for sample, value in zip(log["samples"][:5], (5, 1, 4, 3, 2), strict=True):
+        sample["scores"] = {"match": {"value": value}}
+    if metadata is not None:
+        log["results"]["scores"][0]["metadata"] = metadata
+    return _save(tmp_path, log, "rubric.json")
+
+
+# By hand, scale 1:5 and success from 4: task 1: 5 (success), 1 -> n 2, c 1; task 2: 4 (success), 3 -> n 2, c 1;
+# q3: 2, then the errored epoch (missing) -> n 1, c 0, missing 1. Rewards (v - 1) / 4.
+_RUBRIC = {"1": (2, 1, 0), "2": (2, 1, 0), "q3": (1, 0, 1)}
+
+
+def test_scores_outside_unit_interval_need_a_declared_scale(tmp_path):
+    p = _rubric(tmp_path)
+    with pytest.raises(LoadError) as err:
+        load_trials(p)
+    assert [(pr.line, pr.field) for pr in err.value.problems] == [
+        (0, "scores.match.value"), (2, "scores.match.value"), (3, "scores.match.value"), (4, "scores.match.value")]
+    assert "score_scale='1:5'" in str(err.value) and "success_threshold=" in str(err.value)
+    ts = load_trials(p, score_scale="1:5", success_threshold=4)
+    assert _counts(ts) == _RUBRIC
+    assert [t.reward for t in ts][:5] == pytest.approx([1.0, 0.0, 0.75, 0.5, 0.25])
+    assert _counts(load_trials(_rubric(tmp_path, {"score_scale": "1:5", "success_threshold": 4}))) == _RUBRIC
+    with pytest.raises(ValueError, match="needs score_scale= too"):
+        load_trials(p, success_threshold=4)
+    with pytest.raises(ValueError, match=r"must be a number in \(1, 5\]"):
+        load_trials(p, score_scale="1:5", success_threshold=7)
+    with pytest.raises(LoadError, match="outside the declared scale 1:4"):
+        load_trials(p, score_scale="1:4", success_threshold=4)
+
+
+def test_score_scale_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+
+    p = _rubric(tmp_path)
+    bad = CliRunner().invoke(app, ["estimate", str(p)])
+    assert bad.exit_code == 2 and "--score-scale 1:5" in bad.output
+    ok = CliRunner().invoke(app, ["estimate", str(p), "--score-scale", "1:5", "--success-threshold", "4", "--json"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_version_3_is_refused_as_inspect_ai_refuses_it(tmp_path):
+    log = _toy()
+    log["version"] = 3
+    with pytest.raises(LoadError, match=r"inspect_ai 0\.3\.260 writes version 2"):
+        load_trials(_save(tmp_path, log))
+
+
+def test_score_scale_refused_where_it_does_not_apply():
+    tau2 = Path(__file__).parents[1] / "data" / "tau2_toyshop.json"
+    with pytest.raises(ValueError, match=r"score_scale=, success_threshold= do not apply to .* read as 'tau2'"):
+        load_trials(tau2, score_scale="1:5", success_threshold=4)

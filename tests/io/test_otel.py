@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentstats.io import LoadError, detect_format, load_trials
+from agentstats.io import LoadError, LoadWarning, detect_format, load_trials
 
 FIXTURE = Path(__file__).parents[1] / "data" / "otel_otlp.jsonl"
 
@@ -198,3 +198,61 @@ def test_metadata_keys_may_carry_the_agentstats_prefix(tmp_path):
     p = tmp_path / "prefixed.jsonl"
     p.write_text(text)
     assert _summary(load_trials(p, format="otel")) == EXPECTED
+
+
+# ---- structure of a trace: the root is the span without a parent; no root, orphans, cycles are located problems -----
+
+
+def _span(trace: str, span: str, parent: str | None, start: int, **attrs) -> str:
+    return json.dumps({"name": f"s{span}", "context": {"trace_id": trace, "span_id": span}, "parent_id": parent,
+                       "start_time": start, "end_time": start + 10,
+                       "attributes": {"openinference.span.kind": "CHAIN", **attrs}})
+
+
+def _write_spans(tmp_path, lines: list[str]) -> Path:
+    p = tmp_path / "spans.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+GOOD = [  # trace a: a well-formed trace, its root written last and starting after an early child
+    _span("a", "a2", "a1", 5),
+    _span("a", "a1", None, 100, **{"agentstats.task_id": "t1", "agentstats.success": True}),
+]
+
+
+def test_root_is_the_span_without_parent_whatever_the_order(tmp_path):
+    ts = load_trials(_write_spans(tmp_path, GOOD))
+    assert [(t.task_id, t.outcome()) for t in ts] == [("t1", "success")]
+    assert ts[0].meta["root_span"] == "sa1"
+
+
+@pytest.mark.parametrize(("bad", "line", "says"), [
+    # b: the root was never exported; both spans point at it
+    ([_span("b", "b2", "b0", 1), _span("b", "b3", "b2", 2)], 3, "is an orphan"),
+    # c: an orphan that starts before the root (it used to displace the root)
+    ([_span("c", "c1", None, 50, **{"agentstats.task_id": "t2", "agentstats.success": True}),
+      _span("c", "c9", "c8", 1)], 4, "is an orphan"),
+    # d: a cycle of two spans beside a root
+    ([_span("d", "d1", None, 1, **{"agentstats.task_id": "t3", "agentstats.success": True}),
+      _span("d", "d2", "d3", 2), _span("d", "d3", "d2", 3)], 4, "cycle of parents (d2 -> d3 -> d2)"),
+    # e: a span that is its own parent, and no root
+    ([_span("e", "e1", "e1", 1)], 3, "is its own parent"),
+])
+def test_structural_problems_are_located_and_skippable(tmp_path, bad, line, says):
+    p = _write_spans(tmp_path, GOOD + bad)
+    with pytest.raises(LoadError) as err:
+        load_trials(p)
+    assert any(pr.line == line and pr.field == "parent_id" and says in pr.message for pr in err.value.problems)
+    with pytest.warns(LoadWarning):
+        ts = load_trials(p, on_error="skip")
+    assert [(t.task_id, t.outcome()) for t in ts] == [("t1", "success")]  # trace a only; never a re-rooted trial
+
+
+def test_trace_without_root_says_so(tmp_path):
+    p = _write_spans(tmp_path, [*GOOD, _span("b", "b2", "b3", 1), _span("b", "b3", "b2", 2)])
+    with pytest.raises(LoadError) as err:
+        load_trials(p)
+    messages = [pr.message for pr in err.value.problems]
+    assert any("trace b has no root span" in m for m in messages)
+    assert any("cycle of parents" in m for m in messages)

@@ -399,7 +399,7 @@ def test_formats_lists_every_format():
     from agentstats.io.registry import aliases, format_spec
 
     builtin = {"jsonl", "json", "tau_bench", "runs", "counts", "duckdb"}
-    readers = {"fair_forge", "fai_jsonl", "bfcl", "tau2", "inspect", "otel"}
+    readers = {"fair_forge", "fai_jsonl", "bfcl", "tau2", "inspect", "otel", "promptfoo", "lm_eval"}
     record_sets = {"scores": "scores", "eval_set": "eval_set", "calibration": "calibration"}
     assert set(formats()) == builtin | readers | set(record_sets)
     assert set(aliases().values()) == set(formats())

@@ -207,3 +207,83 @@ def test_own_trial_records_stay_jsonl(tmp_path):
     save_trials(ts, p)
     assert detect_format(p) == "jsonl"
     assert [t.model_dump() for t in load_trials(p)] == [t.model_dump() for t in ts]
+
+
+# ---- tau2's current TerminationReasons, the "dir" storage format, tasks defined but never run ---------------------
+# The rule (tau2-bench 1.0.1, commit a2c02472): evaluator.py's evaluate_simulation scores reward 0 for every reason
+# but user_stop / agent_stop; metrics/agent_metrics.py's get_metrics_df leaves infrastructure_error out.
+
+
+def _current_reasons() -> dict:
+    data = json.loads(FIXTURE.read_text())
+    sims = data["simulations"]  # 0: T1 t1, 1: T1 t0 (reward 1), 2: T2 t0 (1), 3: T2 t1, 4: T3 t0 (1), 5: T3 t1
+    sims[0].update(termination_reason="infrastructure_error", reward_info=None, messages=[])
+    sims[3].update(termination_reason="context_window_exceeded", reward_info=None)
+    timeout = json.loads(json.dumps(sims[4]))
+    timeout.update(id="sim-6", trial=2, termination_reason="timeout", reward_info={"reward": 0.0})
+    unexpected = json.loads(json.dumps(sims[1]))
+    unexpected.update(id="sim-7", trial=2, termination_reason="unexpected_error", reward_info=None, messages=None)
+    sims += [timeout, unexpected]
+    for tid in ("T4", "T5"):  # defined, never run
+        data["tasks"].append({**json.loads(json.dumps(data["tasks"][0])), "id": tid})
+    return data
+
+
+# By hand: T1: t0 success, t1 infrastructure_error (missing), t2 unexpected_error (failure) -> n 2, c 1, missing 1.
+# T2: t0 success, t1 context_window_exceeded (failure) -> n 2, c 1. T3: t0 success, t1 user_error (missing by
+# default), t2 timeout (failure) -> n 2, c 1, missing 1.
+_EXPECTED = {"T1": (2, 1, 1), "T2": (2, 1, 0), "T3": (2, 1, 1)}
+
+
+def _counts(ts) -> dict:
+    c = ts.to_counts()
+    return {r.task_id: (r.n, r.c, r.n_missing) for r in c.itertuples()}
+
+
+def test_current_termination_reasons(tmp_path):
+    p = _write(tmp_path, _current_reasons())
+    ts = load_trials(p)
+    assert _counts(ts) == _EXPECTED
+    notes = [n.message for n in ts.notes]
+    assert any("2 simulations missing" in m and "infrastructure_error 1, user_error 1" in m for m in notes)
+    assert any(m.startswith("2 of the 5 tasks defined have no simulation") and "T4, T5" in m for m in notes)
+    # user_error counted as tau2 counts it (a failure); infrastructure_error stays missing
+    ts = load_trials(p, error_status="agent_error")
+    assert _counts(ts) == {"T1": (2, 1, 1), "T2": (2, 1, 0), "T3": (3, 1, 0)}
+
+
+def test_unevaluated_normal_end_is_a_located_problem(tmp_path):
+    data = _current_reasons()
+    data["simulations"][2]["reward_info"] = None  # user_stop, never evaluated
+    p = _write(tmp_path, data)
+    with pytest.raises(LoadError) as err:
+        load_trials(p)
+    [prob] = err.value.problems
+    assert (prob.unit, prob.line, prob.field) == ("simulation", 2, "reward_info") and "never evaluated" in prob.message
+
+
+def _save_dir(data: dict, root: Path) -> Path:
+    """Write ``data`` as tau2's Results.save(format="dir") does: results.json with a simulation_index."""
+    sims = data.pop("simulations")
+    data["simulation_index"] = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"],
+                                 "termination_reason": s["termination_reason"]} for s in sims]
+    (root / "simulations").mkdir(parents=True)
+    (root / "results.json").write_text(json.dumps(data, indent=2))
+    for s in sims:
+        (root / "simulations" / f"{s['id']}.json").write_text(json.dumps(s, indent=2))
+    return root
+
+
+def test_dir_storage_format(tmp_path):
+    root = _save_dir(_current_reasons(), tmp_path / "run")
+    assert detect_format(root) == "tau2" and detect_format(root / "results.json") == "tau2"
+    for src in (root, root / "results.json"):
+        ts = load_trials(src)
+        assert _counts(ts) == _EXPECTED and len(ts) == 8
+    (root / "simulations" / "sim-4.json").unlink()
+    (root / "simulations" / "stray.json").write_text("{}")
+    with pytest.raises(LoadError) as err:
+        load_trials(root)
+    where = {(p.unit, p.line, p.field) for p in err.value.problems}
+    assert ("index entry", 4, "simulation_index.id") in where
+    assert ("simulation", None, "simulations/stray.json") in where

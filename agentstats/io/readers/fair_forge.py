@@ -13,8 +13,9 @@ Fair Forge (Alquimia AI, ``fair_forge.schemas.common``) stores one conversation 
 Mapping to :class:`~agentstats.records.trial.Trial` (one ``Dataset`` = one trial):
 
 * ``agent`` = the ``agent=`` argument, else ``assistant_id``. Fair Forge's own examples put repeated attempts
-  of one conversation in Datasets sharing a ``session_id`` with ``assistant_id`` = ``agent_response_1, _2, ...``;
-  load those with ``agent="my-agent"`` so they become trials of one agent.
+  of one conversation in Datasets sharing a ``session_id`` with ``assistant_id`` = ``agent_response_1, _2, ...``:
+  when a session holds several Datasets and every ``assistant_id`` is ``<stem>_<n>`` with one stem, they are read
+  as trials of one agent ``<stem>`` (trial = attempt order), with a note; ``agent=`` names that agent.
 * ``task_id`` = the Dataset field named by ``task_from`` (default ``session_id``); ``trial`` = 0, 1, ... in file
   order within each (agent, task). ``session_id``, ``assistant_id``, ``language`` and ``context`` are kept as
   extra fields of the trial.
@@ -44,6 +45,7 @@ Load them with ``agentstats.load_trials(src, format="fair_forge")`` (files or th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -261,7 +263,41 @@ def read_fair_forge(
             if rec.get(extra) is not None:
                 out[extra] = rec[extra]
         built.append((loc, out))
+    if agent is None:
+        built = _repeated_attempts(built, log)
     return build_trials(built, log, unit="record")
+
+
+_ATTEMPT = re.compile(r"^(.+?)_(\d+)$")
+
+
+def _repeated_attempts(built: list[tuple[int, dict[str, Any]]], log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
+    """Read Fair Forge's repeated attempts as trials of one agent: ``assistant_id`` ``<stem>_1 .. <stem>_N``.
+
+    When some ``session_id`` holds several Datasets and every ``assistant_id`` of the file is ``<stem>_<n>`` with one
+    stem (Fair Forge's examples: ``agent_response_1, _2, ...``), the Datasets are attempts of one agent ``<stem>``:
+    trial = 0, 1, ... within each task, in the order of ``n``. A note says so (``agent=`` names the agent instead).
+    Otherwise nothing changes (each ``assistant_id`` an agent).
+    """
+    parsed = [_ATTEMPT.match(str(out["assistant_id"])) for _, out in built]
+    stems = {m.group(1) for m in parsed if m}
+    per_session: dict[str, set[str]] = {}
+    for _, out in built:
+        per_session.setdefault(str(out["session_id"]), set()).add(str(out["assistant_id"]))
+    if not built or None in parsed or len(stems) != 1 or max(len(v) for v in per_session.values()) < 2:
+        return built
+    stem = stems.pop()
+    order = sorted(range(len(built)), key=lambda i: (int(parsed[i].group(2)), i))  # type: ignore[union-attr]
+    counters: dict[str, int] = {}
+    for i in order:
+        out = built[i][1]
+        out["agent"] = stem
+        out["trial"] = counters.get(out["task_id"], 0)
+        counters[out["task_id"]] = out["trial"] + 1
+    n = max(len(v) for v in per_session.values())
+    log.note(None, "assistant_id", f"assistant_id {stem}_1 .. {stem}_{n} under one session_id read as repeated "
+             f"attempts of one agent {stem!r} (up to {n} trials per task); pass agent= to name it")
+    return built
 
 
 def _fai_record(

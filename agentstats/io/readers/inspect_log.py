@@ -60,6 +60,7 @@ from typing import Any
 
 from agentstats.io.jsonl import build_trials
 from agentstats.records.problems import ProblemLog, json_error_text
+from agentstats.records.scale import ScoreScale, parse_score_scale, unscaled_advice
 from agentstats.records.trial import Status, Trial, check_error_status
 
 __all__ = ["INSPECT_LOG_VERSIONS", "looks_like_inspect", "read_inspect", "score_value_to_float"]
@@ -95,6 +96,10 @@ def score_value_to_float(value: Any) -> float | None:
             return None
         return f if math.isfinite(f) else None
     return None
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
 
 
 def _text(content: Any) -> str | None:
@@ -179,7 +184,7 @@ def _usage(sample: dict[str, Any]) -> dict[str, Any]:
 
 def _sample_to_trial(
     sample: Any, loc: int, log: ProblemLog, *, agent: str, scorer: str | None, header: dict[str, Any],
-    error_status: Status,
+    error_status: Status, scale: ScoreScale | None = None,
 ) -> dict[str, Any] | None:
     if not isinstance(sample, dict):
         log.add(loc, None, f"expected a JSON object, got {type(sample).__name__}", unit=_UNIT)
@@ -196,21 +201,37 @@ def _sample_to_trial(
         log.add(loc, "scores", f"must be an object (scorer -> score), got {type(scores).__name__}", unit=_UNIT)
         scores = {}
     error = sample.get("error")
-    status = error_status if error else Status.completed
     name = scorer or next(iter(scores), None)
+    scored = name is not None and isinstance(scores.get(name), dict)
+    # Inspect's score_on_error scores a sample that errored: its score counts, as in Inspect's own metrics
+    status = error_status if error and not scored else Status.completed
     reward: float | None = None
-    if not error:
-        if name is None or name not in scores:
+    success: bool | None = None
+    unscored = False
+    if status is Status.completed:
+        if not scored:
             have = ", ".join(map(repr, scores)) or "none"
             log.add(loc, f"scores.{name}" if name else "scores",
                     f"no score {name!r} for this sample (scores present: {have})" if name
                     else "the sample has no score and no error", unit=_UNIT)
         else:
-            raw = scores[name].get("value") if isinstance(scores[name], dict) else None
-            reward = score_value_to_float(raw)
-            if reward is None:
+            raw = scores[name].get("value")
+            value = score_value_to_float(raw)
+            if raw is None:
+                unscored = True  # a NaN score reaches JSON as null: this epoch has no score, the others do
+            elif value is None:
                 log.add(loc, f"scores.{name}.value",
                         f"score value {raw!r} is not a number, bool, C/I/P/N or yes/no", unit=_UNIT)
+            elif scale is not None:
+                if not scale.contains(value):
+                    log.add(loc, f"scores.{name}.value", f"score {value:g} is outside the declared scale "
+                            f"{scale.lo:g}:{scale.hi:g}", unit=_UNIT)
+                else:
+                    reward, success = scale.reward(value), scale.success(value)
+            elif not 0.0 <= value <= 1.0:
+                log.add(loc, f"scores.{name}.value", unscaled_advice(value), unit=_UNIT)
+            else:
+                reward = value
     turns = _conversation(sample.get("messages"), loc, log)
     if len(log.problems) > n_before or turns is None:
         return None
@@ -235,10 +256,17 @@ def _sample_to_trial(
             meta[key] = sample[key]
     if error:
         meta["error"] = error.get("message", error) if isinstance(error, dict) else error
+        if status is Status.completed:
+            meta["scored_on_error"] = True
     out: dict[str, Any] = {
         "agent": agent, "task_id": str(sid), "trial": epoch - 1, "status": status, "reward": reward,
         "interactions": turns, "meta": meta,
     }
+    if success is not None:
+        out["success"] = success
+    if unscored:
+        out["judge_missing"] = True  # missing: out of n, counted in n_missing
+        meta["unscored"] = f"score {name!r} is null (NaN)"
     usage = _usage(sample)
     if usage:
         out["usage"] = usage
@@ -380,6 +408,8 @@ def read_inspect(
     scorer: str | None = None,
     error_status: str | Status = Status.infra_error,
     use_inspect_ai: bool = True,
+    score_scale: str | tuple[float, float] | None = None,
+    success_threshold: float | None = None,
 ) -> list[Trial]:
     """Read an Inspect AI eval log (``.eval`` archive or ``.json``) into trials, one per (sample, epoch).
 
@@ -394,7 +424,12 @@ def read_inspect(
     scorer : str, optional
         Which scorer gives the outcome; default the first of ``results.scores`` (else the sample's first).
     error_status : {"infra_error", "agent_error"}
-        Status of samples with an ``error``.
+        Status of samples with an ``error`` and no score (a sample scored despite its error, Inspect's
+        ``score_on_error``, keeps its score).
+    score_scale, success_threshold : optional
+        The scale of numeric scores outside [0, 1] (``"1:5"``) and the score from which a sample succeeds
+        (:mod:`agentstats.records.scale`); default: the chosen scorer's ``metadata`` ``score_scale`` /
+        ``success_threshold`` in ``results.scores``, else none (such a score is then a problem that says so).
     use_inspect_ai : bool
         Read with ``inspect_ai``'s own reader when that package is installed (default); ``False`` always uses
         the documented JSON.
@@ -403,8 +438,14 @@ def read_inspect(
     -------
     list of Trial
         See the module docstring for the mapping.
+
+    Raises
+    ------
+    ValueError
+        A malformed ``score_scale`` / ``success_threshold`` (:func:`agentstats.records.scale.parse_score_scale`).
     """
     status = check_error_status(error_status)
+    scale = parse_score_scale(score_scale, success_threshold)
     path = Path(path)
     log.unit = _UNIT
     opened = (_via_inspect_ai(path) if use_inspect_ai else None) or _open_log(path, log)
@@ -414,26 +455,38 @@ def read_inspect(
     version = header.get("version")
     if version not in INSPECT_LOG_VERSIONS:
         log.add(None, "version", f"unknown Inspect eval log version {version!r} (known: "
-                f"{', '.join(map(str, INSPECT_LOG_VERSIONS))})")
+                f"{', '.join(map(str, INSPECT_LOG_VERSIONS))}; inspect_ai 0.3.260 writes version 2 and refuses a "
+                "later one itself)")
         return []
     spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
     if not spec:
         log.add(None, "eval", "not an Inspect eval log: no 'eval' object")
         return []
     agent = agent or spec.get("model") or "unknown-model"
-    if scorer is None:
-        listed = (header.get("results") or {}).get("scores") or []
-        if listed and isinstance(listed[0], dict):
-            scorer = listed[0].get("scorer") or listed[0].get("name")
+    listed = [x for x in (header.get("results") or {}).get("scores") or [] if isinstance(x, dict)]
+    if scorer is None and listed:
+        scorer = listed[0].get("scorer") or listed[0].get("name")
+    if scale is None:
+        declared = next((_obj(x.get("metadata")) for x in listed if scorer in (x.get("name"), x.get("scorer"))), {})
+        scale = parse_score_scale(declared.get("score_scale"), declared.get("success_threshold"))
+    counted = {"unscored": 0, "scored_on_error": 0}
     common = {k: spec[k] for k in ("task", "run_id", "task_id", "created") if spec.get(k) is not None}
     common = {("task_run_id" if k == "task_id" else k): v for k, v in common.items()}
 
     def converted() -> Iterator[tuple[int, dict[str, Any]]]:
         for loc, sample in samples:
             d = _sample_to_trial(sample, loc, log, agent=agent, scorer=scorer, header=common,
-                                 error_status=status)
+                                 error_status=status, scale=scale)
             if d is not None:
+                for key in counted:
+                    counted[key] += key in d["meta"]
                 yield loc, d
+        if counted["unscored"]:
+            log.note(None, f"scores.{scorer}.value", f"{counted['unscored']} sample epoch(s) have a null (NaN) score: "
+                     "missing (not in n, counted in n_missing)")
+        if counted["scored_on_error"]:
+            log.note(None, "error", f"{counted['scored_on_error']} sample epoch(s) errored and were scored anyway "
+                     "(score_on_error): their scores count")
 
     return build_trials(converted(), log, unit=_UNIT, prefix="(converted trial) ")
 

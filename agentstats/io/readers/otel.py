@@ -15,7 +15,9 @@ Two span encodings are read, from JSON, JSONL or concatenated JSON values (plain
   "start_time", "end_time", "status": {"status_code"}, "attributes": {...}, "span_kind"?}``; nested attribute
   objects (Phoenix: ``{"llm": {"token_count": {"prompt": 5}}}``) are flattened to dotted keys.
 
-Mapping: one trace is one :class:`~agentstats.records.trial.Trial`; its root span (no parent in the trace) describes
+Mapping: one trace is one :class:`~agentstats.records.trial.Trial`; its root span (the one span without a parent,
+whatever the order of the file; a trace without one, with orphans or with a cycle of parents is a located problem of
+that trace, never re-rooted) describes
 the whole attempt.
 
 * ``agent``: ``agent=``, else the root's ``agentstats.agent`` attribute (or ``metadata.agent``), else the
@@ -154,6 +156,7 @@ def _otlp_spans(obj: dict[str, Any], line: int, log: ProblemLog) -> Iterator[Spa
                 status = sp.get("status") or {}
                 code = status.get("code")
                 yield Span(trace_id=trace, span_id=span, parent_id=_hex(sp.get("parentSpanId")),
+                           parent_field=f"{where}.parentSpanId",
                            name=sp.get("name") or "", start=_time(sp.get("startTimeUnixNano")),
                            end=_time(sp.get("endTimeUnixNano")),
                            error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
@@ -174,7 +177,8 @@ def _flat_span(obj: dict[str, Any], line: int, log: ProblemLog) -> Span | None:
         attrs[_KIND] = obj["span_kind"]
     status: dict[str, Any] = obj["status"] if isinstance(obj.get("status"), dict) else {}
     code = str(status.get("status_code") or obj.get("status_code") or "")
-    return Span(trace_id=trace, span_id=span, parent_id=_hex(obj.get("parent_id")), name=obj.get("name") or "",
+    return Span(trace_id=trace, span_id=span, parent_id=_hex(obj.get("parent_id")), parent_field="parent_id",
+                name=obj.get("name") or "",
                 start=_time(obj.get("start_time")), end=_time(obj.get("end_time")),
                 error=code.upper().endswith("ERROR"),
                 events=[{"name": e.get("name"), "attributes": _flatten(e.get("attributes") or {})}
@@ -340,12 +344,54 @@ def _usage(llms: list[Span], root: Span) -> dict[str, Any]:
     return usage
 
 
+def _structure(spans: list[Span], log: ProblemLog) -> Span | None:
+    """Return the trace's root: its one span without a parent, whatever the order of the file.
+
+    Every other span must reach the root through its parents. A trace without a root span (never exported), with
+    more than one, with a span whose parent is not in the file (an orphan), or with spans that are their own
+    ancestors (a cycle, a span its own parent) is logged as a problem of that trace, at the line of the span at
+    fault with its parent field, and ``None`` is returned: the trace is no trial (``on_error="skip"`` skips it).
+    """
+    by_id = {s["span_id"]: s for s in spans}
+    trace = spans[0]["trace_id"]
+    roots = [s for s in spans if not s["parent_id"]]
+    bad = False
+    if len(roots) != 1:
+        first = min(spans, key=lambda s: s["line"]) if not roots else roots[1]
+        why = ("has no root span (every span names a parent: the root was never exported)" if not roots
+               else f"has {len(roots)} root spans (spans without a parent: {', '.join(r['span_id'] for r in roots)})")
+        log.add(first["line"], first["parent_field"], f"trace {trace} {why}")
+        bad = True
+    for s in spans:
+        if not s["parent_id"]:
+            continue
+        seen = [s["span_id"]]
+        cur = s
+        while cur["parent_id"]:
+            parent = by_id.get(cur["parent_id"])
+            if parent is None:
+                if cur is s:
+                    log.add(s["line"], s["parent_field"], f"span {s['span_id']} of trace {trace} is an orphan: its "
+                            f"parent {s['parent_id']} is not in the file (not exported, or cut off)")
+                    bad = True
+                break
+            if parent["span_id"] in seen:
+                if parent["span_id"] == s["span_id"]:
+                    loop = " -> ".join([*seen, s["span_id"]])
+                    what = ("is its own parent" if len(seen) == 1 else f"is in a cycle of parents ({loop})")
+                    log.add(s["line"], s["parent_field"], f"span {s['span_id']} of trace {trace} {what}")
+                    bad = True
+                break  # a cycle further up is reported at its own spans
+            seen.append(parent["span_id"])
+            cur = parent
+    return None if bad else roots[0]
+
+
 def _trial_from_trace(spans: list[Span], agent: str | None, log: ProblemLog) -> dict[str, Any] | None:
-    ids = {s["span_id"] for s in spans}
-    roots = [s for s in spans if not s["parent_id"] or s["parent_id"] not in ids]
+    root = _structure(spans, log)
+    if root is None:
+        return None
     spans.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
-    roots.sort(key=lambda s: (s["start"] is None, s["start"] or 0))
-    root = roots[0]
     ra = root["attributes"]
     llms = [s for s in spans if _kind(s) == "LLM"]
     name = agent or _meta_attr(ra, "agent") or root["resource"].get("service.name")

@@ -27,11 +27,17 @@ Mapping: one simulation is one :class:`~agentstats.records.trial.Trial`:
   task, from 0).
 * ``reward`` = ``reward_info.reward``: success when 1 within 1e-6, as tau2's pass^k counts it. Each component of
   ``reward_info.reward_breakdown`` is kept as a per-trial metric ``meta["metrics"]["reward.<COMPONENT>"]``.
-* ``termination_reason``: ``user_stop`` and ``agent_stop`` end a simulation normally (``completed``);
-  ``max_steps``, ``too_many_errors`` and ``agent_error`` are the agent's failures (``agent_error``, tau2 scores
-  them 0); ``user_error`` (the user simulator failed: the harness, not the agent) gets ``error_status``
-  (default ``"infra_error"``: missing, not a failure; ``"agent_error"`` counts it as tau2 does). An unknown
-  reason is a problem.
+* ``termination_reason`` (:data:`TERMINATION_STATUS`, tau2's rule): ``user_stop`` and ``agent_stop`` end a
+  simulation normally (``completed``); ``infrastructure_error`` never ran (``infra_error``: missing, as tau2's
+  metrics leave it out); every other reason (``max_steps``, ``timeout``, ``too_many_errors``, ``agent_error``,
+  ``context_window_exceeded``, ``unexpected_error``) is scored 0 by tau2, a failure (``agent_error``), with
+  ``reward_info`` null or not; ``user_error`` (the user simulator failed: the harness, not the agent) gets
+  ``error_status`` (default ``"infra_error"``: missing, not a failure; ``"agent_error"`` counts it as tau2 does).
+  An unknown reason is a problem, and so is ``reward_info: null`` on a simulation that ended normally.
+* What is left out is said in ``TrialSet.notes``: the missing simulations by reason, and the tasks of ``tasks``
+  that no simulation ran.
+* tau2's "dir" storage format (a folder, or its ``results.json``, with one ``simulations/<id>.json`` per
+  simulation, named by ``simulation_index``) reads as the single file does.
 * The conversation: each user message with text starts an :class:`~agentstats.records.trial.Interaction`; the
   assistant's tool calls (``requestor: "assistant"``) go to its ``tool_calls``, the simulated user's own tool
   calls (``requestor: "user"``, e.g. operating a phone in telecom) to the extra field ``user_tool_calls``, so
@@ -54,6 +60,7 @@ import json
 import math
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from agentstats.files.sniff import open_text
@@ -62,19 +69,29 @@ from agentstats.io.readers.tau_bench import STOP_TOKEN, agent_from_filename
 from agentstats.records.problems import ProblemLog, json_error_text
 from agentstats.records.trial import Status, Trial, check_error_status
 
-__all__ = ["TERMINATION_STATUS", "iter_tau2", "looks_like_tau2", "read_tau2", "tau2_simulation_to_trial"]
+__all__ = ["TERMINATION_STATUS", "dir_paths", "iter_tau2", "looks_like_tau2", "read_tau2", "tau2_simulation_to_trial"]
 
-#: How each tau2 ``termination_reason`` maps to a trial status (``"error_status"``: the reader's option).
+#: How each tau2 ``termination_reason`` maps to a trial status (``"error_status"``: the reader's option). The reasons
+#: are tau2's ``TerminationReason`` (``src/tau2/data_model/simulation.py``, tau2-bench 1.0.1, commit a2c02472); its
+#: rule: ``evaluate_simulation`` (``src/tau2/evaluator/evaluator.py``) scores reward 0 for every reason but
+#: ``user_stop`` / ``agent_stop``, and its metrics (``src/tau2/metrics/agent_metrics.py``, ``get_metrics_df``) leave
+#: ``infrastructure_error`` simulations out of the denominator (never ran: missing).
 TERMINATION_STATUS: dict[str, str] = {
     "user_stop": Status.completed,
     "agent_stop": Status.completed,
     "max_steps": Status.agent_error,
+    "timeout": Status.agent_error,
     "too_many_errors": Status.agent_error,
     "agent_error": Status.agent_error,
+    "context_window_exceeded": Status.agent_error,
+    "unexpected_error": Status.agent_error,
     "user_error": "error_status",
+    "infrastructure_error": Status.infra_error,
 }
 
 _UNIT = "simulation"
+#: The folder of tau2's "dir" storage format that holds one ``<simulation id>.json`` per simulation.
+SIMULATIONS_DIR = "simulations"
 
 
 def _is_num(v: Any) -> bool:
@@ -245,9 +262,8 @@ def tau2_simulation_to_trial(
         log.add(loc, None, f"expected a JSON object, got {type(sim).__name__}", unit=_UNIT)
         return None
     n_before = len(log.problems)
-    for key in ("task_id", "reward_info", "messages"):
-        if key not in sim:
-            log.add(loc, key, "missing required field", unit=_UNIT)
+    if "task_id" not in sim:
+        log.add(loc, "task_id", "missing required field", unit=_UNIT)
     task_id = sim.get("task_id")
     if "task_id" in sim and (not isinstance(task_id, (str, int)) or isinstance(task_id, bool)):
         log.add(loc, "task_id", f"must be a string or an integer, got {task_id!r}", unit=_UNIT)
@@ -255,18 +271,6 @@ def tau2_simulation_to_trial(
         log.add(loc, "task_id", f"task {task_id!r} is not among the file's tasks", unit=_UNIT)
     elif task_id is not None and tasks[str(task_id)] is None:
         log.add(loc, "task_id", f"task {task_id!r} has problems (listed at its task index)", unit=_UNIT)
-    info = sim.get("reward_info")
-    reward = None
-    if "reward_info" in sim:
-        if not isinstance(info, dict):
-            log.add(loc, "reward_info", f"must be an object, got {type(info).__name__}", unit=_UNIT)
-            info = {}
-        elif "reward" not in info:
-            log.add(loc, "reward_info.reward", "missing required field", unit=_UNIT)
-        elif not _is_num(info["reward"]):
-            log.add(loc, "reward_info.reward", f"must be a finite number, got {info['reward']!r}", unit=_UNIT)
-        else:
-            reward = float(info["reward"])
     reason = sim.get("termination_reason")
     status = Status.completed
     if reason is not None:
@@ -276,7 +280,26 @@ def tau2_simulation_to_trial(
                     f"unknown termination reason {reason!r} (known: {', '.join(TERMINATION_STATUS)})", unit=_UNIT)
         else:
             status = Status(error_status if mapped == "error_status" else mapped)
-    conv = _conversation(sim.get("messages", []), loc, log)
+    info = sim.get("reward_info")
+    reward = None
+    if info is None:
+        # tau2 writes ``reward_info: null`` for a simulation it never evaluated (an infrastructure error); the
+        # status decides such a trial. One that ended normally without a reward has no outcome to read.
+        if status is Status.completed and reason is not None and str(reason) in TERMINATION_STATUS:
+            log.add(loc, "reward_info", f"null for a simulation that ended normally ({reason}): it was never "
+                    "evaluated (run tau2's evaluation on the file first)", unit=_UNIT)
+        elif reason is None:
+            log.add(loc, "reward_info", "missing, and no termination_reason says why", unit=_UNIT)
+    elif not isinstance(info, dict):
+        log.add(loc, "reward_info", f"must be an object, got {type(info).__name__}", unit=_UNIT)
+        info = {}
+    elif "reward" not in info:
+        log.add(loc, "reward_info.reward", "missing required field", unit=_UNIT)
+    elif not _is_num(info["reward"]):
+        log.add(loc, "reward_info.reward", f"must be a finite number, got {info['reward']!r}", unit=_UNIT)
+    else:
+        reward = float(info["reward"])
+    conv = _conversation(sim.get("messages") or [], loc, log)
     if len(log.problems) > n_before or conv is None:
         return None
     turns, tokens = conv
@@ -348,26 +371,74 @@ def _graded_task(checks: list[dict[str, Any]], by_actions: dict[tuple[str, ...],
     return found[0] if len(found) == 1 else None
 
 
-def _load(path: str | os.PathLike, log: ProblemLog) -> dict[str, Any] | None:
+def _read_json(path: str | os.PathLike, log: ProblemLog, unit: str = "line") -> Any:
+    """Parse one JSON file (plain or gzip); ``None`` after logging why it cannot be read."""
     try:
         with open_text(path) as fh:
-            data = json.load(fh)
+            return json.load(fh)
     except json.JSONDecodeError as exc:
-        log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}",
-                unit="line", whole_file=True)  # one JSON object: nothing left to read past the error
-        return None
+        if unit == "line":
+            log.add(exc.lineno, None, f"malformed JSON (truncated file?): {json_error_text(exc.msg, exc.colno)}",
+                    unit="line", whole_file=True)  # one JSON object: nothing left to read past the error
+        else:
+            log.add(None, str(path), f"malformed JSON (truncated file?) at line {exc.lineno}: "
+                    f"{json_error_text(exc.msg, exc.colno)}")
     except (OSError, EOFError) as exc:
         log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")
-        return None
     except UnicodeDecodeError as exc:
         log.add(None, None, f"not UTF-8 text: {exc}")
-        return None
     except (RecursionError, ValueError) as exc:
         log.add(None, None, f"malformed JSON: {exc}")
+    return None
+
+
+def dir_paths(path: str | os.PathLike) -> tuple[Path, Path] | None:
+    """``(results.json, simulations/)`` of tau2's "dir" storage format at ``path``, or ``None`` when it is not one.
+
+    tau2's ``Results._detect_format`` (``src/tau2/data_model/simulation.py``, tau2-bench 1.0.1): a folder, or a
+    ``results.json`` with a ``simulations/`` folder beside it.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return (p / "results.json", p / SIMULATIONS_DIR) if (p / "results.json").is_file() else None
+    sims = p.parent / SIMULATIONS_DIR
+    return (p, sims) if sims.is_dir() and p.name.endswith((".json", ".json.gz")) else None
+
+
+def _dir_simulations(meta: dict[str, Any], sims_dir: Path, log: ProblemLog) -> list[Any]:
+    """Return the simulations of a "dir" results folder, in the order of its ``simulation_index`` (else by file name).
+
+    A simulation named in the index without its file, or a file the index does not name, is a problem (tau2's own
+    ``Results.load`` refuses both).
+    """
+    files = {f.name.removesuffix(".json"): f for f in sorted(sims_dir.glob("*.json"))} if sims_dir.is_dir() else {}
+    index = meta.get("simulation_index")
+    order = list(files)
+    if isinstance(index, list):
+        named = [str(e.get("id")) if isinstance(e, dict) else "" for e in index]
+        for i, sid in enumerate(named):
+            if sid not in files:
+                log.add(i, "simulation_index.id", f"simulation file {SIMULATIONS_DIR}/{sid}.json is missing",
+                        unit="index entry")
+        for sid in sorted(set(files) - set(named)):
+            log.add(None, f"{SIMULATIONS_DIR}/{sid}.json", "a simulation file the simulation_index does not name")
+        order = [sid for sid in named if sid in files]
+    out: list[Any] = []
+    for sid in order:
+        out.append(_read_json(files[sid], log, unit="file"))
+    return out
+
+
+def _load(path: str | os.PathLike, log: ProblemLog) -> dict[str, Any] | None:
+    found = dir_paths(path)
+    data = _read_json(found[0] if found else path, log)
+    if data is None:
         return None
     if not isinstance(data, dict):
         log.add(None, None, f"not a tau2 results file: expected a JSON object, got a JSON {type(data).__name__}")
         return None
+    if found is not None and not data.get("simulations"):
+        data["simulations"] = _dir_simulations(data, found[1], log)
     missing = [k for k in ("tasks", "simulations") if not isinstance(data.get(k), list)]
     if missing:
         log.add(None, missing[0],
@@ -375,6 +446,22 @@ def _load(path: str | os.PathLike, log: ProblemLog) -> dict[str, Any] | None:
                 f"(top-level keys: {sorted(data)[:10]})")
         return None
     return data
+
+
+def _say_excluded(data: dict[str, Any], missing: dict[str, int], log: ProblemLog) -> None:
+    """Note what the file leaves out of the counts: missing simulations by reason, tasks defined but never run."""
+    if missing:
+        n = sum(missing.values())
+        log.note(None, "termination_reason",
+                 f"{n} simulation{'s' if n != 1 else ''} missing (not in n; tau2 leaves infrastructure errors out of "
+                 "its metrics): " + ", ".join(f"{r} {k}" for r, k in sorted(missing.items())), unit=_UNIT)
+    defined = [str(t["id"]) for t in data["tasks"] if isinstance(t, dict) and isinstance(t.get("id"), (str, int))]
+    run = {str(s.get("task_id")) for s in data["simulations"] if isinstance(s, dict)}
+    never = [t for t in defined if t not in run]
+    if never:
+        shown = ", ".join(never[:10]) + (", ..." if len(never) > 10 else "")
+        log.note(None, "tasks", f"{len(never)} of the {len(defined)} tasks defined have no simulation (never run, "
+                 f"in no count): {shown}", unit="task")
 
 
 def iter_tau2(
@@ -417,6 +504,7 @@ def iter_tau2(
         if exp is not None:
             by_actions.setdefault(tuple(sorted(str(a["id"]) for a in exp[0] + exp[1])), []).append(tid)
     next_trial: dict[str, int] = {}
+    missing: dict[str, int] = {}
     for idx, sim in enumerate(data["simulations"]):
         trial = sim.get("trial") if isinstance(sim, dict) else None
         if trial is not None and (not isinstance(trial, int) or isinstance(trial, bool) or trial < 0):
@@ -429,7 +517,11 @@ def iter_tau2(
         d = tau2_simulation_to_trial(sim, agent=agent, loc=idx, log=log, tasks=tasks, trial=trial,
                                      common_meta=common, error_status=status, by_actions=by_actions)
         if d is not None:
+            if d["status"] is Status.infra_error:
+                reason = str(d["meta"].get("termination_reason", "?"))
+                missing[reason] = missing.get(reason, 0) + 1
             yield idx, d
+    _say_excluded(data, missing, log)
 
 
 def read_tau2(
@@ -483,11 +575,17 @@ def looks_like_tau2(path: Any, head: bytes) -> bool:
     return all(f'"{k}"' in text for k in ("num_trials", "agent_info", "user_info"))
 
 
+def looks_like_tau2_dir(path: Any) -> bool:
+    """Tell from a path alone whether it is a folder in tau2's "dir" storage format (``results.json`` inside)."""
+    return Path(path).is_dir() and dir_paths(path) is not None
+
+
 def register() -> None:
     """Make ``load_trials(path)`` read tau2 results files (``format="tau2"``, also auto-detected)."""
     from agentstats.io.registry import register_format
 
-    register_format("tau2", read_tau2, aliases=("tau2-bench", "tau2_bench", "tau2bench"), detect=looks_like_tau2)
+    register_format("tau2", read_tau2, aliases=("tau2-bench", "tau2_bench", "tau2bench"), detect=looks_like_tau2,
+                    sniff=looks_like_tau2_dir)
 
 
 register()
