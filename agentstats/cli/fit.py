@@ -24,7 +24,7 @@ from agentstats.cli.options import (
     input_options,
     parse_k,
 )
-from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL
+from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, check_population
 
 _DRAWS_HELP = ("Draws per chain (default at most 2000; 1500 when every agent has 250+ cells of 4+ trials; from 5000 "
                "cells on the fit stops at the first of 500, 750, ... draws where it has converged).")
@@ -70,6 +70,10 @@ def fit(
     from agentstats.posterior import consistency, posterior_pass_k, predict_rerun, summarize_pass_k
 
     ks = parse_k(k)
+    try:  # before the input is read: a model without a task population cannot answer --population new
+        check_population(bayes_model, population, model_option="bayes_model")
+    except ValueError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
     if judge_metric is not None and judge_calibration is None:
         raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), EXIT_USAGE)
     try:

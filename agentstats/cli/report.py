@@ -72,7 +72,13 @@ def report(
     read before the notebook starts (a bad file exits 2 at once). NAME.html and NAME.ipynb are replaced only by a
     run that completes; a failed or interrupted run keeps them and writes NAME.failed.ipynb.
     """
-    from agentstats.report.build import ReportInputError, check_k_values, load_input, resolve_calibration
+    from agentstats.report.build import (
+        ReportInputError,
+        check_bayes_model,
+        check_k_values,
+        load_input,
+        resolve_calibration,
+    )
     from agentstats.report.notebook import default_report_name, run_report, safe_report_name
 
     if not input.exists():
@@ -88,6 +94,7 @@ def report(
         values.update(parse_assignments(param or []))
         with option_style("cli", _SPELLINGS):
             params = resolve_calibration(ReportParams.validated(values, names=_NAMES))
+            check_bayes_model(params)  # a model the Bayesian section cannot report, before the input is read
         data = load_input(params)  # the input is read here: a bad file exits 2, --skip-bad lists what it skipped
         say_skipped(data.skipped, input)
         check_k_values(params, data, source=str(input))  # k beyond the trials, as estimate
