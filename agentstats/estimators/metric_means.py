@@ -28,7 +28,7 @@ import pandas as pd
 
 from agentstats.estimators.dirichlet import mean_draws, summarize
 from agentstats.estimators.suite import suite_pass_k
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, check_ci
 from agentstats.records.counts import metric_counts
 
 __all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
@@ -68,8 +68,7 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_st
     ValueError
         For ``ci_prob`` outside (0, 1), a negative ``prior_strength`` or ``n_draws < 1``.
     """
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+    ci_prob, _ = check_ci(ci_prob, "eti", "summarize_metrics")
     if prior_strength < 0 or n_draws < 1:
         raise ValueError("prior_strength must be >= 0 and n_draws >= 1")
     defs = frame.attrs.get("metrics", {})

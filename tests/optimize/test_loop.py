@@ -625,6 +625,12 @@ def test_gate_report_reads_a_single_decision_record(tmp_path):
     assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
     assert len(strata_table(view)) == 3
     assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    assert "(10 paired examples; 95% credible intervals)" in decision_markdown(view)  # the gate's default ci_prob
+    # the record's own ci_prob labels the intervals, as written (97.5%, not a rounded 98%)
+    record = gate(cand, base, {"thresholds": {"safety": 0.5}, "ci_prob": 0.975}).to_record()
+    assert record["config"]["ci_prob"] == 0.975
+    path.write_text(json.dumps(record))
+    assert "(10 paired examples; 97.5% credible intervals)" in decision_markdown(read_decision(path))
     path.write_text(json.dumps({"schema": "something else"}))
     with pytest.raises(ValueError, match="not a gate decision record"):
         read_decision(path)
