@@ -31,6 +31,7 @@ __all__ = [
     "CI_KINDS",
     "CI_PROB",
     "DEFAULT_K_MAX",
+    "DEFAULT_K_TEXT",
     "FIT_K_FACTOR",
     "K_LIMIT",
     "K_MAX",
@@ -61,6 +62,9 @@ K_LIMIT = 10_000
 MAX_K_VALUES = 100
 #: The default k runs at most to this value (:func:`default_ks`).
 DEFAULT_K_MAX = 8
+#: The default k rule in words (:func:`default_ks`): every ``--k`` help and report parameter says it with this text.
+DEFAULT_K_TEXT = (f"1..the median trials per task, at most {DEFAULT_K_MAX} and at most what every agent reaches; "
+                  "tasks with fewer than k trials drop out at that k and are listed")
 #: Extrapolating commands (``agentstats fit``) answer k up to this many times the largest trials per task (at least
 #: :data:`DEFAULT_K_MAX`): beyond, pass^k depends on the model's assumed tail of success probabilities near 1 far
 #: more than on the data.

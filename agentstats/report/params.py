@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
-from agentstats.intervals import CI_PROB, check_ci, parse_k
+from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, check_ci, parse_k
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
 __all__ = [
@@ -281,7 +281,7 @@ class ReportParams(NotebookParams):
     )
     k_values: list[int] | None = Field(
         None,
-        description="k of the report's tables; None: 1..the median trials per task, at most 8. The Bayesian ones "
+        description=f"k of the report's tables; None: {DEFAULT_K_TEXT}. The Bayesian ones "
         "included (its curves go on to k_max_bayes; consistency and contrasts use the largest k); '1,2,4', '1..8' "
         "and '1..3,8' are read as --k reads them.",
         json_schema_extra=_flag("--k"),
@@ -337,8 +337,8 @@ class ReportParams(NotebookParams):
         "observed", description="Bayesian pass^k for these tasks (observed) or for new tasks (new).",
         json_schema_extra=_flag("--population"),
     )
-    k_max_bayes: int = Field(8, ge=1, description="Bayesian curves go up to this k. Beyond the observed trials it "
-                             "is extrapolation, marked in the figures.")
+    k_max_bayes: int = Field(DEFAULT_K_MAX, ge=1, description="Bayesian curves go up to this k. Beyond the observed "
+                             "trials it is extrapolation, marked in the figures.")
     judge_calibration: str | None = Field(
         None, description="Calibration set (JSONL) of the judge behind the outcomes: corrected pass^k beside the "
         "raw. Needs one metric, or judge_metric."
@@ -409,8 +409,9 @@ class CompareParams(NotebookParams):
     input_format: str = Field("auto", description="Input format; auto: detected from the content.")
     loader_options: dict[str, Any] = Field(default_factory=dict, description="Loader options of every run, as "
                                            "agentstats.load takes them.")
-    k_values: list[int] | None = Field(None, description="k values; None: 1..the smallest trials per task over "
-                                       "the shared tasks, at most 8.")
+    k_values: list[int] | None = Field(
+        None, description=f"k values; None, from the counts on the shared tasks: {DEFAULT_K_TEXT}."
+    )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
     seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the paired intervals.")

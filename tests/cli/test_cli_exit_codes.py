@@ -492,6 +492,19 @@ def test_every_loading_command_has_agents_and_its_own_k_help():
     assert len(set(helps.values())) == 3  # estimate, fit and report each describe their own k
     assert "extrapolat" in helps["fit"] and "median" in helps["report"] and "k <= n" in helps["estimate"]
     assert "extrapolat" not in helps["estimate"].replace("`agentstats fit`", "")
+    # the one default rule, said by the intervals module, in every --k help and in the report's parameters
+    from agentstats.intervals import DEFAULT_K_MAX, DEFAULT_K_TEXT, FIT_K_FACTOR
+    from agentstats.report.params import CompareParams, ReportParams
+
+    assert (DEFAULT_K_MAX, FIT_K_FACTOR) == (8, 10)  # docs/estimators.md: "at most 8"; fit: "10 x the largest n"
+    assert f"at most {DEFAULT_K_MAX} and" in DEFAULT_K_TEXT
+    for name, text in helps.items():
+        assert f"Default: {DEFAULT_K_TEXT}." in text, name
+    assert "up to 10 x the largest trials per task (or 8)" in helps["fit"]
+    assert "curves go on to k = 8 at least" in helps["report"]
+    assert ReportParams.default("k_max_bayes") == DEFAULT_K_MAX
+    for model in (ReportParams, CompareParams):
+        assert DEFAULT_K_TEXT in model.help("k_values"), model
 
 
 def test_format_help_lists_every_format():
