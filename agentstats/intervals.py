@@ -63,8 +63,7 @@ MAX_K_VALUES = 100
 #: The default k runs at most to this value (:func:`default_ks`).
 DEFAULT_K_MAX = 8
 #: The default k rule in words (:func:`default_ks`): every ``--k`` help and report parameter says it with this text.
-DEFAULT_K_TEXT = (f"1..the median trials per task, at most {DEFAULT_K_MAX} and at most what every agent reaches; "
-                  "tasks with fewer than k trials drop out at that k and are listed")
+DEFAULT_K_TEXT = f"1..the median trials per task, at most {DEFAULT_K_MAX} and at most every agent's largest"
 #: Extrapolating commands (``agentstats fit``) answer k up to this many times the largest trials per task (at least
 #: :data:`DEFAULT_K_MAX`): beyond, pass^k depends on the model's assumed tail of success probabilities near 1 far
 #: more than on the data.

@@ -113,7 +113,7 @@ SkipBadOpt = Annotated[
                  "changed since its manifest was written is refused anyway."),
 ]
 #: The one default k of every command, said the same way in each command's --k help (agentstats.intervals.default_ks).
-_DEFAULT_K_HELP = f"Default: {DEFAULT_K_TEXT}."
+_DEFAULT_K_HELP = f"Default: {DEFAULT_K_TEXT}; tasks with fewer than k trials drop out at that k and are listed."
 EstimateKOpt = Annotated[
     str | None,
     typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8', each at most the largest trials per task (the "

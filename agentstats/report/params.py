@@ -281,7 +281,7 @@ class ReportParams(NotebookParams):
     )
     k_values: list[int] | None = Field(
         None,
-        description=f"k of the report's tables; None: {DEFAULT_K_TEXT}. The Bayesian ones "
+        description=f"k of the tables; None: {DEFAULT_K_TEXT}. The Bayesian ones "
         "included (its curves go on to k_max_bayes; consistency and contrasts use the largest k); '1,2,4', '1..8' "
         "and '1..3,8' are read as --k reads them.",
         json_schema_extra=_flag("--k"),
@@ -410,7 +410,7 @@ class CompareParams(NotebookParams):
     loader_options: dict[str, Any] = Field(default_factory=dict, description="Loader options of every run, as "
                                            "agentstats.load takes them.")
     k_values: list[int] | None = Field(
-        None, description=f"k values; None, from the counts on the shared tasks: {DEFAULT_K_TEXT}."
+        None, description=f"k values; None: {DEFAULT_K_TEXT}. The counts on the shared tasks decide."
     )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
     seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")

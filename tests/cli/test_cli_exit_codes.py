@@ -499,7 +499,7 @@ def test_every_loading_command_has_agents_and_its_own_k_help():
     assert (DEFAULT_K_MAX, FIT_K_FACTOR) == (8, 10)  # docs/estimators.md: "at most 8"; fit: "10 x the largest n"
     assert f"at most {DEFAULT_K_MAX} and" in DEFAULT_K_TEXT
     for name, text in helps.items():
-        assert f"Default: {DEFAULT_K_TEXT}." in text, name
+        assert f"Default: {DEFAULT_K_TEXT};" in text, name
     assert "up to 10 x the largest trials per task (or 8)" in helps["fit"]
     assert "curves go on to k = 8 at least" in helps["report"]
     assert ReportParams.default("k_max_bayes") == DEFAULT_K_MAX
