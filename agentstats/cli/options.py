@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, overload
 
 import typer
 
-from agentstats._util.options import option_style
+from agentstats._util.options import COLUMN_KEYS, option_style
 from agentstats.cli.common import EXIT_USAGE, fail
 from agentstats.intervals import (
     CI_KINDS,
@@ -45,7 +45,6 @@ from agentstats.models.families.registry import MODEL_NAMES, Dispersion
 
 __all__ = [
     "CI_DEFAULT",
-    "COLUMN_KEYS",
     "CiOptions",
     "InputOptions",
     "Judge",
@@ -345,10 +344,6 @@ def check_output_path(path: Path | None, flag: str, *, folder: bool = False, mak
 
 
 # ------------------------------------------------------------------------------------------------ option groups
-#: ``--columns`` keys and the loader options they set.
-COLUMN_KEYS = {"agent": "agent_col", "task": "task_col", "success": "success_col"}
-
-
 def parse_columns(text: str | None) -> dict[str, str]:
     """Read ``--columns agent=COL,task=COL,success=COL`` into loader options (``agent_col`` ...).
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentstats._util.options import option_style
+from agentstats._util.options import LOADER_FLAGS, option_style
 from agentstats.cli.common import EXIT_USAGE, console, fail, notebook_errors, say_skipped
 from agentstats.cli.options import InputOptions, ReportKOpt, check_output_path, input_options, out_dir_opt, parse_k
 from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
@@ -37,7 +37,7 @@ def _assignments_help() -> str:
 _OPEN = [n for n in ReportParams.model_fields if ReportParams.flag_of(n) is None and n != "input_path"]
 #: How an error message names each field: its flag, or ``-p NAME``.
 _NAMES = {n: ReportParams.flag_of(n) or f"-p {n}" for n in ReportParams.model_fields}
-_NAMES.update(run_bayes="--bayes", loader_options="--agent/--columns/--agents/--run/--skip-bad", input_path="INPUT")
+_NAMES.update(run_bayes="--bayes", loader_options="/".join(dict.fromkeys(LOADER_FLAGS.values())), input_path="INPUT")
 #: How a library message names a parameter given with -p (agentstats._util.options.option_name).
 _SPELLINGS = {n: f"-p {n}=VALUE" for n in _OPEN}
 

@@ -26,12 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
+from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS
 from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, check_ci, parse_k
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
 __all__ = [
     "EXAMPLE_INPUT",
-    "LOADER_KEYS",
     "CompareParams",
     "NotebookParams",
     "ReportParameterError",
@@ -42,8 +42,6 @@ __all__ = [
 
 #: The notebooks' own input: the example data, as seen from ``notebooks/`` (the template's folder in a checkout).
 EXAMPLE_INPUT = "../data/example_trials.jsonl"
-#: Keyword arguments of :func:`agentstats.load` a report passes on (``loader_options``).
-LOADER_KEYS = ("agent", "agent_col", "task_col", "success_col", "agents", "run", "on_error")
 #: Bootstrap resamples: 0 (none) or at least this many (as :func:`agentstats.estimators.suite_pass_k`).
 _MIN_N_BOOT = 100
 
@@ -275,9 +273,9 @@ class ReportParams(NotebookParams):
                               json_schema_extra=_flag("--format"))
     loader_options: dict[str, Any] = Field(
         default_factory=dict,
-        description="Loader options (agent, agent_col, task_col, success_col, agents, run, on_error). As "
-        "agentstats.load takes them; the command line's --agent, --columns, --agents, --run and --skip-bad.",
-        json_schema_extra=_flag("--agent, --columns, --agents, --run, --skip-bad"),
+        description=f"Loader options ({', '.join(LOADER_KEYS)}). As agentstats.load takes them; the command "
+        f"line's {', '.join(dict.fromkeys(LOADER_FLAGS.values()))}.",
+        json_schema_extra=_flag(", ".join(dict.fromkeys(LOADER_FLAGS.values()))),
     )
     k_values: list[int] | None = Field(
         None,
