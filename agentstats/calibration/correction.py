@@ -41,7 +41,7 @@ from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.estimators._checks import MIN_N_BOOT
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
-from agentstats.intervals import CI_PROB, check_ci
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.records.counts import validate_counts
 
 __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "rogan_gladen"]
@@ -145,7 +145,7 @@ def corrected_pass_k(
     k: int | list[int] = 1,
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Suite pass@k and pass^k per agent, corrected for the judge's misclassification, with bootstrap intervals.
 

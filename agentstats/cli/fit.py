@@ -24,6 +24,7 @@ from agentstats.cli.options import (
     input_options,
     parse_k,
 )
+from agentstats.intervals import DEFAULT_SEED
 from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, check_population
 
 _DRAWS_HELP = ("Draws per chain (default at most 2000; 1500 when every agent has 250+ cells of 4+ trials; from 5000 "
@@ -44,7 +45,7 @@ def fit(
     tune: Annotated[int | None, typer.Option(min=1, help="Tuning steps per chain (default 1000; 300 with nutpie for "
                                              "those many-cell agents).")] = None,
     chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the sampler and the posterior draws.")] = DEFAULT_SEED,
     target_accept: Annotated[float | None, typer.Option(help="NUTS target acceptance rate (default per model, "
                                                         "docs/models.md); raise it, e.g. to 0.99, on divergences.")]
     = None,

@@ -37,7 +37,7 @@ import xarray as xr
 
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.files.atomic import atomic_dir
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, DEFAULT_SEED
 from agentstats.models.data import CountsData, counts_dataset, counts_from_dataset
 from agentstats.models.diagnostics import Diagnostics, PPCResult, diagnose, posterior_predictive_cells
 from agentstats.models.families.base import BuildInfo, ModelFamily
@@ -300,7 +300,7 @@ class Fit:
         return self._cache["diagnostics"]
 
     def ppc(
-        self, counts: pd.DataFrame | None = None, *, n_draws: int | None = 500, random_seed: int = 0,
+        self, counts: pd.DataFrame | None = None, *, n_draws: int | None = 500, random_seed: int = DEFAULT_SEED,
         ci_prob: float = CI_PROB,
     ) -> PPCResult:
         """Check per-cell counts against the posterior predictive.

@@ -27,7 +27,7 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
 from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS
-from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, check_ci, parse_k
+from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, DEFAULT_SEED, check_ci, parse_k
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
 __all__ = [
@@ -286,7 +286,8 @@ class ReportParams(NotebookParams):
     )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval in the report.",
                            json_schema_extra=_flag("--ci-prob"))
-    seed: int = Field(0, ge=0, description="Seed of the bootstraps, the fit and the posterior predictive check.")
+    seed: int = Field(DEFAULT_SEED, ge=0,
+                      description="Seed of the bootstraps, the fit and the posterior predictive check.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the task-cluster intervals. 0: none; else "
                         f"at least {_MIN_N_BOOT}.")
     judge: Literal["deterministic", "openai"] = Field(
@@ -411,7 +412,7 @@ class CompareParams(NotebookParams):
         None, description=f"k values; None: {DEFAULT_K_TEXT}. The counts on the shared tasks decide."
     )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
-    seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")
+    seed: int = Field(DEFAULT_SEED, ge=0, description="Seed of the bootstraps and the fit.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the paired intervals.")
     run_bayes: bool = Field(True, description="Also fit the hierarchical model and report the Bayesian contrast.")
     draws: int = Field(1000, ge=1, description="Posterior draws per chain of the fit.")

@@ -205,6 +205,30 @@ def test_fit_rejects_unknown_model_and_sampler():
         fit(SMALL, draws=0)
 
 
+def test_one_default_seed_for_fit_the_estimators_and_every_command():
+    """fit() without a seed is fit(random_seed=0), as `agentstats fit` without --seed: reproducible by default."""
+    import inspect
+
+    import typer.main
+
+    from agentstats.cli import app
+    from agentstats.estimators import suite_pass_k
+    from agentstats.intervals import DEFAULT_SEED
+    from agentstats.report.params import ReportParams
+
+    assert DEFAULT_SEED == 0
+    a, b = fit(SMALL, "no_pooling", draws=20, chains=2), fit(SMALL, "no_pooling", draws=20, chains=2)
+    assert a.random_seed == b.random_seed == 0
+    xr.testing.assert_equal(a.posterior, b.posterior)
+    xr.testing.assert_equal(a.posterior, fit(SMALL, "no_pooling", draws=20, chains=2, random_seed=0).posterior)
+    assert inspect.signature(suite_pass_k).parameters["random_seed"].default == 0
+    cli = typer.main.get_command(app)
+    for name in ("fit", "estimate", "compare"):
+        seed = {p.name: p for p in cli.commands[name].params}["seed"]
+        assert seed.default == 0, name
+    assert ReportParams.default("seed") == 0
+
+
 def test_population_new_needs_a_task_population():
     """The family's capability decides; the message names the Python keywords and the hierarchical models."""
     from agentstats._util.options import option_style
