@@ -46,6 +46,7 @@ from agentstats.models.families.registry import MODEL_NAMES, Dispersion
 __all__ = [
     "CI_DEFAULT",
     "CiOptions",
+    "ImportStoreOpt",
     "InputOptions",
     "Judge",
     "Matcher",
@@ -218,9 +219,12 @@ MetricsLevelOpt = Annotated[
     MetricLevel | None,
     typer.Option("--metrics-level", help="Compute every metric that supports it at this level (default: its own)."),
 ]
-StoreOpt = Annotated[
-    Path, typer.Option("--store", "-s", help="The run store (a DuckDB file; created by import when absent).")
-]
+#: The run store a command reads (``runs``): it must exist (``agentstats import`` creates one).
+StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to read (a DuckDB file written by "
+                                        "agentstats import).")]
+#: The run store ``agentstats import`` writes to: created when absent.
+ImportStoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to write to (a DuckDB file; "
+                                              "created when absent).")]
 RequireToolsOpt = Annotated[
     bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
 ]

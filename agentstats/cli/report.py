@@ -20,10 +20,17 @@ from agentstats.report.params import ReportParameterError, ReportParams, parse_a
 
 
 def _opt(field: str) -> Any:
-    """Make the typer option of a :class:`ReportParams` field: its flag and help text from the model."""
+    """Make the typer option of a :class:`ReportParams` field: its flag, help text and choices from the model.
+
+    The choices are shown as ``<a|b>`` (typer's form for a choice) and checked by the model (a value outside them
+    exits 2 naming the flag); the model is named ``MODEL``, as ``agentstats fit --bayes-model`` names it, its help
+    listing the names.
+    """
     flag = ReportParams.flag_of(field)
     assert flag is not None, field
-    return typer.Option(flag, help=ReportParams.help(field))
+    choices = ReportParams.choices(field)
+    metavar = "MODEL" if field == "bayes_model" else f"<{'|'.join(choices)}>" if choices else None
+    return typer.Option(flag, help=ReportParams.help(field), metavar=metavar)
 
 
 def _assignments_help() -> str:

@@ -20,7 +20,7 @@ import os
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.config import JsonDict
@@ -92,6 +92,18 @@ class NotebookParams(BaseModel):
     def help(cls, name: str) -> str:
         """Return the help text of field ``name``."""
         return str(cls.model_fields[name].description or "")
+
+    @classmethod
+    def choices(cls, name: str) -> tuple[str, ...] | None:
+        """Return the values field ``name`` takes when they are a fixed list: a ``Literal``'s, or the model names."""
+        if name == "bayes_model" and name in cls.model_fields:
+            return MODEL_NAMES
+        annotation = cls.model_fields[name].annotation
+        args = tuple(a for a in get_args(annotation) if a is not type(None))
+        if get_origin(annotation) is Literal:
+            return tuple(str(a) for a in args)
+        literal = [a for a in args if get_origin(a) is Literal]  # Literal[...] | None
+        return tuple(str(v) for v in get_args(literal[0])) if literal else None
 
     @classmethod
     def flag_of(cls, name: str) -> str | None:
@@ -298,7 +310,8 @@ class ReportParams(NotebookParams):
         json_schema_extra=_flag("--judge"),
     )
     judge_model: str | None = Field(
-        None, description="The judge's LLM for judge openai; None: $AGENTSTATS_JUDGE_MODEL or gpt-4o-mini.",
+        None, description="The LLM of the openai judge (--judge openai); None: $AGENTSTATS_JUDGE_MODEL or "
+        "gpt-4o-mini.",
         json_schema_extra=_flag("--judge-model"),
     )
     judge_base_url: str | None = Field(
