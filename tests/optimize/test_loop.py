@@ -124,6 +124,15 @@ def test_loop_cli_stops_on_pass_and_exits_0(tmp_path):
     record = json.loads(res.stdout)
     assert record["decision"] == "PASS" and record["stop_reason"] == "pass"
     assert record["best_iteration"] == 2 and len(record["iterations"]) == 2
+    # the tables say what is cached, where, and how to clear it; a second invocation answers every call from it
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        res = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["loop", "--config", str(cfg_path), "--run-dir",
+                                                             str(tmp_path / "run"), "--resume"])
+        assert srv.n_requests == 0, res.output
+    text = " ".join(res.output.split())
+    cache = tmp_path / "run" / "cache.sqlite3"
+    assert cache.is_file() and f"call cache: {cache} keeps the reply of every model call already paid for" in text
+    assert "delete the file (or use a new --run-dir) to ask the models again" in text
 
 
 @pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
