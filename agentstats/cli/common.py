@@ -102,7 +102,7 @@ class Command(_PlainHelp, typer.core.TyperCommand):
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         """Return the usage line's pieces: ``[OPTIONS] INPUT``, an optional argument in brackets."""
-        pieces = [self.options_metavar] if self.options_metavar else []  # type: ignore[attr-defined]
+        pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if isinstance(param, typer.core.TyperArgument):
                 name = param.display_name_raw if param.required else f"[{param.display_name_raw}]"

@@ -16,7 +16,13 @@ import typer
 from agentstats._util.options import LOADER_FLAGS, option_style
 from agentstats.cli.common import EXIT_USAGE, console, fail, notebook_errors, say_skipped
 from agentstats.cli.options import InputOptions, ReportKOpt, check_output_path, input_options, out_dir_opt, parse_k
-from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
+from agentstats.report.params import (
+    ReportParameterError,
+    ReportParams,
+    check_bayes_model,
+    parse_assignments,
+    value_text,
+)
 
 
 def _opt(field: str) -> Any:
@@ -81,7 +87,6 @@ def report(
     """
     from agentstats.report.build import (
         ReportInputError,
-        check_bayes_model,
         check_k_values,
         load_input,
         resolve_calibration,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentstats._util.markup import one_line
-from agentstats.report.params import CompareParams, ReportParams
+from agentstats.report.params import CompareParams, ReportParams, check_bayes_model
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -364,41 +364,6 @@ def _calibration(params: ReportParams) -> MetricCalibration:
         raise ReportInputError(str(exc)) from exc
 
 
-def check_bayes_model(params: ReportParams) -> None:
-    """Refuse a model the Bayesian section cannot report, before the input is read or a fit is started.
-
-    The section shows pass^k for new tasks, the model's consistency and task difficulty beside the observed tasks'
-    pass^k (:func:`_bayes_section`), so its model must have a task population
-    (:attr:`~agentstats.models.families.base.ModelFamily.supports_new_tasks`, checked by
-    :func:`agentstats.models.families.registry.check_population`). Nothing is checked with ``run_bayes=False``.
-
-    Raises
-    ------
-    ReportInputError
-        ``population="new"`` or the Bayesian section with a model without a task population, naming the option
-        and the models to use instead (or ``--no-bayes``).
-    """
-    if not params.run_bayes:
-        return
-    from agentstats._util.options import option_name, option_text
-    from agentstats.models.families.registry import check_population, get_family, new_task_models
-
-    try:
-        family = get_family(params.bayes_model)
-        check_population(family, params.population, model_option="bayes_model")
-    except ValueError as exc:
-        if params.population == "new":  # the message of the one check names --population
-            raise ReportInputError(str(exc)) from None
-        raise  # an unknown model: ReportParams has refused it already
-    if not family.supports_new_tasks:
-        raise ReportInputError(
-            f"{option_name('bayes_model', family.name)}: the report's Bayesian section shows pass^k for new tasks, "
-            f"the model's consistency and task difficulty, which need a task population (hyperparameters mu, "
-            f"sigma_task); the {family.name} model has none: use {option_name('bayes_model').rstrip('=')} one of "
-            f"{', '.join(new_task_models())}, or {option_text(cli='--no-bayes', python='run_bayes=False')}"
-        )
-
-
 def check_k_values(params: ReportParams, data: Dataset, source: str | None = None) -> None:
     """Refuse ``k_values`` beyond the input's trials: the report's tables need k <= n, as ``agentstats estimate``.
 
@@ -451,7 +416,7 @@ def build_report(params: ReportParams) -> ReportData:
     from agentstats.estimators import paired_pass_k_table, suite_pass_k
     from agentstats.intervals import default_ks
 
-    check_bayes_model(params)
+    check_bayes_model(params)  # a model the Bayesian section cannot report: refused before the input is read
     data = load_input(params)
     scoring_result, counts = _score(params, data)
     ks = list(params.k_values or default_ks(counts))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
-from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS
+from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS, option_name, option_text
 from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, DEFAULT_SEED, check_ci, parse_k
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
@@ -36,6 +36,7 @@ __all__ = [
     "NotebookParams",
     "ReportParameterError",
     "ReportParams",
+    "check_bayes_model",
     "parse_assignments",
     "value_text",
 ]
@@ -397,6 +398,40 @@ class ReportParams(NotebookParams):
         if self.judge_metric is not None and self.judge_calibration is None:
             raise ValueError("judge_metric needs judge_calibration")
         return self
+
+
+def check_bayes_model(params: ReportParams) -> None:
+    """Refuse a model the Bayesian section cannot report, before the input is read or a fit is started.
+
+    The section shows pass^k for new tasks, the model's consistency and task difficulty beside the observed tasks'
+    pass^k (:class:`agentstats.report.build.BayesSection`), so its model must have a task population
+    (:attr:`~agentstats.models.families.base.ModelFamily.supports_new_tasks`, checked by
+    :func:`agentstats.models.families.registry.check_population`). Nothing is checked with ``run_bayes=False``.
+
+    Raises
+    ------
+    ReportParameterError
+        ``population="new"`` or the Bayesian section with a model without a task population, naming the option
+        and the models to use instead (or ``--no-bayes``).
+    """
+    if not params.run_bayes:
+        return
+    from agentstats.models.families.registry import check_population, get_family, new_task_models  # PyMC: lazily
+
+    try:
+        family = get_family(params.bayes_model)
+        check_population(family, params.population, model_option="bayes_model")
+    except ValueError as exc:
+        if params.population == "new":  # the message of the one check names --population
+            raise ReportParameterError(str(exc)) from None
+        raise  # an unknown model: ReportParams has refused it already
+    if not family.supports_new_tasks:
+        raise ReportParameterError(
+            f"{option_name('bayes_model', family.name)}: the report's Bayesian section shows pass^k for new tasks, "
+            f"the model's consistency and task difficulty, which need a task population (hyperparameters mu, "
+            f"sigma_task); the {family.name} model has none: use {option_name('bayes_model').rstrip('=')} one of "
+            f"{', '.join(new_task_models())}, or {option_text(cli='--no-bayes', python='run_bayes=False')}"
+        )
 
 
 class CompareParams(NotebookParams):
