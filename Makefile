@@ -2,7 +2,8 @@
 .PHONY: setup report test test-slow test-all lint lab clean demo-capture demo-loop
 
 INPUT ?= data/example_trials.jsonl
-K ?= 1,2,3,4,5
+# K: the report's k values ('1,2,4', '1..8'); empty: the one default rule (agentstats.intervals.default_ks)
+K ?=
 PYTEST = PYTHONPATH=tests .venv/bin/python -m pytest -p pytest_startup --nbval-lax -p no:cacheprovider
 
 # Python may write bytecode (and pytest its rewritten test modules) even where the environment says not to: without
@@ -13,7 +14,7 @@ setup:
 	@bash scripts/bootstrap.sh
 
 report: setup
-	.venv/bin/agentstats report $(INPUT) --k $(K) --out-dir reports/
+	.venv/bin/agentstats report $(INPUT) $(if $(K),--k $(K)) --out-dir reports/
 
 # The everyday suite (unit tests and the report notebook under nbval), about two minutes on 2 idle cores:
 # two workers, each file on one worker (nbval runs the notebook's cells in order in one kernel).

@@ -8,7 +8,8 @@
 * k values: :func:`parse_k` reads the command line's ``"1,2,4"`` / ``"1..8"`` / ``"1..3,8"``; :func:`check_ks` and
   :func:`as_ks` check the library's ``k`` arguments; :func:`default_ks` is the one default every command and the
   report use; :func:`check_k_reach` refuses k a command cannot answer from the counts.
-* Seeds: :func:`resolve_random_seed` turns ``random_seed`` (an int, a ``numpy.random.Generator`` or None) into the
+* Seeds: :data:`DEFAULT_SEED` (0) is the one default seed of every function and command;
+  :func:`resolve_random_seed` turns ``random_seed`` (an int, a ``numpy.random.Generator`` or None) into the
   integer recorded with a result, so that passing it back reproduces the result.
 
 Messages name an option as the caller knows it (``ci_prob`` in Python, ``--ci-prob`` on the command line:
@@ -31,6 +32,8 @@ __all__ = [
     "CI_KINDS",
     "CI_PROB",
     "DEFAULT_K_MAX",
+    "DEFAULT_K_TEXT",
+    "DEFAULT_SEED",
     "FIT_K_FACTOR",
     "K_LIMIT",
     "K_MAX",
@@ -61,6 +64,8 @@ K_LIMIT = 10_000
 MAX_K_VALUES = 100
 #: The default k runs at most to this value (:func:`default_ks`).
 DEFAULT_K_MAX = 8
+#: The default k rule in words (:func:`default_ks`): every ``--k`` help and report parameter says it with this text.
+DEFAULT_K_TEXT = f"1..the median trials per task, at most {DEFAULT_K_MAX} and at most every agent's largest"
 #: Extrapolating commands (``agentstats fit``) answer k up to this many times the largest trials per task (at least
 #: :data:`DEFAULT_K_MAX`): beyond, pass^k depends on the model's assumed tail of success probabilities near 1 far
 #: more than on the data.
@@ -297,6 +302,11 @@ def check_k_reach(ks: Sequence[int] | None, counts: pd.DataFrame, *, extrapolate
 
 
 # ------------------------------------------------------------------------------------------------ seeds
+#: The seed every function and command uses unless told otherwise: results are reproducible by default (None asks
+#: for fresh operating-system entropy, :func:`resolve_random_seed`).
+DEFAULT_SEED = 0
+
+
 def resolve_random_seed(random_seed: Any, func: str) -> int:
     """Turn ``random_seed`` (int >= 0, ``numpy.random.Generator`` or None) into the base seed of a call.
 

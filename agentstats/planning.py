@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from agentstats.intervals import CI_PROB, check_ci
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.models.families.base import ModelFamily, gauss_hermite
 from agentstats.models.families.registry import get_family
 from agentstats.models.result import Fit
@@ -167,7 +167,7 @@ def plan_interval_width(
     population: str = "observed",
     ci_prob: float = CI_PROB,
     n_sims: int = 400,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Compute the expected credible-interval width of one agent's suite pass^k over a grid of designs.
 
@@ -255,7 +255,7 @@ def plan_power(
     population: str = "observed",
     ci_prob: float = CI_PROB,
     n_sims: int = 400,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Compute the power to detect that agent A's suite pass^k exceeds agent B's, over a grid of designs.
 

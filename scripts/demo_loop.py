@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
     code = int(code or 0)
     print(f"exit status {code}; report: {out / 'report'}; store: {out / 'agentstats.duckdb'} "
-          f"(try: .venv/bin/agentstats runs list --store {out / 'agentstats.duckdb'})")
+          f"(try: .venv/bin/agentstats runs list --store {out / 'agentstats.duckdb'}). The run folder {out / 'run'} "
+          f"(log, call cache) is made afresh by every demo: `make demo-loop` asks the stand-in models again; "
+          f"`agentstats loop --resume --run-dir {out / 'run'} ...` would answer from its cache instead.")
     return code
 
 

@@ -143,7 +143,7 @@ def _all_imports() -> dict[str, set[str]]:
 
 
 def test_optimize_never_runs_notebooks():
-    """The loop returns its result and renders nothing: ``agentstats loop --report`` renders the gate report after.
+    """The loop returns its result and renders nothing: ``agentstats loop --out-dir`` renders the gate report after.
 
     Nothing ``agentstats.optimize`` imports, directly or through other modules of the package (a module's parent
     packages included, as Python imports them), is ``agentstats.report`` or a notebook runner.

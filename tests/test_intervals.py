@@ -175,3 +175,23 @@ def test_resolve_random_seed():
     for bad in (-1, 1.5, "3", True, [1]):
         with pytest.raises(ValueError, match=r"^f: random_seed must be an integer >= 0"):
             resolve_random_seed(bad, "f")
+
+
+@pytest.mark.parametrize("bad", [1.0, 0.0, -0.5, float("nan"), True, "abc", None])
+def test_every_interval_function_refuses_ci_prob_with_the_one_check(bad):
+    """clopper_pearson_interval, summarize_metrics, calibrate and corrected_pass_k use check_ci: one message
+    (function named, then ``ci_prob must be``), booleans and non-numbers refused alike."""
+    from agentstats.calibration import JudgeError, calibrate, corrected_pass_k
+    from agentstats.estimators.bootstrap import clopper_pearson_interval
+    from agentstats.estimators.metric_means import summarize_metrics
+
+    counts = pd.DataFrame({"agent": ["a"], "task_id": ["t"], "n": [2], "c": [1]})
+    calls = {
+        "clopper_pearson_interval": lambda: clopper_pearson_interval(0.5, 10, ci_prob=bad),
+        "summarize_metrics": lambda: summarize_metrics(pd.DataFrame(), ci_prob=bad),
+        "calibrate": lambda: calibrate([], ci_prob=bad),
+        "corrected_pass_k": lambda: corrected_pass_k(counts, JudgeError.from_counts(9, 1, 17, 3), ci_prob=bad),
+    }
+    for func, call in calls.items():
+        with pytest.raises(ValueError, match=rf"^{func}: ci_prob must be"):
+            call()

@@ -12,17 +12,30 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["CLI_SPELLINGS", "option_name", "option_style", "option_text"]
+__all__ = ["CLI_SPELLINGS", "COLUMN_KEYS", "LOADER_FLAGS", "LOADER_KEYS", "option_name", "option_style", "option_text"]
 
 Style = Literal["python", "cli"]
+
+#: The run-table columns a loader can be told: the key of ``--columns KEY=COL`` -> the keyword of
+#: :func:`agentstats.load` (``--columns agent=model`` is ``agent_col="model"``). The one table: the command line's
+#: ``--columns``, these messages, the report's loader options and its regenerate line read it.
+COLUMN_KEYS: dict[str, str] = {"agent": "agent_col", "task": "task_col", "success": "success_col"}
+#: The loader keywords a report passes on to :func:`agentstats.load` (its ``loader_options``) -> the command line's
+#: flag that sets each, in the order the flags are written.
+LOADER_FLAGS: dict[str, str] = {
+    "agent": "--agent",
+    **dict.fromkeys(COLUMN_KEYS.values(), "--columns"),
+    "agents": "--agents",
+    "run": "--run",
+    "on_error": "--skip-bad",
+}
+LOADER_KEYS: tuple[str, ...] = tuple(LOADER_FLAGS)
 
 #: Keywords whose command-line spelling is not ``--keyword-with-dashes``: the run-table columns are one option,
 #: ``--columns agent=COL,task=COL,success=COL``, and ``on_error="skip"`` is ``--skip-bad``
 #: (:mod:`agentstats.cli.options` declares them; a test checks that each names an option of the command line).
 CLI_SPELLINGS: dict[str, str] = {
-    "agent_col": "--columns agent=COL",
-    "task_col": "--columns task=COL",
-    "success_col": "--columns success=COL",
+    **{keyword: f"--columns {key}=COL" for key, keyword in COLUMN_KEYS.items()},
     "on_error": "--skip-bad",
 }
 

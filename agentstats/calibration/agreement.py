@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.stats import beta as beta_dist
 
 from agentstats.calibration.judge_error import JudgeError
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, check_ci
 from agentstats.records.calibration import calibration_frame
 
 __all__ = ["CalibrationReport", "MetricCalibration", "calibrate", "choose_calibration", "cohen_kappa",
@@ -283,8 +283,7 @@ def calibrate(
     agentstats.records.problems.LoadError
         When in-memory records are invalid.
     """
-    if not 0.0 < float(ci_prob) < 1.0:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
+    ci_prob, _ = check_ci(ci_prob, "eti", "calibrate")
     frame = items if isinstance(items, pd.DataFrame) and "line" in items.columns else calibration_frame(items)
     thresholds = dict(thresholds or {})
     known = set(frame["metric"])

@@ -41,7 +41,7 @@ from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.estimators._checks import MIN_N_BOOT
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.records.counts import validate_counts
 
 __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "rogan_gladen"]
@@ -145,7 +145,7 @@ def corrected_pass_k(
     k: int | list[int] = 1,
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Suite pass@k and pass^k per agent, corrected for the judge's misclassification, with bootstrap intervals.
 
@@ -192,8 +192,7 @@ def corrected_pass_k(
         )
     if not judge_error.has_counts:
         raise ValueError("corrected_pass_k needs the calibration counts (JudgeError.from_counts)")
-    if not 0.0 < float(ci_prob) < 1.0:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
+    ci_prob, _ = check_ci(ci_prob, "eti", "corrected_pass_k")
     if int(n_boot) < MIN_N_BOOT:  # the correction needs its bootstrap: no n_boot = 0 here
         raise ValueError(f"n_boot must be >= {MIN_N_BOOT}, got {n_boot!r}")
     ks = [int(k)] if isinstance(k, (int, np.integer)) else [int(x) for x in k]

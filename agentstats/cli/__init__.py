@@ -18,7 +18,7 @@ import sys
 import typer
 
 from agentstats.cli.calibrate import calibrate
-from agentstats.cli.common import EXIT_INTERRUPTED, CommandGroup, command, console
+from agentstats.cli.common import EXIT_INTERRUPTED, Command, CommandGroup, command, console
 from agentstats.cli.compare import compare
 from agentstats.cli.estimate import estimate
 from agentstats.cli.fit import fit
@@ -42,8 +42,8 @@ app = typer.Typer(
     add_completion=False,
 )
 for _command in (simulate, estimate, fit, score, report, gate, loop, compare, calibrate):
-    app.command(name=_command.__name__)(command(_command))
-app.command(name="import")(command(import_))
+    app.command(name=_command.__name__, cls=Command)(command(_command))
+app.command(name="import", cls=Command)(command(import_))
 app.add_typer(runs_app, name="runs")
 
 

@@ -32,7 +32,8 @@ def calibrate(
     ],
     threshold: Annotated[
         list[str] | None,
-        typer.Option(help="Pass threshold of an ordinal metric, METRIC=SCORE (score >= SCORE passes); repeatable."),
+        typer.Option(metavar="METRIC=SCORE", help="Pass threshold of an ordinal metric, METRIC=SCORE (score >= SCORE "
+                     "passes); repeatable."),
     ] = None,
     ci: CiOptions = CI_DEFAULT,
     skip_bad: SkipBadOpt = False,

@@ -79,7 +79,40 @@ def fail(exc: BaseException, code: int = EXIT_FAILURE) -> typer.Exit:
     return typer.Exit(code)
 
 
-class CommandGroup(typer.core.TyperGroup):
+class _PlainHelp:
+    """Help that reads as the docs write it: an argument in capitals (``INPUT``, no braces), a flag without a type.
+
+    typer writes a required argument ``{input}`` in the usage line and the type ``<bool>`` beside every flag
+    (``--json <bool>``, ``--help <bool>``); an option that takes a value keeps its type or its choices.
+    """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Return the parameters, with an argument's metavar in capitals and no metavar on a flag."""
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if isinstance(param, typer.core.TyperArgument) and param.metavar is None:
+                param.metavar = (param.name or "").upper()
+            elif isinstance(param, typer.core.TyperOption) and param.is_flag and param.metavar is None:
+                param.metavar = ""
+        return params
+
+
+class Command(_PlainHelp, typer.core.TyperCommand):
+    """A command of ``agentstats``: its help as :class:`_PlainHelp` writes it."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """Return the usage line's pieces: ``[OPTIONS] INPUT``, an optional argument in brackets."""
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, typer.core.TyperArgument):
+                name = param.display_name_raw if param.required else f"[{param.display_name_raw}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
+class CommandGroup(_PlainHelp, typer.core.TyperGroup):
     """The command group of ``agentstats``: a usage error is one line, ``error: ...``, and exit status 2.
 
     Click's own presentation (a usage line, a hint and a framed message) is kept for one case: ``agentstats`` alone,

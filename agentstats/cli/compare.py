@@ -33,6 +33,7 @@ from agentstats.cli.options import (
     out_dir_opt,
     parse_k,
 )
+from agentstats.intervals import DEFAULT_SEED
 
 
 def _split(text: str | None, runs: list[str], flag: str) -> list[str] | None:
@@ -61,7 +62,7 @@ def compare(
     = None,
     n_boot: NBootOpt = 2000,
     ci: CiOptions = CI_DEFAULT,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstraps and the fit.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstraps and the fit.")] = DEFAULT_SEED,
     bayes: Annotated[bool, typer.Option("--bayes/--no-bayes", help="Also fit the hierarchical model: posterior "
                                         "contrast and P(run > baseline).")] = True,
     draws: Annotated[int, typer.Option(min=1, help="--bayes: posterior draws per chain.")] = 1000,

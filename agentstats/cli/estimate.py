@@ -21,6 +21,7 @@ from agentstats.cli.options import (
     input_options,
     parse_k,
 )
+from agentstats.intervals import DEFAULT_SEED
 
 
 @input_options
@@ -31,7 +32,7 @@ def estimate(
     k: EstimateKOpt = None,
     n_boot: NBootOpt = 2000,
     ci: CiOptions = CI_DEFAULT,
-    seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = DEFAULT_SEED,
     paired: Annotated[
         bool,
         typer.Option("--paired", help="Compare every pair of agents on their shared tasks instead: paired "

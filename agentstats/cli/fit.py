@@ -24,7 +24,8 @@ from agentstats.cli.options import (
     input_options,
     parse_k,
 )
-from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL
+from agentstats.intervals import DEFAULT_SEED
+from agentstats.models.families.registry import DEFAULT_DISPERSION, DEFAULT_MODEL, check_population
 
 _DRAWS_HELP = ("Draws per chain (default at most 2000; 1500 when every agent has 250+ cells of 4+ trials; from 5000 "
                "cells on the fit stops at the first of 500, 750, ... draws where it has converged).")
@@ -44,7 +45,7 @@ def fit(
     tune: Annotated[int | None, typer.Option(min=1, help="Tuning steps per chain (default 1000; 300 with nutpie for "
                                              "those many-cell agents).")] = None,
     chains: Annotated[int, typer.Option(min=1, help="Chains.")] = 4,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the sampler and the posterior draws.")] = DEFAULT_SEED,
     target_accept: Annotated[float | None, typer.Option(help="NUTS target acceptance rate (default per model, "
                                                         "docs/models.md); raise it, e.g. to 0.99, on divergences.")]
     = None,
@@ -70,6 +71,10 @@ def fit(
     from agentstats.posterior import consistency, posterior_pass_k, predict_rerun, summarize_pass_k
 
     ks = parse_k(k)
+    try:  # before the input is read: a model without a task population cannot answer --population new
+        check_population(bayes_model, population, model_option="bayes_model")
+    except ValueError as exc:
+        raise fail(exc, EXIT_USAGE) from exc
     if judge_metric is not None and judge_calibration is None:
         raise fail(typer.BadParameter("--judge-metric needs --judge-calibration"), EXIT_USAGE)
     try:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail, open_store, say_skipped
-from agentstats.cli.options import InputOptions, StoreOpt, input_options, store_run_opt
+from agentstats.cli.options import ImportStoreOpt, InputOptions, input_options, store_run_opt
 
 __all__ = ["import_"]
 
@@ -19,9 +19,9 @@ def import_(
                                          dir_okay=True)],
     inputs: InputOptions,
     store_run: Annotated[str, store_run_opt("Name of the new run.")],
-    store: StoreOpt = Path("agentstats.duckdb"),
+    store: ImportStoreOpt = Path("agentstats.duckdb"),
     description: Annotated[str | None, typer.Option(help="Description stored on the run.")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeat for several).")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", metavar="TAG", help="A tag (repeat for several).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace a run of the same name.")] = False,
 ) -> None:
     """Import a trials file into the run store as a new run, in one transaction.

@@ -27,16 +27,26 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, overload
 
 import typer
 
-from agentstats._util.options import option_style
+from agentstats._util.options import COLUMN_KEYS, option_style
 from agentstats.cli.common import EXIT_USAGE, fail
-from agentstats.intervals import CI_KINDS, CI_PROB, CiKind, check_ci, check_k_reach, default_ks
+from agentstats.intervals import (
+    CI_KINDS,
+    CI_PROB,
+    DEFAULT_K_MAX,
+    DEFAULT_K_TEXT,
+    FIT_K_FACTOR,
+    CiKind,
+    check_ci,
+    check_k_reach,
+    default_ks,
+)
 from agentstats.intervals import parse_k as parse_k_spec
 from agentstats.models.families.registry import MODEL_NAMES, Dispersion
 
 __all__ = [
     "CI_DEFAULT",
-    "COLUMN_KEYS",
     "CiOptions",
+    "ImportStoreOpt",
     "InputOptions",
     "Judge",
     "Matcher",
@@ -112,8 +122,7 @@ SkipBadOpt = Annotated[
                  "changed since its manifest was written is refused anyway."),
 ]
 #: The one default k of every command, said the same way in each command's --k help (agentstats.intervals.default_ks).
-_DEFAULT_K_HELP = ("Default: 1 .. the median trials per task, at most 8 and at most what every agent reaches; tasks "
-                   "with fewer than k trials drop out at that k and are listed.")
+_DEFAULT_K_HELP = f"Default: {DEFAULT_K_TEXT}; tasks with fewer than k trials drop out at that k and are listed."
 EstimateKOpt = Annotated[
     str | None,
     typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8', each at most the largest trials per task (the "
@@ -122,13 +131,15 @@ EstimateKOpt = Annotated[
 FitKOpt = Annotated[
     str | None,
     typer.Option("--k", help="k values: '1,2,4', '1..8' or '1..3,8'; beyond an agent's trials the model extrapolates "
-                 "(the share of tasks with fewer trials is reported), up to 10 x the largest trials per task (or 8). "
+                 f"(the share of tasks with fewer trials is reported), up to {FIT_K_FACTOR} x the largest trials per "
+                 f"task (or {DEFAULT_K_MAX}). "
                  + _DEFAULT_K_HELP),
 ]
 ReportKOpt = Annotated[
     str | None,
-    typer.Option("--k", help="k values of every table, the Bayesian ones included (its curves go on to k = 8 at "
-                 "least): '1,2,4', '1..8' or '1..3,8'; k <= n, as in estimate. " + _DEFAULT_K_HELP),
+    typer.Option("--k", help="k values of every table, the Bayesian ones included (its curves go on to k = "
+                 f"{DEFAULT_K_MAX} at least, -p k_max_bayes): '1,2,4', '1..8' or '1..3,8'; k <= n, as in estimate. "
+                 + _DEFAULT_K_HELP),
 ]
 CiProbOpt = Annotated[float, typer.Option("--ci-prob", help="Probability of every interval, in (0, 1).")]
 CiKindOpt = Annotated[
@@ -221,9 +232,12 @@ MetricsLevelOpt = Annotated[
     MetricLevel | None,
     typer.Option("--metrics-level", help="Compute every metric that supports it at this level (default: its own)."),
 ]
-StoreOpt = Annotated[
-    Path, typer.Option("--store", "-s", help="The run store (a DuckDB file; created by import when absent).")
-]
+#: The run store a command reads (``runs``): it must exist (``agentstats import`` creates one).
+StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to read (a DuckDB file written by "
+                                        "agentstats import).")]
+#: The run store ``agentstats import`` writes to: created when absent.
+ImportStoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to write to (a DuckDB file; "
+                                              "created when absent).")]
 RequireToolsOpt = Annotated[
     bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
 ]
@@ -347,10 +361,6 @@ def check_output_path(path: Path | None, flag: str, *, folder: bool = False, mak
 
 
 # ------------------------------------------------------------------------------------------------ option groups
-#: ``--columns`` keys and the loader options they set.
-COLUMN_KEYS = {"agent": "agent_col", "task": "task_col", "success": "success_col"}
-
-
 def parse_columns(text: str | None) -> dict[str, str]:
     """Read ``--columns agent=COL,task=COL,success=COL`` into loader options (``agent_col`` ...).
 

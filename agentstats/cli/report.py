@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentstats._util.options import option_style
+from agentstats._util.options import LOADER_FLAGS, option_style
 from agentstats.cli.common import (
     EXIT_DIAGNOSTICS,
     EXIT_UNAVAILABLE,
@@ -32,14 +32,27 @@ from agentstats.cli.options import (
     out_dir_opt,
     parse_k,
 )
-from agentstats.report.params import ReportParameterError, ReportParams, parse_assignments, value_text
+from agentstats.report.params import (
+    ReportParameterError,
+    ReportParams,
+    check_bayes_model,
+    parse_assignments,
+    value_text,
+)
 
 
 def _opt(field: str) -> Any:
-    """Make the typer option of a :class:`ReportParams` field: its flag and help text from the model."""
+    """Make the typer option of a :class:`ReportParams` field: its flag, help text and choices from the model.
+
+    The choices are shown as ``<a|b>`` (typer's form for a choice) and checked by the model (a value outside them
+    exits 2 naming the flag); the model is named ``MODEL``, as ``agentstats fit --bayes-model`` names it, its help
+    listing the names.
+    """
     flag = ReportParams.flag_of(field)
     assert flag is not None, field
-    return typer.Option(flag, help=ReportParams.help(field))
+    choices = ReportParams.choices(field)
+    metavar = "MODEL" if field == "bayes_model" else f"<{'|'.join(choices)}>" if choices else None
+    return typer.Option(flag, help=ReportParams.help(field), metavar=metavar)
 
 
 def _assignments_help() -> str:
@@ -53,7 +66,7 @@ def _assignments_help() -> str:
 _OPEN = [n for n in ReportParams.model_fields if ReportParams.flag_of(n) is None and n != "input_path"]
 #: How an error message names each field: its flag, or ``-p NAME``.
 _NAMES = {n: ReportParams.flag_of(n) or f"-p {n}" for n in ReportParams.model_fields}
-_NAMES.update(run_bayes="--bayes", loader_options="--agent/--columns/--agents/--run/--skip-bad", input_path="INPUT")
+_NAMES.update(run_bayes="--bayes", loader_options="/".join(dict.fromkeys(LOADER_FLAGS.values())), input_path="INPUT")
 #: How a library message names a parameter given with -p (agentstats._util.options.option_name).
 _SPELLINGS = {n: f"-p {n}=VALUE" for n in _OPEN}
 
@@ -114,6 +127,7 @@ def report(
         values.update(parse_assignments(param or []))
         with option_style("cli", _SPELLINGS):
             params = resolve_calibration(ReportParams.validated(values, names=_NAMES))
+            check_bayes_model(params)  # a model the Bayesian section cannot report, before the input is read
         data = load_input(params)  # the input is read here: a bad file exits 2, --skip-bad lists what it skipped
         say_skipped(data.skipped, input)
         check_k_values(params, data, source=str(input))  # k beyond the trials, as estimate

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, command, console, fail, open_store
+from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, Command, CommandGroup, command, console, fail, open_store
 from agentstats.cli.options import JsonOpt, StoreOpt, check_output_path, out_file_opt
 
 __all__ = ["runs_app"]
@@ -15,6 +15,7 @@ __all__ = ["runs_app"]
 RunArg = Annotated[str, typer.Argument(help="Run name.")]
 
 runs_app = typer.Typer(
+    cls=CommandGroup,
     help="List, show, export and delete the runs of a run store (DuckDB file).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -96,4 +97,4 @@ def runs_delete(
 
 
 for _cmd, _name in ((runs_list, "list"), (runs_show, "show"), (runs_export, "export"), (runs_delete, "delete")):
-    runs_app.command(name=_name)(command(_cmd))
+    runs_app.command(name=_name, cls=Command)(command(_cmd))

@@ -85,9 +85,9 @@ def score(
     except ValueError as exc:
         raise fail(exc, EXIT_USAGE) from exc
     trials = load_trials(input, inputs.format, inputs.loader_options())
-    known = read_only_tools(trials)
-    ro = frozenset() if read_only is None else known if read_only.strip().lower() == "auto" else frozenset(
-        n.strip() for n in read_only.split(",") if n.strip())
+    auto = read_only is not None and read_only.strip().lower() == "auto"
+    named = None if read_only is None or auto else frozenset(n.strip() for n in read_only.split(",") if n.strip())
+    ro = read_only_tools(trials) if auto else named or frozenset()
     instructor, level = logging.getLogger("instructor"), logging.getLogger("instructor").level
     instructor.setLevel(logging.CRITICAL)  # a failed attempt retried later is no error; failures left are counted
     try:
@@ -96,7 +96,8 @@ def score(
                                   require_tools=require_tools, prefer_benchmark=prefer_benchmark, matcher=matcher,
                                   read_only=ro, progress=progress)
         frame = tool_scores_frame(trials, tool_threshold=tool_threshold, read_only=ro)
-        readings = tool_readings(trials, ro or known, tool_threshold=tool_threshold)
+        # the second reading: the tools named with --read-only, else those the trials mark (labelled so)
+        readings = tool_readings(trials, named, tool_threshold=tool_threshold)
     except JudgeConfigError as exc:  # the endpoint refused the key (JudgeAuthError): fix the setup, not the data
         raise fail(exc, EXIT_USAGE) from exc
     except Exception as exc:

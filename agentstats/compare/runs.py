@@ -41,7 +41,7 @@ import pandas as pd
 from agentstats._util.markup import md_text
 from agentstats._util.options import option_name, option_text
 from agentstats.estimators.paired import paired_pass_k
-from agentstats.intervals import CI_PROB, default_ks
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, default_ks
 from agentstats.io.loaders import load_counts, load_trials
 from agentstats.io.readers.tau_bench import agent_from_filename
 from agentstats.metrics.base import Metric, RecordValues
@@ -416,7 +416,7 @@ def compare_runs(
     k: int | Iterable[int] | None = None,
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
     bayes: bool = False,
     fit_options: dict[str, Any] | None = None,
     run_options: Sequence[dict[str, Any] | None] | None = None,

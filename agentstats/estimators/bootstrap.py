@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, check_ci
 
 __all__ = ["clopper_pearson_interval"]
 
@@ -106,15 +106,14 @@ def clopper_pearson_interval(
     """
     m = np.asarray(mean, dtype=np.float64)
     t = np.asarray(n_obs, dtype=np.float64)
-    if not 0.0 < float(ci_prob) < 1.0:
-        raise ValueError(f"clopper_pearson_interval: ci_prob must be in (0, 1), got {ci_prob!r}")
+    prob, _ = check_ci(ci_prob, "eti", "clopper_pearson_interval")
     if np.any(~np.isfinite(m) | (m < 0.0) | (m > 1.0)):
         raise ValueError("clopper_pearson_interval: mean must lie in [0, 1]")
     if np.any(~(t > 0.0)):
         raise ValueError("clopper_pearson_interval: n_obs must be > 0")
     m, t = np.broadcast_arrays(m, t)
     x = m * t
-    tail = (1.0 - float(ci_prob)) / 2.0
+    tail = (1.0 - prob) / 2.0
     with np.errstate(invalid="ignore", divide="ignore"):
         lo = np.where(x > 0.0, stats.beta.ppf(tail, np.maximum(x, 1e-300), t - x + 1.0), 0.0)
         hi = np.where(x < t, stats.beta.isf(tail, x + 1.0, np.maximum(t - x, 1e-300)), 1.0)

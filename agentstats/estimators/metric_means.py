@@ -28,7 +28,7 @@ import pandas as pd
 
 from agentstats.estimators.dirichlet import mean_draws, summarize
 from agentstats.estimators.suite import suite_pass_k
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.records.counts import metric_counts
 
 __all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
@@ -38,7 +38,7 @@ _COLUMNS = ["agent", "metric", "group", "method", "level", "n_tasks", "n_values"
 
 
 def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_strength: float = 2.0,
-                      n_draws: int = 4000, random_seed: int = 0) -> pd.DataFrame:
+                      n_draws: int = 4000, random_seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """Posterior mean with credible interval, and share of trials passing, per agent and metric.
 
     Parameters
@@ -68,8 +68,7 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_st
     ValueError
         For ``ci_prob`` outside (0, 1), a negative ``prior_strength`` or ``n_draws < 1``.
     """
-    if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob}")
+    ci_prob, _ = check_ci(ci_prob, "eti", "summarize_metrics")
     if prior_strength < 0 or n_draws < 1:
         raise ValueError("prior_strength must be >= 0 and n_draws >= 1")
     defs = frame.attrs.get("metrics", {})

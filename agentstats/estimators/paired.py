@@ -42,7 +42,7 @@ from agentstats.estimators.bootstrap import (
 )
 from agentstats.estimators.suite import k_groups, resample_rng
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
-from agentstats.intervals import CI_PROB, CiKind, check_ci, check_ks, resolve_random_seed
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, CiKind, check_ci, check_ks, resolve_random_seed
 from agentstats.records.counts import validate_counts
 
 __all__ = ["PAIRED_COLUMNS", "paired_pass_k", "paired_pass_k_table"]
@@ -68,7 +68,7 @@ def paired_pass_k(
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
     ci_kind: CiKind = "eti",
-    random_seed: int | np.random.Generator | None = 0,
+    random_seed: int | np.random.Generator | None = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Paired difference ``agent_a - agent_b`` in suite pass@k and pass^k, with a paired bootstrap interval.
 
@@ -151,7 +151,7 @@ def paired_pass_k_table(
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
     ci_kind: CiKind = "eti",
-    random_seed: int | np.random.Generator | None = 0,
+    random_seed: int | np.random.Generator | None = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Paired differences for every pair of agents, each pair once (``agent_a`` listed before ``agent_b``).
 

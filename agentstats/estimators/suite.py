@@ -41,7 +41,7 @@ from agentstats.estimators.bootstrap import (
     percentile_interval,
 )
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
-from agentstats.intervals import CI_PROB, CiKind, check_ci, check_ks, resolve_random_seed
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, CiKind, check_ci, check_ks, resolve_random_seed
 from agentstats.records.counts import validate_counts
 
 __all__ = ["SUITE_COLUMNS", "excluded_tasks", "suite_pass_k"]
@@ -118,7 +118,7 @@ def suite_pass_k(
     n_boot: int = 2000,
     ci_prob: float = CI_PROB,
     ci_kind: CiKind = "eti",
-    random_seed: int | np.random.Generator | None = 0,
+    random_seed: int | np.random.Generator | None = DEFAULT_SEED,
 ) -> pd.DataFrame:
     """Per-agent suite pass@k and pass^k: mean over tasks of the per-task unbiased values, with uncertainty.
 

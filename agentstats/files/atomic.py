@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, overload
 
-__all__ = ["append_line", "atomic_path", "atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["append_line", "atomic_dir", "atomic_path", "atomic_write", "atomic_write_bytes", "atomic_write_text"]
 
 
 @overload
@@ -161,4 +161,44 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path`` for a writer of a folder (a Zarr store); it becomes ``path`` at the end.
+
+    On a clean exit every file written is ``fsync``-ed and the folder is renamed to ``path`` (one ``rename`` on one
+    file system: ``path`` appears complete or not at all); on an exception the folder is removed and nothing is left
+    at ``path``. A folder is never written over: ``path`` must not exist.
+
+    Raises
+    ------
+    FileExistsError
+        When ``path`` exists (before anything is written, or when it appeared meanwhile: then the new folder is
+        removed).
+    OSError
+        When the directory is not writable or the disk is full.
+    """
+    import shutil
+
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        for folder, _dirs, files in os.walk(tmp):
+            for name in files:
+                fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        os.chmod(tmp, 0o777 & ~_umask())
+        if path.exists():  # rename would put an empty folder's place, or fail on a full one: refuse both alike
+            raise FileExistsError(f"{path} exists")
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

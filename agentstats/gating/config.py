@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentstats.intervals import CI_PROB
+from agentstats.intervals import CI_PROB, DEFAULT_SEED
 
 __all__ = [
     "DecisionProbabilities",
@@ -234,7 +234,7 @@ class GateConfig(_Strict):
     prior_strength: float = Field(default=2.0, gt=0)
     ci_prob: Probability = CI_PROB
     n_draws: int = Field(default=4000, ge=500, le=200_000)
-    random_seed: int = Field(default=0, ge=0)
+    random_seed: int = Field(default=DEFAULT_SEED, ge=0)
 
     @field_validator("regression_tolerance")
     @classmethod

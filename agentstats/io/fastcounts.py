@@ -25,7 +25,7 @@ import pandas as pd
 from agentstats.files.sniff import open_binary
 from agentstats.io.agents import AgentSelection
 from agentstats.records.counts import counts_from_codes
-from agentstats.records.trial import CODE_UNSCORED, REWARD_TOL, Status, outcome_codes
+from agentstats.records.trial import CODE_UNSCORED, Status, outcome_codes, outcome_conflicts
 
 __all__ = ["batch_codes", "jsonl_counts"]
 
@@ -134,13 +134,8 @@ def _batch_outcomes(batch: Any) -> np.ndarray | None:
     has_reward = reward_col.is_valid().to_numpy(zero_copy_only=False)
     if not np.all(np.isfinite(reward[has_reward])):
         return None
-    succ_col = batch.column("success")
-    succ_valid = succ_col.is_valid().to_numpy(zero_copy_only=False)
-    success = succ_col.fill_null(False).to_numpy(zero_copy_only=False)
-    r_one = has_reward & (np.abs(reward - 1.0) <= REWARD_TOL)
-    r_zero = has_reward & (np.abs(reward) <= REWARD_TOL)
-    if np.any(succ_valid & has_reward & ((success & r_zero) | (~success & r_one))):
-        return None  # a contradiction: the full reader names it
+    if np.any(outcome_conflicts(batch.column("success").to_numpy(zero_copy_only=False), reward)):
+        return None  # a contradiction (the one rule of records.trial): the full reader names it
     outcome = batch_codes(batch)
     if np.any(outcome == CODE_UNSCORED):
         return None  # unscored trials: the full reader names them, with hints

@@ -25,7 +25,7 @@ from agentstats.io.fastcounts import jsonl_counts
 from agentstats.io.registry import register_format
 from agentstats.records.counts import _unscored_message, counts_from_codes
 from agentstats.records.problems import OnError, ProblemLog, json_error_text
-from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, REWARD_TOL, Trial, outcome_field_hints
+from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, Trial, outcome_conflict, outcome_field_hints
 
 __all__ = [
     "TrialTally",
@@ -35,7 +35,6 @@ __all__ = [
     "iter_jsonl",
     "iter_jsonl_trials",
     "jsonl_file_counts",
-    "outcome_conflict",
     "parse_json_line",
     "read_json_trials",
     "read_jsonl_trials",
@@ -337,26 +336,6 @@ def _recode(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]
         return codes, []
     present, inverse = np.unique(codes, return_inverse=True)
     return inverse.astype(np.int64), [names[i] for i in present]
-
-
-def outcome_conflict(t: Trial) -> str | None:
-    """Say why a trial's ``success`` contradicts its ``reward``, or return ``None`` when they agree.
-
-    A contradiction is ``success: true`` with reward 0, or ``success: false`` with reward 1 (each within
-    :data:`agentstats.records.trial.REWARD_TOL`). A partial reward (strictly between 0 and 1) contradicts nothing: it
-    is a separate metric. Trials written by :func:`agentstats.scoring.score_trials` (marked ``scoring_source``)
-    hold the scored ``success`` beside the benchmark's ``reward`` on purpose and are not checked.
-    """
-    if t.success is None or t.reward is None or "scoring_source" in (t.__pydantic_extra__ or {}):
-        return None
-    is_one = abs(t.reward - 1.0) <= REWARD_TOL
-    is_zero = abs(t.reward) <= REWARD_TOL
-    if (t.success and is_zero) or (not t.success and is_one):
-        return (
-            f"success is {str(t.success).lower()} but reward is {t.reward:g}: the two contradict each other "
-            "(reward 1 is a success, 0 a failure); drop one or make them agree"
-        )
-    return None
 
 
 def read_jsonl_trials(path: str | os.PathLike, log: ProblemLog) -> list[Trial]:

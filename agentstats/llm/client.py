@@ -47,7 +47,7 @@ from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache, cache_key
 from agentstats.llm.endpoint import Endpoint, LLMConfigError
 from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
-from agentstats.llm.transport import AUTH_KINDS, Exchange, Session, backoff_s, classify, unwrap
+from agentstats.llm.transport import AUTH_KINDS, Exchange, InvalidOutput, Session, backoff_s, classify, unwrap
 
 __all__ = ["CallError", "CallResult", "LLMClient"]
 
@@ -181,7 +181,8 @@ class LLMClient:
                    response_model: type[BaseModel] | None = None, max_retries: int = 0,
                    context: dict[str, Any] | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
                    mode: Any = None, extra_body: Mapping[str, Any] | None = None, session: Session | None = None,
-                   keep_retrying: Callable[[], bool] | None = None) -> Exchange:
+                   keep_retrying: Callable[[], bool] | None = None,
+                   parse: Callable[[str | None], Any] | None = None) -> Exchange:
         """Send one chat call with retries; nothing cached, nothing budgeted. Failures are returned, not raised.
 
         Parameters
@@ -194,7 +195,8 @@ class LLMClient:
         response_model : pydantic model class, optional
             Structured output through instructor; None: a plain completion (:attr:`Exchange.text`).
         max_retries : int
-            instructor re-asks after output that does not validate.
+            Re-asks after output that does not validate: instructor's for a ``response_model``, the same request
+            sent again for a plain call with ``parse``.
         context : dict, optional
             instructor validation context.
         tools : list of dict, optional
@@ -208,6 +210,10 @@ class LLMClient:
             The HTTP clients to use (default: this client's, closed by :meth:`aclose`).
         keep_retrying : callable, optional
             Asked before each retry; False stops retrying (a batch whose breaker opened).
+        parse : callable, optional
+            A plain call's validator: ``parse(text)`` returns the value (kept in :attr:`Exchange.parsed`) or None
+            for output to re-ask (a classifier's ``Yes`` / ``No``); after ``max_retries`` re-asks the call fails
+            with :class:`~agentstats.llm.transport.InvalidOutput` (kind ``invalid_output``, every reply kept).
 
         Returns
         -------
@@ -230,15 +236,24 @@ class LLMClient:
                 extra["extra_body"] = dict(extra_body)
 
             async def once() -> None:
-                self._sent(ex)
-                resp = await client.chat.completions.create(model=ep.model, messages=list(messages),
-                                                            temperature=temperature, **extra)
-                ex.count_usage(resp)
-                if resp.choices:
-                    message = resp.choices[0].message
-                    ex.text = message.content
-                    ex.tool_calls = _reply_tool_calls(message) if tools else None
-                    ex.answered = True
+                replies: list[str | None] = []
+                for _ask in range(1 + (max_retries if parse is not None else 0)):
+                    self._sent(ex)
+                    resp = await client.chat.completions.create(model=ep.model, messages=list(messages),
+                                                                temperature=temperature, **extra)
+                    ex.count_usage(resp)
+                    if resp.choices:
+                        message = resp.choices[0].message
+                        ex.text = message.content
+                        ex.tool_calls = _reply_tool_calls(message) if tools else None
+                        ex.answered = True
+                    if parse is None:
+                        return
+                    ex.parsed = parse(ex.text) if resp.choices else None
+                    if ex.parsed is not None:
+                        return
+                    replies.append(ex.text)
+                raise InvalidOutput(f"{len(replies)} replies did not validate: {replies!r}", replies)
         else:
             import instructor
             from instructor.core.hooks import Hooks

@@ -28,6 +28,7 @@ from agentstats.llm.pricing import cost_usd
 __all__ = [
     "AUTH_KINDS",
     "Exchange",
+    "InvalidOutput",
     "Session",
     "backoff_s",
     "classify",
@@ -80,6 +81,20 @@ def backoff_s(attempt: int, exc: BaseException | None, ep: Endpoint, rng: random
     return rng.uniform(0.0, min(ep.backoff_max_s, ep.backoff_base_s * 2 ** (attempt - 1)))
 
 
+class InvalidOutput(ValueError):
+    """A plain reply that did not parse after every re-ask (:meth:`agentstats.llm.client.LLMClient.send` ``parse=``).
+
+    Attributes
+    ----------
+    replies : list of str or None
+        Every reply, in order.
+    """
+
+    def __init__(self, message: str, replies: list[str | None]):
+        super().__init__(message)
+        self.replies = replies
+
+
 def classify(exc: BaseException) -> tuple[str, bool]:
     """``(error_kind, retryable)`` for an exception raised by one attempt of a call."""
     import openai
@@ -100,7 +115,7 @@ def classify(exc: BaseException) -> tuple[str, bool]:
         return f"http_{code}", False
     if isinstance(exc, (IncompleteOutputException, openai.LengthFinishReasonError)):
         return "truncated", True
-    if isinstance(exc, InstructorRetryException):
+    if isinstance(exc, (InstructorRetryException, InvalidOutput)):
         return "invalid_output", False
     if isinstance(exc, openai.APIResponseValidationError):
         return "invalid_output", False

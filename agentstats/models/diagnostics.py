@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from agentstats.intervals import CI_PROB, check_ci
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.models._rank_diagnostics import rank_diagnostics
 from agentstats.models.data import CountsData, align_counts
 from agentstats.models.families.base import BuildInfo, ModelFamily
@@ -341,7 +341,7 @@ def posterior_predictive_cells(
     counts: pd.DataFrame | None = None,
     *,
     n_draws: int | None = 500,
-    random_seed: int = 0,
+    random_seed: int = DEFAULT_SEED,
     ci_prob: float = CI_PROB,
 ) -> PPCResult:
     """Posterior predictive check of per-cell success counts, targeting the per-cell spread.

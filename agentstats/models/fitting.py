@@ -23,7 +23,7 @@ import pymc as pm
 import xarray as xr
 
 from agentstats.calibration.judge_error import JudgeError
-from agentstats.intervals import resolve_random_seed
+from agentstats.intervals import DEFAULT_SEED, resolve_random_seed
 from agentstats.models.data import CountsData, prepare_counts
 from agentstats.models.diagnostics import warn_if_not_converged
 from agentstats.models.families.base import BuildInfo, ModelFamily
@@ -64,7 +64,7 @@ def fit(
     model: str | ModelFamily = DEFAULT_MODEL,
     *,
     dispersion: str | None = None,
-    random_seed: int | np.random.Generator | None = None,
+    random_seed: int | np.random.Generator | None = DEFAULT_SEED,
     config: SamplerConfig | None = None,
     priors: Priors | Mapping[str, float] | None = None,
     parameterization: dict[str, str] | None = None,
@@ -88,9 +88,10 @@ def fit(
         ``no_pooling`` (drawn exactly, ``sampler="exact"``).
     dispersion : {"agent", "shared"}, optional
         Within-cell dispersion per agent (default) or shared by all agents.
-    random_seed : int or numpy.random.Generator, optional
-        Seed; the same seed, data and sampler give the same draws (up to rounding in compiled code). A Generator
-        gives one integer seed from it, None one from OS entropy (:func:`agentstats.intervals.resolve_random_seed`);
+    random_seed : int, numpy.random.Generator or None
+        Seed, default :data:`agentstats.intervals.DEFAULT_SEED` (0, as the command line's ``--seed``); the same seed,
+        data and sampler give the same draws (up to rounding in compiled code). A Generator gives one integer seed
+        from it, None one from OS entropy (:func:`agentstats.intervals.resolve_random_seed`);
         the seed used is ``fit.random_seed``.
     config : SamplerConfig, optional
         Sampler, draws, tune, chains, target_accept, cores, progress bar. Keyword arguments named like its fields

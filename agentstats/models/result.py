@@ -36,7 +36,8 @@ import pandas as pd
 import xarray as xr
 
 from agentstats.calibration.judge_error import JudgeError
-from agentstats.intervals import CI_PROB
+from agentstats.files.atomic import atomic_dir
+from agentstats.intervals import CI_PROB, DEFAULT_SEED
 from agentstats.models.data import CountsData, counts_dataset, counts_from_dataset
 from agentstats.models.diagnostics import Diagnostics, PPCResult, diagnose, posterior_predictive_cells
 from agentstats.models.families.base import BuildInfo, ModelFamily
@@ -243,6 +244,10 @@ class Fit:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the fit to ``path`` as a Zarr store (a folder; ``xarray.DataTree.to_zarr``), replacing none.
 
+        The store is written to a temporary folder beside ``path`` and renamed into place when complete
+        (:func:`agentstats.files.atomic.atomic_dir`): a failure or an interrupt while writing leaves nothing at
+        ``path``, never a partial fit.
+
         Raises
         ------
         FileExistsError
@@ -250,7 +255,8 @@ class Fit:
         """
         if os.path.exists(path):
             raise FileExistsError(f"{os.fspath(path)} exists; give a new path for the fit")
-        self.idata.to_zarr(os.fspath(path), consolidated=False)
+        with atomic_dir(path) as tmp:
+            self.idata.to_zarr(os.fspath(tmp), consolidated=False, mode="w")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Fit:
@@ -294,7 +300,7 @@ class Fit:
         return self._cache["diagnostics"]
 
     def ppc(
-        self, counts: pd.DataFrame | None = None, *, n_draws: int | None = 500, random_seed: int = 0,
+        self, counts: pd.DataFrame | None = None, *, n_draws: int | None = 500, random_seed: int = DEFAULT_SEED,
         ci_prob: float = CI_PROB,
     ) -> PPCResult:
         """Check per-cell counts against the posterior predictive.

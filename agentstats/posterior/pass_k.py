@@ -12,6 +12,7 @@ import xarray as xr
 from agentstats.intervals import CI_PROB, CiKind, as_ks, check_ci
 from agentstats.models.data import CountsData
 from agentstats.models.families.base import GH_NODES
+from agentstats.models.families.registry import check_population
 from agentstats.models.result import Fit
 from agentstats.posterior._common import NEW_TASK_STREAM, Population, as_fit, interval
 
@@ -136,9 +137,7 @@ def posterior_pass_k(
             hat /= n_used[None, None, :, None]
             at = 1.0 - miss / n_used[None, None, :, None]
     elif population == "new":
-        if not family.supports_new_tasks:
-            raise ValueError(f"population='new' needs the hierarchical hyperparameters (mu, sigma_task); the "
-                             f"{family.name} model has none")
+        check_population(family, population)
         hat, at = family.new_task_pass_k(post, ks, data.shape[1], fit.rng(NEW_TASK_STREAM), n_nodes)
     else:
         raise ValueError(f"population must be 'observed' or 'new', got {population!r}")

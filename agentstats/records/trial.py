@@ -15,6 +15,10 @@ The outcome of a trial (:meth:`Trial.outcome`) follows the conventions of ``docs
   stay available as a separate metric;
 * neither given -> ``None`` (unscored: run :func:`agentstats.scoring.score_trials` first).
 
+A ``success`` that contradicts the ``reward`` (true with reward 0, false with reward 1, within ``REWARD_TOL``) is a
+problem of the record, not an outcome: :func:`outcome_conflict` names it, :func:`outcome_conflicts` finds it over
+arrays (the readers refuse such a record; a partial reward contradicts nothing).
+
 The same rule over arrays is :func:`outcome_codes` (pyarrow's columns, a store's rows); every array and every SQL
 statement codes the outcomes with :data:`OUTCOME_CODE` (failure 0, success 1, missing 2; unscored -1). Readers
 whose source marks some records as errors give them the status :func:`check_error_status` accepts.
@@ -54,6 +58,8 @@ __all__ = [
     "Usage",
     "check_error_status",
     "outcome_codes",
+    "outcome_conflict",
+    "outcome_conflicts",
     "outcome_field_hints",
     "outcome_of",
 ]
@@ -352,6 +358,61 @@ def outcome_codes(status: Any, success: Any, reward: Any, judge_missing: Any = N
     out[st == Status.agent_error.value] = CODE_FAILURE
     out[st == Status.infra_error.value] = CODE_MISSING
     return out
+
+
+def _contradicts(success: bool, reward: float) -> bool:
+    """Say whether ``success`` contradicts ``reward``: true with reward 0, or false with reward 1 (module docstring)."""
+    return abs(reward - (0.0 if success else 1.0)) <= REWARD_TOL
+
+
+def outcome_conflict(t: Trial) -> str | None:
+    """Say why a trial's ``success`` contradicts its ``reward``, or return ``None`` when they agree.
+
+    A contradiction is ``success: true`` with reward 0, or ``success: false`` with reward 1 (each within
+    :data:`REWARD_TOL`). A partial reward (strictly between 0 and 1) contradicts nothing: it is a separate metric.
+    Trials written by :func:`agentstats.scoring.score_trials` (marked ``scoring_source``) hold the scored
+    ``success`` beside the benchmark's ``reward`` on purpose and are not checked. :func:`outcome_conflicts` is the
+    same rule over arrays.
+
+    Returns
+    -------
+    str or None
+        The problem, naming both fields and what to do.
+    """
+    if t.success is None or t.reward is None or "scoring_source" in (t.__pydantic_extra__ or {}):
+        return None
+    if not _contradicts(bool(t.success), float(t.reward)):
+        return None
+    return (
+        f"success is {str(t.success).lower()} but reward is {t.reward:g}: the two contradict each other "
+        "(reward 1 is a success, 0 a failure); drop one or make them agree"
+    )
+
+
+def outcome_conflicts(success: Any, reward: Any) -> np.ndarray:
+    """Apply the rule of :func:`outcome_conflict` to columns of trials at once (no ``scoring_source`` exemption).
+
+    Parameters
+    ----------
+    success : array-like, shape (m,)
+        ``True``/``False`` (or 1/0); not given: ``None`` or NaN.
+    reward : array-like of float, shape (m,)
+        Not given: NaN or ``None``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (m,)
+        True where both are given and contradict each other.
+
+    Raises
+    ------
+    ValueError
+        When the columns differ in length.
+    """
+    s_val, s_given = _given_column(success, len(np.asarray(success, dtype=object).ravel()))
+    r_val, r_given = _given_column(reward, len(s_val))
+    target = np.where(s_val != 0, 0.0, 1.0)  # the reward that contradicts: 0 for a success, 1 for a failure
+    return s_given & r_given & (np.abs(r_val - target) <= REWARD_TOL)
 
 
 def _given_column(values: Any, m: int) -> tuple[np.ndarray, np.ndarray]:

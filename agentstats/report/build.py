@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentstats.report.inputs import ReportInputError, load_input, read_calibration, report_judge, scores_trials
-from agentstats.report.params import CompareParams, ReportParams
+from agentstats.report.params import CompareParams, ReportParams, check_bayes_model
 from agentstats.report.verdict import FitVerdict
 
 if TYPE_CHECKING:
@@ -319,6 +319,7 @@ def build_report(params: ReportParams) -> ReportData:
     from agentstats.estimators import paired_pass_k_table, suite_pass_k
     from agentstats.intervals import default_ks
 
+    check_bayes_model(params)  # a model the Bayesian section cannot report: refused before the input is read
     data = load_input(params)
     scoring_result, counts = _score(params, data)
     ks = list(params.k_values or default_ks(counts))

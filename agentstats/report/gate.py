@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agentstats._util.markup import md_text
+from agentstats.intervals import CI_PROB, ci_percent
 from agentstats.records.decision import is_decision_record
 from agentstats.report.notebook import ReportPaths, packaged_template, run_report
 
@@ -300,10 +301,10 @@ def decision_markdown(view: RunView) -> str:
                      f"Cost of the run: ${float(r.get('cost_usd') or 0):.4f}.")
     elif view.log:
         lines.append(f"Iteration {it} of a loop that has not stopped (no result.json yet).")
-    ci = rec.get("config", {}).get("ci_prob", 0.95)
+    ci = rec.get("config", {}).get("ci_prob", CI_PROB)  # the gate's default when a record predates the field
     lines.append("")
     lines.append(f"Against the baseline ({rec.get('pairing', {}).get('n_paired', 0)} paired examples; "
-                 f"{ci:.0%} credible intervals):")
+                 f"{ci_percent(ci)} credible intervals):")
     lines.append("")
     lines.extend(f"* {md_text(reason)}" for reason in rec.get("reasons", []))
     trig = view.triggers()

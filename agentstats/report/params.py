@@ -22,22 +22,23 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
-from agentstats.intervals import CI_PROB, check_ci, parse_k
+from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS, option_name, option_text
+from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, DEFAULT_SEED, check_ci, parse_k
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
 __all__ = [
     "EXAMPLE_INPUT",
-    "LOADER_KEYS",
     "CompareParams",
     "NotebookParams",
     "ReportParameterError",
     "ReportParams",
+    "check_bayes_model",
     "example_input",
     "parse_assignments",
     "value_text",
@@ -47,8 +48,6 @@ __all__ = [
 #: checkout). The report notebook's is None: the example shipped with the package (:func:`example_input`), found from
 #: any folder the notebook runs in.
 EXAMPLE_INPUT = "../data/example_trials.jsonl"
-#: Keyword arguments of :func:`agentstats.load` a report passes on (``loader_options``).
-LOADER_KEYS = ("agent", "agent_col", "task_col", "success_col", "agents", "run", "on_error")
 #: Bootstrap resamples: 0 (none) or at least this many (as :func:`agentstats.estimators.suite_pass_k`).
 _MIN_N_BOOT = 100
 
@@ -136,6 +135,18 @@ class NotebookParams(BaseModel):
     def help(cls, name: str) -> str:
         """Return the help text of field ``name``."""
         return str(cls.model_fields[name].description or "")
+
+    @classmethod
+    def choices(cls, name: str) -> tuple[str, ...] | None:
+        """Return the values field ``name`` takes when they are a fixed list: a ``Literal``'s, or the model names."""
+        if name == "bayes_model" and name in cls.model_fields:
+            return MODEL_NAMES
+        annotation = cls.model_fields[name].annotation
+        args = tuple(a for a in get_args(annotation) if a is not type(None))
+        if get_origin(annotation) is Literal:
+            return tuple(str(a) for a in args)
+        literal = [a for a in args if get_origin(a) is Literal]  # Literal[...] | None
+        return tuple(str(v) for v in get_args(literal[0])) if literal else None
 
     @classmethod
     def flag_of(cls, name: str) -> str | None:
@@ -418,20 +429,21 @@ class ReportParams(NotebookParams):
                               json_schema_extra=_flag("--format"))
     loader_options: dict[str, Any] = Field(
         default_factory=dict,
-        description="Loader options (agent, agent_col, task_col, success_col, agents, run, on_error). As "
-        "agentstats.load takes them; the command line's --agent, --columns, --agents, --run and --skip-bad.",
-        json_schema_extra=_flag("--agent, --columns, --agents, --run, --skip-bad"),
+        description=f"Loader options ({', '.join(LOADER_KEYS)}). As agentstats.load takes them; the command "
+        f"line's {', '.join(dict.fromkeys(LOADER_FLAGS.values()))}.",
+        json_schema_extra=_flag(", ".join(dict.fromkeys(LOADER_FLAGS.values()))),
     )
     k_values: list[int] | None = Field(
         None,
-        description="k of the report's tables; None: 1..the median trials per task, at most 8. The Bayesian ones "
+        description=f"k of the tables; None: {DEFAULT_K_TEXT}. The Bayesian ones "
         "included (its curves go on to k_max_bayes; consistency and contrasts use the largest k); '1,2,4', '1..8' "
         "and '1..3,8' are read as --k reads them.",
         json_schema_extra=_flag("--k"),
     )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval in the report.",
                            json_schema_extra=_flag("--ci-prob"))
-    seed: int = Field(0, ge=0, description="Seed of the bootstraps, the fit and the posterior predictive check.")
+    seed: int = Field(DEFAULT_SEED, ge=0,
+                      description="Seed of the bootstraps, the fit and the posterior predictive check.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the task-cluster intervals. 0: none; else "
                         f"at least {_MIN_N_BOOT}.")
     judge: Literal["deterministic", "openai"] = Field(
@@ -442,7 +454,8 @@ class ReportParams(NotebookParams):
         json_schema_extra=_flag("--judge"),
     )
     judge_model: str | None = Field(
-        None, description="The judge's LLM for judge openai; None: $AGENTSTATS_JUDGE_MODEL or gpt-4o-mini.",
+        None, description="The LLM of the openai judge (--judge openai); None: $AGENTSTATS_JUDGE_MODEL or "
+        "gpt-4o-mini.",
         json_schema_extra=_flag("--judge-model"),
     )
     judge_base_url: str | None = Field(
@@ -480,8 +493,8 @@ class ReportParams(NotebookParams):
         "observed", description="Bayesian pass^k for these tasks (observed) or for new tasks (new).",
         json_schema_extra=_flag("--population"),
     )
-    k_max_bayes: int = Field(8, ge=1, description="Bayesian curves go up to this k. Beyond the observed trials it "
-                             "is extrapolation, marked in the figures.")
+    k_max_bayes: int = Field(DEFAULT_K_MAX, ge=1, description="Bayesian curves go up to this k. Beyond the observed "
+                             "trials it is extrapolation, marked in the figures.")
     judge_calibration: str | None = Field(
         None, description="Calibration set (JSONL) of the judge: pass^k corrected for its errors beside the raw. "
         "Read as input_path is; needs one metric, or judge_metric."
@@ -533,6 +546,40 @@ class ReportParams(NotebookParams):
         return self
 
 
+def check_bayes_model(params: ReportParams) -> None:
+    """Refuse a model the Bayesian section cannot report, before the input is read or a fit is started.
+
+    The section shows pass^k for new tasks, the model's consistency and task difficulty beside the observed tasks'
+    pass^k (:class:`agentstats.report.build.BayesSection`), so its model must have a task population
+    (:attr:`~agentstats.models.families.base.ModelFamily.supports_new_tasks`, checked by
+    :func:`agentstats.models.families.registry.check_population`). Nothing is checked with ``run_bayes=False``.
+
+    Raises
+    ------
+    ReportParameterError
+        ``population="new"`` or the Bayesian section with a model without a task population, naming the option
+        and the models to use instead (or ``--no-bayes``).
+    """
+    if not params.run_bayes:
+        return
+    from agentstats.models.families.registry import check_population, get_family, new_task_models  # PyMC: lazily
+
+    try:
+        family = get_family(params.bayes_model)
+        check_population(family, params.population, model_option="bayes_model")
+    except ValueError as exc:
+        if params.population == "new":  # the message of the one check names --population
+            raise ReportParameterError(str(exc)) from None
+        raise  # an unknown model: ReportParams has refused it already
+    if not family.supports_new_tasks:
+        raise ReportParameterError(
+            f"{option_name('bayes_model', family.name)}: the report's Bayesian section shows pass^k for new tasks, "
+            f"the model's consistency and task difficulty, which need a task population (hyperparameters mu, "
+            f"sigma_task); the {family.name} model has none: use {option_name('bayes_model').rstrip('=')} one of "
+            f"{', '.join(new_task_models())}, or {option_text(cli='--no-bayes', python='run_bayes=False')}"
+        )
+
+
 class CompareParams(NotebookParams):
     """Every option of the run-comparison notebook (``agentstats compare --out-dir``).
 
@@ -555,10 +602,11 @@ class CompareParams(NotebookParams):
     input_format: str = Field("auto", description="Input format; auto: detected from the content.")
     loader_options: dict[str, Any] = Field(default_factory=dict, description="Loader options of every run, as "
                                            "agentstats.load takes them.")
-    k_values: list[int] | None = Field(None, description="k values; None: 1..the smallest trials per task over "
-                                       "the shared tasks, at most 8.")
+    k_values: list[int] | None = Field(
+        None, description=f"k values; None: {DEFAULT_K_TEXT}. The counts on the shared tasks decide."
+    )
     ci_prob: float = Field(CI_PROB, description="Probability of every interval.")
-    seed: int = Field(0, ge=0, description="Seed of the bootstraps and the fit.")
+    seed: int = Field(DEFAULT_SEED, ge=0, description="Seed of the bootstraps and the fit.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the paired intervals.")
     run_bayes: bool = Field(True, description="Also fit the hierarchical model and report the Bayesian contrast.")
     draws: int = Field(1000, ge=1, description="Posterior draws per chain of the fit.")

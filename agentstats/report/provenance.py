@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentstats._util.markup import md_text
+from agentstats._util.options import COLUMN_KEYS
 from agentstats.intervals import CI_PROB, ci_percent
 from agentstats.report._format import plural
 from agentstats.report.params import ReportParams, value_text
@@ -136,7 +137,6 @@ _BAYES_ONLY = ("bayes_model", "population", "draws", "tune", "chains", "sampler"
 #: Parameters never written: where the report was made (the judge's URL), how it was run (kernel, HTML code).
 _NOT_WRITTEN = ("input_path", "loader_options", "k_values", "judge_base_url", "kernel", "show_code")
 #: ``--columns`` keys of the run-table column options.
-_COLUMNS = {"agent_col": "agent", "task_col": "task", "success_col": "success"}
 
 
 def k_spec(ks: Sequence[int]) -> str:
@@ -172,7 +172,7 @@ def _loader_words(loader: Mapping[str, Any]) -> list[str]:
     words: list[str] = []
     if loader.get("agent") is not None:
         words += ["--agent", shlex.quote(str(loader["agent"]))]
-    columns = [f"{key}={loader[name]}" for name, key in _COLUMNS.items() if loader.get(name) is not None]
+    columns = [f"{key}={loader[name]}" for key, name in COLUMN_KEYS.items() if loader.get(name) is not None]
     if columns:
         words += ["--columns", shlex.quote(",".join(columns))]
     for key in ("agents", "run"):

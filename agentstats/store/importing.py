@@ -1,4 +1,4 @@
-"""Import a trials file into the run store (``agentstats import FILE --store S --run NAME``).
+"""Import a trials file into the run store (``agentstats import FILE --store S --store-run NAME``).
 
 The project's JSONL is streamed record by record (memory bounded by one write batch); other formats are read with
 :func:`agentstats.io.load_trials` and written the same way. Either way the whole import is one transaction: a record

@@ -266,6 +266,43 @@ def test_fit_bayes_model_agents_and_k_cap(trials, monkeypatch):
     assert res.exit_code == EXIT_USAGE and "k <= 30" in res.output
 
 
+def test_a_model_without_a_task_population_refuses_population_new_before_reading(trials, tmp_path, monkeypatch):
+    """fit and report: --bayes-model no_pooling with --population new is a usage error (2) naming both options,
+    raised before the input is read (fit: an absent file gives the same message) and before any fit or notebook."""
+    seen = _fake_fit(monkeypatch)
+    import agentstats.report.notebook as report_mod
+
+    ran = []
+
+    def fake_run_report(params, out_dir, name, kernel_name, **_):
+        ran.append(params)
+        return report_mod.ReportPaths(notebook=tmp_path / "r.ipynb", html=tmp_path / "r.html")
+
+    monkeypatch.setattr(report_mod, "run_report", fake_run_report)
+    absent = tmp_path / "absent.jsonl"
+    for path, cmds in ((trials, (["fit"], ["report", "--out-dir", str(tmp_path)])), (absent, (["fit"],))):
+        for cmd in cmds:
+            res = runner.invoke(app, [cmd[0], str(path), *cmd[1:], "--bayes-model", "no_pooling", "--population",
+                                      "new"])
+            _assert_one_line_error(res, EXIT_USAGE)
+            text = " ".join(res.output.split())
+            assert "--population new: the no_pooling model has no task population" in text, text
+            assert "use --population observed, or --bayes-model one of zoi_beta_binomial" in text
+            assert "no_pooling," not in text.split("one of", 1)[1]  # the alternatives are the hierarchical models
+    assert "model" not in seen and not ran
+    # the report's Bayesian section needs a task population even for observed tasks: refused up front too
+    res = runner.invoke(app, ["report", str(trials), "--out-dir", str(tmp_path), "--bayes-model", "no_pooling"])
+    _assert_one_line_error(res, EXIT_USAGE)
+    assert "or --no-bayes" in " ".join(res.output.split()) and not ran
+    res = runner.invoke(app, ["report", str(trials), "--out-dir", str(tmp_path), "--bayes-model", "no_pooling",
+                              "--no-bayes"])
+    assert res.exit_code == EXIT_OK and len(ran) == 1, res.output
+    # fit with observed tasks is fine for no_pooling; a hierarchical model answers new tasks
+    assert runner.invoke(app, ["fit", str(trials), "--bayes-model", "no_pooling", "--k", "1"]).exit_code == EXIT_OK
+    res = runner.invoke(app, ["fit", str(trials), "--bayes-model", "beta_binomial", "--population", "new", "--k", "1"])
+    assert res.exit_code == EXIT_OK and seen["model"] == "beta_binomial", res.output
+
+
 # ---------------------------------------------------------------- score
 
 
@@ -455,6 +492,19 @@ def test_every_loading_command_has_agents_and_its_own_k_help():
     assert len(set(helps.values())) == 3  # estimate, fit and report each describe their own k
     assert "extrapolat" in helps["fit"] and "median" in helps["report"] and "k <= n" in helps["estimate"]
     assert "extrapolat" not in helps["estimate"].replace("`agentstats fit`", "")
+    # the one default rule, said by the intervals module, in every --k help and in the report's parameters
+    from agentstats.intervals import DEFAULT_K_MAX, DEFAULT_K_TEXT, FIT_K_FACTOR
+    from agentstats.report.params import CompareParams, ReportParams
+
+    assert (DEFAULT_K_MAX, FIT_K_FACTOR) == (8, 10)  # docs/estimators.md: "at most 8"; fit: "10 x the largest n"
+    assert f"at most {DEFAULT_K_MAX} and" in DEFAULT_K_TEXT
+    for name, text in helps.items():
+        assert f"Default: {DEFAULT_K_TEXT};" in text, name
+    assert "up to 10 x the largest trials per task (or 8)" in helps["fit"]
+    assert "curves go on to k = 8 at least" in helps["report"]
+    assert ReportParams.default("k_max_bayes") == DEFAULT_K_MAX
+    for model in (ReportParams, CompareParams):
+        assert DEFAULT_K_TEXT in model.help("k_values"), model
 
 
 def test_format_help_lists_every_format():

@@ -147,6 +147,29 @@ def test_the_library_names_options_as_the_command_line_spells_them():
         assert spelled.split()[0] in every, (keyword, spelled)
 
 
+def test_one_table_of_column_keys_for_the_cli_the_messages_the_report_and_its_regenerate_line():
+    """--columns agent=,task=,success= -> agent_col/task_col/success_col, and back, from _util.options alone."""
+    import inspect
+
+    from agentstats._util.options import CLI_SPELLINGS, COLUMN_KEYS, LOADER_KEYS, option_name, option_style
+    from agentstats.cli.options import parse_columns
+    from agentstats.io.loaders import load_trials
+    from agentstats.report.params import ReportParams
+    from agentstats.report.provenance import report_command
+
+    assert COLUMN_KEYS == {"agent": "agent_col", "task": "task_col", "success": "success_col"}
+    assert parse_columns("agent=model,task=q,success=ok") == {"agent_col": "model", "task_col": "q",
+                                                               "success_col": "ok"}
+    assert set(COLUMN_KEYS.values()) <= set(inspect.signature(load_trials).parameters)  # agentstats.load's keywords
+    assert set(COLUMN_KEYS.values()) <= set(LOADER_KEYS) and "on_error" in LOADER_KEYS
+    with option_style("cli"):
+        assert option_name("task_col", "q") == "--columns task=q" and CLI_SPELLINGS["success_col"].startswith("--col")
+    loader = {"agent_col": "model", "task_col": "q", "success_col": "ok", "on_error": "skip"}
+    line = report_command({"input_path": "runs.csv", "loader_options": loader})
+    assert line == "agentstats report runs.csv --columns agent=model,task=q,success=ok --skip-bad"
+    assert ReportParams.validated({"input_path": "r.csv", "loader_options": loader}).loader_options == loader
+
+
 def test_a_usage_error_is_one_line():
     res = runner.invoke(app, ["fit", "x.jsonl", "--population", "all"])
     assert res.exit_code == 2

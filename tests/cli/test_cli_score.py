@@ -277,6 +277,13 @@ def test_read_only_option_and_both_readings(tmp_path):
     assert named["summary"]["outcomes"] == {"success": 1}
     table = runner.invoke(app, ["score", str(src)])
     assert table.exit_code == 0 and "tool pass rate, two readings" in table.stdout
+    # the label says where the names came from, and the note agrees with the "all calls" row (0% above: it counts
+    # the lookup)
+    for out, source in ((strict, "source: tool specs and known domain lists"),
+                        (auto, "source: tool specs and known domain lists"), (named, "source: given (--read-only)")):
+        assert source in out["read_only_note"], out["read_only_note"]
+        assert "the all-calls reading counts every call" in out["read_only_note"]
+    assert [r["share_passed"] for r in named["tool_readings"] if r["reading"] == "all calls"] == [0.0]
 
 
 @pytest.mark.slow

@@ -205,6 +205,48 @@ def test_fit_rejects_unknown_model_and_sampler():
         fit(SMALL, draws=0)
 
 
+def test_one_default_seed_for_fit_the_estimators_and_every_command():
+    """fit() without a seed is fit(random_seed=0), as `agentstats fit` without --seed: reproducible by default."""
+    import inspect
+
+    import typer.main
+
+    from agentstats.cli import app
+    from agentstats.estimators import suite_pass_k
+    from agentstats.intervals import DEFAULT_SEED
+    from agentstats.report.params import ReportParams
+
+    assert DEFAULT_SEED == 0
+    a, b = fit(SMALL, "no_pooling", draws=20, chains=2), fit(SMALL, "no_pooling", draws=20, chains=2)
+    assert a.random_seed == b.random_seed == 0
+    xr.testing.assert_equal(a.posterior, b.posterior)
+    xr.testing.assert_equal(a.posterior, fit(SMALL, "no_pooling", draws=20, chains=2, random_seed=0).posterior)
+    assert inspect.signature(suite_pass_k).parameters["random_seed"].default == 0
+    cli = typer.main.get_command(app)
+    for name in ("fit", "estimate", "compare"):
+        seed = {p.name: p for p in cli.commands[name].params}["seed"]
+        assert seed.default == 0, name
+    assert ReportParams.default("seed") == 0
+
+
+def test_population_new_needs_a_task_population():
+    """The family's capability decides; the message names the Python keywords and the hierarchical models."""
+    from agentstats._util.options import option_style
+    from agentstats.models.families.registry import MODEL_NAMES, check_population, new_task_models
+
+    # every family but no_pooling has hyperparameters mu, sigma_task (docs/models.md)
+    assert new_task_models() == tuple(n for n in MODEL_NAMES if n != "no_pooling")
+    assert check_population("no_pooling", "observed") is None
+    assert check_population("additive", "new").name == "additive"
+    with pytest.raises(ValueError, match=r"population='new': the no_pooling model has no task population") as err:
+        check_population("no_pooling", "new")
+    assert "use population='observed', or model one of zoi_beta_binomial, beta_binomial" in str(err.value)
+    with option_style("cli"), pytest.raises(ValueError, match=r"--population new: .* --bayes-model one of"):
+        check_population("no_pooling", "new", model_option="bayes_model")
+    with pytest.raises(ValueError, match="must be 'observed' or 'new'"):
+        check_population("additive", "future")
+
+
 @pytest.mark.slow  # compiles and starts a sampler: about 2.6 s
 def test_interrupted_sampling_keeps_nothing(monkeypatch):
     """Ctrl-C during sampling raises (a KeyboardInterrupt), and a trace padded with NaN after an interrupt (what nutpie

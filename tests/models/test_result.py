@@ -74,6 +74,31 @@ def test_save_and_load_round_trip(exact_fit, tmp_path):
         Fit.load(tmp_path / "absent.zarr")
 
 
+def test_a_failure_mid_save_leaves_no_partial_fit_and_the_previous_one_intact(exact_fit, tmp_path, monkeypatch):
+    """Fit.save writes a temporary folder and renames it: a failure while writing leaves nothing at the path (a
+    retry then succeeds), no temporary folder, and a fit already saved elsewhere untouched."""
+    first = tmp_path / "first.zarr"
+    exact_fit.save(first)
+    before = sorted((p.relative_to(first), p.read_bytes()) for p in first.rglob("*") if p.is_file())
+    real = xr.DataTree.to_zarr
+
+    def fails_midway(self, store, **kw):
+        real(self, store, **kw)  # every group written ...
+        raise OSError(28, "No space left on device")  # ... then the disk fills
+
+    monkeypatch.setattr(xr.DataTree, "to_zarr", fails_midway)
+    second = tmp_path / "second.zarr"
+    with pytest.raises(OSError, match="No space left"):
+        exact_fit.save(second)
+    assert not second.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["first.zarr"]
+    with pytest.raises(FileExistsError, match="exists"):  # a save to the first path writes nothing
+        exact_fit.save(first)
+    assert sorted((p.relative_to(first), p.read_bytes()) for p in first.rglob("*") if p.is_file()) == before
+    monkeypatch.setattr(xr.DataTree, "to_zarr", real)
+    exact_fit.save(second)  # the retry: nothing left in its way
+    xr.testing.assert_equal(Fit.load(second).posterior, Fit.load(first).posterior)
+
+
 def test_a_datatree_written_by_the_code_before_fit_objects_reads_back():
     """Yesterday's ``fit`` returned the DataTree with these attributes; a per-agent-dispersion-less Beta-Binomial fit
     (``dispersion="none"``) and no ``cell_present`` (cells with n > 0 are present) are read as they were meant."""

@@ -124,6 +124,15 @@ def test_loop_cli_stops_on_pass_and_exits_0(tmp_path):
     record = json.loads(res.stdout)
     assert record["decision"] == "PASS" and record["stop_reason"] == "pass"
     assert record["best_iteration"] == 2 and len(record["iterations"]) == 2
+    # the tables say what is cached, where, and how to clear it; a second invocation answers every call from it
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        res = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["loop", "--config", str(cfg_path), "--run-dir",
+                                                             str(tmp_path / "run"), "--resume"])
+        assert srv.n_requests == 0, res.output
+    text = " ".join(res.output.split())
+    cache = tmp_path / "run" / "cache.sqlite3"
+    assert cache.is_file() and f"call cache: {cache} keeps the reply of every model call already paid for" in text
+    assert "delete the file (or use a new --run-dir) to ask the models again" in text
 
 
 @pytest.mark.slow  # 1.5-3 s; the README's test command stays under 2 minutes
@@ -625,6 +634,12 @@ def test_gate_report_reads_a_single_decision_record(tmp_path):
     assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
     assert len(strata_table(view)) == 3
     assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    assert "(10 paired examples; 95% credible intervals)" in decision_markdown(view)  # the gate's default ci_prob
+    # the record's own ci_prob labels the intervals, as written (97.5%, not a rounded 98%)
+    record = gate(cand, base, {"thresholds": {"safety": 0.5}, "ci_prob": 0.975}).to_record()
+    assert record["config"]["ci_prob"] == 0.975
+    path.write_text(json.dumps(record))
+    assert "(10 paired examples; 97.5% credible intervals)" in decision_markdown(read_decision(path))
     path.write_text(json.dumps({"schema": "something else"}))
     with pytest.raises(ValueError, match="not a gate decision record"):
         read_decision(path)

@@ -142,3 +142,45 @@ def test_sql_path(tmp_path):
         codes = store.outcome_codes("edge")
     assert codes["task_id"].tolist() == [f"t{i}" for i in range(len(CASES))]
     np.testing.assert_array_equal(codes["code"].to_numpy(), EXPECTED)
+
+
+#: (success, reward, contradicts?): the rule written out by hand (success true with reward 0, false with reward 1,
+#: each within 1e-6; a partial reward, or a field not given, contradicts nothing)
+CONFLICTS = [
+    (True, 0.0, True), (True, 5e-7, True), (True, 2e-6, False), (True, 0.5, False), (True, 1.0, False),
+    (False, 1.0, True), (False, IN_LOW, True), (False, IN_HIGH, True), (False, OUT_LOW, False), (False, 0.0, False),
+    (False, 0.5, False), (True, None, False), (None, 0.0, False), (None, 1.0, False),
+]
+
+
+def test_one_contradiction_rule_for_the_record_the_columns_and_both_readers(tmp_path):
+    """outcome_conflict (a Trial), outcome_conflicts (columns), the JSONL reader and the pyarrow fast path give the
+    same verdict on each row; the message comes from the one owner."""
+    from agentstats.io.fastcounts import jsonl_counts
+    from agentstats.io.jsonl import read_jsonl_trials
+    from agentstats.records.problems import ProblemLog
+    from agentstats.records.trial import outcome_conflict, outcome_conflicts
+
+    want = [c[-1] for c in CONFLICTS]
+    trials = [Trial(agent="a", task_id="t", trial=i, success=s, reward=r) for i, (s, r, _) in enumerate(CONFLICTS)]
+    assert [outcome_conflict(t) is not None for t in trials] == want
+    success = np.array([c[0] for c in CONFLICTS], dtype=object)
+    reward = np.array([np.nan if c[1] is None else c[1] for c in CONFLICTS])
+    np.testing.assert_array_equal(outcome_conflicts(success, reward), want)
+    np.testing.assert_array_equal(outcome_conflicts(success, np.array([c[1] for c in CONFLICTS], dtype=object)), want)
+    # a trial scored by agentstats keeps the benchmark's reward beside its verdict on purpose: not a contradiction
+    scored = Trial(agent="a", task_id="t", trial=0, success=True, reward=0.0, scoring_source="x")
+    assert outcome_conflict(scored) is None
+    for i, (s, r, conflict) in enumerate(CONFLICTS):
+        rec = {"agent": "a", "task_id": "t", "trial": 0, **({} if s is None else {"success": s}),
+               **({} if r is None else {"reward": r})}
+        path = tmp_path / f"row{i}.jsonl"
+        path.write_text(json.dumps(rec) + "\n")
+        # the fast path leaves a contradiction to the full reader (None); it counts every other row
+        assert (jsonl_counts(path) is None) == conflict, rec
+        log = ProblemLog(str(path), "skip")
+        assert len(read_jsonl_trials(path, log)) == (0 if conflict else 1), rec
+        problems = [p for p in log.problems if p.field == "success"]
+        assert [p.message for p in problems] == ([outcome_conflict(trials[i])] if conflict else []), rec
+        if conflict:
+            assert problems[0].line == 1 and "contradict each other" in problems[0].message

@@ -109,8 +109,15 @@ def print_loop(record: dict[str, Any]) -> None:
     out.print(f"[bold {colour}]{record['decision']}[/] (best iteration {record['best_iteration']}); "
               f"stopped: {escape(record['stop_reason'])}: {escape(record['stop_detail'])}", highlight=False,
               soft_wrap=True)
-    out.print(f"cost ${record['cost_usd']:.6f}; {record['n_requests']} requests sent (every invocation of the run); "
-              f"{record['n_cached']} calls answered from the run's cache by this one", highlight=False)
+    out.print(f"cost ${record['cost_usd']:.6f} and {record['n_requests']} requests to the model endpoints, over every "
+              "invocation of this run", highlight=False, soft_wrap=True)
+    from agentstats.optimize.journal import CACHE_NAME
+
+    cache = Path(record["run_dir"]) / CACHE_NAME
+    out.print(f"call cache: {escape(str(cache))} keeps the reply of every model call already paid for (agent, judge "
+              f"and optimizer); {record['n_cached']} of this invocation's calls were answered from it. --resume "
+              "reuses it; delete the file (or use a new --run-dir) to ask the models again.",
+              highlight=False, soft_wrap=True)
     if record["triggers"]:
         out.print("[bold]human review required:[/]", highlight=False)
         for trig in record["triggers"]:

@@ -44,6 +44,7 @@ def print_score(source: Path, result: Any, frame: Any, readings: Any, tool_thres
             "tool_breakdown": [{c: clean(v) for c, v in row.items()} for _, row in breakdown.iterrows()],
             "tool_readings": [{c: clean(v) for c, v in row.items()} for _, row in readings.iterrows()],
             "read_only": readings.attrs.get("read_only", []),
+            "read_only_note": readings.attrs.get("note"),
             "ground_truth_errors": [str(e) for e in result.ground_truth_errors],
         }
         if metric_summary is not None:

@@ -7,7 +7,9 @@
 :mod:`~agentstats.llm.prompts.loop`
     the optimization loop's judge prompts (groundedness, relevance, safety) and its revision prompt;
 :mod:`~agentstats.llm.prompts.rubrics`
-    the rubrics of the judge-based metrics (answer relevance, faithfulness, one per content-safety risk, ...).
+    the rubrics of the judge-based metrics (answer relevance, faithfulness, one per content-safety risk, ...);
+:mod:`~agentstats.llm.prompts.guardian`
+    the guardian classifier's question (is a named risk present: Yes or No).
 
 :data:`PROMPTS` holds every one of them by name (names are unique across the shelf); :func:`get_prompt` looks one up.
 A prompt's id (``name@version#hash``) enters the cache key of every call that sends it, so a prompt's text is changed
@@ -16,6 +18,7 @@ only with a new version, and the cached replies of the old one are not reused.
 
 from __future__ import annotations
 
+from agentstats.llm.prompts.guardian import GUARDIAN_PROMPTS
 from agentstats.llm.prompts.judge import JUDGE_PROMPTS
 from agentstats.llm.prompts.loop import LOOP_JUDGE_PROMPTS, REVISION
 from agentstats.llm.prompts.rubrics import RUBRICS
@@ -35,7 +38,8 @@ def _shelf(*groups: dict[str, PromptTemplate]) -> dict[str, PromptTemplate]:
 
 
 #: Every shipped prompt by name.
-PROMPTS: dict[str, PromptTemplate] = _shelf(JUDGE_PROMPTS, LOOP_JUDGE_PROMPTS, {REVISION.name: REVISION}, RUBRICS)
+PROMPTS: dict[str, PromptTemplate] = _shelf(JUDGE_PROMPTS, LOOP_JUDGE_PROMPTS, {REVISION.name: REVISION}, RUBRICS,
+                                            GUARDIAN_PROMPTS)
 
 
 def get_prompt(name: str) -> PromptTemplate:

@@ -14,6 +14,8 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentstats._util.options import option_name
+
 if TYPE_CHECKING:
     from agentstats.models.families.base import ModelFamily
 
@@ -23,8 +25,10 @@ __all__ = [
     "DISPERSIONS",
     "MODEL_NAMES",
     "Dispersion",
+    "check_population",
     "family_from_attrs",
     "get_family",
+    "new_task_models",
 ]
 
 Dispersion = Literal["agent", "shared"]
@@ -112,3 +116,49 @@ def family_from_attrs(attrs: Mapping[str, Any]) -> ModelFamily:
     if disp != "none" and disp not in DISPERSIONS:
         raise ValueError(f"dispersion attribute {disp!r} is not one of {DISPERSIONS}")
     return _family_class(str(name)).from_attrs(attrs, **_FAMILIES[str(name)][1])
+
+
+def new_task_models() -> tuple[str, ...]:
+    """Return the model names whose family predicts a new task from the task population (``supports_new_tasks``)."""
+    return tuple(n for n in MODEL_NAMES if get_family(n).supports_new_tasks)
+
+
+def check_population(model: str | ModelFamily, population: str, *, model_option: str = "model") -> ModelFamily | None:
+    """Refuse ``population="new"`` for a model without a task population, before anything is read or fitted.
+
+    The family's capability :attr:`~agentstats.models.families.base.ModelFamily.supports_new_tasks` decides; the
+    family's module (and PyMC) is imported only for ``population="new"``.
+
+    Parameters
+    ----------
+    model : str or ModelFamily
+        A name of :data:`MODEL_NAMES` or a family.
+    population : {"observed", "new"}
+        The task population asked for.
+    model_option : str
+        How the caller names the model option (``"model"`` for :func:`agentstats.fit`, ``"bayes_model"`` for the
+        command line's ``--bayes-model``), for the message (:func:`agentstats._util.options.option_name`).
+
+    Returns
+    -------
+    ModelFamily or None
+        The family for ``population="new"``; None for ``"observed"``.
+
+    Raises
+    ------
+    ValueError
+        A population other than ``"observed"`` / ``"new"``, an unknown model, or ``"new"`` with a family that has no
+        task population: the message names the option and what to use instead.
+    """
+    if population not in ("observed", "new"):
+        raise ValueError(f"{option_name('population').rstrip('=')} must be 'observed' or 'new', got {population!r}")
+    if population == "observed":
+        return None
+    family = get_family(model)
+    if family.supports_new_tasks:
+        return family
+    raise ValueError(
+        f"{option_name('population', 'new')}: the {family.name} model has no task population (hyperparameters mu, "
+        f"sigma_task) to draw a new task from; use {option_name('population', 'observed')}, or "
+        f"{option_name(model_option).rstrip('=')} one of {', '.join(new_task_models())}"
+    )

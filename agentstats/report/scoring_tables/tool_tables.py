@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from agentstats._util.options import option_name
 from agentstats.records.trial import Status, Trial
 from agentstats.report.scoring_tables.units import EmptyExpected, scored_units
 from agentstats.scoring.tools import ArgMatchOptions, GroundTruthError, read_only_tools
@@ -264,10 +265,11 @@ def tool_readings(
         recall, f1``, ``share_passed``, and, against the benchmark's outcome at trial level (NaN for interaction
         level or when nothing can be compared), ``n_compared, agreement, kappa, precision_vs_benchmark,
         recall_vs_benchmark``. ``attrs["read_only"]`` lists the names used; ``attrs["note"]`` says where they
-        came from, or that none is known (both readings are then the same).
+        came from (given as ``read_only``, or found by :func:`agentstats.scoring.tools.read_only_tools`) and what
+        each reading counts, or that none is known (both readings are then the same).
     """
     trials = list(trials)
-    source = "given"
+    source = f"given ({option_name('read_only').rstrip('=')})"
     if read_only is None:
         read_only = read_only_tools(trials)
         source = "tool specs and known domain lists"
@@ -294,8 +296,9 @@ def tool_readings(
     out = pd.concat(parts, ignore_index=True)
     out["n_compared"] = out["n_compared"].astype("int64")
     out.attrs["read_only"] = names
-    out.attrs["note"] = (f"State-changing calls: calls to {len(names)} read-only tool(s) ({', '.join(names)}; "
-                         f"source: {source}) are left out of both lists." if names else
+    out.attrs["note"] = (f"The state-changing reading leaves calls to {len(names)} read-only tool(s) "
+                         f"({', '.join(names)}; source: {source}) out of the expected and the actual calls; the "
+                         "all-calls reading counts every call." if names else
                          "No read-only tool is known for these trials (no tool-spec flag, no known domain): "
                          "both readings count every call.")
     return out
