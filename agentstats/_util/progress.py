@@ -45,13 +45,13 @@ LOGGER = logging.getLogger("agentstats.progress")
 _RUNNING: list[threading.Event] = []
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """A handler that writes to the ``sys.stderr`` of the moment (a notebook kernel or a test may replace it)."""
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> object:
         return sys.stderr
 

@@ -453,7 +453,7 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
 def _terminal_line(progress_bar: bool) -> Any:
     """Write one line to stderr: above papermill's progress bar when there is one (``tqdm.write``), else plainly."""
     if progress_bar:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
         return lambda line: tqdm.write(line, file=sys.stderr)
 
