@@ -17,6 +17,7 @@ import sys
 
 import typer
 
+from agentstats._util.progress import enable_progress
 from agentstats.cli.calibrate import calibrate
 from agentstats.cli.common import EXIT_INTERRUPTED, Command, CommandGroup, command, console
 from agentstats.cli.compare import compare
@@ -48,7 +49,11 @@ app.add_typer(runs_app, name="runs")
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    """Run the command-line interface (console entry point); Ctrl-C exits 130 with one line."""
+    """Run the command-line interface (console entry point); Ctrl-C exits 130 with one line.
+
+    Long steps write progress lines to stderr (:mod:`agentstats._util.progress`): plain lines, fit for logs.
+    """
+    enable_progress()
     try:
         app()
     except KeyboardInterrupt:  # outside a command (while importing, parsing options)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from agentstats._util.progress import step
 from agentstats.cli.common import EXIT_DIAGNOSTICS, EXIT_USAGE, console, fail, load_counts
 from agentstats.cli.options import (
     CI_DEFAULT,
@@ -84,7 +85,7 @@ def fit(
         raise fail(exc, EXIT_USAGE) from exc
     counts = load_counts(input, inputs.format, inputs.loader_options())
     ks = command_ks(ks, counts, "fit", str(input))
-    with console.status(f"fitting {bayes_model} ({chains} chains; the first run compiles) ..."):
+    with step(f"fitting {bayes_model} ({chains} chains; the first run compiles)"):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # reported below instead
@@ -98,9 +99,15 @@ def fit(
     def summary(draws_k: Any) -> Any:
         return render.with_tasks(summarize_pass_k(draws_k, ci_prob=ci.prob, ci_kind=ci.kind), counts)
 
-    table = summary(posterior_pass_k(result, ks, population=population))
-    cons = consistency(fit=result, ci_prob=ci.prob, ci_kind=ci.kind) if result.family.has_icc else None
-    predicted = None if rerun is None else (rerun, summary(predict_rerun(result, rerun, ks)))
+    with step("posterior pass@k / pass^k, consistency and diagnostics"):
+        table = summary(posterior_pass_k(result, ks, population=population))
+        cons = consistency(fit=result, ci_prob=ci.prob, ci_kind=ci.kind) if result.family.has_icc else None
+        result.diagnostics()  # computed once, kept by the fit
+    if rerun is not None:
+        with step(f"predicting pass@k / pass^k after {rerun} more trials per task"):
+            predicted = (rerun, summary(predict_rerun(result, rerun, ks)))
+    else:
+        predicted = None
     if as_json:
         print_json(render.fit_payload(result, table, cons, predicted, calibration))
     else:

@@ -28,6 +28,7 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
+from agentstats._util.progress import progress, step
 from agentstats.models._nutpie_model import compile_nutpie
 from agentstats.models.data import CountsData
 from agentstats.models.diagnostics import diagnose
@@ -397,9 +398,16 @@ def sample_nutpie(
     # the seed pm.sample would give nutpie for this random_seed
     nutpie_seed = int(get_random_generator(seed).spawn(chains)[0].integers(2**30))
     compile_start = time.perf_counter()
-    compiled = compile_nutpie(model)  # nutpie's numba model, its callbacks cached on disk
+    with step("compiling the model for nutpie (cached on disk after the first run)"):
+        compiled = compile_nutpie(model)  # nutpie's numba model, its callbacks cached on disk
     compile_seconds = time.perf_counter() - compile_start
     done = [0] * chains
+
+    def status() -> str:
+        least = min(done)  # the slowest chain
+        if least < tune:
+            return f"tuning, {least:,} of {tune:,} steps (slowest of {chains} chains)"
+        return f"{least - tune:,} of {until} draws (slowest of {chains} chains)"
 
     def on_progress(progress: Any) -> None:
         for i, chain in enumerate(progress):
@@ -411,7 +419,9 @@ def sample_nutpie(
     log: list[dict[str, Any]] = []
     kept = draws
     start = time.time()
-    with _interrupt_flag() as flag:
+    until = f"up to {draws:,}" if check is not None else f"{draws:,}"
+    sampling = step(f"sampling with nutpie: {chains} chains x ({tune:,} tuning + {until} draws)", status)
+    with _interrupt_flag() as flag, sampling:
         run = nutpie.sample(
             compiled,
             draws=draws,
@@ -448,6 +458,8 @@ def sample_nutpie(
                     continue
                 passed, r_hat, ess = check(trace)
                 log.append({"draws": k, "passed": passed, "max_r_hat": round(r_hat, 4), "min_ess": round(ess, 1)})
+                progress(f"checkpoint at {k:,} draws: worst R-hat {r_hat:.3f}, least ESS {ess:,.0f}: "
+                         + ("converged, stopping here" if passed else "not yet converged, sampling on"))
                 if passed:
                     kept = k
                     break
@@ -500,7 +512,8 @@ def sample_pymc(
             # numpyro on one CPU device runs chains sequentially and says so; not the user's concern.
             warnings.filterwarnings("ignore", message=".*There are not enough devices.*")
             try:
-                dt = pm.sample(**kwargs)
+                with step(f"sampling with {sampler}: {config.chains} chains x ({tune:,} tuning + {draws:,} draws)"):
+                    dt = pm.sample(**kwargs)
             except KeyboardInterrupt:
                 raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
             except Exception as exc:

@@ -37,6 +37,13 @@ def _extrapolated(data: CountsData, ks: np.ndarray) -> np.ndarray:
     return below.sum(axis=1) / np.maximum(obs.sum(axis=1), 1)[:, None]
 
 
+def _task_sums(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_t x[c, d, a, t] w[a, t]``, shape (chain, draw, agent): one batched matrix-vector product (BLAS)."""
+    c, d, a, t = x.shape
+    flat = np.ascontiguousarray(x).reshape(c * d, a, 1, t)
+    return np.matmul(flat, w[None, :, :, None]).reshape(c, d, a)
+
+
 def posterior_pass_k(
     fit: Fit,
     k: int | Sequence[int],
@@ -115,19 +122,25 @@ def posterior_pass_k(
             m_sum = np.empty(shape)
             # p^k and (1 - p)^k by running products over the sorted k (one multiply per step; a power for a gap):
             # block-sized temporaries only, so memory stays bounded
+            # (in place: two chunk-sized arrays for all k)
             prev = 0
+            pow_p, pow_q = p.copy(), q.copy()
             for kv in order:
                 gap = int(kv) - prev
                 if prev == 0:
-                    pow_p, pow_q = (p, q) if gap == 1 else (np.power(p, gap), np.power(q, gap))
+                    if gap > 1:
+                        np.power(p, gap, out=pow_p)
+                        np.power(q, gap, out=pow_q)
                 elif gap == 1:
-                    pow_p, pow_q = pow_p * p, pow_q * q
+                    np.multiply(pow_p, p, out=pow_p)
+                    np.multiply(pow_q, q, out=pow_q)
                 else:
-                    pow_p, pow_q = pow_p * np.power(p, gap), pow_q * np.power(q, gap)
+                    np.multiply(pow_p, np.power(p, gap), out=pow_p)
+                    np.multiply(pow_q, np.power(q, gap), out=pow_q)
                 prev = int(kv)
                 cols = np.flatnonzero(ks == kv)
-                h_sum[..., cols] = np.einsum("cdat,at->cda", pow_p, w)[..., None]
-                m_sum[..., cols] = np.einsum("cdat,at->cda", pow_q, w)[..., None]
+                h_sum[..., cols] = _task_sums(pow_p, w)[..., None]
+                m_sum[..., cols] = _task_sums(pow_q, w)[..., None]
             return h_sum, m_sum
 
         for _, (h_sum, m_sum) in family.iter_cell_p(post, data, fit.random_seed, apply=sums):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentstats._util.progress import step
 from agentstats.report.inputs import ReportInputError, load_input, read_calibration, report_judge, scores_trials
 from agentstats.report.params import CompareParams, ReportParams, check_bayes_model
 from agentstats.report.verdict import FitVerdict
@@ -320,13 +321,19 @@ def build_report(params: ReportParams) -> ReportData:
     from agentstats.intervals import default_ks
 
     check_bayes_model(params)  # a model the Bayesian section cannot report: refused before the input is read
-    data = load_input(params)
-    scoring_result, counts = _score(params, data)
+    with step("reading the input"):
+        data = load_input(params)
+    with step("scoring the trials" if data.needs_scoring else "counting the trials"):
+        scoring_result, counts = _score(params, data)
     ks = list(params.k_values or default_ks(counts))
     p = params
-    suite = suite_pass_k(counts, k=ks, n_boot=p.n_boot, ci_prob=p.ci_prob, random_seed=p.seed)
-    paired = (paired_pass_k_table(counts, k=ks, n_boot=p.n_boot, ci_prob=p.ci_prob, random_seed=p.seed)
-              if counts["agent"].nunique() > 1 else None)
+    n_agents = counts["agent"].nunique()
+    with step(f"pass@k and pass^k per agent, {p.n_boot:,} task-cluster bootstrap resamples"):
+        suite = suite_pass_k(counts, k=ks, n_boot=p.n_boot, ci_prob=p.ci_prob, random_seed=p.seed)
+    paired = None
+    if n_agents > 1:
+        with step(f"paired differences of {n_agents * (n_agents - 1) // 2:,} agent pairs"):
+            paired = paired_pass_k_table(counts, k=ks, n_boot=p.n_boot, ci_prob=p.ci_prob, random_seed=p.seed)
     path = params.input_path
     is_file = isinstance(path, str) and Path(path).is_file()
     return ReportData(
@@ -458,44 +465,49 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
         consistency,
         contrast_matrix,
         contrast_table,
-        posterior_pass_at_k,
         posterior_pass_hat_k,
+        posterior_pass_k,
         summarize_pass_k,
         task_effects,
     )
 
     p = params
+    n_agents, n_tasks = counts["agent"].nunique(), counts["task_id"].nunique()
     with _pymc_logs_quiet():
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), step(f"fitting {p.bayes_model} to {n_agents} agents x {n_tasks} tasks"):
             warnings.simplefilter("ignore", ConvergenceWarning)  # the diagnostics are shown in full (verdict)
             fitted = fit(counts, p.bayes_model, draws=p.draws, tune=p.tune, chains=p.chains, random_seed=p.seed,
                          sampler=p.sampler, cores=p.cores, target_accept=p.target_accept, progressbar=False)
-        diagnostics = fitted.diagnostics()
+        with step("convergence diagnostics (R-hat, ESS)"):
+            diagnostics = fitted.diagnostics()
         curve_ks = list(range(1, max(p.k_max_bayes, max(ks)) + 1))
-        curves = summarize_pass_k([posterior_pass_at_k(fitted, curve_ks, population=p.population),
-                                        posterior_pass_hat_k(fitted, curve_ks, population=p.population)],
-                                       ci_prob=p.ci_prob)
         k_show = max(ks)
         forest_ks = sorted(set(ks) | {curve_ks[-1]})
         several = counts["agent"].nunique() > 1
-        draws_k = posterior_pass_hat_k(fitted, k_show, population=p.population) if several else None
-        ppc = fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob)
+        with step(f"posterior pass@k and pass^k, k = 1..{curve_ks[-1]}"):
+            # one pass over the cells gives every k of both quantities (k_show and 1 are among curve_ks)
+            observed = posterior_pass_k(fitted, curve_ks, population="observed")
+            shown = observed if p.population == "observed" else posterior_pass_k(fitted, curve_ks, population="new")
+            curves = summarize_pass_k([shown["pass_at_k"], shown["pass_hat_k"]], ci_prob=p.ci_prob)
+            draws_k = shown["pass_hat_k"].sel(k=[k_show]) if several else None
+            pass_hat_k_observed = summarize_pass_k([observed["pass_hat_k"].sel(k=[k_show])], ci_prob=p.ci_prob)
+            pass_hat_k_new = summarize_pass_k(
+                [posterior_pass_hat_k(fitted, k_show, population="new")], ci_prob=p.ci_prob)
+        with step(f"pairwise contrasts of {n_agents} agents, consistency and task difficulty"):
+            contrasts = contrast_table(draws_k, ci_prob=p.ci_prob) if draws_k is not None else None
+            matrix = contrast_matrix(draws_k, k=k_show) if draws_k is not None else None
+            prob_at_1 = contrast_matrix(shown["pass_hat_k"].sel(k=[1]), k=1) if several else None
+            cons = consistency(fit=fitted, ci_prob=p.ci_prob)
+            effects = task_effects(fitted, ci_prob=p.ci_prob)
+        with step("posterior predictive check"):
+            ppc = fitted.ppc(random_seed=p.seed, ci_prob=p.ci_prob)
         return BayesSection(
             fit=fitted, diagnostics=diagnostics, verdict=FitVerdict.of(diagnostics, ppc), curve_ks=curve_ks,
             curves=curves,
-            k_show=k_show,
-            pass_hat_k_observed=summarize_pass_k(
-                [posterior_pass_hat_k(fitted, k_show, population="observed")], ci_prob=p.ci_prob),
-            pass_hat_k_new=summarize_pass_k(
-                [posterior_pass_hat_k(fitted, k_show, population="new")], ci_prob=p.ci_prob),
-            consistency=consistency(fit=fitted, ci_prob=p.ci_prob), forest_ks=forest_ks,
+            k_show=k_show, pass_hat_k_observed=pass_hat_k_observed, pass_hat_k_new=pass_hat_k_new,
+            consistency=cons, forest_ks=forest_ks,
             forest=curves[(curves["quantity"] == "pass_hat_k") & curves["k"].isin(forest_ks)],
-            contrast_matrix=contrast_matrix(draws_k, k=k_show) if draws_k is not None else None,
-            contrasts=contrast_table(draws_k, ci_prob=p.ci_prob) if draws_k is not None else None,
-            prob_at_1=(contrast_matrix(posterior_pass_hat_k(fitted, 1, population=p.population), k=1)
-                       if several else None),
-            task_effects=task_effects(fitted, ci_prob=p.ci_prob),
-            ppc=ppc,
+            contrast_matrix=matrix, contrasts=contrasts, prob_at_1=prob_at_1, task_effects=effects, ppc=ppc,
         )
 
 

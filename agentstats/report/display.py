@@ -94,9 +94,13 @@ def configure_notebook() -> None:
 
     Tables without the 0, 1, 2 ... index column (:func:`register_table_display`), three decimals, wide tables and up
     to 400 rows; the judge client's retry log (``instructor``) off, as retried failures are reported in the report;
-    tqdm's note that ipywidgets is absent off (it carries this machine's paths, and progress bars are off anyway).
+    tqdm's note that ipywidgets is absent off (it carries this machine's paths, and progress bars are off anyway);
+    progress lines of the long steps on (:mod:`agentstats._util.progress`: under the running cell, forwarded to the
+    terminal by ``agentstats report`` and left out of the saved report).
     """
     import pandas as pd
+
+    from agentstats._util.progress import enable_progress
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
     pd.set_option("display.float_format", "{:.3f}".format)
@@ -105,3 +109,4 @@ def configure_notebook() -> None:
     pd.set_option("display.max_colwidth", 200)
     register_table_display()
     warnings.filterwarnings("ignore", message="IProgress not found")
+    enable_progress()

@@ -22,6 +22,7 @@ import contextlib
 import os
 import re
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agentstats._util.markup import one_line
+from agentstats._util.progress import ProgressForwarder, strip_progress
 from agentstats.files.atomic import atomic_write_text
 
 # notebooks/gate.ipynb (the gate's and the loop's) imports these two from here; they live in .display now: drop this
@@ -397,7 +399,7 @@ def run_report(
     *,
     template: str | Path | None = None,
     kernel_name: str | None = None,
-    progress_bar: bool = True,
+    progress_bar: bool | None = None,
     show_code: bool | None = None,
     input_checked: bool = False,
 ) -> ReportPaths:
@@ -420,8 +422,10 @@ def run_report(
         Jupyter kernel to execute with (never taken from the template's metadata, which names whatever kernel its
         author had); the output notebook's ``kernelspec`` names it. Default: ``parameters.kernel`` for
         :class:`ReportParams`, else ``"python3"``.
-    progress_bar : bool
-        Papermill's progress bar on stderr.
+    progress_bar : bool, optional
+        Papermill's progress bar (cells run) on stderr; default: when stderr is a terminal (a log or CI gets plain
+        lines only). Either way the notebook's progress lines (:mod:`agentstats._util.progress`: each long step, what
+        it does and for how long) are written to stderr as they come, and left out of the saved notebook and HTML.
     show_code : bool, optional
         Keep the code in the HTML (default: ``parameters.show_code`` for :class:`ReportParams`, else results and
         narrative only).
@@ -458,6 +462,8 @@ def run_report(
         show_code = show_code if show_code is not None else model.show_code
         if not input_checked:
             load_input(model)
+    if progress_bar is None:
+        progress_bar = sys.stderr.isatty()
     return _execute(template, values, out_dir, name, kernel_name=kernel_name or "python3",
                     progress_bar=progress_bar, show_code=bool(show_code))
 
@@ -505,8 +511,10 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             progress_bar=progress_bar,
             cwd=os.getcwd(),
             kernel_manager_class=_kernel_manager_class(log),
+            stderr_file=ProgressForwarder(_terminal_line(progress_bar)),
         )
         nb = nbformat.read(running, as_version=4)
+        _strip_progress(nb)
         _set_kernelspec(nb, kernel_name)
         source = Path(str(parameters.get("input_path", name))).name
         nb.metadata["title"] = f"agentstats report: {one_line(source)}"
@@ -552,6 +560,33 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
     failed_path.unlink(missing_ok=True)  # an older failed run is superseded by this complete one
     return ReportPaths(notebook=nb_path, html=html_path, checks=checks,
                        markdown=md_path if digest is not None else None)
+
+
+def _terminal_line(progress_bar: bool) -> Any:
+    """Write one line to stderr: above papermill's progress bar when there is one (``tqdm.write``), else plainly."""
+    if progress_bar:
+        from tqdm.auto import tqdm  # type: ignore[import-untyped]
+
+        return lambda line: tqdm.write(line, file=sys.stderr)
+
+    def write(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    return write
+
+
+def _strip_progress(nb: Any) -> None:
+    """Leave the progress lines out of the executed notebook's stderr outputs (timings are not results)."""
+    for cell in nb.cells:
+        outputs = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                out["text"] = strip_progress(out.get("text", ""))
+                if not out["text"]:
+                    continue
+            outputs.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
 
 
 def _failure_reason(exc: BaseException) -> str:

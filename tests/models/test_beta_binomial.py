@@ -129,6 +129,24 @@ def test_det_posterior_equals_bayes_rule_on_the_logpmf(n_big):
     assert np.all(got[:, (c != n) & (c != 0)] == 0.0)
 
 
+def test_det_posterior_single_trial_cells_equal_bayes_rule_on_the_logpmf():
+    """Cells of at most one trial (the shortcut P = lam on c = 0 or c = n) agree with Bayes' rule on the log-pmf."""
+    from agentstats.models.families.beta_binomial.moments import _det_posterior
+
+    n = np.array([[1, 1, 0, 1], [0, 1, 1, 1]])
+    c = np.array([[1, 0, 0, 1], [0, 0, 1, 0]])
+    rng = np.random.default_rng(6)
+    eta = rng.normal(0.0, 1.5, (5, *n.shape))
+    phi = rng.uniform(0.3, 20.0, (5, 1, 1))
+    lam = rng.uniform(0.05, 0.9, (5, 1, 1))
+    got = _det_posterior(eta, phi * special.expit(eta), phi * special.expit(-eta), n, c, lam)
+    log_bb = beta_binomial_logpmf(c, n, eta, phi)
+    log_det = np.where(n == 0, 0.0, np.where(c == n, special.log_expit(eta), special.log_expit(-eta)))
+    l_det, l_bb = np.log(lam) + log_det, np.log1p(-lam) + log_bb
+    np.testing.assert_allclose(got, np.exp(l_det - np.logaddexp(l_det, l_bb)), rtol=1e-12, atol=1e-14)
+    assert got.shape == eta.shape
+
+
 def test_new_task_moments_product_and_betaln_paths_agree(monkeypatch):
     """The running-product Beta moments (k <= RISING_K_MAX) equal the betaln form."""
     from agentstats.models.families.beta_binomial import moments as bb

@@ -104,6 +104,8 @@ def _det_posterior(
     top = c == n
     edge = top | (c == 0)
     n_max = int(n.max()) if n.size else 0
+    if n_max <= 1:  # R = 1: the posterior share is the prior's, lam (single-trial cells; no array of ones)
+        return np.where(edge, np.broadcast_to(lam, np.broadcast_shapes(lam.shape, eta.shape)), 0.0)
     if n_max <= RISING_K_MAX:
         ab = a0 + b0
         num = np.where(top, a0, b0)
