@@ -293,8 +293,8 @@ class ReportData:
         elsewhere = [file_word(f)[0] for f in files if not file_word(f)[1]]
         where = ("from the folder this report was made in" if not elsewhere else
                  f"from the folder that holds {md_text(' and '.join(elsewhere))}")
-        return (f"Regenerate with {md_code(self.regenerate_command())}, run {where} (add `--show-code` to see the "
-                "code in the HTML), and explore the notebook in JupyterLab.")
+        return (f"Regenerate with {md_code(self.regenerate_command())}, run {where} (add `-p show_code=true` to see "
+                "the code in the HTML), and explore the notebook in JupyterLab.")
 
 
 # ------------------------------------------------------------------------------------------------------- building

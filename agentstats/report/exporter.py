@@ -51,7 +51,8 @@ class AgentstatsHTMLExporter(HTMLExporter):
     """
 
     export_from_notebook = "agentstats report (self-contained HTML)"
-    show_code = Bool(False, help="Keep code cells' input and prompts (agentstats report --show-code).").tag(config=True)
+    show_code = Bool(False, help="Keep code cells' input and prompts (agentstats report -p show_code=true)."
+                     ).tag(config=True)
 
     @default("template_name")
     def _template_name_default(self) -> str:
