@@ -7,8 +7,10 @@ re-runs on the same inputs. What "the same inputs" means is defined once, in
 how sign-offs merge (:func:`agentstats.records.decision.merge_sign_offs`). A signed record for other inputs is never
 overwritten.
 
-Later sections of the record (a sequential look's number and the error it spent, say) go in :meth:`to_record` as
-keys of their own; the identity reads only the input hashes, so it does not change with them.
+The record states the rules behind the decision: ``multiplicity`` (Holm's family-wise adjustment of a FAIL and how
+many checks it covered; :mod:`agentstats.gating.decide`) and ``look`` (the look's number in the error-spending plan
+and the error spent; :mod:`agentstats.gating.looks`); a loop's record adds ``loop`` (the run, the best iteration and
+its prompt, which a sign-off then signs). The identity reads only the input hashes, so it does not change with them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 
 from agentstats.gating.checks import Check, MetricResult
 from agentstats.gating.config import GateConfig
+from agentstats.gating.looks import LookPlan
 from agentstats.gating.triggers import Trigger
 from agentstats.records.decision import RECORD_SCHEMA, inputs_key, is_decision_record, merge_sign_offs
 
@@ -63,6 +66,15 @@ class GateDecision:
     judge_calibration : dict or None
         With ``GateConfig.judge_calibration``: ``source``, ``sha256`` of the calibration set and, per corrected
         metric, the calibration counts and the Beta parameters of sensitivity and specificity.
+    reason_kinds : list of str
+        The kind of each reason: ``failed``, ``undecided``, ``no_scored_example``, ``missing_differs``,
+        ``improved_below_threshold``, ``all_met``.
+    look : LookPlan
+        The look's place in the error-spending plan (:mod:`agentstats.gating.looks`).
+    family_size : int
+        Checks in the family-wise adjustment of a FAIL.
+    loop : dict or None
+        For a loop's final record: ``run_dir``, ``best_iteration``, ``stop_reason``, ``prompt``, ``prompt_sha256``.
     """
 
     decision: Decision
@@ -80,6 +92,10 @@ class GateDecision:
     created_at: str
     sign_off: list[dict[str, Any]] = field(default_factory=list)
     judge_calibration: dict[str, Any] | None = None
+    reason_kinds: list[str] = field(default_factory=list)
+    look: LookPlan = field(default_factory=LookPlan)
+    family_size: int = 0
+    loop: dict[str, Any] | None = None
 
     @property
     def review_required(self) -> bool:
@@ -109,6 +125,7 @@ class GateDecision:
             "decision": self.decision,
             "review_required": self.review_required,
             "reasons": list(self.reasons),
+            "reason_kinds": list(self.reason_kinds),
             "created_at": self.created_at,
             "candidate": dict(self.candidate),
             "baseline": dict(self.baseline),
@@ -123,6 +140,30 @@ class GateDecision:
             "versions": dict(self.versions),
             "sign_off": list(self.sign_off),
             "judge_calibration": _clean(self.judge_calibration),
+            "multiplicity": self.multiplicity(),
+            "look": _clean(self.look.as_record(self.alphas())),
+            "loop": _clean(self.loop),
+        }
+
+    def alphas(self) -> dict[str, float]:
+        """The global error rates a look spends a share of: ``pass`` (``1 - pass_probability``), ``regression``
+        (``max_regression_probability``) and ``fail`` (``1 - fail_probability``)."""
+        d = self.config.decision
+        return {"pass": 1 - d.pass_probability, "regression": d.max_regression_probability,
+                "fail": 1 - d.fail_probability}
+
+    def multiplicity(self) -> dict[str, Any]:
+        """The record's ``multiplicity`` section: the rule and how many checks it covered (``docs/gate.md``)."""
+        rule = self.config.multiplicity
+        outside = sum(1 for c in self.checks if c.probability is None or c.probability != c.probability)
+        return {
+            "fail_rule": ("holm: Holm's step-down over the checks' probabilities (family-wise false FAIL <= the "
+                          "look's fail level)" if rule == "holm" else "none: each check fails at its own level"),
+            "family_size": self.family_size,
+            "outside_family": outside,
+            "fail_alpha_this_look": self.alphas()["fail"] * self.look.share,
+            "pass_rule": ("every check met at its own level (an intersection-union test: the false-PASS rate of "
+                          "the family is at most one check's)"),
         }
 
 

@@ -264,7 +264,8 @@ def optimize(
             best_prompt=None if best is None else best.prompt, iterations=state.summaries,
             revisions=state.revisions, triggers=triggers, cost_usd=client.budget.spent,
             n_requests=journal.so_far()["n_requests_so_far"], n_cached=client.n_cached, run_dir=journal.run_dir,
-            best=best, config_sha256=cfg.sha256())
+            best=best, config_sha256=cfg.sha256(),
+            store_run=None if loop_store is None or best is None else loop_store.run_name(best.iteration))
         journal.log_step({"step": "stop", "iteration": len(state.summaries), "reason": reason, "detail": detail,
                           "decision": result.decision, "best_iteration": result.best_iteration,
                           "triggers": [asdict(t) for t in triggers], "budget_refusals": client.budget.refused})

@@ -23,7 +23,7 @@ import asyncio
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -405,19 +405,36 @@ class Improvement:
         The gate with the best iteration as the baseline (None for the first iteration).
     p_better : float or None
         ``P(mean weighted score > the best's)`` (:func:`p_better`; None for the first iteration).
+    gains : dict of str to float
+        The metrics credibly better than the best's (``P(difference > 0) >= improvement_probability``, all
+        examples), with that probability.
+    regressions : list of str
+        The failed regression or efficiency checks against the best (each blocks an improvement).
+    missed_thresholds : list of str
+        The candidate's thresholds not met (against the best as against the baseline; they do not block an
+        improvement).
+    reason : str
+        One line saying why it improved or not.
     """
 
     improved: bool
     vs_best: GateDecision | None = None
     p_better: float | None = None
+    gains: dict[str, float] = field(default_factory=dict)
+    regressions: list[str] = field(default_factory=list)
+    missed_thresholds: list[str] = field(default_factory=list)
+    reason: str = "the first iteration"
 
 
 def improvement(scores: ScoreSet, best: ScoreSet | None, cfg: LoopConfig) -> Improvement:
     """Tell whether a candidate credibly improves on the best so far: the loop's improvement rule, in one place.
 
-    The first iteration (no best) improves. Afterwards the candidate improves when ``P(its mean weighted score >
-    the best's) >= gate.improvement_probability`` (:func:`p_better`) and the gate against the best
-    (:func:`agentstats.gating.gate` with the best as the baseline) does not FAIL.
+    The first iteration (no best) improves. Afterwards the candidate improves when it is credibly better on the
+    weighted score (``P(its mean weighted score > the best's) >= gate.improvement_probability``, :func:`p_better`) or
+    on any single metric (``P(difference > 0) >= improvement_probability`` on all examples, in the gate against the
+    best), and no regression or efficiency check of the gate against the best (:func:`agentstats.gating.gate` with
+    the best as the baseline) failed. A threshold the candidate still misses does not block it (it says which):
+    raising groundedness from 0.75 to 0.99 is progress even while relevance is below its threshold in both.
 
     Parameters
     ----------
@@ -433,9 +450,28 @@ def improvement(scores: ScoreSet, best: ScoreSet | None, cfg: LoopConfig) -> Imp
     """
     if best is None:
         return Improvement(True)
+    level = cfg.gate.improvement_probability
     vs_best = gate(scores, best, cfg.gate)
     p = p_better(scores, best, cfg)
-    return Improvement(p >= cfg.gate.improvement_probability and vs_best.decision != "FAIL", vs_best, p)
+    gains = {m.metric: float(m.p_better) for m in vs_best.metrics
+             if m.stratum == "all" and m.p_better is not None and m.p_better >= level
+             and not cfg.gate.is_review_only(m.metric)}
+    regressions = [c.describe() for c in vs_best.checks if c.kind in ("regression", "efficiency")
+                   and c.state == "failed"]
+    missed = sorted({c.metric + ("" if c.stratum == "all" else f" [{c.stratum}]") for c in vs_best.checks
+                     if c.kind == "threshold" and c.state != "met"})
+    improved = (p >= level or bool(gains)) and not regressions
+    if regressions:
+        reason = f"not improved: {len(regressions)} regression check(s) against the best failed"
+    elif not improved:
+        reason = f"not improved: P(better than the best) = {p:.3f} < {level:g} on the weighted score and every metric"
+    else:
+        what = [f"weighted score (P = {p:.3f})"] if p >= level else []
+        what += [f"{m} (P = {v:.3f})" for m, v in sorted(gains.items())]
+        reason = "improved: " + ", ".join(what)
+    if missed:
+        reason += f"; still below threshold: {', '.join(missed)}"
+    return Improvement(improved, vs_best, p, gains, regressions, missed, reason)
 
 
 def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]], records: list[dict[str, Any]],
@@ -457,7 +493,8 @@ def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]],
     ctx.journal.write_json(dpath, {
         "iteration": it, "vs_baseline": decision.to_record(),
         "vs_best": None if step.vs_best is None else step.vs_best.to_record(), "best_before": best_before,
-        "p_better_than_best": step.p_better, "improved": step.improved})
+        "p_better_than_best": step.p_better, "improved": step.improved, "improvement": step.reason,
+        "gains": step.gains, "missed_thresholds": step.missed_thresholds})
     if ctx.journal.find("decision", it) is None:
         overall = [
             {"metric": m.metric, "n": m.n_candidate, "n_missing": m.n_missing, **m.candidate,
@@ -468,7 +505,8 @@ def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]],
         ctx.journal.log_step({
             "step": "decision", "iteration": it, "decision": decision.decision, "reasons": decision.reasons,
             "vs_best": vs_best, "best_before": best_before, "p_better_than_best": step.p_better,
-            "improved": step.improved, "metrics": overall, "triggers": [t.kind for t in decision.triggers],
+            "improved": step.improved, "improvement": step.reason, "missed_thresholds": step.missed_thresholds,
+            "metrics": overall, "triggers": [t.kind for t in decision.triggers],
             "record": ctx.journal.relative(dpath), "weighted_score": decision.weighted_score,
         })
     if ctx.store is not None:
