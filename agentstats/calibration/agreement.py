@@ -362,7 +362,7 @@ def calibrate(
 
 def _categories(metric: str, binary: bool, declared: tuple[int, int] | None, gold: list[Any],
                 verdict: list[Any]) -> tuple[list[Any], str]:
-    """The confusion matrix's categories and where they came from (module docstring)."""
+    """Return the confusion matrix's categories and where they came from (module docstring)."""
     if binary:
         return [False, True], "binary"
     seen = {int(v) for v in gold} | {int(v) for v in verdict}
@@ -370,7 +370,8 @@ def _categories(metric: str, binary: bool, declared: tuple[int, int] | None, gol
         return sorted(seen), "observed"
     lo, hi = declared
     if lo >= hi:
-        raise ValueError(f"metric {metric!r}: the scale must be (lowest, highest) with lowest < highest, got {declared}")
+        raise ValueError(f"metric {metric!r}: the scale must be (lowest, highest) with lowest < highest, "
+                         f"got {declared}")
     outside = sorted(v for v in seen if not lo <= v <= hi)
     if outside:
         raise ValueError(f"metric {metric!r}: scores {outside} lie outside the declared scale [{lo}, {hi}]")

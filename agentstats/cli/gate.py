@@ -10,7 +10,8 @@ RETRY (the error-spending plan of :mod:`agentstats.gating.looks`); with ``--stor
 ``--previous``, the store's newest record of the same run and comparison is the previous look. Sign-offs already in
 the record are kept when the record is written again for the same inputs (same config and data hashes); a signed
 record for other inputs is never overwritten. Either input may be the project's own trials file (one agent), gated
-on its outcome as the binary metric ``success``. The command parses, decides (:func:`agentstats.gating.gate`), keeps the record
+on its outcome as the binary metric ``success``. The command parses, decides (:func:`agentstats.gating.gate`), keeps
+the record
 (:func:`agentstats.gating.keep_record`, where the sign-off rules live) and prints
 (:mod:`agentstats.cli.render.gate`).
 """
@@ -36,7 +37,8 @@ def gate(
     config: Annotated[Path, typer.Option("--config", "-c", help="Gate config (YAML or JSON; see docs/gate.md).")],
     as_json: JsonOpt = False,
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the decision as Markdown (a pull-request comment) instead of tables.")
+        bool, typer.Option("--markdown",
+                           help="Print the decision as Markdown (a pull-request comment) instead of tables."),
     ] = False,
     previous: Annotated[
         Path | None,
@@ -104,7 +106,7 @@ def gate(
 
 
 def _stored_looks(store: Path | None, run: str | None) -> list[dict[str, Any]] | None:
-    """The run store's decision records of ``run`` (the earlier looks), when both are given and the store exists."""
+    """Return the run store's records of ``run`` (the earlier looks), when both are given and the store exists."""
     if store is None or run is None or not store.exists():
         return None
     from agentstats.store import RunStore

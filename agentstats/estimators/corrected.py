@@ -87,7 +87,7 @@ def _no_fit(judge: JudgeRates) -> ValueError:
 
 
 def _resample(weights: np.ndarray, n_draws: int, rng: np.random.Generator, judge: JudgeRates) -> np.ndarray:
-    """Indices of ``n_draws`` draws resampled in proportion to ``weights`` (an error when all are 0)."""
+    """Return the indices of ``n_draws`` draws resampled in proportion to ``weights`` (an error when all are 0)."""
     total = float(weights.sum())
     if not np.isfinite(total) or total <= 0:
         raise _no_fit(judge)
@@ -106,8 +106,10 @@ def _lower(a: float, b: float, hi: np.ndarray) -> np.ndarray:
 
 
 def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """``Beta(a, b)`` mass of ``[lo, hi]``, from the tail that keeps its digits (the CDF below the median, else the
-    survival function)."""
+    """Return the ``Beta(a, b)`` mass of ``[lo, hi]``.
+
+    From the tail that keeps its digits (the CDF below the median, else the survival function).
+    """
     lower = _lower(a, b, hi)
     mass = np.where(lower, special.betainc(a, b, hi) - special.betainc(a, b, lo),
                     special.betaincc(a, b, lo) - special.betaincc(a, b, hi))
@@ -115,7 +117,7 @@ def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
 
 
 def _beta_truncated(a: float, b: float, lo: np.ndarray, hi: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """The draw at uniform ``u`` of ``Beta(a, b)`` truncated to ``[lo, hi]`` (inverse CDF, from the better tail)."""
+    """Return the draw at uniform ``u`` of ``Beta(a, b)`` truncated to ``[lo, hi]``."""
     lower = _lower(a, b, hi)
     f_lo, f_hi = special.betainc(a, b, lo), special.betainc(a, b, hi)
     s_lo, s_hi = special.betaincc(a, b, lo), special.betaincc(a, b, hi)

@@ -195,7 +195,7 @@ _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)  # Gauss-Legendre nodes and w
 #: Segments of the quadrature above ``F_S(|b|)``, as fractions of what is left: graded towards the split point, where
 #: ``F_U`` rises from 0 fastest, and towards 1, where the quantiles of ``S`` run out into its upper tail.
 _EDGES = np.array([0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99, 0.999, 0.9999, 1.0])
-_NODES = ((_EDGES[:-1, None] + (_EDGES[1:] - _EDGES[:-1])[:, None] * (_GL_X + 1.0) / 2.0)).ravel()
+_NODES = (_EDGES[:-1, None] + (_EDGES[1:] - _EDGES[:-1])[:, None] * (_GL_X + 1.0) / 2.0).ravel()
 _WEIGHTS = ((_EDGES[1:] - _EDGES[:-1])[:, None] * _GL_W / 2.0).ravel()
 
 
@@ -287,8 +287,10 @@ class PairedBinary:
         return (lo + hi) / 2.0
 
     def margins(self) -> tuple[stats.rv_continuous, stats.rv_continuous]:
-        """The candidate's and the baseline's means on the pairs: ``Beta(a10 + a11, a00 + a01)``,
-        ``Beta(a01 + a11, a00 + a10)``."""
+        """Return the candidate's and the baseline's means on the pairs.
+
+        ``Beta(a10 + a11, a00 + a01)`` and ``Beta(a01 + a11, a00 + a10)``.
+        """
         return (stats.beta(self.a10 + self.a11, self.a00 + self.a01),
                 stats.beta(self.a01 + self.a11, self.a00 + self.a10))
 

@@ -128,7 +128,8 @@ def _no_spread(task_means: np.ndarray, n_values: int) -> str | None:
     if len(task_means) == 1:
         return (f"one task ({n_values} value{'s' if n_values != 1 else ''}): the spread between tasks is not "
                 "observed, so no credible interval")
-    return f"all {len(task_means)} tasks have the same mean ({distinct[0]:g}): no spread observed, so no credible interval"
+    return (f"all {len(task_means)} tasks have the same mean ({distinct[0]:g}): no spread observed, so no credible "
+            "interval")
 
 
 def summarize_metrics_by_risk(frame: pd.DataFrame, **options: Any) -> pd.DataFrame:

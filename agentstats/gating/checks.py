@@ -44,8 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from scipy import stats
-
+from agentstats.estimators.beta import failure_rate_upper
 from agentstats.estimators.corrected import corrected_binary_mean, corrected_draws
 from agentstats.estimators.dirichlet import (
     Summary,
@@ -73,9 +72,7 @@ __all__ = [
     "check_rng",
     "efficiency_check",
     "evaluate",
-    "failure_rate_upper",
     "judge_errors",
-    "missing_check",
     "no_failure_text",
     "strata",
 ]
@@ -445,37 +442,6 @@ def evaluate(m: MetricInputs, stratum: Stratum, paired: set[str],
         n_failures=n_fail, failure_rate_upper=upper, **(compared or dict.fromkeys(_COMPARED)),
     )
     return evidence, result
-
-
-def failure_rate_upper(failures: int, n: int, ci_prob: float) -> float | None:
-    """One-sided ``ci_prob`` upper bound on a failure rate from ``failures`` of ``n`` (module docstring).
-
-    The Clopper-Pearson bound ``Beta^-1(ci_prob; failures + 1, n - failures)``; with no failure
-    ``1 - (1 - ci_prob)^(1 / n)``, about ``3 / n`` at 95 %. None for ``n = 0``; 1 when every example failed.
-    """
-    if n <= 0:
-        return None
-    if failures >= n:
-        return 1.0
-    return float(stats.beta.ppf(ci_prob, failures + 1, n - failures))
-
-
-def missing_check(m: MetricInputs, cand: ScoreSet, base: ScoreSet, cfg: GateConfig) -> Evidence | None:
-    """The effective-N check of one metric (module docstring); None when neither set misses a value of it.
-
-    Only for a metric the baseline scores too (and not review-only): the shares of missing values among each set's
-    records of the metric.
-    """
-    if not m.shared or m.review_only:
-        return None
-    mc, tc = cand.missing_share(m.metric)
-    mb, tb = base.missing_share(m.metric)
-    if not (mc or mb) or not tc or not tb:
-        return None
-    sc, sb = mc / tc, mb / tb
-    note = f"{mc} of {tc} missing in the candidate ({sc:.1%}), {mb} of {tb} in the baseline ({sb:.1%})"
-    return Evidence("missing", m.metric, "all", math.nan, cfg.max_missing_difference, m.critical, tc, cfg.decision,
-                    note=note, value=sc - sb)
 
 
 _COMPARED = ("baseline", "candidate_paired", "difference", "p_regression", "p_better", "p_worse")

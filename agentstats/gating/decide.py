@@ -39,7 +39,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import pandas as pd
 
@@ -53,11 +53,11 @@ from agentstats.gating.checks import (
     efficiency_check,
     evaluate,
     judge_errors,
-    missing_check,
     strata,
 )
 from agentstats.gating.config import GateConfig, load_gate_config
 from agentstats.gating.data import pair_ids
+from agentstats.gating.effective_n import missing_check
 from agentstats.gating.looks import Previous, plan_look
 from agentstats.gating.record import Decision, GateDecision, versions
 from agentstats.gating.triggers import triggers
@@ -236,7 +236,7 @@ def _undecided_kind(c: Check) -> str:
 
 
 def _fail_p(e: Evidence) -> float:
-    """The check's p-value for "it failed": ``P(mean >= t)``, or ``1 - P(worse than the bound)``."""
+    """Return the check's p-value for "it failed": ``P(mean >= t)``, or ``1 - P(worse than the bound)``."""
     return e.probability if e.kind == "threshold" else 1.0 - e.probability
 
 
@@ -246,7 +246,7 @@ def _in_family(e: Evidence) -> bool:
 
 def _fail_levels(evidence: Sequence[Evidence], share: float, multiplicity: str
                  ) -> tuple[dict[int, float], set[int], list[int]]:
-    """The family's failure levels (module docstring): ``(levels, failed, family)``.
+    """Return the family's failure levels (module docstring): ``(levels, failed, family)``.
 
     ``levels[i]`` is the level check ``i``'s p-value is held to (Holm: ``alpha_i / (m - place)``, at its place in the
     order by ``p / alpha``); ``failed`` the checks Holm's step-down rejects (each at or below its level, every one
@@ -268,11 +268,19 @@ def _fail_levels(evidence: Sequence[Evidence], share: float, multiplicity: str
     return levels, failed, family
 
 
+class _Extra(TypedDict):
+    """What a check carries from its evidence besides the probability."""
+
+    note: str | None
+    failure_rate_upper: float | None
+    value: float | None
+
+
 def _decided(e: Evidence, share: float, next_share: float | None, fail_level: float | None, failed: bool,
              m: int) -> Check:
     """One check's state (module docstring) and, when undecided, the examples that would decide it."""
     lv, p = e.levels, e.probability
-    extra = {"note": e.note, "failure_rate_upper": e.failure_rate_upper, "value": e.value}
+    extra = _Extra(note=e.note, failure_rate_upper=e.failure_rate_upper, value=e.value)
     if e.kind == "missing":  # the effective-N check: a fact, not a probability
         state: State = "met" if e.value is not None and abs(e.value) <= e.bound else "undecided"
         return Check(e.kind, e.metric, e.stratum, p, e.bound, state, e.critical, e.n, **extra)
@@ -313,8 +321,11 @@ def _config(config: GateConfig | Mapping[str, Any] | str | Path | None) -> GateC
 
 
 def _scores(x: Scores) -> ScoreSet:
-    """The score set of one side: score records as they are, a trials file's (or Trial objects') outcomes as
-    ``success`` (:func:`agentstats.records.scores.scores_from_trials`)."""
+    """Return the score set of one side.
+
+    Score records as they are, a trials file's (or Trial objects') outcomes as ``success``
+    (:func:`agentstats.records.scores.scores_from_trials`).
+    """
     if isinstance(x, ScoreSet):
         return x
     if isinstance(x, (str, Path)) and _holds_trials(Path(x)):

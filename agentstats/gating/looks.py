@@ -42,7 +42,7 @@ type Previous = Mapping[str, Any] | str | Path | Sequence[Mapping[str, Any]] | N
 
 
 def share(k: int, max_looks: int | None) -> float:
-    """The share ``s_k`` of every error rate that look ``k`` (1-based) spends (module docstring).
+    """Return the share ``s_k`` of every error rate that look ``k`` (1-based) spends (module docstring).
 
     Raises
     ------
@@ -78,7 +78,7 @@ class LookPlan:
 
     @property
     def share(self) -> float:
-        """This look's share of every error rate."""
+        """Share of every error rate that this look spends."""
         return share(self.number, self.max_looks)
 
     @property
@@ -94,7 +94,7 @@ class LookPlan:
         return share(self.number + 1, self.max_looks)
 
     def as_record(self, alphas: Mapping[str, float]) -> dict[str, Any]:
-        """The record's ``look`` section; ``alphas``: the global level of each error rate (name -> alpha)."""
+        """Return the record's ``look`` section; ``alphas``: the global level of each error rate (name -> alpha)."""
         return {
             "number": self.number, "max_looks": self.max_looks, "rule": SPENDING_RULE, "share": self.share,
             "spent_share": self.spent, "next_share": self.next_share,
@@ -172,7 +172,7 @@ def plan_look(previous: Previous, current: Mapping[str, Any], max_looks: int | N
 
 
 def _follow(old: Mapping[str, Any], current: Mapping[str, Any], max_looks: int | None) -> LookPlan:
-    """The look after (or the same as) the earlier look ``old`` of the same comparison."""
+    """Return the look after (or the same as) the earlier look ``old`` of the same comparison."""
     look = old.get("look")
     if not isinstance(look, Mapping) or not isinstance(look.get("number"), int):
         raise ValueError("the previous decision record was made before looks were counted (no `look` section): it "

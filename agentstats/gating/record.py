@@ -146,14 +146,17 @@ class GateDecision:
         }
 
     def alphas(self) -> dict[str, float]:
-        """The global error rates a look spends a share of: ``pass`` (``1 - pass_probability``), ``regression``
-        (``max_regression_probability``) and ``fail`` (``1 - fail_probability``)."""
+        """Return the global error rates a look spends a share of.
+
+        ``pass`` (``1 - pass_probability``), ``regression`` (``max_regression_probability``) and ``fail``
+        (``1 - fail_probability``).
+        """
         d = self.config.decision
         return {"pass": 1 - d.pass_probability, "regression": d.max_regression_probability,
                 "fail": 1 - d.fail_probability}
 
     def multiplicity(self) -> dict[str, Any]:
-        """The record's ``multiplicity`` section: the rule and how many checks it covered (``docs/gate.md``)."""
+        """Return the record's ``multiplicity`` section: the rule and how many checks it covered (``docs/gate.md``)."""
         rule = self.config.multiplicity
         outside = sum(1 for c in self.checks if c.probability is None or c.probability != c.probability)
         return {

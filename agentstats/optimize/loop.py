@@ -3,7 +3,7 @@
 Each iteration (numbered from 1; iteration 1 runs the starting prompt) runs the four steps of
 :mod:`agentstats.optimize.steps`: the agent answers every example, the answers are scored (the metric catalogue's
 deterministic entries and the judge), the iteration is gated against the baseline and judged against the best so far
-(:func:`agentstats.optimize.steps.improvement`), and the prompt is revised. The loop stops on PASS; after
+(:func:`agentstats.optimize.improvement.improvement`), and the prompt is revised. The loop stops on PASS; after
 ``stop_after_no_improvement`` iterations in a row without a credible improvement; when the next call would exceed
 ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.llm.client`); when ``max_wall_seconds`` have passed
 (checked before every call); after ``max_iterations``.

@@ -135,7 +135,7 @@ class LoopResult:
         return bool(self.triggers)
 
     def decision_record(self) -> dict[str, Any] | None:
-        """The best iteration's gate decision record against the baseline, with the loop's ``loop`` section.
+        """Return the best iteration's gate decision record against the baseline, with the loop's ``loop`` section.
 
         ``loop``: ``run_dir``, ``best_iteration``, ``stop_reason``, ``stop_detail``, ``prompt`` (the winning prompt)
         and its ``prompt_sha256``, ``iterations``, ``loop_config_sha256`` and the revisions' ``policy_triggers``: what a

@@ -127,8 +127,11 @@ def check_calibration(records: list[tuple[int, Any]], log: ProblemLog) -> pd.Dat
     return frame[~frame["line"].isin(bad_lines)].reset_index(drop=True)
 
 
-def _scale(obj: dict[str, Any], line: int, log: ProblemLog) -> tuple[int, int] | None | bool:
-    """The item's declared ``scale`` as ``(lowest, highest)``; None when absent; False (problem logged) when bad."""
+def _scale(obj: dict[str, Any], line: int, log: ProblemLog) -> tuple[int, int] | bool | None:
+    """Return the item's declared ``scale`` as ``(lowest, highest)``.
+
+    None when absent; False (the problem logged) when bad.
+    """
     scale = obj.get("scale")
     if scale is None:
         return None

@@ -175,7 +175,7 @@ def test_fewer_than_two_distinct_task_means_give_no_interval_and_say_why():
     s = summarize_metrics(compute(same, "latency")).iloc[0]
     assert np.isnan(s["ci_low"]) and s["ci_note"].startswith("all 3 tasks have the same mean (2)")
     # two distinct task means: an interval of positive width, no note
-    two = same + [Trial(agent="A", task_id="t9", trial=0, interactions=[{"answer": "x", "usage": {"latency_s": 4.0}}])]
+    two = [*same, Trial(agent="A", task_id="t9", trial=0, interactions=[{"answer": "x", "usage": {"latency_s": 4.0}}])]
     s = summarize_metrics(compute(two, "latency")).iloc[0]
     assert s["ci_high"] > s["ci_low"] and s["ci_note"] is None
     # a bounded metric keeps its prior atoms: one task still has an interval

@@ -16,7 +16,8 @@ from agentstats.gating import GateConfig
 from agentstats.io.readers.scores import read_scores
 from agentstats.metrics import CATALOGUE
 from agentstats.optimize import LoopConfig, optimize
-from agentstats.optimize.steps import catalogue_metrics, improvement, p_better
+from agentstats.optimize.improvement import improvement, p_better
+from agentstats.optimize.steps import catalogue_metrics
 from agentstats.records.scores import ScoreSet
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}
@@ -167,7 +168,7 @@ def test_the_improvement_rule():
 
 
 def test_the_weighted_score_of_p_better_is_the_stores_rule():
-    from agentstats.optimize.steps import weighted_example_scores
+    from agentstats.optimize.improvement import weighted_example_scores
     from agentstats.optimize.storing import weighted_example_score
 
     cfg = _cfg(weights={"a": 3.0, "b": 1.0})

@@ -6,6 +6,7 @@ and hand them here; nothing here computes a statistic or a decision.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +118,7 @@ def rules_text(record: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _md_cell(m: MetricResult, states: dict[tuple[str, str, str], str]) -> list[str]:
+def _md_cell(m: MetricResult, states: Mapping[tuple[str, str, str], str]) -> list[str]:
     """One metric's row of the Markdown table (the names escaped; the rest is numbers and states written here)."""
     cand = f"{m.candidate['mean']:.3f} [{m.candidate['ci_low']:.3f}, {m.candidate['ci_high']:.3f}]"
     thr = _threshold_cell(m, states.get(("threshold", m.metric, m.stratum)))
@@ -129,7 +130,7 @@ def _md_cell(m: MetricResult, states: dict[tuple[str, str, str], str]) -> list[s
 
 
 def gate_markdown(decision: GateDecision, record: dict[str, Any], out_path: Path | None = None) -> str:
-    """The decision as Markdown, for a pull-request comment: decision, reasons, rules, per-check table, triggers.
+    """Return the decision as Markdown, for a pull-request comment: decision, reasons, rules, per-check table, triggers.
 
     Every string from the data (metric names, strata, reasons, sources) is escaped
     (:func:`agentstats._util.markup.md_text`).
