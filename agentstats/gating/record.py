@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import math
 import platform
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,7 +33,8 @@ from agentstats.gating.looks import LookPlan
 from agentstats.gating.triggers import Trigger
 from agentstats.records.decision import RECORD_SCHEMA, inputs_key, is_decision_record, merge_sign_offs
 
-__all__ = ["GateDecision", "RecordRefused", "file_sign_offs", "keep_record", "sign_off_entry", "versions"]
+__all__ = ["GateDecision", "RecordRefused", "file_sign_offs", "keep_record", "rules_lines", "sign_off_entry",
+           "versions"]
 
 Decision = Literal["PASS", "FAIL", "RETRY"]
 
@@ -308,3 +310,25 @@ def keep_record(record: dict[str, Any], *, out: Path | None = None, store: Path 
         shown["sign_off"] = merge_sign_offs(kept, own)
         atomic_write_text(out, json.dumps(shown, indent=2) + "\n")
     return shown
+
+
+def rules_lines(record: Mapping[str, Any]) -> list[str]:
+    """Say which rules decided a record: the look of the error-spending plan and the family-wise adjustment.
+
+    Plain lines (no markup), for the command's tables, its Markdown and the gate report.
+    """
+    look, fam = record.get("look") or {}, record.get("multiplicity") or {}
+    lines = []
+    if look:
+        k, plan = look.get("number"), look.get("max_looks")
+        of = f" of {plan}" if plan is not None else ""
+        lines.append(f"look {k}{of}: this look decides at {look.get('share', 1):.3g} of each error rate; "
+                     f"{look.get('spent_share', 1):.3g} spent so far ({look.get('rule')})")
+    if fam:
+        rule = str(fam.get("fail_rule", "")).split(":")[0]
+        lines.append(f"FAIL: {rule} over {fam.get('family_size')} checks with a probability (family-wise false FAIL "
+                     f"<= {fam.get('fail_alpha_this_look', 0):.3g}); PASS: every check met at its own level")
+    if record.get("decision") == "RETRY" and look.get("next_share") is not None:
+        lines.append(f"next look: add the examples named above and gate again with --previous (this record); "
+                     f"look {int(look.get('number', 1)) + 1} decides at {look['next_share']:.3g} of each error rate")
+    return lines

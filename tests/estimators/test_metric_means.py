@@ -169,6 +169,10 @@ def test_fewer_than_two_distinct_task_means_give_no_interval_and_say_why():
     s = summarize_metrics(compute(one, "latency")).iloc[0]
     assert s["mean"] == pytest.approx(2.0) and np.isnan(s["ci_low"]) and np.isnan(s["ci_high"]) and np.isnan(s["sd"])
     assert s["ci_note"].startswith("one task (3 values)")
+    from agentstats.report.tables import format_metric_summary
+
+    shown = format_metric_summary(summarize_metrics(compute(one, "latency"))).iloc[0]["mean [CI]"]
+    assert shown == "2.000 (no interval: fewer than two distinct task means)"
     # three tasks with the same mean
     same = [Trial(agent="A", task_id=f"t{i}", trial=0, interactions=[{"answer": "x", "usage": {"latency_s": 2.0}}])
             for i in range(3)]

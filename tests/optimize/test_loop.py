@@ -625,6 +625,9 @@ def test_gate_report_reads_a_single_decision_record(tmp_path):
     assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
     assert len(strata_table(view)) == 3
     assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    # the rules that decided: a first look at half of each level; Holm over the threshold and 3 regression checks
+    assert "look 1: this look decides at 0.5 of each error rate" in decision_markdown(view)
+    assert "holm over 4 checks with a probability (family-wise false FAIL &lt;= 0.025)" in decision_markdown(view)
     path.write_text(json.dumps({"schema": "something else"}))
     with pytest.raises(ValueError, match="not a gate decision record"):
         read_decision(path)

@@ -16,8 +16,9 @@ from rich.table import Table
 from agentstats._util.markup import md_text
 from agentstats.cli.common import console, out
 from agentstats.gating import GateDecision, MetricResult, no_failure_text
+from agentstats.gating.record import rules_lines
 
-__all__ = ["gate_markdown", "print_gate", "print_loop", "rules_text"]
+__all__ = ["gate_markdown", "print_gate", "print_loop"]
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -81,7 +82,7 @@ def print_gate(decision: GateDecision, record: dict[str, Any], out_path: Path | 
             "only in the baseline (they count for thresholds, not for comparisons)",
             highlight=False,
         )
-    for line in rules_text(record):
+    for line in rules_lines(record):
         out.print(escape(line), highlight=False, soft_wrap=True)
     colour = {"PASS": "green", "FAIL": "red", "RETRY": "yellow"}[decision.decision]
     out.print(f"[bold {colour}]{decision.decision}[/]", highlight=False)
@@ -97,25 +98,6 @@ def print_gate(decision: GateDecision, record: dict[str, Any], out_path: Path | 
         console.print(f"decision record: {escape(str(out_path))}", highlight=False)
     if record.get("report"):
         console.print(f"report: {escape(record['report'])}", highlight=False)
-
-
-def rules_text(record: dict[str, Any]) -> list[str]:
-    """Say which rules decided: the look of the error-spending plan and the family-wise adjustment (plain lines)."""
-    look, fam = record.get("look") or {}, record.get("multiplicity") or {}
-    lines = []
-    if look:
-        k, plan = look.get("number"), look.get("max_looks")
-        of = f" of {plan}" if plan is not None else ""
-        lines.append(f"look {k}{of}: this look decides at {look.get('share', 1):.3g} of each error rate; "
-                     f"{look.get('spent_share', 1):.3g} spent so far ({look.get('rule')})")
-    if fam:
-        rule = str(fam.get("fail_rule", "")).split(":")[0]
-        lines.append(f"FAIL: {rule} over {fam.get('family_size')} checks with a probability (family-wise false FAIL "
-                     f"<= {fam.get('fail_alpha_this_look', 0):.3g}); PASS: every check met at its own level")
-    if record.get("decision") == "RETRY" and look.get("next_share") is not None:
-        lines.append(f"next look: add the examples named above and gate again with --previous (this record); "
-                     f"look {int(look.get('number', 1)) + 1} decides at {look['next_share']:.3g} of each error rate")
-    return lines
 
 
 def _md_cell(m: MetricResult, states: Mapping[tuple[str, str, str], str]) -> list[str]:
@@ -143,7 +125,7 @@ def gate_markdown(decision: GateDecision, record: dict[str, Any], out_path: Path
              f"{md_text(Path(str(base['source'])).name)} ({decision.pairing['n_paired']} paired examples); "
              f"{cfg.ci_prob:.0%} credible intervals.", ""]
     lines += [f"* {md_text(r)}" for r in decision.reasons]
-    lines += [""] + [f"_{md_text(x)}_  " for x in rules_text(record)] + [""]
+    lines += [""] + [f"_{md_text(x)}_  " for x in rules_lines(record)] + [""]
     states = {(c.kind, c.metric, c.stratum): c.state for c in decision.checks}
     lines += ["| metric | stratum | n | candidate mean | P(>= threshold): check | difference | P(regression): check |",
               "|---|---|---|---|---|---|---|"]
