@@ -1,7 +1,8 @@
 """Error rates of the release gate against the published point-score gate, on simulated candidate/baseline pairs.
 
 Run:  OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv/bin/python validation/gate_simulation.py [--quick] [--reps 1000]
-      (``--prior-check``: only the comparison of the paired difference's prior with Jeffreys', 3,000 sets per n)
+      (``--prior-check``: only the comparison of the paired difference's prior with Jeffreys', 3,000 sets per n;
+      ``--family``: only the family-wise scenario; ``--looks``: only the repeated-look scenario; each ``--reps`` sets)
 
 Each simulated eval set has ``n`` examples; example ``i`` has a baseline success probability ``p_i ~ Beta(mu k,
 (1 - mu) k)`` (examples differ in difficulty, ``k = 2``) and a candidate probability ``expit(logit(p_i) + beta_i)``
@@ -19,6 +20,14 @@ Scenarios: no true difference (a FAIL is an error), a true regression of exactly
 PASS is an error), a true 10-point improvement (a PASS is right), and a regression confined to the 20 % high-risk
 examples (0.25 worse there, better elsewhere so that the overall mean is flat: a PASS is an error). The results
 table goes into docs/gate.md (between its markers) and validation/results/gate_simulation.csv.
+
+Two scenarios of the way the gate is used (issue 31), each with its own table in docs/gate.md:
+
+* family-wise (:func:`family_scenario`): an unchanged candidate on 8 metrics x 3 risk levels, 120 examples; a FAIL
+  is an error (goal: at most 5 %).
+* repeated looks (:func:`looks_scenario`): start at 30 examples and follow RETRY's "N more examples" up to 10 looks,
+  passing each record to the next look (the error-spending plan); at a regression of exactly the tolerance a PASS
+  at any look is an error (goal: at most 5 %), at a true 10-point improvement a PASS is right (goal: at least 80 %).
 """
 
 from __future__ import annotations
