@@ -1,6 +1,6 @@
 """The gate's decision and its record: :class:`GateDecision`, the JSON record it becomes, and keeping that record.
 
-:meth:`GateDecision.to_record` builds the record (``agentstats.gate/1``; layout in ``docs/gate.md``).
+:meth:`GateDecision.to_record` builds the record (``agentstats.gate/2``; layout in ``docs/gate.md``).
 :func:`keep_record` writes it to a file and/or appends it to a run store, carrying reviewers' sign-offs across
 re-runs on the same inputs. What "the same inputs" means is defined once, in
 :func:`agentstats.records.decision.inputs_key` (the store, below the gate, reads the same definition), and so is
