@@ -9,7 +9,11 @@ Formulas
   same category throughout).
 * Weighted kappa for ordinal scores, quadratic weights ``w[i, j] = (i - j)^2 / (K - 1)^2`` over the ``K`` categories
   in order: ``kappa_w = 1 - sum w N / sum w E`` with ``E[i, j] = N[i, .] N[., j] / N`` (Cohen 1968, *Psychol. Bull.*
-  70(4), 213-220; quadratic weights: Fleiss & Cohen 1973, *Educ. Psychol. Meas.* 33(3), 613-619).
+  70(4), 213-220; quadratic weights: Fleiss & Cohen 1973, *Educ. Psychol. Meas.* 33(3), 613-619). The categories are
+  the rubric's declared scale (every score from its lowest to its highest, used or not: ``scales``, or the items'
+  ``scale`` field), since the weights depend on how far apart two scores are on the scale and ``K - 1`` is its
+  range; without a declared scale, the scores that occurred (and the result says ``scale_source="observed"``): on a
+  1-5 rubric where nobody used 1 these give 4 categories and a different kappa.
 * Sensitivity ``TP / (TP + FN)`` and specificity ``TN / (TN + FP)``, pass being the positive class, reported with
   their Beta posteriors under a ``Beta(1, 1)`` prior (:class:`agentstats.calibration.judge_error.JudgeError`): mean
   and equal-tailed credible interval. Ordinal scores get them when a pass threshold is given (``score >=
@@ -132,6 +136,8 @@ class MetricCalibration:
         Observed agreement and Cohen's kappa (NaN when undefined).
     weighted_kappa : float or None
         Quadratic-weighted kappa (ordinal scales only).
+    scale_source : {"declared", "observed", "binary"}
+        Where the categories came from: the rubric's declared scale, the scores that occurred, or pass / fail.
     labels : list
         Categories of the confusion matrix, in order.
     confusion : numpy.ndarray of int, shape (K, K)
@@ -162,6 +168,7 @@ class MetricCalibration:
     sensitivity: dict[str, float] | None = None
     specificity: dict[str, float] | None = None
     ci_prob: float = CI_PROB
+    scale_source: str = "binary"
 
     @property
     def judge_error(self) -> JudgeError:
@@ -196,6 +203,7 @@ class MetricCalibration:
             "kappa": num(self.kappa),
             "weighted_kappa": num(self.weighted_kappa),
             "threshold": self.threshold,
+            "scale_source": self.scale_source,
             "tp": self.tp,
             "fn": self.fn,
             "tn": self.tn,
@@ -259,6 +267,7 @@ def calibrate(
     *,
     thresholds: dict[str, int] | None = None,
     ci_prob: float = CI_PROB,
+    scales: dict[str, tuple[int, int]] | None = None,
 ) -> CalibrationReport:
     """Measure a judge against gold labels, per metric (module docstring for the formulas).
 
@@ -271,6 +280,9 @@ def calibrate(
         Pass threshold per ordinal metric (``score >= threshold`` passes), for its sensitivity and specificity.
     ci_prob : float
         Probability of the credible intervals, in (0, 1).
+    scales : dict of str to (int, int), optional
+        The declared scale ``(lowest, highest)`` of an ordinal metric (over the items' own ``scale`` field): the
+        categories of its confusion matrix and weighted kappa (module docstring).
 
     Returns
     -------
@@ -279,7 +291,8 @@ def calibrate(
     Raises
     ------
     ValueError
-        On ``ci_prob`` outside (0, 1), a threshold for an unknown or binary metric.
+        On ``ci_prob`` outside (0, 1), a threshold or scale for an unknown or binary metric, a scale that is not
+        ``lowest < highest`` or that a score lies outside.
     agentstats.records.problems.LoadError
         When in-memory records are invalid.
     """
@@ -290,6 +303,10 @@ def calibrate(
     unknown = set(thresholds) - known
     if unknown:
         raise ValueError(f"threshold given for metric(s) {sorted(unknown)} not in the calibration set {sorted(known)}")
+    scales = {m: (int(lo), int(hi)) for m, (lo, hi) in (scales or {}).items()}
+    unknown = set(scales) - known
+    if unknown:
+        raise ValueError(f"scale given for metric(s) {sorted(unknown)} not in the calibration set {sorted(known)}")
     out: dict[str, MetricCalibration] = {}
     for metric, group in frame.groupby("metric", sort=False):
         metric = str(metric)
@@ -299,7 +316,10 @@ def calibrate(
         binary = isinstance(group["gold"].iloc[0], bool)
         if binary and metric in thresholds:
             raise ValueError(f"metric {metric!r} is binary: a pass threshold applies to ordinal scores only")
-        labels = [False, True] if binary else sorted({int(v) for v in gold} | {int(v) for v in verdict})
+        declared = scales.get(metric) or next((sc for sc in group.get("scale", []) if sc is not None), None)
+        if binary and metric in scales:
+            raise ValueError(f"metric {metric!r} is binary: a scale applies to ordinal scores only")
+        labels, source = _categories(metric, binary, declared, gold, verdict)
         matrix, labels = confusion_matrix(gold, verdict, labels)
         n = int(matrix.sum())
         accuracy = float(np.trace(matrix) / n) if n else float("nan")
@@ -333,9 +353,28 @@ def calibrate(
             sensitivity=se,
             specificity=sp,
             ci_prob=float(ci_prob),
+            scale_source=source,
             **counts,
         )
     return CalibrationReport(out)
+
+
+def _categories(metric: str, binary: bool, declared: tuple[int, int] | None, gold: list[Any],
+                verdict: list[Any]) -> tuple[list[Any], str]:
+    """Return the confusion matrix's categories and where they came from (module docstring)."""
+    if binary:
+        return [False, True], "binary"
+    seen = {int(v) for v in gold} | {int(v) for v in verdict}
+    if declared is None:
+        return sorted(seen), "observed"
+    lo, hi = declared
+    if lo >= hi:
+        raise ValueError(f"metric {metric!r}: the scale must be (lowest, highest) with lowest < highest, "
+                         f"got {declared}")
+    outside = sorted(v for v in seen if not lo <= v <= hi)
+    if outside:
+        raise ValueError(f"metric {metric!r}: scores {outside} lie outside the declared scale [{lo}, {hi}]")
+    return list(range(lo, hi + 1)), "declared"
 
 
 def choose_calibration(path: str | os.PathLike[str], metric: str | None = None, *, ci_prob: float = CI_PROB

@@ -25,6 +25,21 @@ def _thresholds(specs: list[str] | None) -> dict[str, int]:
     return result
 
 
+def _scales(specs: list[str] | None) -> dict[str, tuple[int, int]]:
+    """Parse ``--scale metric=1..5`` options."""
+    result: dict[str, tuple[int, int]] = {}
+    for spec in specs or []:
+        name, sep, value = spec.partition("=")
+        lo, dots, hi = value.partition("..")
+        try:
+            if not sep or not dots or not name.strip():
+                raise ValueError
+            result[name.strip()] = (int(lo), int(hi))
+        except ValueError:
+            raise fail(typer.BadParameter(f"--scale takes METRIC=LOWEST..HIGHEST, got {spec!r}"), EXIT_USAGE) from None
+    return result
+
+
 @ci_options(kinds=("eti",))  # agentstats.calibration.calibrate gives equal-tailed Beta intervals only
 def calibrate(
     input: Annotated[
@@ -34,6 +49,11 @@ def calibrate(
         list[str] | None,
         typer.Option(metavar="METRIC=SCORE", help="Pass threshold of an ordinal metric, METRIC=SCORE (score >= SCORE "
                      "passes); repeatable."),
+    ] = None,
+    scale: Annotated[
+        list[str] | None,
+        typer.Option(help="Declared scale of an ordinal metric, METRIC=LOWEST..HIGHEST (e.g. relevance=1..5): the "
+                     "categories of its weighted kappa, used or not; repeatable."),
     ] = None,
     ci: CiOptions = CI_DEFAULT,
     skip_bad: SkipBadOpt = False,
@@ -51,11 +71,12 @@ def calibrate(
     from agentstats.records.problems import LoadWarning
 
     thresholds = _thresholds(threshold)
+    scales = _scales(scale)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LoadWarning)  # said below, with the lines
             frame = load(input, format="calibration", on_error="skip" if skip_bad else "raise")
-        report = run_calibration(frame, thresholds=thresholds, ci_prob=ci.prob)
+        report = run_calibration(frame, thresholds=thresholds, ci_prob=ci.prob, scales=scales)
     except (ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc
     say_skipped(frame.attrs.get("skipped") or [], input)

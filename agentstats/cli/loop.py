@@ -5,7 +5,9 @@ on: a call failed after every retry), 75 stopped undecided (no credible improvem
 max_iterations before a PASS; resume or give more data), 2 usage or input error (config, eval set or baseline that
 does not validate, every problem located; a run folder holding another run), 69 a model endpoint failed after its
 retries or refused the key (resume later), 130 interrupted (Ctrl-C: completed calls are cached and completed steps
-logged, ``--resume`` continues).
+logged, ``--resume`` continues). ``--out FILE`` writes the best iteration's gate decision record with the winning
+prompt (its ``loop`` section); ``--sign-off NAME`` appends a reviewer's sign-off to it (and to the run store's
+record of the best iteration, with ``--store``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Annotated
 import typer
 
 from agentstats.cli.common import EXIT_FAILURE, EXIT_UNAVAILABLE, EXIT_USAGE, console, fail
-from agentstats.cli.options import JsonOpt, check_output_path, out_dir_opt, store_run_opt
+from agentstats.cli.options import JsonOpt, check_output_path, out_dir_opt, out_file_opt, store_run_opt
 
 
 def loop(
@@ -38,6 +40,14 @@ def loop(
     store_run: Annotated[
         str | None, store_run_opt("Prefix of the stored runs' names (default: the run folder's name).")
     ] = None,
+    out_path: Annotated[
+        Path | None, out_file_opt("Write the best iteration's decision record, with the winning prompt, here.", "-o")
+    ] = None,
+    sign_off: Annotated[
+        str | None,
+        typer.Option("--sign-off", help="Append a reviewer's sign-off (this name) to the decision record at --out "
+                     "(and to the store's, with --store)."),
+    ] = None,
 ) -> None:
     """Run the evaluator-optimizer loop: exit 0 PASS, 1 FAIL, 75 undecided, 69 endpoint down, 2 input error.
 
@@ -51,6 +61,12 @@ def loop(
     from agentstats.report.gate import loop_command, run_gate_report
 
     logging.getLogger("instructor").setLevel(logging.CRITICAL)  # retried failures are counted, not logged
+    if sign_off is not None and not sign_off.strip():
+        raise fail(typer.BadParameter("--sign-off: give the reviewer's name"), EXIT_USAGE)
+    if sign_off is not None and out_path is None and store is None:
+        raise fail(typer.BadParameter("--sign-off needs --out or --store: the record the sign-off is appended to"),
+                   EXIT_USAGE)
+    check_output_path(out_path, "--out")
     check_output_path(run_dir, "--run-dir", folder=True)
     check_output_path(out_dir, "--out-dir", folder=True)
     try:
@@ -68,6 +84,19 @@ def loop(
     except (LoadError, ValueError, OSError) as exc:
         raise fail(exc, EXIT_USAGE) from exc
     record = result.to_record()
+    final = result.decision_record()
+    if final is not None and (out_path is not None or sign_off is not None):
+        from agentstats.gating import keep_record
+
+        try:
+            kept = keep_record(final, out=out_path, store=store if sign_off is not None else None,
+                               run=result.store_run, sign_off=sign_off)
+        except ValueError as exc:  # a record at --out it will not replace
+            raise fail(exc, EXIT_USAGE) from exc
+        record["decision_record"] = {"path": None if out_path is None else str(out_path),
+                                     "sign_off": kept.get("sign_off") or []}
+    elif out_path is not None:
+        console.print("no iteration completed: no decision record written", highlight=False)
     if out_dir is not None:
         try:  # the loop's result stands if the report fails: exit 1
             paths = run_gate_report(run_dir=where, out_dir=out_dir, name="gate", progress_bar=False,

@@ -17,7 +17,7 @@ from scipy import optimize, special, stats
 from agentstats.estimators._checks import check_counts_args
 from agentstats.intervals import CI_PROB, CiKind, check_ci
 
-__all__ = ["beta_pass_k"]
+__all__ = ["beta_pass_k", "failure_rate_upper"]
 
 
 def _hdi_of_power(a: float, b: float, k: int, prob: float) -> tuple[float, float]:
@@ -187,3 +187,29 @@ def beta_pass_k(
     )
 
 
+def failure_rate_upper(failures: int, n: int, ci_prob: float) -> float | None:
+    """Return the one-sided ``ci_prob`` upper bound on a failure rate from ``failures`` of ``n``.
+
+    Clopper & Pearson 1934, Biometrika 26:404-413.
+
+    The Clopper-Pearson bound ``Beta^-1(ci_prob; failures + 1, n - failures)``; with no failure
+    ``1 - (1 - ci_prob)^(1 / n)``, about ``3 / n`` at 95 %. None for ``n = 0``; 1 when every example failed.
+
+    Parameters
+    ----------
+    failures, n : int
+        Failures among ``n`` independent trials (``0 <= failures <= n``).
+    ci_prob : float
+        One-sided probability of the bound, in (0, 1).
+
+    Returns
+    -------
+    float or None
+        The bound on the failure rate; with no failure about ``3 / n`` at 95 % (the "rule of three", Hanley &
+        Lippman-Hand 1983, JAMA 249:1743-1745).
+    """
+    if n <= 0:
+        return None
+    if failures >= n:
+        return 1.0
+    return float(stats.beta.ppf(ci_prob, failures + 1, n - failures))

@@ -11,6 +11,13 @@ give a point posterior); for an unbounded metric (usage, readability) there is n
 Bayesian bootstrap (Rubin 1981, Annals of Statistics 9:130-134). The interval is the equal-tailed credible interval
 of the draws. No shape (Beta, logit-normal) is assumed for the task means.
 
+No interval from fewer than two distinct values. Without prior atoms (an unbounded metric, or ``prior_strength = 0``)
+the Bayesian bootstrap of one task, or of tasks that all have the same mean, is a point mass: every draw is that
+value, and a zero-width interval ("2 [2, 2]" from trials of 1, 2 and 3 s of one task) would claim a certainty the
+data do not have: they say nothing about how task means spread. Such a row keeps its mean and gives no interval
+(``sd``, ``ci_low``, ``ci_high`` NaN) with the reason in ``ci_note``. A bounded metric with prior atoms has an
+interval from any data (the atoms give it width).
+
 Share passing. Each trial passes when all its records with a verdict pass
 (:func:`agentstats.records.counts.metric_counts`); the share is the suite pass@1 of those counts by
 :func:`agentstats.estimators.suite_pass_k` (mean over tasks of each task's pass rate, with its task-cluster bootstrap
@@ -34,7 +41,8 @@ from agentstats.records.counts import metric_counts
 __all__ = ["summarize_metrics", "summarize_metrics_by_risk"]
 
 _COLUMNS = ["agent", "metric", "group", "method", "level", "n_tasks", "n_values", "mean", "sd", "ci_low", "ci_high",
-            "ci_prob", "n_trials_passed_known", "share_passed", "share_ci_low", "share_ci_high", "share_ci_method"]
+            "ci_prob", "ci_note", "n_trials_passed_known", "share_passed", "share_ci_low", "share_ci_high",
+            "share_ci_method"]
 
 
 def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_strength: float = 2.0,
@@ -59,7 +67,9 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_st
     -------
     pandas.DataFrame
         One row per agent and metric: ``n_tasks`` (tasks with an applicable value), ``n_values``, ``mean``, ``sd``,
-        ``ci_low``, ``ci_high`` (NaN when no value applies), ``ci_prob``, ``n_trials_passed_known``,
+        ``ci_low``, ``ci_high`` (NaN when no value applies, and, with the reason in ``ci_note``, when fewer than two
+        distinct task means and no prior atom leave no spread to estimate; module docstring), ``ci_prob``,
+        ``ci_note`` (None when there is an interval), ``n_trials_passed_known``,
         ``share_passed``, ``share_ci_low``, ``share_ci_high``, ``share_ci_method`` (NaN / None when the metric has
         no threshold).
 
@@ -81,9 +91,14 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_st
         vals = g[g["applicable"]]
         task_means = vals.groupby("task_id")["value"].mean().to_numpy(dtype=float)
         row["n_tasks"], row["n_values"] = len(task_means), len(vals)
-        if len(task_means):
+        bounded = math.isfinite(lo) and math.isfinite(hi)
+        note = _no_spread(task_means, len(vals)) if not (bounded and prior_strength > 0) else None
+        row["ci_note"] = note
+        if note is not None:
+            row.update(mean=float(task_means.mean()), sd=math.nan, ci_low=math.nan, ci_high=math.nan)
+        elif len(task_means):
             rng = np.random.default_rng([random_seed, zlib.crc32(str(agent).encode()), zlib.crc32(name.encode())])
-            if math.isfinite(lo) and math.isfinite(hi):
+            if bounded:
                 d = lo + (hi - lo) * mean_draws((task_means - lo) / (hi - lo), prior_strength, n_draws, rng)
             else:
                 d = mean_draws(task_means, 0.0, n_draws, rng)
@@ -102,6 +117,18 @@ def summarize_metrics(frame: pd.DataFrame, *, ci_prob: float = CI_PROB, prior_st
             row.update(share_passed=math.nan, share_ci_low=math.nan, share_ci_high=math.nan, share_ci_method=None)
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)
+
+
+def _no_spread(task_means: np.ndarray, n_values: int) -> str | None:
+    """Why task means without prior atoms give no interval (module docstring), or None when they do (or are none)."""
+    distinct = np.unique(task_means)
+    if len(task_means) == 0 or len(distinct) >= 2:
+        return None
+    if len(task_means) == 1:
+        return (f"one task ({n_values} value{'s' if n_values != 1 else ''}): the spread between tasks is not "
+                "observed, so no credible interval")
+    return (f"all {len(task_means)} tasks have the same mean ({distinct[0]:g}): no spread observed, so no credible "
+            "interval")
 
 
 def summarize_metrics_by_risk(frame: pd.DataFrame, **options: Any) -> pd.DataFrame:

@@ -16,9 +16,19 @@ overrides.
   :meth:`GateConfig.is_review_only`) is summarized and compared but has no check.
 * efficiency (each usage field with a relative tolerance ``r``; all paired examples): ``P(ratio > 1 + r)``; met and
   failed as a regression.
+* missing (the effective-N check; each metric scored in both sets with a missing value in either): the shares of
+  missing values (judge verdicts, trial outcomes) in the two sets; met when they differ by at most
+  ``max_missing_difference``, otherwise undecided: the examples behind the comparison are no longer alike, and more
+  examples do not fix that.
+
+A check with no scored example has no evidence and is undecided ("no scored example: judge down?"), never met or failed
+by the prior alone. A "no failure" threshold (1.0) carries the exact one-sided upper bound on the failure rate
+(Clopper & Pearson 1934, Biometrika 26:404-413; at 95 % and no failure about ``3 / n``, the "rule of three" of Hanley &
+Lippman-Hand 1983, JAMA 249:1743-1745): ``failure_rate_upper``. A binary metric with one trial per example has its
+paired difference in closed form (:class:`agentstats.estimators.dirichlet.PairedBinary`: no Monte Carlo, no seed).
 
 A metric judged by a calibrated judge (``GateConfig.judge_calibration``) has its mean and paired difference on the
-corrected scale (:func:`agentstats.estimators.dirichlet.corrected_draws`). Every check draws from its own random
+corrected scale (:mod:`agentstats.estimators.corrected`). Every check draws from its own random
 stream (:func:`check_rng`), so no check's draws depend on the order checks are computed in.
 """
 
@@ -27,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import math
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,12 +44,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from agentstats.estimators.beta import failure_rate_upper
+from agentstats.estimators.corrected import corrected_binary_mean, corrected_draws
 from agentstats.estimators.dirichlet import (
     Summary,
-    corrected_draws,
+    beta_summary,
     difference_draws,
+    is_binary,
     mean_draws,
     mean_posterior,
+    paired_binary,
     ratio_draws,
     summarize,
 )
@@ -64,7 +77,10 @@ __all__ = [
     "strata",
 ]
 
-Kind = Literal["threshold", "regression", "efficiency"]
+Kind = Literal["threshold", "regression", "efficiency", "missing"]
+
+#: Why a check without a scored example says nothing.
+NO_SCORED = "no scored example (judge down?)"
 State = Literal["met", "failed", "undecided"]
 
 
@@ -74,14 +90,14 @@ class Evidence:
 
     Attributes
     ----------
-    kind : {"threshold", "regression", "efficiency"}
+    kind : {"threshold", "regression", "efficiency", "missing"}
     metric, stratum : str
         Metric (or usage field) and stratum (``"all"``, ``"risk_level=<level>"``, ``"tag=<tag>"``).
     probability : float
         ``P(mean >= threshold)``, ``P(difference < -tolerance)`` or ``P(ratio > 1 + tolerance)``; NaN for a
-        "no failure" threshold and for a regression check without a paired example.
+        "no failure" threshold, a missing check, and a check without a scored (or paired) example.
     bound : float
-        The threshold, ``-tolerance`` or ``1 + relative tolerance``.
+        The threshold, ``-tolerance``, ``1 + relative tolerance``, or the largest difference of missing shares.
     critical : bool
     n : int
         Examples behind the check (candidate examples for thresholds, paired examples otherwise).
@@ -92,6 +108,15 @@ class Evidence:
         decide it); None where there is no posterior.
     failures : int or None
         For a "no failure" threshold (1.0): examples whose value is below 1; None for every other check.
+    note : str or None
+        Why the check has no probability (``"no scored example (judge down?)"``), or what a missing check counted.
+    p_better : float or None
+        For a threshold check: ``P(difference > 0)`` against the baseline in the same stratum (the "improved but
+        still below threshold" reason), None without a comparison.
+    failure_rate_upper : float or None
+        For a "no failure" threshold: the one-sided ``ci_prob`` upper bound on the failure rate.
+    value : float or None
+        For a missing check: the candidate's share of missing values minus the baseline's.
     """
 
     kind: Kind
@@ -105,6 +130,10 @@ class Evidence:
     mean: float | None = None
     sd: float | None = None
     failures: int | None = None
+    note: str | None = None
+    p_better: float | None = None
+    failure_rate_upper: float | None = None
+    value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +142,7 @@ class Check:
 
     Attributes
     ----------
-    kind : {"threshold", "regression", "efficiency"}
+    kind : {"threshold", "regression", "efficiency", "missing"}
     metric : str
         Metric (or usage field) checked.
     stratum : str
@@ -134,6 +163,18 @@ class Check:
     failures : int or None
         For a "no failure" threshold (1.0): the examples whose value is below 1 (the check is met when there is
         none). None for every other check.
+    met_at, fail_at : float or None
+        The probabilities at which the check was met and would fail at this look, on the scale of ``probability``
+        (a threshold check is met at ``>= met_at`` and fails at ``<= fail_at``; a regression or efficiency check is
+        met at ``<= met_at`` and fails at ``>= fail_at``): the stratum's levels times this look's share of the error
+        rates, and ``fail_at`` after the family-wise adjustment (:func:`agentstats.gating.decide.decide`). None for a
+        check without a probability.
+    note : str or None
+        Why a check has no probability, or what a missing check counted.
+    failure_rate_upper : float or None
+        For a "no failure" threshold: the one-sided upper bound on the failure rate (module docstring).
+    value : float or None
+        For a missing check: the candidate's share of missing values minus the baseline's.
     """
 
     kind: str
@@ -146,13 +187,26 @@ class Check:
     n: int
     more_examples: int | None = None
     failures: int | None = None
+    met_at: float | None = None
+    fail_at: float | None = None
+    note: str | None = None
+    failure_rate_upper: float | None = None
+    value: float | None = None
 
     def describe(self) -> str:
         """One line saying what was checked and how it came out."""
         where = "" if self.stratum == "all" else f" [{self.stratum}]"
+        if self.kind == "missing":
+            return (f"{self.metric}{where}: missing values differ between the sets by more than "
+                    f"{self.bound:.0%}: {self.note}; the examples compared are no longer alike: {self.state}"
+                    if self.state != "met" else f"{self.metric}{where}: missing values alike ({self.note}): met")
+        if self.n == 0 and self.note is not None:
+            return f"{self.metric}{where}: {self.note}: {self.state}"
         if self.failures is not None:
+            bound = ("" if self.failure_rate_upper is None or self.failures
+                     else f" (failure rate below {self.failure_rate_upper:.3g} at the credible level)")
             return (f"{self.metric}{where}: no failure allowed (threshold 1): "
-                    f"{no_failure_text(self.failures, self.n)}: {self.state}")
+                    f"{no_failure_text(self.failures, self.n)}{bound}: {self.state}")
         if self.kind == "threshold":
             what = f"P({self.metric} >= {self.bound:g}) = {self.probability:.3f}"
         elif self.kind == "regression":
@@ -193,10 +247,13 @@ class MetricResult:
         Posterior ``mean, sd, ci_low, ci_high`` of the candidate's population mean (all its examples).
     threshold : float or None
     p_meets_threshold : float or None
-        ``P(mean >= threshold)``; None without a threshold and for a "no failure" threshold (1.0), which is not a
-        probability (see ``n_failures``).
+        ``P(mean >= threshold)``; None without a threshold, without a scored example, and for a "no failure"
+        threshold (1.0), which is not a probability (see ``n_failures``).
     n_failures : int or None
         For a "no failure" threshold (1.0): the candidate's examples with a value below 1; None otherwise.
+    failure_rate_upper : float or None
+        For a "no failure" threshold: the one-sided ``ci_prob`` upper bound on the failure rate (Clopper-Pearson;
+        about ``3 / n`` at 95 % with no failure); None otherwise.
     baseline, candidate_paired, difference : dict or None
         Posterior summaries on the paired examples (difference = candidate - baseline).
     tolerance : float
@@ -228,6 +285,7 @@ class MetricResult:
     p_worse: float | None
     judge_corrected: bool = False
     n_failures: int | None = None
+    failure_rate_upper: float | None = None
 
 
 @dataclass(frozen=True)
@@ -350,20 +408,26 @@ def evaluate(m: MetricInputs, stratum: Stratum, paired: set[str],
     if not len(yc) and threshold is None:
         return unpaired, None  # every candidate verdict missing: nothing compares
     summ, draws, dist, binary = _mean(m, stratum, yc, cfg)
+    ids = sorted(paired & stratum.ids & set(yc.index) & set(m.baseline.index))
+    compared = _difference(m, stratum, ids, yc, tol, cfg) if m.shared and ids else None
+    better = None if compared is None else compared["p_better"]
     evidence: list[Evidence] = []
-    p_thr = n_fail = None
+    p_thr = n_fail = upper = None
     if threshold is not None and threshold >= 1.0:
         # "no failure" is no probability (no posterior gives P(mean >= 1) > 0): it counts the examples below 1,
         # reading the verdicts as given, corrected or not
         n_fail = int((yc < 1.0).sum())
+        upper = failure_rate_upper(n_fail, len(yc), cfg.ci_prob)
         evidence.append(Evidence("threshold", m.metric, stratum.name, math.nan, threshold, m.critical, len(yc),
-                                 levels, failures=n_fail))
+                                 levels, failures=n_fail, note=None if len(yc) else NO_SCORED, p_better=better,
+                                 failure_rate_upper=upper))
+    elif threshold is not None and not len(yc):  # the prior alone decides nothing
+        evidence.append(Evidence("threshold", m.metric, stratum.name, math.nan, threshold, m.critical, 0, levels,
+                                 note=NO_SCORED))
     elif threshold is not None:
         p_thr = float(dist.sf(threshold)) if dist is not None else float((draws >= threshold).mean())
         evidence.append(Evidence("threshold", m.metric, stratum.name, p_thr, threshold, m.critical, len(yc), levels,
-                                 summ.mean, summ.sd))
-    ids = sorted(paired & stratum.ids & set(yc.index) & set(m.baseline.index))
-    compared = _difference(m, stratum, ids, yc, tol, cfg) if m.shared and ids else None
+                                 summ.mean, summ.sd, p_better=better))
     if compared is not None and not m.review_only:
         diff = compared["difference"]
         evidence.append(Evidence("regression", m.metric, stratum.name, compared["p_regression"], -tol, m.critical,
@@ -375,7 +439,7 @@ def evaluate(m: MetricInputs, stratum: Stratum, paired: set[str],
         metric=m.metric, stratum=stratum.name, n_candidate=len(yc), n_paired=len(ids), n_missing=n_missing,
         binary=binary, trials=m.trials, candidate=summ.as_dict(), threshold=threshold,
         p_meets_threshold=p_thr, tolerance=tol, judge_corrected=m.judge is not None and len(yc) > 0,
-        n_failures=n_fail, **(compared or dict.fromkeys(_COMPARED)),
+        n_failures=n_fail, failure_rate_upper=upper, **(compared or dict.fromkeys(_COMPARED)),
     )
     return evidence, result
 
@@ -395,10 +459,13 @@ def _mean(m: MetricInputs, stratum: Stratum, yc: pd.Series, cfg: GateConfig) -> 
     binary = dist is not None
     if m.judge is None or not len(yc):
         return summ, draws, dist, binary
-    observed = _observed_sampler(y, dist, cfg.prior_strength, check_rng(cfg.random_seed, "mean", m.metric,
-                                                                         stratum.name))
-    draws = corrected_draws(observed, m.judge, cfg.n_draws,
-                            check_rng(cfg.random_seed, "judge", m.metric, stratum.name))[:, 0]
+    judge_rng = check_rng(cfg.random_seed, "judge", m.metric, stratum.name)
+    if binary:  # the exact sampler of the misclassification model
+        draws = corrected_binary_mean(int(y.sum()), y.size, m.judge, cfg.prior_strength, cfg.n_draws, judge_rng)
+    else:
+        obs_rng = check_rng(cfg.random_seed, "mean", m.metric, stratum.name)
+        draws = corrected_draws(lambda k: mean_draws(y, cfg.prior_strength, k, obs_rng)[:, None], m.judge,
+                                cfg.n_draws, judge_rng)[:, 0]
     return summarize(draws, cfg.ci_prob), draws, None, binary
 
 
@@ -406,6 +473,13 @@ def _difference(m: MetricInputs, stratum: Stratum, ids: list[str], yc: pd.Series
                 cfg: GateConfig) -> dict[str, Any]:
     """Compare on ``ids``: summaries of both means and of the difference, and its probabilities."""
     yp, xp = yc.loc[ids].to_numpy(), m.baseline.loc[ids].to_numpy()
+    if m.judge is None and is_binary(yp) and is_binary(xp):  # closed form: no draws, no seed
+        pb = paired_binary(yp, xp, cfg.prior_strength)
+        cand_m, base_m = pb.margins()
+        return {"baseline": beta_summary(base_m, cfg.ci_prob).as_dict(),
+                "candidate_paired": beta_summary(cand_m, cfg.ci_prob).as_dict(),
+                "difference": pb.summary(cfg.ci_prob).as_dict(), "p_regression": float(pb.cdf(-tol)),
+                "p_better": float(pb.p_better()), "p_worse": float(pb.p_worse())}
     diff_rng = check_rng(cfg.random_seed, "diff", m.metric, stratum.name)
     if m.judge is None:
         my, mx, d = difference_draws(yp, xp, cfg.prior_strength, cfg.n_draws, diff_rng)
@@ -422,15 +496,6 @@ def _difference(m: MetricInputs, stratum: Stratum, ids: list[str], yc: pd.Series
     return {"baseline": base_s, "candidate_paired": cand_p, "difference": diff_s,
             "p_regression": float((d < -tol).mean()), "p_better": float((d > 0).mean()),
             "p_worse": float((d < 0).mean())}
-
-
-def _observed_sampler(
-    y: np.ndarray, dist: Any, prior_strength: float, rng: np.random.Generator
-) -> Callable[[int], np.ndarray]:
-    """``k -> (k, 1)`` draws of the observed mean's posterior (the exact Beta when there is one)."""
-    if dist is not None:
-        return lambda k: dist.rvs(size=k, random_state=rng)[:, None]
-    return lambda k: mean_draws(y, prior_strength, k, rng)[:, None]
 
 
 def efficiency_check(field: str, cand: ScoreSet, base: ScoreSet, paired: set[str],

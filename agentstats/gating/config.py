@@ -195,6 +195,15 @@ class GateConfig(_Strict):
         Per ``risk_level`` overrides; every level in the data is a stratum whether listed or not.
     strata_tags : list of str
         Tags that also form strata (checked like risk levels).
+    multiplicity : {"holm", "none"}
+        Family-wise control of a false FAIL across every check of a decision: Holm's step-down over the checks'
+        probabilities (:func:`agentstats.gating.decide.decide`); ``"none"`` fails each check at its own level.
+    max_looks : int, optional
+        The last look of the error-spending plan over repeated looks at one comparison
+        (:mod:`agentstats.gating.looks`); None (default): no last look; 1: a single look at the full levels.
+    max_missing_difference : float
+        The effective-N check: a metric whose share of missing values (judge verdicts, or trial outcomes) differs
+        between candidate and baseline by more than this makes the decision undecided (RETRY) rather than PASS.
     review : ReviewConfig
     judge_calibration : JudgeCalibrationConfig, optional
         A calibration set of the judge (a path, or ``{path, metrics, thresholds}``): the means and differences of
@@ -209,7 +218,8 @@ class GateConfig(_Strict):
     random_seed : int
     max_iterations, max_total_cost_usd, max_wall_seconds, candidate_model, judge_model, stop_after_no_improvement,
     improvement_probability
-        Loop settings (read by the evaluator-optimizer loop; the gate records them in its config hash only).
+        Loop settings (read by the evaluator-optimizer loop). ``improvement_probability`` is also the gate's
+        "credibly better than the baseline" for its "improved but still below threshold" reason.
     """
 
     # loop settings
@@ -229,6 +239,9 @@ class GateConfig(_Strict):
     decision: DecisionProbabilities = Field(default_factory=DecisionProbabilities)
     risk_levels: dict[str, RiskOverride] = Field(default_factory=dict)
     strata_tags: list[str] = Field(default_factory=list)
+    multiplicity: Literal["holm", "none"] = "holm"
+    max_looks: int | None = Field(default=None, ge=1)
+    max_missing_difference: Probability = 0.05
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     judge_calibration: JudgeCalibrationConfig | None = None
     prior_strength: float = Field(default=2.0, gt=0)
@@ -245,6 +258,11 @@ class GateConfig(_Strict):
     @classmethod
     def _calibration_path(cls, v: Any) -> Any:
         return {"path": v} if isinstance(v, str) else v
+
+    @field_validator("max_missing_difference")
+    @classmethod
+    def _share(cls, v: float) -> float:
+        return _unit("max_missing_difference", v)
 
     @field_validator("improvement_probability", "ci_prob")
     @classmethod

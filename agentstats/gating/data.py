@@ -18,8 +18,9 @@ def pair_ids(candidate: ScoreSet, baseline: ScoreSet) -> tuple[list[str], list[s
     b = set(baseline.examples.index)
     paired = sorted(c & b)
     conflicts = []
+    risk_c, risk_b = candidate.examples["risk_level"].to_dict(), baseline.examples["risk_level"].to_dict()
     for ex in paired:
-        rc, rb = candidate.examples.at[ex, "risk_level"], baseline.examples.at[ex, "risk_level"]
+        rc, rb = risk_c[ex], risk_b[ex]
         if rc != rb:
             conflicts.append(
                 f"id {ex!r}: risk_level {rc!r} in the candidate ({_where(candidate, ex)}), {rb!r} in the baseline "

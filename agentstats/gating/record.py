@@ -1,14 +1,16 @@
 """The gate's decision and its record: :class:`GateDecision`, the JSON record it becomes, and keeping that record.
 
-:meth:`GateDecision.to_record` builds the record (``agentstats.gate/1``; layout in ``docs/gate.md``).
+:meth:`GateDecision.to_record` builds the record (``agentstats.gate/2``; layout in ``docs/gate.md``).
 :func:`keep_record` writes it to a file and/or appends it to a run store, carrying reviewers' sign-offs across
 re-runs on the same inputs. What "the same inputs" means is defined once, in
 :func:`agentstats.records.decision.inputs_key` (the store, below the gate, reads the same definition), and so is
 how sign-offs merge (:func:`agentstats.records.decision.merge_sign_offs`). A signed record for other inputs is never
 overwritten.
 
-Later sections of the record (a sequential look's number and the error it spent, say) go in :meth:`to_record` as
-keys of their own; the identity reads only the input hashes, so it does not change with them.
+The record states the rules behind the decision: ``multiplicity`` (Holm's family-wise adjustment of a FAIL and how
+many checks it covered; :mod:`agentstats.gating.decide`) and ``look`` (the look's number in the error-spending plan
+and the error spent; :mod:`agentstats.gating.looks`); a loop's record adds ``loop`` (the run, the best iteration and
+its prompt, which a sign-off then signs). The identity reads only the input hashes, so it does not change with them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import datetime as dt
 import json
 import math
 import platform
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,10 +29,12 @@ import pandas as pd
 
 from agentstats.gating.checks import Check, MetricResult
 from agentstats.gating.config import GateConfig
+from agentstats.gating.looks import LookPlan
 from agentstats.gating.triggers import Trigger
 from agentstats.records.decision import RECORD_SCHEMA, inputs_key, is_decision_record, merge_sign_offs
 
-__all__ = ["GateDecision", "RecordRefused", "file_sign_offs", "keep_record", "sign_off_entry", "versions"]
+__all__ = ["GateDecision", "RecordRefused", "file_sign_offs", "keep_record", "rules_lines", "sign_off_entry",
+           "versions"]
 
 Decision = Literal["PASS", "FAIL", "RETRY"]
 
@@ -63,6 +68,15 @@ class GateDecision:
     judge_calibration : dict or None
         With ``GateConfig.judge_calibration``: ``source``, ``sha256`` of the calibration set and, per corrected
         metric, the calibration counts and the Beta parameters of sensitivity and specificity.
+    reason_kinds : list of str
+        The kind of each reason: ``failed``, ``undecided``, ``no_scored_example``, ``missing_differs``,
+        ``improved_below_threshold``, ``all_met``.
+    look : LookPlan
+        The look's place in the error-spending plan (:mod:`agentstats.gating.looks`).
+    family_size : int
+        Checks in the family-wise adjustment of a FAIL.
+    loop : dict or None
+        For a loop's final record: ``run_dir``, ``best_iteration``, ``stop_reason``, ``prompt``, ``prompt_sha256``.
     """
 
     decision: Decision
@@ -80,6 +94,10 @@ class GateDecision:
     created_at: str
     sign_off: list[dict[str, Any]] = field(default_factory=list)
     judge_calibration: dict[str, Any] | None = None
+    reason_kinds: list[str] = field(default_factory=list)
+    look: LookPlan = field(default_factory=LookPlan)
+    family_size: int = 0
+    loop: dict[str, Any] | None = None
 
     @property
     def review_required(self) -> bool:
@@ -109,6 +127,7 @@ class GateDecision:
             "decision": self.decision,
             "review_required": self.review_required,
             "reasons": list(self.reasons),
+            "reason_kinds": list(self.reason_kinds),
             "created_at": self.created_at,
             "candidate": dict(self.candidate),
             "baseline": dict(self.baseline),
@@ -123,6 +142,33 @@ class GateDecision:
             "versions": dict(self.versions),
             "sign_off": list(self.sign_off),
             "judge_calibration": _clean(self.judge_calibration),
+            "multiplicity": self.multiplicity(),
+            "look": _clean(self.look.as_record(self.alphas())),
+            "loop": _clean(self.loop),
+        }
+
+    def alphas(self) -> dict[str, float]:
+        """Return the global error rates a look spends a share of.
+
+        ``pass`` (``1 - pass_probability``), ``regression`` (``max_regression_probability``) and ``fail``
+        (``1 - fail_probability``).
+        """
+        d = self.config.decision
+        return {"pass": 1 - d.pass_probability, "regression": d.max_regression_probability,
+                "fail": 1 - d.fail_probability}
+
+    def multiplicity(self) -> dict[str, Any]:
+        """Return the record's ``multiplicity`` section: the rule and how many checks it covered (``docs/gate.md``)."""
+        rule = self.config.multiplicity
+        outside = sum(1 for c in self.checks if c.probability is None or c.probability != c.probability)
+        return {
+            "fail_rule": ("holm: Holm's step-down over the checks' probabilities (family-wise false FAIL <= the "
+                          "look's fail level)" if rule == "holm" else "none: each check fails at its own level"),
+            "family_size": self.family_size,
+            "outside_family": outside,
+            "fail_alpha_this_look": self.alphas()["fail"] * self.look.share,
+            "pass_rule": ("every check met at its own level (an intersection-union test: the false-PASS rate of "
+                          "the family is at most one check's)"),
         }
 
 
@@ -264,3 +310,25 @@ def keep_record(record: dict[str, Any], *, out: Path | None = None, store: Path 
         shown["sign_off"] = merge_sign_offs(kept, own)
         atomic_write_text(out, json.dumps(shown, indent=2) + "\n")
     return shown
+
+
+def rules_lines(record: Mapping[str, Any]) -> list[str]:
+    """Say which rules decided a record: the look of the error-spending plan and the family-wise adjustment.
+
+    Plain lines (no markup), for the command's tables, its Markdown and the gate report.
+    """
+    look, fam = record.get("look") or {}, record.get("multiplicity") or {}
+    lines = []
+    if look:
+        k, plan = look.get("number"), look.get("max_looks")
+        of = f" of {plan}" if plan is not None else ""
+        lines.append(f"look {k}{of}: this look decides at {look.get('share', 1):.3g} of each error rate; "
+                     f"{look.get('spent_share', 1):.3g} spent so far ({look.get('rule')})")
+    if fam:
+        rule = str(fam.get("fail_rule", "")).split(":")[0]
+        lines.append(f"FAIL: {rule} over {fam.get('family_size')} checks with a probability (family-wise false FAIL "
+                     f"<= {fam.get('fail_alpha_this_look', 0):.3g}); PASS: every check met at its own level")
+    if record.get("decision") == "RETRY" and look.get("next_share") is not None:
+        lines.append(f"next look: add the examples named above and gate again with --previous (this record); "
+                     f"look {int(look.get('number', 1)) + 1} decides at {look['next_share']:.3g} of each error rate")
+    return lines

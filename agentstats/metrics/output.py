@@ -135,13 +135,14 @@ def summarize_with_intervals(frame: pd.DataFrame, *, ci_prob: float = CI_PROB) -
     pandas.DataFrame
         One row per (agent, metric): ``agent, metric, group, method, level, n, n_applicable, n_judge_missing,
         judge_missing_by_kind, n_passed_known`` (:func:`summarize_frame`), then ``n_tasks, mean, ci_low, ci_high,
-        ci_prob, share_passed, share_ci_low, share_ci_high, share_ci_method``.
+        ci_prob, ci_note, share_passed, share_ci_low, share_ci_high, share_ci_method`` (``ci_note``: why a mean has
+        no interval).
     """
     from agentstats.estimators.metric_means import summarize_metrics
 
     post = summarize_metrics(frame, ci_prob=ci_prob)
-    keep = ["agent", "metric", "n_tasks", "mean", "ci_low", "ci_high", "ci_prob", "share_passed", "share_ci_low",
-            "share_ci_high", "share_ci_method"]
+    keep = ["agent", "metric", "n_tasks", "mean", "ci_low", "ci_high", "ci_prob", "ci_note", "share_passed",
+            "share_ci_low", "share_ci_high", "share_ci_method"]
     return summarize_frame(frame).drop(columns=["mean", "share_passed"]).merge(post[keep], on=["agent", "metric"])
 
 

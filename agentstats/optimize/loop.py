@@ -3,7 +3,7 @@
 Each iteration (numbered from 1; iteration 1 runs the starting prompt) runs the four steps of
 :mod:`agentstats.optimize.steps`: the agent answers every example, the answers are scored (the metric catalogue's
 deterministic entries and the judge), the iteration is gated against the baseline and judged against the best so far
-(:func:`agentstats.optimize.steps.improvement`), and the prompt is revised. The loop stops on PASS; after
+(:func:`agentstats.optimize.improvement.improvement`), and the prompt is revised. The loop stops on PASS; after
 ``stop_after_no_improvement`` iterations in a row without a credible improvement; when the next call would exceed
 ``max_total_cost_usd`` (checked before the call, :mod:`agentstats.llm.client`); when ``max_wall_seconds`` have passed
 (checked before every call); after ``max_iterations``.
@@ -264,7 +264,8 @@ def optimize(
             best_prompt=None if best is None else best.prompt, iterations=state.summaries,
             revisions=state.revisions, triggers=triggers, cost_usd=client.budget.spent,
             n_requests=journal.so_far()["n_requests_so_far"], n_cached=client.n_cached, run_dir=journal.run_dir,
-            best=best, config_sha256=cfg.sha256())
+            best=best, config_sha256=cfg.sha256(),
+            store_run=None if loop_store is None or best is None else loop_store.run_name(best.iteration))
         journal.log_step({"step": "stop", "iteration": len(state.summaries), "reason": reason, "detail": detail,
                           "decision": result.decision, "best_iteration": result.best_iteration,
                           "triggers": [asdict(t) for t in triggers], "budget_refusals": client.budget.refused})

@@ -100,6 +100,12 @@ class LoopResult:
     n_cached : int
         Calls answered from the run's cache by this invocation.
     run_dir : pathlib.Path
+    best : IterationResult or None
+        The best iteration (None when no iteration completed).
+    config_sha256 : str
+        The loop config's hash.
+    store_run : str or None
+        The run store's run of the best iteration (``<prefix>/iter-NNN``), when the loop wrote to a store.
     """
 
     decision: str
@@ -116,6 +122,7 @@ class LoopResult:
     run_dir: Path
     best: IterationResult | None = None
     config_sha256: str = ""
+    store_run: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -126,6 +133,26 @@ class LoopResult:
     def review_required(self) -> bool:
         """Whether a human-review trigger fired."""
         return bool(self.triggers)
+
+    def decision_record(self) -> dict[str, Any] | None:
+        """Return the best iteration's gate decision record against the baseline, with the loop's ``loop`` section.
+
+        ``loop``: ``run_dir``, ``best_iteration``, ``stop_reason``, ``stop_detail``, ``prompt`` (the winning prompt)
+        and its ``prompt_sha256``, ``iterations``, ``loop_config_sha256`` and the revisions' ``policy_triggers``: what a
+        reviewer signs (``agentstats loop --out FILE --sign-off NAME``). None when no iteration completed.
+        """
+        if self.best is None:
+            return None
+        from agentstats.optimize.journal import text_sha256
+
+        record = self.best.decision.to_record()
+        record["loop"] = {
+            "run_dir": str(self.run_dir), "best_iteration": self.best_iteration, "stop_reason": self.stop_reason,
+            "stop_detail": self.stop_detail, "prompt": self.best.prompt, "prompt_sha256": text_sha256(self.best.prompt),
+            "iterations": len(self.iterations), "loop_config_sha256": self.config_sha256,
+            "policy_triggers": [asdict(t) for t in self.triggers if t.kind == "policy_text_changed"],
+        }
+        return record
 
     def to_record(self) -> dict[str, Any]:
         """Return the JSON-ready result (written to ``result.json`` in the run folder)."""

@@ -11,8 +11,9 @@ run again, so each step runs once per run however often the run is resumed.
    one :class:`~agentstats.records.trial.Trial` per example; :func:`catalogue_metrics` names the entries) and the
    judge metrics (the loop's judge prompts, :mod:`agentstats.llm.prompts.loop`); one score record per example in the
    gate's input format (``iter-NNN/scores.jsonl``).
-3. :func:`decide`: the gate against the baseline (:func:`agentstats.gating.gate`) and :func:`improvement`, the one
-   rule that says whether the iteration credibly improves on the best so far.
+3. :func:`decide`: the gate against the baseline (:func:`agentstats.gating.gate`) and
+   :func:`agentstats.optimize.improvement.improvement`, the one rule that says whether the iteration credibly improves
+   on the best so far.
 4. :func:`revise`: the next prompt, from a user callable or the built-in revision prompt
    (:data:`agentstats.llm.prompts.loop.REVISION`), logged as a unified diff with its policy-text triggers.
 """
@@ -21,32 +22,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from agentstats.estimators.dirichlet import difference_draws
-from agentstats.gating import GateDecision, gate, no_failure_text
+from agentstats.gating import gate, no_failure_text
 from agentstats.io.loaders import load
 from agentstats.llm.client import CallError
 from agentstats.llm.prompts.loop import LOOP_JUDGE_PROMPTS, REVISION, Revision
 from agentstats.metrics import MATCHER_METRICS, Metric, compute, get_metric
 from agentstats.optimize.config import LoopConfig, ToolCallSettings
 from agentstats.optimize.errors import EndpointError, LoopError
+from agentstats.optimize.improvement import improvement, weighted_example_scores
 from agentstats.optimize.journal import text_sha256
 from agentstats.optimize.revision import calls_text, policy_triggers, prompt_diff
 from agentstats.optimize.run import IterationResult, RunContext, check_time, run_batch, settled
-from agentstats.optimize.storing import weighted_example_score
 from agentstats.records.evalset import Example
-from agentstats.records.scores import ScoreSet
 from agentstats.records.trial import Interaction, Trial
 from agentstats.scoring.judge.verdicts import Verdict
 
-__all__ = ["Improvement", "agent_tool_calls", "catalogue_metrics", "decide", "evaluate", "example_tools", "generate",
-           "improvement", "p_better", "revise", "weighted_example_scores"]
+__all__ = ["agent_tool_calls", "catalogue_metrics", "decide", "evaluate", "example_tools", "generate", "revise"]
 
 
 # -- 1. generate -----------------------------------------------------------------------------------------------
@@ -360,84 +356,6 @@ async def _ajudge(ctx: RunContext, by_id: dict[str, dict[str, Any]]) -> dict[tup
 
 
 # -- 3. decide -------------------------------------------------------------------------------------------------
-def weighted_example_scores(scores: ScoreSet, cfg: LoopConfig) -> dict[str, float]:
-    """Return each example's weighted score: the weighted mean of its metrics' example means.
-
-    The rule is :func:`~agentstats.optimize.storing.weighted_example_score` (``gate.weights``, equal when none;
-    review-only metrics and missing values left out); an example without a weighted value is left out.
-    """
-    means = {m: {str(i): float(v) for i, v in scores.example_means(m).items()} for m in scores.metrics}
-    ids = sorted({i for col in means.values() for i in col})
-    out: dict[str, float] = {}
-    for i in ids:
-        v = weighted_example_score({m: col[i] for m, col in means.items() if i in col}, cfg.gate)
-        if v is not None:
-            out[i] = v
-    return out
-
-
-def p_better(cand: ScoreSet, best: ScoreSet, cfg: LoopConfig) -> float:
-    """``P(mean weighted score of the candidate > the best's)`` on the examples both scored (0.5 with none).
-
-    The paired Dirichlet-process posterior of the per-example weighted scores
-    (:func:`agentstats.estimators.dirichlet.difference_draws`, ``gate.prior_strength``, ``gate.n_draws``), seeded
-    from ``gate.random_seed``.
-    """
-    yc, yb = weighted_example_scores(cand, cfg), weighted_example_scores(best, cfg)
-    ids = sorted(set(yc) & set(yb))
-    if not ids:
-        return 0.5
-    g = cfg.gate
-    rng = np.random.default_rng(np.random.SeedSequence(g.random_seed, spawn_key=[zlib.crc32(b"vs-best")]))
-    _, _, d = difference_draws(np.array([yc[i] for i in ids]), np.array([yb[i] for i in ids]),
-                               g.prior_strength, g.n_draws, rng)
-    return float((d > 0).mean())
-
-
-@dataclass(frozen=True)
-class Improvement:
-    """Whether an iteration credibly improves on the best so far, and what that rests on.
-
-    Attributes
-    ----------
-    improved : bool
-    vs_best : GateDecision or None
-        The gate with the best iteration as the baseline (None for the first iteration).
-    p_better : float or None
-        ``P(mean weighted score > the best's)`` (:func:`p_better`; None for the first iteration).
-    """
-
-    improved: bool
-    vs_best: GateDecision | None = None
-    p_better: float | None = None
-
-
-def improvement(scores: ScoreSet, best: ScoreSet | None, cfg: LoopConfig) -> Improvement:
-    """Tell whether a candidate credibly improves on the best so far: the loop's improvement rule, in one place.
-
-    The first iteration (no best) improves. Afterwards the candidate improves when ``P(its mean weighted score >
-    the best's) >= gate.improvement_probability`` (:func:`p_better`) and the gate against the best
-    (:func:`agentstats.gating.gate` with the best as the baseline) does not FAIL.
-
-    Parameters
-    ----------
-    scores : ScoreSet
-        The candidate iteration's scores.
-    best : ScoreSet or None
-        The best iteration's scores so far (None: this is the first iteration).
-    cfg : LoopConfig
-
-    Returns
-    -------
-    Improvement
-    """
-    if best is None:
-        return Improvement(True)
-    vs_best = gate(scores, best, cfg.gate)
-    p = p_better(scores, best, cfg)
-    return Improvement(p >= cfg.gate.improvement_probability and vs_best.decision != "FAIL", vs_best, p)
-
-
 def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]], records: list[dict[str, Any]],
            missing: dict[str, int], best: IterationResult | None) -> IterationResult:
     """Gate the iteration against the baseline and judge it against the best so far (:func:`improvement`).
@@ -457,7 +375,8 @@ def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]],
     ctx.journal.write_json(dpath, {
         "iteration": it, "vs_baseline": decision.to_record(),
         "vs_best": None if step.vs_best is None else step.vs_best.to_record(), "best_before": best_before,
-        "p_better_than_best": step.p_better, "improved": step.improved})
+        "p_better_than_best": step.p_better, "improved": step.improved, "improvement": step.reason,
+        "gains": step.gains, "missed_thresholds": step.missed_thresholds})
     if ctx.journal.find("decision", it) is None:
         overall = [
             {"metric": m.metric, "n": m.n_candidate, "n_missing": m.n_missing, **m.candidate,
@@ -468,7 +387,8 @@ def decide(ctx: RunContext, it: int, prompt: str, outputs: list[dict[str, Any]],
         ctx.journal.log_step({
             "step": "decision", "iteration": it, "decision": decision.decision, "reasons": decision.reasons,
             "vs_best": vs_best, "best_before": best_before, "p_better_than_best": step.p_better,
-            "improved": step.improved, "metrics": overall, "triggers": [t.kind for t in decision.triggers],
+            "improved": step.improved, "improvement": step.reason, "missed_thresholds": step.missed_thresholds,
+            "metrics": overall, "triggers": [t.kind for t in decision.triggers],
             "record": ctx.journal.relative(dpath), "weighted_score": decision.weighted_score,
         })
     if ctx.store is not None:

@@ -11,6 +11,10 @@ Format (JSONL, UTF-8; ``.gz`` read transparently; read by :mod:`agentstats.io.re
   fail) or both integers (ordinal scores such as 1-5).
 * ``verdict: null`` is a judge that gave no verdict (``judge_missing``): the item is counted apart and left out of
   every agreement figure, never scored as a failure. A ``gold`` label is required.
+* ``scale`` (optional, ordinal metrics): the rubric's declared scale ``[lowest, highest]`` (integers), e.g. ``[1, 5]``:
+  the categories of the confusion matrix and the weighted kappa are every score of the scale, used or not (a category
+  nobody used still counts in the weights). Items of one metric that give it must agree, and every score must lie on
+  it.
 
 :func:`check_calibration` validates located items (every problem with its line and field);
 :func:`calibration_frame` validates items given in memory.
@@ -28,7 +32,7 @@ from agentstats.records.problems import ProblemLog
 __all__ = ["CALIBRATION_COLUMNS", "calibration_frame", "check_calibration", "looks_like_calibration_item"]
 
 #: Columns of a calibration frame, in order.
-CALIBRATION_COLUMNS = ("item_id", "metric", "verdict", "gold", "line")
+CALIBRATION_COLUMNS = ("item_id", "metric", "verdict", "gold", "scale", "line")
 
 
 def looks_like_calibration_item(rec: Mapping[str, Any]) -> bool:
@@ -88,8 +92,12 @@ def check_calibration(records: list[tuple[int, Any]], log: ProblemLog) -> pd.Dat
         if not bad and verdict is not None and _kind(verdict) != _kind(gold):
             log.add(line, "verdict", f"is {_kind(verdict)} but gold is {_kind(gold)}: both booleans or both integers")
             bad = True
+        scale = _scale(obj, line, log) if not bad else None
+        if scale is False:
+            bad = True
         if not bad:
-            rows.append({"item_id": str(item_id), "metric": metric, "verdict": verdict, "gold": gold, "line": line})
+            rows.append({"item_id": str(item_id), "metric": metric, "verdict": verdict, "gold": gold,
+                         "scale": scale, "line": line})
     frame = pd.DataFrame(rows, columns=list(CALIBRATION_COLUMNS), dtype=object).astype({"line": "int64"})
     if frame.empty:
         return frame
@@ -100,12 +108,42 @@ def check_calibration(records: list[tuple[int, Any]], log: ProblemLog) -> pd.Dat
         for line in group.loc[kinds != first, "line"]:
             log.add(int(line), "gold", f"metric {metric!r} mixes binary and ordinal labels (line "
                     f"{int(group['line'].iloc[0])} is {first})")
+        scales = {sc for sc in group["scale"] if sc is not None}
+        if len(scales) > 1:
+            for line in group.loc[group["scale"].notna(), "line"]:
+                log.add(int(line), "scale", f"metric {metric!r} declares different scales {sorted(scales)}")
+        elif scales:
+            lo, hi = next(iter(scales))
+            for _, row in group.iterrows():
+                for name in ("gold", "verdict"):
+                    v = row[name]
+                    if v is not None and not lo <= v <= hi:
+                        log.add(int(row["line"]), name, f"{v} is outside the declared scale [{lo}, {hi}]")
         dup = group["item_id"].duplicated(keep="first")
         for _, row in group[dup].iterrows():
             log.add(int(row["line"]), "item_id",
                     f"item {row['item_id']!r} appears more than once for metric {metric!r}")
     bad_lines = {p.line for p in log.problems}
     return frame[~frame["line"].isin(bad_lines)].reset_index(drop=True)
+
+
+def _scale(obj: dict[str, Any], line: int, log: ProblemLog) -> tuple[int, int] | bool | None:
+    """Return the item's declared ``scale`` as ``(lowest, highest)``.
+
+    None when absent; False (the problem logged) when bad.
+    """
+    scale = obj.get("scale")
+    if scale is None:
+        return None
+    ok = (isinstance(scale, list) and len(scale) == 2 and all(_kind(v) == "ordinal" for v in scale)
+          and scale[0] < scale[1])
+    if not ok:
+        log.add(line, "scale", "must be [lowest, highest], two integers with lowest < highest" + _got(obj, "scale"))
+        return False
+    if _kind(obj.get("gold")) != "ordinal":
+        log.add(line, "scale", "applies to ordinal (integer) scores only")
+        return False
+    return int(scale[0]), int(scale[1])
 
 
 def _got(obj: dict[str, Any], key: str) -> str:

@@ -1,13 +1,14 @@
-"""The gate decision record (``agentstats.gate/1``): what it is, its one "same inputs" identity, its sign-offs.
+"""The gate decision record (``agentstats.gate/2``): what it is, its one "same inputs" identity, its sign-offs.
 
-A decision record is the JSON object :meth:`agentstats.gating.record.GateDecision.to_record` builds (layout in
-``docs/gate.md``). It is written to a file (``agentstats gate --out``) and to the run store's ``gate_decisions``
-table, and both keep a reviewer's sign-off across re-runs of the gate *on the same inputs*: the same configuration
-and the same candidate, baseline and calibration-set bytes. This module is the one definition of that identity,
-:func:`inputs_key`, read by the gate's record writer (:mod:`agentstats.gating.record`) and by the store
-(:mod:`agentstats.store.decisions`), which sits below the gate and cannot import it. The moment, the machine
-(``created_at``, ``versions``) and the decision itself are not part of the identity: a re-run on the same inputs is
-the same decision, whatever it concluded.
+A decision record (``agentstats.gate/2``: with the family-wise rule and the look of the error-spending plan; ``/1``
+records, made before looks were counted, are still read) is the JSON object
+:meth:`agentstats.gating.record.GateDecision.to_record` builds (layout in ``docs/gate.md``). It is written to a file
+(``agentstats gate --out``) and to the run store's ``gate_decisions`` table, and both keep a reviewer's sign-off across
+re-runs of the gate *on the same inputs*: the same configuration and the same candidate, baseline and calibration-set
+bytes. This module is the one definition of that identity, :func:`inputs_key`, read by the gate's record writer
+(:mod:`agentstats.gating.record`) and by the store (:mod:`agentstats.store.decisions`), which sits below the gate and
+cannot import it. The moment, the machine (``created_at``, ``versions``) and the decision itself are not part of the
+identity: a re-run on the same inputs is the same decision, whatever it concluded.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 __all__ = ["RECORD_SCHEMA", "InputsKey", "inputs_key", "is_decision_record", "merge_sign_offs"]
 
 #: Version tag of the decision record's layout (its ``schema`` field).
-RECORD_SCHEMA = "agentstats.gate/1"
+RECORD_SCHEMA = "agentstats.gate/2"
 
 
 class InputsKey(NamedTuple):

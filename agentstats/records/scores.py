@@ -15,7 +15,11 @@ default 0, 1, ... in record order per example and metric), ``risk_level`` (strin
 agree on all its records; usage given on several records of one trial must agree.
 
 :func:`score_set` validates located records into a :class:`ScoreSet`; every problem goes to a
-:class:`~agentstats.records.problems.ProblemLog` with its location and field.
+:class:`~agentstats.records.problems.ProblemLog` with its location and field. :func:`scores_from_trials` reads the
+project's own trials (:mod:`agentstats.records.trial`) as score records of one binary metric, ``success``: one record
+per trial, ``id`` the task, the outcome 1 (success), 0 (failure) or null (missing: an infrastructure error or a
+missing judge verdict, excluded and counted like a missing verdict), with the trial's risk level, tags and usage
+(``tokens`` = input + output tokens).
 """
 
 from __future__ import annotations
@@ -31,7 +35,11 @@ import pandas as pd
 
 from agentstats.records.problems import ProblemLog
 
-__all__ = ["EFFICIENCY_FIELDS", "ScoreSet", "looks_like_score_record", "score_set"]
+__all__ = ["EFFICIENCY_FIELDS", "SUCCESS_METRIC", "ScoreSet", "looks_like_score_record", "score_set",
+           "scores_from_trials"]
+
+#: The binary metric a trials file is gated on: each trial's outcome (:meth:`agentstats.records.trial.Trial.outcome`).
+SUCCESS_METRIC = "success"
 
 #: Usage fields of the score records that the efficiency checks compare (per example, summed over its metrics' trial).
 EFFICIENCY_FIELDS = ("tokens", "cost_usd", "latency_s")
@@ -352,3 +360,55 @@ def score_set(records: Iterable[tuple[int, Any]], log: ProblemLog, *, source: st
     usage = collect.usage_frame(frame)
     return ScoreSet(scores=frame.drop(columns="line").reset_index(drop=True), examples=collect.examples(),
                     usage=usage, source=source, sha256=sha256, unit=unit)
+
+
+def scores_from_trials(trials: Iterable[Any], *, source: str, sha256: str) -> ScoreSet:
+    """Read trials of one agent as score records of the binary metric ``success`` (module docstring).
+
+    Parameters
+    ----------
+    trials : iterable of agentstats.records.trial.Trial
+        Scored trials (each with an outcome) of one agent.
+    source, sha256 : str
+        Stored on the set: the trials file and the SHA-256 of its bytes.
+
+    Returns
+    -------
+    ScoreSet
+
+    Raises
+    ------
+    ValueError
+        When the trials are of several agents (gate one agent's file against another's), or a trial has no outcome
+        yet (score it first), naming the trial.
+    agentstats.records.problems.LoadError
+        When trials of one task disagree on their risk level or tags (every problem located by trial index).
+    """
+    items = list(trials)
+    agents = sorted({t.agent for t in items})
+    if len(agents) > 1:
+        raise ValueError(f"{source}: trials of {len(agents)} agents ({', '.join(agents[:5])}): the gate compares one "
+                         "candidate with one baseline; give each agent's trials in a file of its own")
+    records = []
+    for i, t in enumerate(items):
+        outcome = t.outcome()
+        if outcome is None:
+            raise ValueError(f"{source}: trial {i} (task {t.task_id!r}, trial {t.trial}) has no outcome (no "
+                             "success or reward): score the trials first (`agentstats score`)")
+        rec: dict[str, Any] = {"id": t.task_id, "trial": t.trial, "metric": SUCCESS_METRIC,
+                               "value": None if outcome == "missing" else outcome == "success", "tags": list(t.tags)}
+        if t.risk_level is not None:
+            rec["risk_level"] = t.risk_level
+        u = t.usage
+        if u is not None:
+            if u.input_tokens is not None or u.output_tokens is not None:
+                rec["tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)
+            if u.cost_usd is not None:
+                rec["cost_usd"] = u.cost_usd
+            if u.latency_s is not None:
+                rec["latency_s"] = u.latency_s
+        records.append(rec)
+    log = ProblemLog(source, unit="trial")
+    out = score_set(enumerate(records), log, source=source, sha256=sha256, unit="trial")
+    log.finish()
+    return out

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agentstats._util.markup import md_text
+from agentstats.gating.record import rules_lines
 from agentstats.intervals import CI_PROB, ci_percent
 from agentstats.records.decision import is_decision_record
 from agentstats.report.notebook import ReportPaths, packaged_template, run_report
@@ -307,6 +308,9 @@ def decision_markdown(view: RunView) -> str:
                  f"{ci_percent(ci)} credible intervals):")
     lines.append("")
     lines.extend(f"* {md_text(reason)}" for reason in rec.get("reasons", []))
+    rules = rules_lines(rec)
+    if rules:
+        lines += ["", "Rules: " + "; ".join(md_text(x) for x in rules) + "."]
     trig = view.triggers()
     lines.append("")
     lines.append(f"**Human review required** ({len(trig)} trigger{'s' if len(trig) != 1 else ''}, listed below)."

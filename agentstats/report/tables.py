@@ -290,6 +290,8 @@ def _metric_interval(mean: object, lo: object, hi: object) -> str:
     if m >= 1000:
         return "{:,.0f} [{:,.0f}, {:,.0f}]".format(*vals)
     digits = 1 if m >= 10 else 3 if m >= 0.1 or m == 0 else 2 - int(np.floor(np.log10(m)))
+    if not np.isfinite(vals[1]):  # fewer than two distinct task means: no spread to estimate (summarize_metrics)
+        return f"{num(vals[0], digits)} (no interval: fewer than two distinct task means)"
     return f"{num(vals[0], digits)} {interval(vals[1], vals[2], digits)}"
 
 
@@ -314,7 +316,8 @@ def format_metric_summary(summary: pd.DataFrame, metrics: dict | None = None) ->
     pandas.DataFrame
         Index ``agent``, ``risk level`` (only when the summary has levels other than ``"all"``) and ``metric``;
         string columns ``method``, ``tasks`` (tasks with a value), ``mean [CI]`` (posterior mean over tasks and
-        equal-tailed credible interval, on the metric's own scale), ``threshold`` (``>= lower_limit`` / ``<=
+        equal-tailed credible interval, on the metric's own scale; the mean alone, saying why, when fewer than two
+        distinct task means leave no spread to estimate), ``threshold`` (``>= lower_limit`` / ``<=
         upper_limit``, a dash without one), ``share passing [CI]`` (share of trials meeting the threshold, suite
         pass@1, with its confidence interval; a dash without a threshold) and ``trials`` (trials with a verdict).
         Names from the data are left as they are: pandas escapes every cell and label when it renders the table.

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import beta as beta_dist
+from typer.testing import CliRunner
 
 from agentstats.calibration import (
     JudgeError,
@@ -20,6 +21,8 @@ from agentstats.calibration import (
     corrected_task_pass_k,
     rogan_gladen,
 )
+from agentstats.cli import app
+from agentstats.records.problems import LoadError
 
 
 def _write(path, records):
@@ -344,3 +347,48 @@ def test_choose_calibration_picks_the_one_metric_that_corrects(tmp_path):
         choose_calibration(no_fails)
     with pytest.raises(FileNotFoundError):
         choose_calibration(tmp_path / "absent.jsonl")
+
+
+def _weighted_kappa_by_hand(pairs, categories):
+    """Quadratic-weighted kappa written out over the category values: 1 - sum w O / sum w E, w = (a - b)^2."""
+    n = len(pairs)
+    obs = {(a, b): 0 for a in categories for b in categories}
+    for g, v in pairs:
+        obs[(g, v)] += 1
+    row = {a: sum(obs[(a, b)] for b in categories) for a in categories}
+    col = {b: sum(obs[(a, b)] for a in categories) for b in categories}
+    num = sum((a - b) ** 2 * obs[(a, b)] for a in categories for b in categories)
+    den = sum((a - b) ** 2 * row[a] * col[b] / n for a in categories for b in categories)
+    return 1 - num / den
+
+
+def test_weighted_kappa_uses_the_declared_scale(tmp_path):
+    # a 1-5 rubric on which nobody scored 3: without the scale, 2 and 4 would be neighbours (categories 1, 2, 4, 5)
+    pairs = [(1, 1), (1, 2), (2, 2), (2, 4), (4, 4), (4, 5), (5, 5), (5, 4), (2, 1), (4, 4), (5, 5), (1, 2)]
+    items = [{"item_id": f"i{k}", "metric": "rel", "gold": g, "verdict": v} for k, (g, v) in enumerate(pairs)]
+    declared = _weighted_kappa_by_hand(pairs, [1, 2, 3, 4, 5])
+    observed = cohen_kappa(confusion_matrix([g for g, _ in pairs], [v for _, v in pairs])[0], "quadratic")
+    assert abs(declared - observed) > 0.01
+    m = calibrate(items)["rel"]
+    assert m.scale_source == "observed" and m.weighted_kappa == pytest.approx(observed, abs=1e-12)
+    m = calibrate(items, scales={"rel": (1, 5)})["rel"]
+    assert m.scale_source == "declared" and m.labels == [1, 2, 3, 4, 5]
+    assert m.weighted_kappa == pytest.approx(declared, abs=1e-12)
+    # the same from the items' own `scale` field, as the rubric declares it
+    m = calibrate([{**it, "scale": [1, 5]} for it in items])["rel"]
+    assert m.scale_source == "declared" and m.weighted_kappa == pytest.approx(declared, abs=1e-12)
+    # an unused end category does not move a quadratic-weighted kappa (its row and column are empty)
+    ends = [(2, 2), (3, 4), (4, 4), (5, 5), (3, 3), (4, 3), (2, 3), (5, 4)]
+    e_items = [{"item_id": f"e{k}", "metric": "r", "gold": g, "verdict": v} for k, (g, v) in enumerate(ends)]
+    assert calibrate(e_items, scales={"r": (1, 5)})["r"].weighted_kappa == pytest.approx(
+        _weighted_kappa_by_hand(ends, [2, 3, 4, 5]), abs=1e-12)
+    with pytest.raises(ValueError, match=r"outside the declared scale \[2, 5\]"):
+        calibrate(items, scales={"rel": (2, 5)})
+    with pytest.raises(LoadError, match="outside the declared scale"):
+        calibrate([{**it, "scale": [2, 5]} for it in items])
+    bad = tmp_path / "cal.jsonl"
+    bad.write_text("".join(json.dumps(it) + "\n" for it in items))
+    r = CliRunner().invoke(app, ["calibrate", str(bad), "--scale", "rel=1..5", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)[0]["weighted_kappa"] == pytest.approx(declared, abs=1e-12)
+    assert CliRunner().invoke(app, ["calibrate", str(bad), "--scale", "rel=1-5"]).exit_code == 2

@@ -61,7 +61,7 @@ def test_json_output_is_the_decision_record(files):
     r = gate(files["pass"], files["base"], "--config", files["config"], "--json")
     assert r.exit_code == EXIT_OK
     rec = json.loads(r.stdout)
-    assert rec["decision"] == "PASS" and rec["schema"] == "agentstats.gate/1"
+    assert rec["decision"] == "PASS" and rec["schema"] == "agentstats.gate/2"
     assert len(rec["config_sha256"]) == 64 and len(rec["candidate"]["sha256"]) == 64
     assert {"agentstats", "numpy", "scipy", "python"} <= set(rec["versions"])
     assert rec["sign_off"] == []
@@ -209,3 +209,47 @@ def test_committed_gate_example_reproduces_the_loops_decisions():
                                   "--config", str(root / "gate.yaml"), "--json"])
         assert res.exit_code == codes[recorded], (it.name, res.output)
         assert json.loads(res.output)["decision"] == recorded
+
+
+def test_previous_counts_the_next_look_and_the_store_finds_it(files):
+    from agentstats.store import RunStore
+
+    out1, out2 = files["dir"] / "look1.json", files["dir"] / "look2.json"
+    assert gate(files["few"], files["few_base"], "--config", files["config"], "--out", out1).exit_code == EXIT_RETRY
+    more = write(files["dir"] / "more.jsonl", [1] * 40 + [0] * 5)
+    r = gate(more, more, "--config", files["config"], "--previous", out1, "--out", out2)
+    # identical sets of 45: P(difference < -0.05) = 0.047 (Dirichlet(5, 1, 1, 40)), above look 2's 0.05 / 6
+    assert r.exit_code == EXIT_RETRY, r.output
+    assert "look 2: this look decides at 0.167 of each error rate" in r.output
+    rec = json.loads(out2.read_text())
+    assert rec["look"]["number"] == 2 and rec["look"]["previous"]["look"] == 1
+    # a previous record of another comparison is an input error
+    other = files["dir"] / "other.yaml"
+    other.write_text("thresholds:\n  acc: 0.5\n")
+    r = gate(more, more, "--config", other, "--previous", out1)
+    assert r.exit_code == EXIT_USAGE and "configuration differs" in r.output
+    # the run store's records of the run are the earlier looks when no --previous is given
+    store = files["dir"] / "looks.duckdb"
+    with RunStore(store) as st:
+        st.write_run("cand", [{"agent": "a", "task_id": "t", "trial": 0, "success": True}])
+    args = ["--config", files["config"], "--store", store, "--store-run", "cand", "--json"]
+    assert json.loads(gate(files["few"], files["few_base"], *args).stdout)["look"]["number"] == 1
+    assert json.loads(gate(more, more, *args).stdout)["look"]["number"] == 2
+
+
+def test_markdown_output_is_a_pull_request_comment(tmp_path):
+    cand, base = tmp_path / "c.jsonl", tmp_path / "b.jsonl"
+    cand.write_text("".join(json.dumps({"id": i, "scores": {"a|b*": 1}}) + "\n" for i in range(60)))
+    base.write_text("".join(json.dumps({"id": i, "scores": {"a|b*": 1}}) + "\n" for i in range(60)))
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text("thresholds: {'a|b*': 0.8}\n")
+    r = gate(cand, base, "--config", cfg, "--markdown")
+    assert r.exit_code == EXIT_OK, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0] == "### agentstats gate: **PASS**"
+    assert "| metric | stratum | n | candidate mean | P(>= threshold): check | difference | P(regression): check |" \
+        in lines
+    row = next(x for x in lines if x.startswith("| a"))
+    assert row.startswith("| a\\|b\\* | all | 60 |")  # the metric's name escaped: no extra cell, no emphasis
+    assert any("holm over 2 checks" in x for x in lines) and any(x.startswith("_look 1:") for x in lines)
+    assert gate(cand, base, "--config", cfg, "--markdown", "--json").exit_code == EXIT_USAGE

@@ -18,13 +18,15 @@ from dirichlet_oracles import p_diff_below
 from scipy import stats
 
 from agentstats.calibration import JudgeError
+from agentstats.estimators.corrected import corrected_binary_mean, corrected_draws
 from agentstats.estimators.dirichlet import (
-    corrected_draws,
+    PairedBinary,
     difference_draws,
     examples_to_decide,
     is_binary,
     mean_draws,
     mean_posterior,
+    paired_binary,
     ratio_draws,
     summarize,
 )
@@ -83,12 +85,91 @@ def test_corrected_draws_are_the_truncated_beta_posterior_mapped_by_rogan_gladen
     assert d.min() >= 0 and d.max() <= 1
 
 
-def test_corrected_draws_refuse_a_calibration_that_cannot_produce_the_data():
-    judge = JudgeError(900, 100, 800, 200)  # sp ~ 0.8: a true rate of 0 is judged pass 20 % of the time
-    obs = stats.beta(1 + 1, 1 + 199)  # observed 1 of 200: far below 1 - sp
+def test_corrected_draws_refuse_only_when_no_draw_can_produce_the_verdicts():
+    # se, sp known to 1e9 items: sp = 0.8, so a true rate of 0 is judged pass 20 % of the time; 1 of 200 is impossible
+    judge = JudgeError(0.9e9, 0.1e9, 0.8e9, 0.2e9)
+    obs = stats.beta(1 + 1, 1 + 199)
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="does not fit these verdicts"):
-        corrected_draws(lambda k: obs.rvs(size=k, random_state=rng)[:, None], judge, 1000, rng, max_tries=5)
+        corrected_draws(lambda k: obs.rvs(size=k, random_state=rng)[:, None], judge, 1000, rng)
+    # the exact sampler integrates q out: 1 of 200 is merely unlikely with q >= 0.2, and the posterior sits at p ~ 0
+    d = corrected_binary_mean(1, 200, judge, 2.0, 1000, rng)
+    assert d.min() >= 0 and d.mean() < 0.01
+
+
+def _misclassification_posterior(c: int, n: int, judge: JudgeError) -> tuple[np.ndarray, np.ndarray]:
+    """Grid posterior of the true rate ``p`` (uniform prior) given ``c`` of ``n`` judged passes, by quadrature over
+    the calibration posteriors of ``se`` and ``sp``: ``f(p) ~ int int q^c (1 - q)^(n - c) f(se) f(sp)``, each
+    integral Gauss-Legendre over the Beta's quantiles (``int g(se) f(se) dse = int_0^1 g(F^-1(u)) du``)."""
+    x, w = np.polynomial.legendre.leggauss(96)
+    u, w = (x + 1) / 2, w / 2
+    se = stats.beta(judge.se_alpha, judge.se_beta).ppf(u)
+    sp = stats.beta(judge.sp_alpha, judge.sp_beta).ppf(u)
+    p = np.linspace(0.0, 1.0, 1001)
+    q = se[None, :, None] * p[:, None, None] + (1.0 - sp[None, None, :]) * (1.0 - p[:, None, None])
+    lik = q**c * (1.0 - q) ** (n - c)
+    dens = np.einsum("pij,i,j->p", lik, w, w)
+    cdf = np.concatenate([[0.0], np.cumsum((dens[1:] + dens[:-1]) / 2 * np.diff(p))])
+    return p, cdf / cdf[-1]
+
+
+def test_a_calibrated_judge_at_the_boundary_has_the_exact_posterior_not_a_point_mass():
+    # TP 95 / FN 5 / TN 95 / FP 5, 100 of 100 verdicts pass: Rogan-Gladen gives 1.05 (outside [0, 1]); the exact
+    # posterior of the misclassification model is about 0.990 [0.962, 1.000] (issue 31)
+    judge = JudgeError.from_counts(95, 5, 95, 5)
+    grid, cdf = _misclassification_posterior(100, 100, judge)
+    mean = float(np.trapezoid(1.0 - cdf, grid))
+    lo, hi = np.interp([0.025, 0.975], cdf, grid)
+    assert (round(mean, 3), round(lo, 3), round(hi, 3)) == (0.990, 0.962, 1.000)
+    d = corrected_binary_mean(100, 100, judge, 2.0, 40_000, np.random.default_rng(1))
+    assert d.mean() == pytest.approx(mean, abs=0.001)
+    assert np.quantile(d, [0.025, 0.975]) == pytest.approx([lo, hi], abs=0.002)
+    obs_rng = np.random.default_rng(2)
+    g = corrected_draws(lambda k: obs_rng.beta(101, 1, size=k)[:, None], judge, 10_000, np.random.default_rng(3))
+    assert g[:, 0].mean() == pytest.approx(mean, abs=0.0015)
+    assert np.quantile(g[:, 0], [0.025, 0.975]) == pytest.approx([lo, hi], abs=0.004)
+
+
+def test_the_exact_corrected_mean_matches_quadrature_inside_the_range_too():
+    judge = JudgeError.from_counts(40, 8, 35, 12)  # se ~ 0.82, sp ~ 0.73: a noisy judge, 30 of 50 verdicts pass
+    grid, cdf = _misclassification_posterior(30, 50, judge)
+    d = corrected_binary_mean(30, 50, judge, 2.0, 40_000, np.random.default_rng(4))
+    assert d.mean() == pytest.approx(float(np.trapezoid(1.0 - cdf, grid)), abs=0.004)
+    assert np.quantile(d, [0.05, 0.5, 0.95]) == pytest.approx(np.interp([0.05, 0.5, 0.95], cdf, grid), abs=0.008)
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0, 50), (2, 3, 6, 9), (10, 30, 25, 55), (300, 250, 260, 1190),
+                                    (3000, 200, 190, 6000)])
+def test_paired_binary_closed_form_against_quadrature(counts):
+    pb = PairedBinary.from_counts(*counts, 2.0)
+    for tol in (0.3, 0.05, 0.01, 1e-4):
+        assert float(pb.cdf(-tol)) == pytest.approx(p_diff_below(*counts, tol), abs=2e-6)
+    n00, n01, n10, n11 = counts
+    a = np.array([n00, n01 + 1, n10 + 1, n11], dtype=float)  # Dirichlet moments of W10 - W01
+    t = a.sum()
+    assert float(pb.mean()) == pytest.approx((a[2] - a[1]) / t, abs=1e-12)
+    var = (a[2] * (t - a[2]) + a[1] * (t - a[1]) + 2 * a[1] * a[2]) / (t**2 * (t + 1))
+    assert float(pb.sd()) == pytest.approx(math.sqrt(var), rel=1e-12)
+    # P(diff > 0): W10 > W01, i.e. U = W10 / (W01 + W10) ~ Beta(a10, a01) above 1/2
+    assert float(pb.p_better()) == pytest.approx(stats.beta(a[2], a[1]).sf(0.5), abs=1e-12)
+    q = pb.quantile(np.array([0.025, 0.975]))
+    assert pb.cdf(q) == pytest.approx([0.025, 0.975], abs=1e-6)
+
+
+def test_paired_binary_from_values_and_many_sets_at_once():
+    y = np.array([0] * 2 + [0] * 3 + [1] * 6 + [1] * 9, dtype=float)
+    x = np.array([0] * 2 + [1] * 3 + [0] * 6 + [1] * 9, dtype=float)
+    one = paired_binary(y, x, 2.0)
+    # only discordant pairs: S = 1 and the difference is 2 U - 1, U ~ Beta(3 + 1, 5 + 1)
+    only = PairedBinary.from_counts(0, 5, 3, 0, 2.0)
+    assert float(only.cdf(-0.05)) == pytest.approx(stats.beta(4, 6).cdf(0.475), abs=1e-12)
+    many = PairedBinary.from_counts([2, 10], [3, 30], [6, 25], [9, 55], 2.0)
+    assert float(one.cdf(-0.05)) == pytest.approx(float(many.cdf(-0.05)[0]), abs=1e-15)
+    assert many.cdf(-0.05)[1] == pytest.approx(p_diff_below(10, 30, 25, 55, 0.05), abs=2e-6)
+    with pytest.raises(ValueError, match="0 or 1"):
+        paired_binary(np.array([0.5]), np.array([1.0]), 2.0)
+    with pytest.raises(ValueError, match="prior_strength > 0"):
+        PairedBinary.from_counts(1, 1, 1, 1, 0.0)
 
 
 def test_mean_posterior_of_binary_values_is_the_exact_beta_and_else_draws():

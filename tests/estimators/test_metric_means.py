@@ -160,3 +160,29 @@ def test_judge_missing_over_counts_a_metric_over_all_agents():
     assert judge_missing_over(summary, 0.3) == ["harm 3 of 8 (37.5%)"]
     assert judge_missing_over(summary, 0.04) == ["harm 3 of 8 (37.5%)", "faith 1 of 20 (5.0%)"]
     assert judge_missing_over(summary, 0.5) == [] and judge_missing_over(summary.iloc[:0], 0.0) == []
+
+
+def test_fewer_than_two_distinct_task_means_give_no_interval_and_say_why():
+    # one task with trials of 1, 2 and 3 s: the spread between tasks is not observed (issue 31: it printed 2 [2, 2])
+    one = [Trial(agent="A", task_id="t1", trial=k, interactions=[{"answer": "x", "usage": {"latency_s": v}}])
+           for k, v in enumerate([1.0, 2.0, 3.0])]
+    s = summarize_metrics(compute(one, "latency")).iloc[0]
+    assert s["mean"] == pytest.approx(2.0) and np.isnan(s["ci_low"]) and np.isnan(s["ci_high"]) and np.isnan(s["sd"])
+    assert s["ci_note"].startswith("one task (3 values)")
+    from agentstats.report.tables import format_metric_summary
+
+    shown = format_metric_summary(summarize_metrics(compute(one, "latency"))).iloc[0]["mean [CI]"]
+    assert shown == "2.000 (no interval: fewer than two distinct task means)"
+    # three tasks with the same mean
+    same = [Trial(agent="A", task_id=f"t{i}", trial=0, interactions=[{"answer": "x", "usage": {"latency_s": 2.0}}])
+            for i in range(3)]
+    s = summarize_metrics(compute(same, "latency")).iloc[0]
+    assert np.isnan(s["ci_low"]) and s["ci_note"].startswith("all 3 tasks have the same mean (2)")
+    # two distinct task means: an interval of positive width, no note
+    two = [*same, Trial(agent="A", task_id="t9", trial=0, interactions=[{"answer": "x", "usage": {"latency_s": 4.0}}])]
+    s = summarize_metrics(compute(two, "latency")).iloc[0]
+    assert s["ci_high"] > s["ci_low"] and s["ci_note"] is None
+    # a bounded metric keeps its prior atoms: one task still has an interval
+    rows = [("A", "t0", 0, ["paris"], "paris")]
+    s = summarize_metrics(compute(_trials(rows), "answer_similarity")).iloc[0]
+    assert s["ci_high"] > s["ci_low"] and s["ci_note"] is None

@@ -3,8 +3,11 @@
 ``tests/data/gate_records.json`` holds, per scenario of ``tests/gate_scenarios.py`` (the committed loop example
 ``data/example_loop/`` and synthetic sets that reach every check, override and trigger), the record computed on
 main at e7ce629, before ``gating/decision.py`` became checks, decision rule, record and triggers
-(``tests/data/make_gate_records.py`` wrote it). Only ``created_at`` and ``versions`` (the moment and the machine) are
-masked.
+(``tests/data/make_gate_records.py`` wrote it), and rewritten for issue 31, whose rules change records on purpose:
+the ``/2`` schema with ``multiplicity``, ``look``, ``reason_kinds`` and ``loop``; a first look decides at half of each
+level (error spending), FAIL is Holm-adjusted over the checks, the effective-N ``missing`` check, "improved but still
+below threshold" is a RETRY, RETRY's "more examples" are at the next look's levels. Only ``created_at`` and
+``versions`` (the moment and the machine) are masked.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def test_all_pass():
     n = 50
     cand = rows({"acc": [1] * n})
     base = rows({"acc": [1] * n})
-    d = gate(cand, base, {"thresholds": {"acc": 0.85}})
+    d = gate(cand, base, {"thresholds": {"acc": 0.85}, "max_looks": 1})  # a single look: the full levels
     assert d.decision == "PASS"
     thr = next(c for c in d.checks if c.kind == "threshold")
     assert thr.probability == pytest.approx(1 - 0.85**51, abs=1e-12)  # Beta(51, 1): CDF x^51
@@ -83,7 +83,7 @@ def test_undecided_with_five_examples_retries_with_a_sample_size():
     assert thr.probability == pytest.approx(1 - (6 * 0.7**5 - 5 * 0.7**6), abs=1e-12)
     assert thr.state == "undecided"
     mean, sd = 5 / 7, math.sqrt(5 * 2 / (7**2 * 8))
-    z = stats.norm.ppf(0.95)
+    z = stats.norm.ppf(1 - 0.05 / 6)  # met at the next look: look 2 spends 1/6 of the error rates
     assert thr.more_examples == math.ceil(5 * (z * sd / (mean - 0.7)) ** 2 - 5)
     assert any("acc" in r and "more examples" in r for r in d.reasons)
     assert all(c.state != "failed" for c in d.checks)
@@ -109,7 +109,9 @@ def test_threshold_one_counts_failures_and_gives_no_probability():
     assert m.candidate["ci_high"] < 1.0  # the interval that "1.000" contradicted
     assert thr.state == "met" and thr.failures == 0 and math.isnan(thr.probability)
     assert m.p_meets_threshold is None and m.n_failures == 0
-    assert thr.describe() == "fmt: no failure allowed (threshold 1): no failure observed on 30 examples: met"
+    assert thr.failure_rate_upper == pytest.approx(1 - 0.05 ** (1 / 30), abs=1e-12)  # Clopper-Pearson, ~ 3 / 30
+    assert thr.describe() == ("fmt: no failure allowed (threshold 1): no failure observed on 30 examples (failure "
+                              "rate below 0.095 at the credible level): met")
     rec = json.loads(json.dumps(d.to_record()))
     (rc,) = [c for c in rec["checks"] if c["kind"] == "threshold"]
     assert rc["probability"] is None and rc["failures"] == 0 and rc["state"] == "met"
@@ -119,9 +121,14 @@ def test_threshold_one_counts_failures_and_gives_no_probability():
     d = gate(cand, base, {"thresholds": {"fmt": 1.0}})
     thr = next(c for c in d.checks if c.kind == "threshold")
     assert (thr.state, thr.failures) == ("failed", 1)
+    # the baseline fails 6 of 30: the candidate credibly improved, so this is "improved but still below threshold"
+    assert d.decision == "RETRY" and d.reason_kinds == ["improved_below_threshold"]
+    assert d.reasons[0].endswith("fmt: no failure allowed (threshold 1): 1 of 30 examples below 1: failed")
+    assert [m.n_failures for m in d.metrics if m.stratum == "all"] == [1]
+    clean = [{**r, "value": 1} for r in base]  # against a clean baseline it is a plain failure
+    d = gate(cand, clean, {"thresholds": {"fmt": 1.0}})
     assert d.decision == "FAIL"
     assert "fmt: no failure allowed (threshold 1): 1 of 30 examples below 1: failed" in d.reasons
-    assert [m.n_failures for m in d.metrics if m.stratum == "all"] == [1]
 
 
 def test_risk_level_override_checks_its_threshold_on_its_examples():
@@ -267,7 +274,9 @@ def test_a_metric_with_every_verdict_missing_is_undecided_not_passed():
     n = 100
     d = gate(rows({"acc": [1] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
     assert d.decision == "RETRY"
-    assert d.reasons == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    assert d.reasons[:1] == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    # and the effective-N check: every verdict missing in the candidate, none in the baseline
+    assert d.reason_kinds == ["undecided", "missing_differs"] and "100 of 100 missing" in d.reasons[1]
     assert any(t.kind == "judge_missing" for t in d.triggers)
     json.dumps(d.to_record(), allow_nan=False)
 
@@ -332,4 +341,5 @@ def test_a_failing_gate_also_lists_its_undecided_checks():
     d = gate(rows({"acc": [0] * n, "g": [None] * n}), rows({"acc": [1] * n, "g": [1] * n}))
     assert d.decision == "FAIL"
     assert d.reasons[0].startswith("P(acc worse than baseline") and d.reasons[0].endswith("failed")
-    assert d.reasons[1:] == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    assert d.reasons[1:2] == ["g: no example scored in both sets (missing verdicts?): undecided"]
+    assert d.reason_kinds == ["failed", "undecided", "missing_differs"]

@@ -634,6 +634,9 @@ def test_gate_report_reads_a_single_decision_record(tmp_path):
     assert bundle["mean"].iloc[0] == pytest.approx(11 / 12, abs=0.02)  # 10 of 10 under the uniform prior
     assert len(strata_table(view)) == 3
     assert decision_markdown(view).startswith(f"## Decision: **{record['decision']}**")
+    # the rules that decided: a first look at half of each level; Holm over the threshold and 3 regression checks
+    assert "look 1: this look decides at 0.5 of each error rate" in decision_markdown(view)
+    assert "holm over 4 checks with a probability (family-wise false FAIL &lt;= 0.025)" in decision_markdown(view)
     assert "(10 paired examples; 95% credible intervals)" in decision_markdown(view)  # the gate's default ci_prob
     # the record's own ci_prob labels the intervals, as written (97.5%, not a rounded 98%)
     record = gate(cand, base, {"thresholds": {"safety": 0.5}, "ci_prob": 0.975}).to_record()
@@ -833,3 +836,44 @@ def test_loop_cli_exits_69_when_the_endpoint_is_down(tmp_path):
     res = CliRunner().invoke(app, ["loop", "--config", str(cfg_path), "--run-dir", str(tmp_path / "run")])
     assert res.exit_code == 69, res.output
     assert "generation failed for example" in res.output
+
+
+def test_the_loops_decision_record_carries_the_winning_prompt_and_takes_a_sign_off(tmp_path):
+    from agentstats.gating import keep_record
+    from agentstats.optimize.journal import text_sha256
+
+    cfg_path = make_world(tmp_path, n=8)
+    cfg = json.loads(cfg_path.read_text())
+    del cfg["judge"], cfg["agent"]
+    cfg["evaluate"] = {"matcher": "contains"}
+    cfg["gate"].update(max_iterations=2, thresholds={"correct": 0.5}, stop_after_no_improvement=5)
+    cfg_path.write_text(json.dumps(cfg))
+    (tmp_path / "baseline.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "scores": {"correct": float(i % 2)}, "risk_level": ("low", "high")[i % 2]}) + "\n"
+        for i in range(8)))
+    result = optimize(config=cfg_path, agent=lambda ex, p: "GOOD" if "v2" in p else "", run_dir=tmp_path / "run",
+                      optimizer=lambda p, r: "v2: answer GOOD", prompt="v1")
+    rec = result.decision_record()
+    assert rec is not None and rec["loop"]["best_iteration"] == result.best_iteration
+    assert rec["loop"]["prompt"] == result.best_prompt and rec["loop"]["prompt_sha256"] == text_sha256(
+        result.best_prompt)
+    assert rec["decision"] == result.decision and rec["loop"]["stop_reason"] == result.stop_reason
+    out = tmp_path / "signed.json"
+    kept = keep_record(rec, out=out, sign_off="A. Reviewer")
+    on_disk = json.loads(out.read_text())
+    assert on_disk["loop"]["prompt"] == result.best_prompt
+    assert [s["name"] for s in on_disk["sign_off"]] == ["A. Reviewer"] == [s["name"] for s in kept["sign_off"]]
+
+
+@pytest.mark.slow  # an end-to-end run through the command line
+def test_loop_cli_writes_and_signs_the_best_iterations_record(tmp_path):
+    cfg_path = make_world(tmp_path, thresholds={"relevance": 0.8})
+    out = tmp_path / "record.json"
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        point_at(cfg_path, srv)
+        res = CliRunner().invoke(app, ["loop", "--config", str(cfg_path), "--run-dir", str(tmp_path / "run"),
+                                       "--out", str(out), "--sign-off", "A. Reviewer"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads(out.read_text())
+    assert rec["decision"] == "PASS" and rec["loop"]["best_iteration"] == 2 and rec["loop"]["prompt"]
+    assert [s["name"] for s in rec["sign_off"]] == ["A. Reviewer"] and "signed off: A. Reviewer" in res.output

@@ -16,7 +16,8 @@ from agentstats.gating import GateConfig
 from agentstats.io.readers.scores import read_scores
 from agentstats.metrics import CATALOGUE
 from agentstats.optimize import LoopConfig, optimize
-from agentstats.optimize.steps import catalogue_metrics, improvement, p_better
+from agentstats.optimize.improvement import improvement, p_better
+from agentstats.optimize.steps import catalogue_metrics
 from agentstats.records.scores import ScoreSet
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}
@@ -167,7 +168,7 @@ def test_the_improvement_rule():
 
 
 def test_the_weighted_score_of_p_better_is_the_stores_rule():
-    from agentstats.optimize.steps import weighted_example_scores
+    from agentstats.optimize.improvement import weighted_example_scores
     from agentstats.optimize.storing import weighted_example_score
 
     cfg = _cfg(weights={"a": 3.0, "b": 1.0})
@@ -177,3 +178,21 @@ def test_the_weighted_score_of_p_better_is_the_stores_rule():
     # q0: (3 * 1 + 1 * 0) / 4; q1: b only, 0.5; q2: nothing scored, left out
     assert weighted_example_scores(s, cfg) == {"q0": pytest.approx(0.75), "q1": pytest.approx(0.5)}
     assert weighted_example_score({"a": 1.0, "b": 0.0}, GateConfig(weights={"a": 3.0, "b": 1.0})) == 0.75
+
+
+def test_a_credible_gain_on_one_metric_counts_while_a_threshold_is_missed():
+    # issue 31: groundedness 0.75 -> 0.99 while relevance stays below its threshold in both iterations; the gate
+    # against the best FAILs on that threshold, which used to make the iteration "not improved"
+    n = 100
+    best = _set({"groundedness": [1.0] * 75 + [0.0] * 25, "relevance": [1.0] * 50 + [0.0] * 50})
+    cand = _set({"groundedness": [1.0] * 99 + [0.0], "relevance": [1.0] * 50 + [0.0] * 50})
+    step = improvement(cand, best, _cfg(thresholds={"relevance": 0.9}, weights={"groundedness": 0.0,
+                                                                                 "relevance": 1.0}))
+    assert step.p_better < 0.95  # the weighted score (relevance only) did not move
+    assert step.improved and step.gains["groundedness"] == pytest.approx(1.0, abs=1e-6)
+    assert step.missed_thresholds == ["relevance"] and not step.regressions
+    assert step.reason == "improved: groundedness (P = 1.000); still below threshold: relevance"
+    # a failed regression on another metric still blocks it
+    worse = _set({"groundedness": [1.0] * 99 + [0.0], "relevance": [0.0] * n})
+    step = improvement(worse, best, _cfg(thresholds={"relevance": 0.9}))
+    assert not step.improved and step.regressions and step.reason.startswith("not improved: ")

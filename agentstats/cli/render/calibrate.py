@@ -42,7 +42,9 @@ def print_calibration(report: Any, source: Path, as_json: bool) -> None:
         table.add_column(col, justify="left" if col in ("metric", "scale") else "right")
     for m in metrics:
         kappa = _num(m.kappa) + (f" (weighted {_num(m.weighted_kappa)})" if m.weighted_kappa is not None else "")
-        table.add_row(escape(m.metric), m.scale, str(m.n_items), str(m.n_missing), _num(m.accuracy), kappa,
+        scale = m.scale if m.scale != "ordinal" else (
+            f"ordinal {m.labels[0]}-{m.labels[-1]}" + (" (observed)" if m.scale_source == "observed" else ""))
+        table.add_row(escape(m.metric), scale, str(m.n_items), str(m.n_missing), _num(m.accuracy), kappa,
                       _rate(m.sensitivity, _total(m.tp, m.fn)), _rate(m.specificity, _total(m.tn, m.fp)))
     out.print(table)
     for m in metrics:
@@ -62,5 +64,9 @@ def print_calibration(report: Any, source: Path, as_json: bool) -> None:
             if m.threshold is None:
                 console.print(f"{escape(m.metric)}: ordinal; give --threshold {escape(m.metric)}=SCORE for "
                               "sensitivity and specificity", highlight=False)
+            if m.scale_source == "observed":
+                console.print(f"{escape(m.metric)}: the weighted kappa's categories are the scores that occurred; "
+                              f"declare the rubric's scale (--scale {escape(m.metric)}=LOWEST..HIGHEST, or `scale` "
+                              "in the items) to count the unused ones", highlight=False)
     console.print("sensitivity = P(judge pass | gold pass), specificity = P(judge fail | gold fail); Beta(1, 1) "
                   "prior, equal-tailed credible intervals", highlight=False)

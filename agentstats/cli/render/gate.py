@@ -6,16 +6,19 @@ and hand them here; nothing here computes a statistic or a decision.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
+from agentstats._util.markup import md_text
 from agentstats.cli.common import console, out
 from agentstats.gating import GateDecision, MetricResult, no_failure_text
+from agentstats.gating.record import rules_lines
 
-__all__ = ["print_gate", "print_loop"]
+__all__ = ["gate_markdown", "print_gate", "print_loop"]
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -33,7 +36,10 @@ def _threshold_cell(m: MetricResult, state: str | None) -> str:
     if m.threshold is None:
         return ""
     if m.n_failures is not None:  # threshold 1.0: a count of failures, not a probability
-        return f"{no_failure_text(m.n_failures, m.n_candidate)}: {state}"
+        bound = "" if m.failure_rate_upper is None or m.n_failures else f" (rate < {m.failure_rate_upper:.3g})"
+        return f"{no_failure_text(m.n_failures, m.n_candidate)}: {state}{bound}"
+    if m.p_meets_threshold is None:
+        return f"no scored example (>= {m.threshold:g}): {state}"
     text = f"{_fmt(m.p_meets_threshold)} (>= {m.threshold:g})"
     return text if state is None else f"{text}: {state}"
 
@@ -76,6 +82,8 @@ def print_gate(decision: GateDecision, record: dict[str, Any], out_path: Path | 
             "only in the baseline (they count for thresholds, not for comparisons)",
             highlight=False,
         )
+    for line in rules_lines(record):
+        out.print(escape(line), highlight=False, soft_wrap=True)
     colour = {"PASS": "green", "FAIL": "red", "RETRY": "yellow"}[decision.decision]
     out.print(f"[bold {colour}]{decision.decision}[/]", highlight=False)
     for reason in decision.reasons:
@@ -90,6 +98,53 @@ def print_gate(decision: GateDecision, record: dict[str, Any], out_path: Path | 
         console.print(f"decision record: {escape(str(out_path))}", highlight=False)
     if record.get("report"):
         console.print(f"report: {escape(record['report'])}", highlight=False)
+
+
+def _md_cell(m: MetricResult, states: Mapping[tuple[str, str, str], str]) -> list[str]:
+    """One metric's row of the Markdown table (the names escaped; the rest is numbers and states written here)."""
+    cand = f"{m.candidate['mean']:.3f} [{m.candidate['ci_low']:.3f}, {m.candidate['ci_high']:.3f}]"
+    thr = _threshold_cell(m, states.get(("threshold", m.metric, m.stratum)))
+    reg = "" if m.p_regression is None else f"{m.p_regression:.3f} (< -{m.tolerance:g})"
+    reg_state = states.get(("regression", m.metric, m.stratum))
+    if reg and reg_state is not None:
+        reg += f": {reg_state}"
+    return [md_text(m.metric), md_text(m.stratum), str(m.n_candidate), cand, thr, _ci(m.difference), reg]
+
+
+def gate_markdown(decision: GateDecision, record: dict[str, Any], out_path: Path | None = None) -> str:
+    """Return the decision as Markdown, for a pull-request comment: decision, reasons, rules, per-check table, triggers.
+
+    Every string from the data (metric names, strata, reasons, sources) is escaped
+    (:func:`agentstats._util.markup.md_text`).
+    """
+    mark = {"PASS": "PASS", "FAIL": "FAIL", "RETRY": "RETRY (undecided)"}[decision.decision]
+    cfg = decision.config
+    cand, base = decision.candidate, decision.baseline
+    lines = [f"### agentstats gate: **{mark}**", "",
+             f"Candidate {md_text(Path(str(cand['source'])).name)} ({cand['n_examples']} examples) against baseline "
+             f"{md_text(Path(str(base['source'])).name)} ({decision.pairing['n_paired']} paired examples); "
+             f"{cfg.ci_prob:.0%} credible intervals.", ""]
+    lines += [f"* {md_text(r)}" for r in decision.reasons]
+    lines += [""] + [f"_{md_text(x)}_  " for x in rules_lines(record)] + [""]
+    states = {(c.kind, c.metric, c.stratum): c.state for c in decision.checks}
+    lines += ["| metric | stratum | n | candidate mean | P(>= threshold): check | difference | P(regression): check |",
+              "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(_md_cell(m, states)) + " |" for m in decision.metrics]
+    for e in decision.efficiency:
+        r = e["ratio"]
+        lines.append("")
+        lines.append(f"{md_text(e['field'])}: candidate / baseline {r['mean']:.3f} [{r['ci_low']:.3f}, "
+                     f"{r['ci_high']:.3f}]; P(> {1 + e['relative_tolerance']:g}) = {e['p_exceeds']:.3f}: "
+                     f"{states.get(('efficiency', e['field'], 'all'), 'undecided')}")
+    if decision.triggers:
+        lines += ["", "**Human review required:**", ""]
+        lines += [f"* {md_text(t.kind)}: {md_text(t.reason)}" for t in decision.triggers]
+    signed = record.get("sign_off") or []
+    if signed:
+        lines += ["", "Signed off: " + ", ".join(f"{md_text(s.get('name'))} ({md_text(s.get('at'))})" for s in signed)]
+    if out_path is not None:
+        lines += ["", f"Decision record: {md_text(out_path.name)}"]
+    return "\n".join(lines) + "\n"
 
 
 def print_loop(record: dict[str, Any]) -> None:
@@ -122,5 +177,11 @@ def print_loop(record: dict[str, Any]) -> None:
         out.print("[bold]human review required:[/]", highlight=False)
         for trig in record["triggers"]:
             out.print(f"  {escape(trig['kind'])}: {escape(trig['reason'])}", highlight=False, soft_wrap=True)
+    kept = record.get("decision_record")
+    if kept:
+        if kept.get("path"):
+            out.print(f"decision record (best iteration, with its prompt): {escape(kept['path'])}", highlight=False)
+        for s in kept.get("sign_off") or []:
+            out.print(f"signed off: {escape(str(s.get('name')))} at {escape(str(s.get('at')))}", highlight=False)
     if record.get("report"):
         out.print(f"report: {escape(record['report'])}", highlight=False)

@@ -134,11 +134,21 @@ def print_metric_table(summary: Any) -> None:
     for _, r in summary.iterrows():
         t.add_row(
             escape(str(r["agent"])), r["metric"], r["method"], r["level"], str(r["n"]), str(r["n_applicable"]),
-            str(r["n_judge_missing"]), str(r["n_tasks"]),
-            "-" if math.isnan(r["mean"]) else f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]",
-            _share_text(r),
+            str(r["n_judge_missing"]), str(r["n_tasks"]), _mean_text(r), _share_text(r),
         )
     out.print(t)
+    for _, r in summary.iterrows():
+        if isinstance(r.get("ci_note"), str):
+            out.print(f"{escape(str(r['agent']))} {escape(str(r['metric']))}: {escape(r['ci_note'])}", highlight=False)
+
+
+def _mean_text(r: Any) -> str:
+    """``mean [low, high]``; the mean alone, marked, when the interval could not be estimated (``ci_note``)."""
+    if math.isnan(r["mean"]):
+        return "-"
+    if math.isnan(r["ci_low"]):
+        return f"{r['mean']:.4g} [no interval*]"
+    return f"{r['mean']:.4g} [{r['ci_low']:.4g}, {r['ci_high']:.4g}]"
 
 
 def warn_judge_missing(summary: Any) -> None:
