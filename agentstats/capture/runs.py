@@ -203,11 +203,20 @@ class Run(Recorder):
         :func:`agentstats.capture.scoring.score_run`.
         """
         node_metrics = {n: ms for n, ms in self._node_metrics.items() if ms}
-        for n, ms in list(_NODE_METRICS.values()):  # newest last: the newest decorator of a name not called
+        node_fields = dict(self._node_fields)
+        for n, ms, fs in list(_NODE_METRICS.values()):  # newest last: the newest decorator of a name not called
             if n not in self._node_metrics:
-                node_metrics[n] = ms
+                if ms:
+                    node_metrics[n] = ms
+                if fs:
+                    node_fields[n] = fs
         score_run(self.store, self.run_id, self.name, self.metrics, node_metrics, judge=self.judge,
-                  fields=self.fields)
+                  fields=self.fields, node_fields=node_fields)
+        if node_fields:  # kept with the run: load_trials(store, run=...) reads the nodes' roles the same way
+            config = self.store.run_info(self.name).get("config") or {}
+            capture = {**config.get("capture", {}), "node_fields": node_fields}
+            with self.store.transaction():
+                self.store.set_config(self.name, {**config, "capture": capture})
 
     def _read(self, table: str, store: RunStore) -> pd.DataFrame:
         if table == "trials":  # what result() needs, without the records
