@@ -39,6 +39,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from agentstats.capture.records import _dumps
+from agentstats.capture.results import LOGGED
 from agentstats.metrics.base import Metric, RecordValues, Score
 from agentstats.metrics.compute import trial_view
 from agentstats.metrics.matching import answer_correctness
@@ -255,8 +256,10 @@ class _Scoring:
             if oks and t.success is None and t.reward is None and t.status == Status.completed:
                 changed.append(t.model_copy(update={"success": all(oks)}))
         with self.store.transaction():
-            for table in ("metric_results", "judge_verdicts"):
-                self.store.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [self.run_id])
+            self.store.con.execute("DELETE FROM judge_verdicts WHERE run_id = ?", [self.run_id])
+            self.store.con.execute(  # values logged with log_metric stay
+                "DELETE FROM metric_results WHERE run_id = ? AND (detail IS NULL OR detail::VARCHAR <> ?)",
+                [self.run_id, LOGGED])
             self.store.append_rows("metric_results", self.rows)
             self.store.append_rows("judge_verdicts", self.verdicts)
             self.store.replace_trials(self.run_id, changed)
