@@ -165,3 +165,18 @@ def test_runs_show_prints_metric_results_by_level(tmp_path):
     r = CliRunner().invoke(cli, ["runs", "show", "rag", "--store", str(store), "--json"])
     rows = {(m["level"], m["node"], m["metric"]): m for m in json.loads(r.output)["metrics"]}
     assert rows[("node", "retriever", "reciprocal_rank")]["mean"] == 0.5
+
+
+def test_langgraph_rag_demo_runs_against_the_loopback_server(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "demo_rag_langgraph.py"
+    done = subprocess.run([sys.executable, str(script), "--store", str(tmp_path / "rag.duckdb")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = [ln.split() for ln in done.stdout.splitlines()]
+    # "fr": retriever ranks d1 (3 shared words with the question) first; the stand-in answers "Paris is the capital."
+    assert ["fr", "retriever", "reciprocal_rank", "1.000"] in lines
+    assert ["fr", "generator", "faithfulness", "1.000"] in lines  # every answer token is in the first passage
