@@ -40,6 +40,9 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names in _API (tests/tes
         node as node,
     )
     from agentstats.capture import (
+        open_run as open_run,
+    )
+    from agentstats.capture import (
         run as run,
     )
     from agentstats.capture import (
@@ -326,6 +329,7 @@ _API: dict[str, str] = {
     "RunStore": "agentstats.store",
     "run": "agentstats.capture",
     "start_run": "agentstats.capture",
+    "open_run": "agentstats.capture",
     "end_run": "agentstats.capture",
     "node": "agentstats.capture",
     "trace_node": "agentstats.capture",

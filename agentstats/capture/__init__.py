@@ -5,10 +5,12 @@
 (:mod:`~agentstats.capture.tracing`; the per-call path in :mod:`~agentstats.capture.recorder`, the node a call is in
 in :mod:`~agentstats.capture.context`, the records in :mod:`~agentstats.capture.records`, OpenAI usage and cost in
 :mod:`~agentstats.capture.openai_patch`); metrics of the metric catalogue are computed at the end from the stored
-records (:mod:`~agentstats.capture.scoring`).
+records (:mod:`~agentstats.capture.scoring`); ``agentstats.open_run`` reads a stored run's results back
+(:mod:`~agentstats.capture.results`).
 """
 
+from agentstats.capture.results import StoredRun, open_run
 from agentstats.capture.runs import Run, current_run, end_run, run, start_run
 from agentstats.capture.tracing import node, trace_node
 
-__all__ = ["Run", "current_run", "end_run", "node", "run", "start_run", "trace_node"]
+__all__ = ["Run", "StoredRun", "current_run", "end_run", "node", "open_run", "run", "start_run", "trace_node"]

@@ -51,7 +51,8 @@ class _Frame:
 
 _FRAME: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar("agentstats_node", default=None)
 #: Metrics attached to nodes by the decorator, per decorated function (held weakly: a function no longer alive leaves
-#: it): the function -> (node name, metrics). A run scores the nodes called in it with the metrics of the decorators
-#: it called (``Run._node_metrics``); this registry only gives the metrics of a node name the run did not call, for
-#: its records from before a resume (the newest decorator of that name still alive).
-_NODE_METRICS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, list[Metric]]] = weakref.WeakKeyDictionary()
+#: it): the function -> (node name, metrics, role -> field map). A run scores the nodes called in it with the metrics
+#: of the decorators it called (``Run._node_metrics``); this registry only gives the metrics of a node name the run
+#: did not call, for its records from before a resume (the newest decorator of that name still alive).
+_NODE_METRICS: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, list[Metric], dict[str, str]]] = (
+    weakref.WeakKeyDictionary())

@@ -59,6 +59,8 @@ class Recorder:
         self._nodes: list[tuple[Any, ...]] = []
         #: Node name -> metrics of the decorators called under that name in this run (empty: called, no metrics).
         self._node_metrics: dict[str, Sequence[Metric]] = {}
+        #: Node name -> role -> field map of its decorator (``@agentstats.node(..., fields=...)``), when given.
+        self._node_fields: dict[str, Mapping[str, str]] = {}
         # Trials to write, by key: a record still open (a conversation), or the stored row of a closed one. A trial
         # without a conversation id closes when its outermost call returns and is kept only as its row (a tuple of
         # strings and numbers, which the cyclic GC stops tracking), so that a long run keeps no per-trial objects
@@ -170,8 +172,10 @@ class Recorder:
         self._keys[key] = rec
         return rec
 
-    def _use_metrics(self, name: str, metrics: Sequence[Metric]) -> None:
+    def _use_metrics(self, name: str, metrics: Sequence[Metric], fields: Mapping[str, str] | None = None) -> None:
         """Note that node ``name`` was called in this run, by a decorator with ``metrics`` (empty: none)."""
+        if fields and name not in self._node_fields:  # the first decorator's map, as for a metric name
+            self._node_fields[name] = fields
         known = self._node_metrics.get(name)
         if known is metrics or (known is not None and not metrics):
             return
@@ -188,8 +192,8 @@ class Recorder:
                 self._node_metrics[name] = [*known, *new]
 
     def _enter(self, name: str, kind: str, inputs: dict[str, Any], state: Any = None,
-               metrics: Sequence[Metric] = ()) -> _Frame:
-        self._use_metrics(name, metrics)
+               metrics: Sequence[Metric] = (), fields: Mapping[str, str] | None = None) -> _Frame:
+        self._use_metrics(name, metrics, fields)
         parent = _FRAME.get()
         if parent is not None and parent.run is not self:
             parent = None

@@ -17,6 +17,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from agentstats.records.trial import Interaction, Status, ToolCall, Trial, Usage, outcome_of
 from agentstats.store import TrialRow
+from agentstats.store.nodes import output_text
 
 __all__ = ["MAX_JSON"]
 
@@ -239,26 +240,10 @@ class _TrialRec:
 
 
 
-def _find_expected(inputs: dict[str, Any], field: str) -> Any:
-    if field in inputs:
-        return inputs[field]
-    for v in inputs.values():
-        if isinstance(v, dict) and field in v:
-            return v[field]
-    return None
-
-
 def _answer_text(result: Any, field: str) -> str | None:
-    if result is None:
-        return None
-    if isinstance(result, str):
-        return result
-    if isinstance(result, Mapping) and field in result:
-        v = result[field]
-        return v if isinstance(v, str) or v is None else _dumps(v)
-    content = getattr(getattr(getattr(result, "choices", [None])[0], "message", None), "content", None) \
-        if hasattr(result, "choices") else None
-    if isinstance(content, str):
-        return content
-    return _dumps(result)
-
+    """Return the answer of a live node's result: a chat completion's text, else :func:`output_text`'s."""
+    if hasattr(result, "choices") and not isinstance(result, Mapping):
+        content = getattr(getattr(getattr(result, "choices", [None])[0], "message", None), "content", None)
+        if isinstance(content, str):
+            return content
+    return output_text(result, field, _dumps)

@@ -37,6 +37,7 @@ import pandas as pd
 from agentstats.capture import openai_patch
 from agentstats.capture.context import _NODE_METRICS
 from agentstats.capture.recorder import Recorder
+from agentstats.capture.results import RunResults, log_metric, read_table
 from agentstats.capture.scoring import score_run
 from agentstats.llm.pricing import DEFAULT_PRICES
 from agentstats.metrics.registry import MetricSpec, resolve_metrics
@@ -61,7 +62,7 @@ def current_run() -> Run | None:
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-class Run(Recorder):
+class Run(Recorder, RunResults):
     """A run being captured (see the module docstring); make one with :func:`run` or :func:`start_run`.
 
     Parameters
@@ -203,18 +204,20 @@ class Run(Recorder):
         :func:`agentstats.capture.scoring.score_run`.
         """
         node_metrics = {n: ms for n, ms in self._node_metrics.items() if ms}
-        for n, ms in list(_NODE_METRICS.values()):  # newest last: the newest decorator of a name not called
+        node_fields = dict(self._node_fields)
+        for n, ms, fs in list(_NODE_METRICS.values()):  # newest last: the newest decorator of a name not called
             if n not in self._node_metrics:
-                node_metrics[n] = ms
+                if ms:
+                    node_metrics[n] = ms
+                if fs:
+                    node_fields[n] = fs
         score_run(self.store, self.run_id, self.name, self.metrics, node_metrics, judge=self.judge,
-                  fields=self.fields)
-
-    def _read(self, table: str, store: RunStore) -> pd.DataFrame:
-        if table == "trials":  # what result() needs, without the records
-            return store.con.execute(
-                "SELECT agent, task_id, trial, status, outcome FROM trials WHERE run_id = ? ORDER BY seq",
-                [self.run_id]).df()
-        return store.frame(self.name, table)
+                  fields=self.fields, node_fields=node_fields)
+        if node_fields:  # kept with the run: load_trials(store, run=...) reads the nodes' roles the same way
+            config = self.store.run_info(self.name).get("config") or {}
+            capture = {**config.get("capture", {}), "node_fields": node_fields}
+            with self.store.transaction():
+                self.store.set_config(self.name, {**config, "capture": capture})
 
     def _frame(self, table: str) -> pd.DataFrame:
         """Return a table of this run: read live while running; once ended, read once from the store and kept.
@@ -228,82 +231,33 @@ class Run(Recorder):
         with self._lock:
             if self.status == "running":
                 self.flush()
-                return self._read(table, self.store)
+                return read_table(self.store, self.run_id, self.name, table)
             if not self._own_store and self.store.is_open():
-                frame = self._read(table, self.store)
+                frame = read_table(self.store, self.run_id, self.name, table)
             else:
                 with RunStore.reader(self.path) as store:
-                    frame = self._read(table, store)
+                    frame = read_table(store, self.run_id, self.name, table)
             self._frames[table] = frame
             return frame
 
-    def to_frame(self) -> pd.DataFrame:
-        """One row per node invocation (ids, node, latency, tokens, cost, error), with one column per node metric.
+    def log_metric(self, name: str, value: float, *, node: str | None = None, task_id: str | None = None,
+                   trial: int | None = None, passed: bool | None = None) -> None:
+        """Add a value computed outside agentstats to this run (IBM's ``log_custom_metrics``).
 
-        Returns
-        -------
-        pandas.DataFrame
-            Columns of ``node_invocations`` (``docs/store.md``) and the metric values of each invocation.
+        Level ``node`` when ``node`` is given, ``conversation`` (the trial ``task_id``, ``trial``, default 0) when a
+        task is, else ``run``; see :func:`agentstats.capture.results.log_metric` (errors raised there). Kept when
+        the run's metrics are computed at its end.
         """
-        nodes = self._frame("node_invocations")
-        metrics = self._frame("metric_results")
-        per = metrics[metrics["level"] == "node"] if len(metrics) else metrics
-        if len(per):
-            wide = per.pivot_table(index="invocation_id", columns="metric", values="value", aggfunc="first")
-            nodes = nodes.merge(wide, left_on="invocation_id", right_index=True, how="left")
-        return nodes.drop(columns=["run_id"])
-
-    def metric_result(self, name: str, node: str | None = None, level: str | None = None) -> pd.DataFrame:
-        """Return the results of one metric: one row per scored node invocation, message or conversation.
-
-        Parameters
-        ----------
-        name : str
-        node : str, optional
-            Only this node's invocations.
-        level : {"node", "message", "conversation"}, optional
-
-        Raises
-        ------
-        KeyError
-            When the run has no result for this metric (and node).
-        """
-        m = self._frame("metric_results")
-        sel = m[m["metric"] == name]
-        if node is not None:
-            sel = sel[sel["node"] == node]
-        if level is not None:
-            sel = sel[sel["level"] == level]
-        if sel.empty:
-            known = sorted(set(zip(m["metric"], m["node"].fillna("(application)"), strict=True)))
-            raise KeyError(f"no results for metric {name!r}" + (f" on node {node!r}" if node else "")
-                           + f"; the run has: {known}")
-        return sel.drop(columns=["run_id"]).reset_index(drop=True)
-
-    def result(self) -> pd.DataFrame:
-        """Summary per metric, level and node: records scored, mean value, share passed.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``metric, level, node, n, mean, pass_rate`` (node empty for application metrics; ``n`` the
-            records behind the mean), plus the outcome row ``metric="trials"``: ``n`` the trials with an outcome
-            (success or failure: from ``set_outcome``, an error, or the application metrics), ``mean`` and
-            ``pass_rate`` their success rate. Trials without an outcome are not counted (NaN when none has one).
-        """
-        m = self._frame("metric_results")
-        if len(m):
-            g = m.assign(node=m["node"].fillna(""), ok=m["passed"].astype(float))
-            summary = g.groupby(["metric", "level", "node"], sort=True).agg(
-                n=("value", "size"), mean=("value", "mean"), pass_rate=("ok", "mean")).reset_index()
-        else:
-            summary = pd.DataFrame(columns=["metric", "level", "node", "n", "mean", "pass_rate"])
-        t = self._frame("trials")
-        scored = t[t["outcome"].isin(["success", "failure"])]
-        row = pd.DataFrame([{"metric": "trials", "level": "trial", "node": "", "n": len(scored),
-                             "mean": (scored["outcome"] == "success").mean() if len(scored) else float("nan"),
-                             "pass_rate": (scored["outcome"] == "success").mean() if len(scored) else float("nan")}])
-        return pd.concat([summary, row], ignore_index=True) if len(summary) else row
+        with self._lock:
+            if self.store.is_open():
+                with self.store.transaction():
+                    log_metric(self.store, self.run_id, name, value, node=node, task_id=task_id, trial=trial,
+                               agent=self.agent, passed=passed)
+            else:
+                with RunStore(self.path) as st, st.transaction():
+                    log_metric(st, self.run_id, name, value, node=node, task_id=task_id, trial=trial,
+                               agent=self.agent, passed=passed)
+            self._frames.pop("metric_results", None)
 
     def __enter__(self) -> Run:
         return self.start() if self._token is None else self

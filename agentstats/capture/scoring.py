@@ -13,11 +13,11 @@ pass. Any catalogue metric can be named (``faithfulness``, ``pii``, ``hit_rate``
 
 What a metric reads (its roles, :mod:`agentstats.metrics.base`):
 
-* a **node invocation**: ``output`` is the node's answer (its ``answer`` field when it returns a mapping; the run's
-  ``answer_field``), ``expected`` and ``input`` the state fields the run reads for the reference and the question
-  (``expected_answer`` and ``query`` by default; a metric's own field names, ``fields=`` or ``function_metric(...,
-  expected_field=)``, are looked up instead), any other role the node input of that name (a top-level argument, or
-  a field of a mapping argument: ``context``, ``retrieved_contexts`` ...), and the usage roles the invocation's own
+* a **node invocation**: the record of :func:`agentstats.store.nodes.node_view`: each role (``input``, ``output``,
+  ``context``, ``expected``, ``retrieved_contexts``, ``relevance``) read from the node's return value, arguments
+  and state by the node's ``fields=`` map over the run's field options (``query``, ``answer``,
+  ``expected_answer`` by default), every other field of these under its own name (a metric's own field names,
+  ``fields=`` or ``function_metric(..., expected_field=)``, find them), and the usage roles the invocation's own
   ``latency_s``, ``input_tokens``, ``output_tokens``, ``cost_usd`` and ``model``;
 * a **message**: the stored interaction (``query``, ``answer``, ``expected_answer``, ``tool_calls``); the reference
   is always the message's expected answer (the state's, captured by the run);
@@ -33,17 +33,19 @@ the deterministic judge), and each method's records are judged in one batch.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic_core import to_json
 
-from agentstats.capture.records import _answer_text, _dumps, _find_expected
+from agentstats.capture.records import _dumps
+from agentstats.capture.results import LOGGED
 from agentstats.metrics.base import Metric, RecordValues, Score
 from agentstats.metrics.compute import trial_view
 from agentstats.metrics.matching import answer_correctness
 from agentstats.records.trial import Status, Trial
 from agentstats.store import RunStore
+from agentstats.store.nodes import USAGE_KEYS, node_view
 
 __all__ = ["score_run"]
 
@@ -51,48 +53,16 @@ _ROW_COLUMNS = ("run_id", "metric", "level", "node", "agent", "task_id", "trial"
                 "invocation_id", "value", "passed", "detail")
 _VERDICT_COLUMNS = ("run_id", "metric", "invocation_id", "agent", "task_id", "trial", "judge", "prompt_version",
                     "verdict", "score", "cost_usd")
-#: A node invocation's own usage columns, read as the usage roles of a node record.
-_NODE_USAGE = ("latency_s", "model", "input_tokens", "output_tokens", "cost_usd")
 #: The run's state fields read by default: the reference, the question, a node output's answer field.
 _FIELDS = {"expected": "expected_answer", "query": "query", "answer": "answer"}
 #: (level, node, agent, task_id, trial, conversation_id, message_id, invocation_id) of one row.
 Key = tuple[str, str | None, str, str, int, str | None, str | None, int | None]
 
 
-class _NodeRecord(Mapping[str, Any]):
-    """A node invocation as a metric reads it (see the module docstring): ``output``, usage, the inputs' fields."""
-
-    __slots__ = ("_aliases", "_answer", "_inputs", "_usage")
-
-    def __init__(self, inputs: dict[str, Any], answer: str | None, aliases: Mapping[str, str],
-                 usage: Mapping[str, Any]) -> None:
-        self._inputs, self._answer, self._aliases, self._usage = inputs, answer, aliases, usage
-
-    def get(self, name: str, default: Any = None) -> Any:
-        if name == "output":
-            v = self._answer
-        else:
-            v = self._usage.get(name)
-            if v is None:
-                v = _find_expected(self._inputs, self._aliases.get(name, name))
-        return default if v is None else v
-
-    def __getitem__(self, name: str) -> Any:
-        v = self.get(name)
-        if v is None:
-            raise KeyError(name)
-        return v
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("output", *self._usage, *self._inputs))
-
-    def __len__(self) -> int:
-        return 1 + len(self._usage) + len(self._inputs)
-
-
 def score_run(store: RunStore, run_id: int, name: str, metrics: Sequence[Metric],
               node_metrics: Mapping[str, Sequence[Metric]], *, judge: Any = None,
-              fields: Mapping[str, str] | None = None) -> None:
+              fields: Mapping[str, str] | None = None,
+              node_fields: Mapping[str, Mapping[str, str]] | None = None) -> None:
     """Compute a captured run's node and application metrics from its stored records, replacing earlier results.
 
     Parameters
@@ -116,8 +86,8 @@ def score_run(store: RunStore, run_id: int, name: str, metrics: Sequence[Metric]
         return
     scoring = _Scoring(store, run_id, list(metrics), judge, {**_FIELDS, **(fields or {})})
     if node_metrics:
-        scoring.nodes(node_metrics)
-    trials = store.trials(name)
+        scoring.nodes(node_metrics, node_fields or {})
+    trials = store.trials(name, nodes=False)  # written back with their outcomes: as stored
     scoring.trials(trials)
     scoring.batches()
     scoring.write(trials)
@@ -134,26 +104,26 @@ class _Scoring:
         self.outcomes: dict[tuple[str, str, int], list[bool]] = {}
         #: Records of batch methods (judges), scored together by :meth:`batches`.
         self.pending: list[tuple[Metric, Callable[..., Any], Key, RecordValues]] = []
-        self.aliases = {"expected": fields["expected"], "input": fields["query"]}
         self._ready: dict[tuple[int, str], tuple[Metric, Callable[..., Any], dict[str, str]]] = {}
 
     # ------------------------------------------------------------------ records
 
-    def nodes(self, node_metrics: Mapping[str, Any]) -> None:
+    def nodes(self, node_metrics: Mapping[str, Any], node_fields: Mapping[str, Mapping[str, str]]) -> None:
         """Score every invocation (that did not raise) of the nodes with metrics, in invocation order."""
         names = list(node_metrics)
         inv = self.store.con.execute(
             f"""SELECT invocation_id, node, agent, task_id, trial, conversation_id, message_id, inputs, outputs,
-                       {", ".join(_NODE_USAGE)}
+                       {", ".join(USAGE_KEYS)}
                 FROM node_invocations WHERE run_id = ? AND error_type IS NULL
                 AND node IN ({", ".join("?" * len(names))}) ORDER BY invocation_id""",
             [self.run_id, *names],
         ).fetchall()
-        answer_field = self.fields["answer"]
+        run_fields = {"input": self.fields["query"], "expected": self.fields["expected"],
+                      "output": self.fields["answer"]}
         for iid, nname, agent, task, k, cid, mid, inputs, outputs, *usage in inv:
-            ins = json.loads(inputs) if inputs else {}
-            answer = _answer_text(json.loads(outputs) if outputs else None, answer_field)
-            record = _NodeRecord(ins, answer, self.aliases, dict(zip(_NODE_USAGE, usage, strict=True)))
+            record = node_view(json.loads(inputs) if inputs else {}, json.loads(outputs) if outputs else None,
+                               {**run_fields, **node_fields.get(nname, {})},
+                               dict(zip(USAGE_KEYS, usage, strict=True)))
             for m in node_metrics[nname]:
                 if "node" in m.levels:  # a trial-level metric (tool_calls) has no node records
                     self.score(m, ("node", nname, agent, task, k, cid, mid, iid), record, "node")
@@ -286,8 +256,10 @@ class _Scoring:
             if oks and t.success is None and t.reward is None and t.status == Status.completed:
                 changed.append(t.model_copy(update={"success": all(oks)}))
         with self.store.transaction():
-            for table in ("metric_results", "judge_verdicts"):
-                self.store.con.execute(f"DELETE FROM {table} WHERE run_id = ?", [self.run_id])
+            self.store.con.execute("DELETE FROM judge_verdicts WHERE run_id = ?", [self.run_id])
+            self.store.con.execute(  # values logged with log_metric stay
+                "DELETE FROM metric_results WHERE run_id = ? AND (detail IS NULL OR detail::VARCHAR <> ?)",
+                [self.run_id, LOGGED])
             self.store.append_rows("metric_results", self.rows)
             self.store.append_rows("judge_verdicts", self.verdicts)
             self.store.replace_trials(self.run_id, changed)

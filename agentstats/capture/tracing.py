@@ -17,6 +17,7 @@ from typing import Any
 from agentstats.capture.context import _FRAME, _NODE_METRICS
 from agentstats.capture.runs import current_run
 from agentstats.metrics.registry import MetricSpec, resolve_metrics
+from agentstats.store.nodes import node_fields
 
 __all__ = ["node", "trace_node"]
 
@@ -32,7 +33,7 @@ def _bind(params: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 
 
 def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[MetricSpec] = (),
-         kind: str = "node") -> Callable[..., Any]:
+         fields: Mapping[str, str] | None = None, kind: str = "node") -> Callable[..., Any]:
     """Decorate a function (sync or async) as a node of the application: each call inside a run is recorded.
 
     Parameters
@@ -44,7 +45,14 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
         Metrics computed on this node's invocations at :func:`~agentstats.capture.runs.end_run` (catalogue names,
         :class:`~agentstats.metrics.Metric` objects or functions ``(answer, expected)``; see
         :mod:`agentstats.capture.scoring`), in a run that calls this function: another function decorated with the
-        same node name does not get them.
+        same node name does not get them. Any catalogue metric or group name (``faithfulness``,
+        ``retrieval_quality``, ``content_safety`` ...).
+    fields : mapping of str to str, optional
+        Role -> field the node's metrics read (``input``, ``output``, ``context``, ``expected``,
+        ``retrieved_contexts`` or ``retrieved_ids``, ``relevance``, or another role of its metrics), looked up in
+        the node's return value, then its arguments, then its state; defaults fit a LangGraph state: ``query``,
+        ``answer``, ``context``, ``expected_answer``, ``retrieved_contexts``, ``relevance``
+        (:mod:`agentstats.store.nodes`). Kept with the run, so ``load_trials(store, run=...)`` reads the same roles.
     kind : {"node", "tool"}
         ``"tool"`` also records each call as a tool call of the current message (name, arguments, result), so the
         tool-call scorer can grade it.
@@ -56,12 +64,13 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
         those of the function, unchanged.
     """
     if callable(name):  # @agentstats.node without parentheses: the function itself came as the name
-        return node(None, metrics=metrics, kind=kind)(name)
+        return node(None, metrics=metrics, fields=fields, kind=kind)(name)
     if name is not None and not isinstance(name, str):
         raise TypeError(f"node name must be a string, got {type(name).__name__}")
     if kind not in ("node", "tool"):
         raise ValueError(f"kind must be 'node' or 'tool', got {kind!r}")
     metric_list = resolve_metrics(list(metrics)) if metrics else []
+    role_fields = node_fields(fields, {r for m in metric_list for r in m.roles})
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         label: str = name if isinstance(name, str) else str(getattr(fn, "__name__", "node"))
@@ -77,7 +86,7 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
                 r = current_run()
                 if r is None or r.status != "running":
                     return await fn(*args, **kwargs)
-                frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list)
+                frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list, fields=role_fields)
                 token = _FRAME.set(frame)
                 try:
                     result = await fn(*args, **kwargs)
@@ -89,8 +98,8 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
                 r._exit(frame, result, None)
                 return result
 
-            if metric_list:
-                _NODE_METRICS[awrapper] = (label, metric_list)
+            if metric_list or role_fields:
+                _NODE_METRICS[awrapper] = (label, metric_list, role_fields)
             return awrapper
 
         @functools.wraps(fn)
@@ -98,7 +107,7 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
             r = current_run()
             if r is None or r.status != "running":
                 return fn(*args, **kwargs)
-            frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list)
+            frame = r._enter(label, kind, _bind(params, args, kwargs), metrics=metric_list, fields=role_fields)
             token = _FRAME.set(frame)
             try:
                 result = fn(*args, **kwargs)
@@ -110,8 +119,8 @@ def node(name: str | Callable[..., Any] | None = None, *, metrics: Sequence[Metr
             r._exit(frame, result, None)
             return result
 
-        if metric_list:
-            _NODE_METRICS[wrapper] = (label, metric_list)
+        if metric_list or role_fields:
+            _NODE_METRICS[wrapper] = (label, metric_list, role_fields)
         return wrapper
 
     return decorate

@@ -33,7 +33,8 @@ def runs_list(store: StoreOpt = Path("agentstats.duckdb"), as_json: JsonOpt = Fa
 
 
 def runs_show(run: RunArg, store: StoreOpt = Path("agentstats.duckdb"), as_json: JsonOpt = False) -> None:
-    """Show one run: its fields, records per table, and its outcomes per agent when every trial has one."""
+    """Show one run: its fields, records per table, outcomes per agent, and its metric results by level."""
+    from agentstats.capture.results import StoredRun
     from agentstats.cli.render.runs import print_run
     from agentstats.store import StoreError
 
@@ -45,7 +46,8 @@ def runs_show(run: RunArg, store: StoreOpt = Path("agentstats.duckdb"), as_json:
             raise fail(exc, EXIT_USAGE) from exc
     if outcomes:
         info["outcomes"] = outcomes
-    print_run(info, as_json)
+    metrics = StoredRun(run, store).result() if info["records"].get("metric_results") else None
+    print_run(info, as_json, metrics)
 
 
 def runs_export(

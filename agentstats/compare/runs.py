@@ -120,7 +120,43 @@ def _store_run(store: str | os.PathLike, run: str, options: dict[str, Any]) -> t
     if not os.path.isfile(store):
         raise FileNotFoundError(f"no run store at {store}")
     trials = list(load_trials(store, "duckdb", run=run, agents=options.get("agents")))
+    _add_captured_metrics(store, run, trials)
     return trials, f"{store}:{run}"
+
+
+def _add_captured_metrics(store: str | os.PathLike, run: str, trials: list[Trial]) -> None:
+    """Give each trial its stored metric results as ``meta["metrics"]`` entries, so compare pairs them per task.
+
+    Per trial: a node metric's mean over the node's invocations as ``"<metric>@<node>"``; an application metric's
+    conversation value (else the mean over its messages) as ``"<metric>"``, unless the trial's record already has
+    an entry of that name (a loop run's). Run-level values (``log_metric`` without a task) are left out.
+    """
+    from agentstats.store import RunStore
+
+    with RunStore.reader(store) as st:
+        rows = st.con.execute(
+            """SELECT agent, task_id, trial, metric, node, level, avg(value) AS value
+               FROM metric_results WHERE run_id = ? AND value IS NOT NULL AND isfinite(value)
+                 AND level IN ('node', 'message', 'conversation') AND task_id IS NOT NULL
+               GROUP BY ALL""", [st.run_id(run)]).fetchall()
+    if not rows:
+        return
+    per: dict[tuple[str, str, int], dict[str, float]] = {}
+    conversation: set[tuple[str, str, int, str]] = set()
+    for agent, task, k, metric, node, level, value in rows:
+        key = (agent, task, int(k if k is not None else 0))
+        name = f"{metric}@{node}" if level == "node" else metric
+        if level == "message" and (*key, name) in conversation:
+            continue
+        if level == "conversation":
+            conversation.add((*key, name))
+        per.setdefault(key, {})[name] = float(value)
+    for t in trials:
+        got = per.get(t.key)
+        extra = t.meta.get("metrics")
+        if not got or (extra is not None and not isinstance(extra, dict)):
+            continue
+        t.meta["metrics"] = {**got, **(extra or {})}
 
 
 def resolve_run(ref: Any, *, name: str | None = None, store: str | os.PathLike | None = None,

@@ -125,10 +125,28 @@ def _scores(text: str) -> tuple[float, float]:
     return 206.835 - 1.015 * wps - 84.6 * spw, 0.39 * wps + 11.8 * spw - 15.59
 
 
+def _latin_share(text: str) -> float:
+    """Share of the letters of ``text`` in the Latin script (U+0041-U+024F, U+1E00-U+1EFF); 1 when it has none."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 1.0
+    latin = sum(1 for c in letters if c <= "\u024f" or "\u1e00" <= c <= "\u1eff")
+    return latin / len(letters)
+
+
+#: Below this share of Latin letters a text is not scored: the formulas are defined for English words, sentences and
+#: syllables (Chinese or Japanese text has no spaces and no syllables textstat can count: it scored the maximum ease).
+MIN_LATIN_SHARE = 0.5
+
+
 def _text(values: Mapping[str, Any]) -> str | Score:
     answer = values.get("output")
     if answer is None or not isinstance(answer, str) or not _WORD.search(answer):
         return not_applicable("empty answer" if answer is None or not str(answer).strip() else "answer has no word")
+    share = _latin_share(answer)
+    if share < MIN_LATIN_SHARE:
+        return not_applicable(f"text not in the Latin script ({share:.0%} of its letters): the Flesch formulas are "
+                              "defined for English")
     return answer
 
 

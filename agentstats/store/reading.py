@@ -8,9 +8,11 @@ the one SQL spelling of the code.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +20,7 @@ import pandas as pd
 from agentstats.records.counts import _unscored_message, counts_frame, counts_from_codes
 from agentstats.records.gaps import grid_gaps
 from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, Trial
+from agentstats.store.nodes import USAGE_KEYS, node_view
 from agentstats.store.runs import RunCatalog
 from agentstats.store.writing import BATCH
 
@@ -37,22 +40,56 @@ def outcome_code_sql(column: str = "outcome") -> str:
 class TrialReader(RunCatalog):
     """Reading trials and counts from a store (see :class:`RunStore`)."""
 
-    def iter_trials(self, run: str, *, batch_size: int = BATCH) -> Iterator[Trial]:
-        """Yield the run's trials in the order they were written, as :class:`~agentstats.records.trial.Trial`."""
+    def iter_trials(self, run: str, *, batch_size: int = BATCH, nodes: bool = True) -> Iterator[Trial]:
+        """Yield the run's trials in the order they were written, as :class:`~agentstats.records.trial.Trial`.
+
+        A captured run's node invocations are given back as each interaction's ``nodes`` list (in invocation order;
+        the records of :func:`agentstats.store.nodes.node_view`, with ``name``, ``invocation_id`` and
+        ``parent_id``), so ``compute(trials, ..., level="node")`` scores them (``nodes=False`` leaves them out).
+        """
         rid = self.run_id(run)
+        by_message = self._node_views(rid) if nodes else {}
         cur = self.con.cursor()
         try:
             cur.execute("SELECT record FROM trials WHERE run_id = ? ORDER BY seq", [rid])
             validate = Trial.model_validate_json
             while rows := cur.fetchmany(batch_size):
                 for (record,) in rows:
-                    yield validate(record)
+                    t = validate(record)
+                    if by_message:
+                        for it in t.interactions:
+                            views = by_message.get((t.agent, t.task_id, t.trial, it.id))
+                            if views:
+                                setattr(it, "nodes", views)  # noqa: B010 -- an extra field, unknown to mypy
+                    yield t
         finally:
             cur.close()
 
-    def trials(self, run: str) -> list[Trial]:
+    def _node_views(self, rid: int) -> dict[tuple[str, str, int, str | None], list[dict[str, Any]]]:
+        """Return a run's node invocations as node records, by (agent, task_id, trial, message_id)."""
+        rows = self.con.execute(
+            f"""SELECT agent, task_id, trial, message_id, node, invocation_id, parent_id, error_type, inputs,
+                       outputs, {", ".join(USAGE_KEYS)}
+                FROM node_invocations WHERE run_id = ? ORDER BY invocation_id""", [rid]).fetchall()
+        if not rows:
+            return {}
+        config = self.con.execute("SELECT config FROM runs WHERE run_id = ?", [rid]).fetchone()[0]
+        capture = (json.loads(config) if isinstance(config, str) else config or {}).get("capture", {})
+        run_fields = capture.get("fields", {})
+        base = {role: run_fields[opt] for role, opt in (("input", "query"), ("expected", "expected"),
+                                                        ("output", "answer")) if opt in run_fields}
+        per_node = capture.get("node_fields", {})
+        out: dict[tuple[str, str, int, str | None], list[dict[str, Any]]] = {}
+        for agent, task, k, mid, name, iid, parent, err, inputs, outputs, *usage in rows:
+            view = node_view(json.loads(inputs) if inputs else {}, json.loads(outputs) if outputs else None,
+                             {**base, **per_node.get(name, {})}, dict(zip(USAGE_KEYS, usage, strict=True)))
+            view.update(name=name, invocation_id=int(iid), parent_id=parent, error_type=err)
+            out.setdefault((agent, task, int(k), mid), []).append(view)
+        return out
+
+    def trials(self, run: str, *, nodes: bool = True) -> list[Trial]:
         """Return the run's trials as a list (``agentstats.load_trials(path, run=...)`` gives a ``TrialSet``)."""
-        return list(self.iter_trials(run))
+        return list(self.iter_trials(run, nodes=nodes))
 
     def outcome_codes(self, run: str) -> pd.DataFrame:
         """Return each trial of a run with its outcome code, in the order written, coded in SQL.

@@ -132,6 +132,10 @@ class RunCatalog(StoreConnection):
             [status, ended, os.getpid(), socket.gethostname(), rid],
         )
 
+    def set_config(self, run: str, config: dict[str, Any]) -> None:
+        """Replace a run's ``config`` (JSON) inside the caller's transaction if one is open."""
+        self.con.execute("UPDATE runs SET config = ? WHERE run_id = ?", [_json(config), self.run_id(run)])
+
     def delete_run(self, run: str) -> dict[str, int]:
         """Delete a run and every record of it, in one transaction; return the rows deleted per table."""
         rid = self.run_id(run)

@@ -44,12 +44,34 @@ def print_runs(frame: Any, store: Any, as_json: bool) -> None:
     out.print(table)
 
 
-def print_run(info: dict[str, Any], as_json: bool) -> None:
-    """Print one run's fields (:meth:`agentstats.store.RunStore.run_info`, with its outcomes), one per line."""
+def print_run(info: dict[str, Any], as_json: bool, metrics: Any = None) -> None:
+    """Print one run's fields (:meth:`agentstats.store.RunStore.run_info`, with its outcomes), one per line.
+
+    ``metrics`` (the run's ``result()`` summary, when it has metric results) is printed as one table per level
+    (node, message, conversation, run); with ``--json`` it is the list ``"metrics"``.
+    """
     if as_json:
-        print_json(plain(info))
+        rec = plain(info)
+        if metrics is not None:
+            rec["metrics"] = [plain(r) for r in metrics.to_dict(orient="records")]
+        print_json(rec)
         return
     for key, value in plain(info).items():
         text = (json.dumps(value, default=str) if isinstance(value, dict | list)
                 else "-" if value is None else str(value))
         out.print(f"[bold]{escape(key)}[/]: {escape(text)}", highlight=False, soft_wrap=True)
+    if metrics is None:
+        return
+    for level in ("node", "message", "conversation", "run", "trial"):
+        rows = metrics[metrics["level"] == level]
+        if rows.empty:
+            continue
+        table = Table(title=f"metrics by {level}" if level != "trial" else "trials with an outcome")
+        cols = ["metric", "n", "mean", "pass_rate"] if level != "node" else ["node", "metric", "n", "mean",
+                                                                              "pass_rate"]
+        for col in cols:
+            table.add_column(col, justify="right" if col in ("n", "mean", "pass_rate") else "left")
+        for r in rows.to_dict(orient="records"):
+            table.add_row(*(escape(str(r[c])) if c in ("node", "metric") else f"{r[c]:,}" if c == "n"
+                            else "-" if r[c] != r[c] else f"{r[c]:.3f}" for c in cols))
+        out.print(table)

@@ -19,6 +19,8 @@ Modules: :mod:`~agentstats.metrics.pii.reference` (the reference path: every rec
 
 from __future__ import annotations
 
+import difflib
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +28,30 @@ from agentstats.metrics.base import Score, not_applicable
 from agentstats.metrics.pii._prechecks import _found
 from agentstats.metrics.pii.reference import DEFAULT_PII_ENTITIES, DEFAULT_PII_MIN_SCORE
 
-__all__ = ["DEFAULT_PII_ENTITIES", "DEFAULT_PII_MIN_SCORE", "pii_entities", "pii_presidio"]
+__all__ = ["DEFAULT_PII_ENTITIES", "DEFAULT_PII_MIN_SCORE", "pii_entities", "pii_presidio", "supported_entities"]
+
+
+@functools.lru_cache(maxsize=1)
+def supported_entities() -> frozenset[str]:
+    """Return the entity types the recognizers used here find (names and locations need an NLP model: not them)."""
+    from agentstats.metrics.pii.reference import _recognizers
+
+    return frozenset(e for rec in _recognizers() for e in rec.supported_entities)
+
+
+@functools.lru_cache(maxsize=64)
+def _check_entities(entities: tuple[str, ...]) -> None:
+    """Raise ValueError naming each entity no recognizer here finds (misspelt, or needing an NLP model)."""
+    known = supported_entities()
+    bad = [e for e in entities if e not in known]
+    if bad:
+        hints = []
+        for e in bad:
+            close = difflib.get_close_matches(str(e), sorted(known), n=1)
+            hints.append(f"{e!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ValueError(f"pii: entity {', '.join(hints)} is not found by the pattern recognizers used here "
+                         f"(names, locations and other entities that need an NLP model are not); supported: "
+                         f"{', '.join(sorted(known))}")
 
 
 def pii_entities(text: str, entities: Sequence[str] = DEFAULT_PII_ENTITIES,
@@ -73,7 +98,9 @@ def pii_presidio(values: Mapping[str, Any], params: Mapping[str, Any]) -> Score:
     text = answer if isinstance(answer, str) else str(answer)
     if not text.strip():
         return Score(0.0, {"entities": {}})
-    hits = _found(text, tuple(params.get("entities") or DEFAULT_PII_ENTITIES),
+    entities = tuple(params.get("entities") or DEFAULT_PII_ENTITIES)
+    _check_entities(entities)
+    hits = _found(text, entities,
                   float(params.get("min_score", DEFAULT_PII_MIN_SCORE)))
     counts: dict[str, int] = {}
     for h in hits:
