@@ -106,9 +106,11 @@ _ENTRIES = [
        description="1 when the answer is JSON satisfying params['schema']",
        source="JSON Schema draft 2020-12 (jsonschema)"),
     # retrieval quality
-    _m("context_relevance", "retrieval_quality", _RET, {"labels": retrieval.context_relevance}, lower=0.5,
+    _m("context_relevance", "retrieval_quality", (*_RET, "input", "context"),
+       {"labels": retrieval.context_relevance, "judge": judged.context_relevance_judge,
+        "embedding": embedding.embedding_context_relevance}, lower=0.5,
        levels=_RET_LEVELS, description="mean relevance of the retrieved contexts",
-       source="mean of relevance labels"),
+       source="mean of relevance labels; or of a judge's or an embedding cosine's score per retrieved passage"),
     _m("retrieval_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.retrieval_precision}, lower=0.5,
        levels=_RET_LEVELS, description="share of retrieved contexts that are relevant", source="trec_eval P"),
     _m("average_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.average_precision}, lower=0.5,
