@@ -41,6 +41,7 @@ from agentstats.scoring.tools.score import (
     PairDetail,
     ToolScore,
     TrialToolScores,
+    parse_weights,
     score_tool_calls,
     score_trial_tools,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "match_value",
     "read_only_tools",
     "result_utilization",
+    "parse_weights",
     "score_tool_calls",
     "score_trial_tools",
 ]
