@@ -141,7 +141,7 @@ def score(
 
 
 def _resolve(metrics: str, guardian: str | None, base_url: str | None, concurrency: int) -> tuple[list[Any], Any]:
-    """The metrics (those offering it use the guardian method with ``--guardian``) and the guardian classifier."""
+    """Return the metrics (those offering it use the guardian method with ``--guardian``) and the classifier."""
     from agentstats.metrics import resolve_metrics
     from agentstats.metrics.guardian import GuardianClassifier
 

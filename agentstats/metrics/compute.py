@@ -271,7 +271,7 @@ def compute(
 
 
 def not_computed(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The metrics of a :func:`compute` frame without any applicable row, and why (their not-applicable reasons).
+    """List the metrics of a :func:`compute` frame without any applicable row, and why (their reasons).
 
     A metric whose method needs a judge, guardian or embedder that was not given is such a metric (reason "no judge
     configured ..."), as is one whose fields the data does not hold.

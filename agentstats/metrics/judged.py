@@ -45,9 +45,9 @@ __all__ = [
     "ANSWER_JUDGES",
     "RISK_JUDGES",
     "ClaimJudgement",
-    "context_relevance_judge",
     "FaithfulnessVerdict",
     "RiskVerdict",
+    "context_relevance_judge",
     "judge_method",
 ]
 

@@ -121,7 +121,7 @@ _TEXT_KEYS = ("text", "content", "page_content")
 
 
 def context_texts(values: Mapping[str, Any]) -> list[str] | Score:
-    """The texts of the retrieved passages, in rank order, for the model-scored context relevance.
+    """Return the texts of the retrieved passages, in rank order, for the model-scored context relevance.
 
     The ``context`` role (a list of passages, or one text) when it holds any; else the ``retrieved_contexts``
     objects' ``text``, ``content`` or ``page_content`` field (plain strings there are ids, not texts). Blank

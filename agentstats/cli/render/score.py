@@ -68,7 +68,7 @@ def _validity(readings: Any) -> Any:
 
 
 def _print_validity(validity: Any) -> None:
-    """The catalogue metric ``tool_calls_valid`` per agent: trials whose calls all satisfy their tools' schemas."""
+    """Print the catalogue metric ``tool_calls_valid`` per agent: trials whose calls all satisfy their schemas."""
     if validity.empty:
         out.print("no tool specs in the trials: tool-call syntax (tool_calls_valid) not checked")
         return

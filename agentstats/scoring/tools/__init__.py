@@ -66,9 +66,9 @@ __all__ = [
     "from_possible_answer",
     "is_read_only_spec",
     "match_value",
+    "parse_weights",
     "read_only_tools",
     "result_utilization",
-    "parse_weights",
     "score_tool_calls",
     "score_trial_tools",
 ]
