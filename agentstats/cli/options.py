@@ -232,6 +232,16 @@ MetricsLevelOpt = Annotated[
     MetricLevel | None,
     typer.Option("--metrics-level", help="Compute every metric that supports it at this level (default: its own)."),
 ]
+GuardianOpt = Annotated[
+    str | None,
+    typer.Option("--guardian", metavar="MODEL", help="Guardian classifier (e.g. Granite Guardian) at --base-url for "
+                 "the --metrics that offer method guardian (a metric named NAME:METHOD keeps its method)."),
+]
+ToolWeightsOpt = Annotated[
+    str | None,
+    typer.Option("--tool-weights", metavar="C=W,...", help="Weights of the tool-call score's components "
+                 "(selection, parameters, sequence, utilization; default 1,1,1,0), e.g. 'parameters=2,sequence=0'."),
+]
 #: The run store a command reads (``runs``): it must exist (``agentstats import`` creates one).
 StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to read (a DuckDB file written by "
                                         "agentstats import).")]

@@ -21,6 +21,7 @@ from agentstats.cli.options import (
     CacheDirOpt,
     CiOptions,
     ConcurrencyOpt,
+    GuardianOpt,
     InputOptions,
     JsonOpt,
     JudgeModelOpt,
@@ -35,6 +36,7 @@ from agentstats.cli.options import (
     RequireToolsOpt,
     ThresholdOpt,
     ToolThresholdOpt,
+    ToolWeightsOpt,
     check_output_path,
     ci_options,
     input_options,
@@ -55,6 +57,7 @@ def score(
     matcher: MatcherOpt = "auto",
     threshold: ThresholdOpt = 0.7,
     tool_threshold: ToolThresholdOpt = 1.0,
+    tool_weights: ToolWeightsOpt = None,
     require_tools: RequireToolsOpt = False,
     prefer_benchmark: PreferBenchmarkOpt = True,
     read_only: ReadOnlyOpt = None,
@@ -66,20 +69,25 @@ def score(
     metrics: MetricsOpt = None,
     metrics_out: MetricsOutOpt = None,
     metrics_level: MetricsLevelOpt = None,
+    guardian: GuardianOpt = None,
     ci: CiOptions = CI_DEFAULT,
 ) -> None:
     """Score answers and tool calls of each trial (matchers or an LLM judge) and set each trial's outcome."""
     from agentstats.cli.render.score import judging_progress, print_score, warn_judge_missing
     from agentstats.io import save_trials
-    from agentstats.metrics import judge_missing_over, resolve_metrics
-    from agentstats.report.scoring_tables import tool_readings, tool_scores_frame
+    from agentstats.metrics import judge_missing_over
+    from agentstats.report.scoring_tables import tool_readings, tool_scores_frame, tool_validity
     from agentstats.scoring import JudgeConfigError, read_only_tools, resolve_judge, score_trials
+    from agentstats.scoring.tools import parse_weights
 
     check_output_path(out_path, "--out")
-    if metrics_level is not None and metrics is None:
-        raise fail(ValueError("--metrics-level needs --metrics"), EXIT_USAGE)
-    try:  # unknown metrics, no API key (JudgeConfigError is a ValueError)
-        metric_list = None if metrics is None else resolve_metrics(metrics)
+    for flag, given in (("--metrics-level", metrics_level), ("--guardian", guardian)):
+        if given is not None and metrics is None:
+            raise fail(ValueError(f"{flag} needs --metrics"), EXIT_USAGE)
+    try:  # unknown metrics, no API key, bad weights (JudgeConfigError is a ValueError)
+        weights = None if tool_weights is None else parse_weights(tool_weights)
+        metric_list, classifier = (None, None) if metrics is None else _resolve(metrics, guardian, base_url,
+                                                                                concurrency)
         the_judge = resolve_judge(judge, matcher, model=judge_model, base_url=base_url, concurrency=concurrency,
                                   cache_dir=cache_dir)  # the last two are the LLM judge's (--judge openai)
     except ValueError as exc:
@@ -94,10 +102,11 @@ def score(
         with judging_progress(the_judge.name) as progress:
             result = score_trials(trials, judge=the_judge, threshold=threshold, tool_threshold=tool_threshold,
                                   require_tools=require_tools, prefer_benchmark=prefer_benchmark, matcher=matcher,
-                                  read_only=ro, progress=progress)
-        frame = tool_scores_frame(trials, tool_threshold=tool_threshold, read_only=ro)
+                                  read_only=ro, tool_weights=weights, progress=progress)
+        frame = tool_scores_frame(trials, tool_threshold=tool_threshold, weights=weights, read_only=ro)
         # the second reading: the tools named with --read-only, else those the trials mark (labelled so)
-        readings = tool_readings(trials, named, tool_threshold=tool_threshold)
+        readings = tool_readings(trials, named, tool_threshold=tool_threshold, weights=weights)
+        readings.attrs["validity"] = tool_validity(trials)  # syntactic accuracy (JSON Schema) per agent
     except JudgeConfigError as exc:  # the endpoint refused the key (JudgeAuthError): fix the setup, not the data
         raise fail(exc, EXIT_USAGE) from exc
     except Exception as exc:
@@ -111,8 +120,9 @@ def score(
             raise fail(exc, EXIT_FAILURE) from exc
         console.print(f"wrote {len(result.trials)} scored trials to {out_path}")
     summary = None if metric_list is None else _metrics(
-        trials, metric_list, metrics_level, metrics_out or Path(f"{stem(input)}.metrics.jsonl"),
-        the_judge if hasattr(the_judge, "judge_prompt") else None, ci.prob)  # judged metrics need --judge openai
+        trials, metric_list, metrics_out or Path(f"{stem(input)}.metrics.jsonl"), ci.prob, level=metrics_level,
+        judge=the_judge if hasattr(the_judge, "judge_prompt") else None,  # judged metrics need --judge openai
+        guardian=classifier, tool_weights=weights)
     print_score(input, result, frame, readings, tool_threshold, summary, as_json)
     if summary is not None:
         warn_judge_missing(summary)
@@ -130,14 +140,31 @@ def score(
                    EXIT_FAILURE)
 
 
-def _metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path, judge: Any, ci_prob: float) -> Any:
-    """Compute the metrics, write the table, return the summary per agent; unreadable records exit 2 after writing."""
+def _resolve(metrics: str, guardian: str | None, base_url: str | None, concurrency: int) -> tuple[list[Any], Any]:
+    """Return the metrics (those offering it use the guardian method with ``--guardian``) and the classifier."""
+    from agentstats.metrics import resolve_metrics
+    from agentstats.metrics.guardian import GuardianClassifier
+
+    metric_list = resolve_metrics(metrics, prefer_method=None if guardian is None else "guardian")
+    if guardian is not None and not any(m.method == "guardian" for m in metric_list):
+        raise ValueError(f"--guardian: none of --metrics {metrics!r} has method guardian (the content_safety "
+                         "risks and pii offer it)")
+    return metric_list, None if guardian is None else GuardianClassifier(guardian, base_url=base_url,
+                                                                         concurrency=concurrency)
+
+
+def _metrics(trials: Any, metric_list: list[Any], path: Path, ci_prob: float, **options: Any) -> Any:
+    """Compute the metrics, write the table, return the summary per agent; unreadable records exit 2 after writing.
+
+    The summary's ``attrs["not_computed"]`` lists the metrics without any applicable row and why
+    (:func:`agentstats.metrics.not_computed`).
+    """
     from rich.markup import escape
 
-    from agentstats.metrics import compute, summarize_with_intervals, write_metrics
+    from agentstats.metrics import compute, not_computed, summarize_with_intervals, write_metrics
 
     try:
-        frame = compute(trials, metric_list, level=level, errors="collect", judge=judge)  # type: ignore[arg-type]
+        frame = compute(trials, metric_list, errors="collect", **options)
         write_metrics(frame, path)
     except ValueError as exc:
         raise fail(exc, EXIT_USAGE) from exc
@@ -151,4 +178,6 @@ def _metrics(trials: Any, metric_list: list[Any], level: str | None, path: Path,
         more = " (first 20 shown)" if len(problems) > 20 else ""
         raise fail(ValueError(f"{len(problems)} metric values could not be read{more}; their rows are in {path} "
                               "as not applicable"), EXIT_USAGE)
-    return summarize_with_intervals(frame, ci_prob=ci_prob)
+    summary = summarize_with_intervals(frame, ci_prob=ci_prob)
+    summary.attrs["not_computed"] = not_computed(frame)
+    return summary

@@ -19,7 +19,7 @@ judge, embedding and classifier methods: :mod:`~agentstats.metrics.judged`, :mod
 """
 
 from agentstats.metrics.base import DEFAULT_FIELDS, GROUPS, LEVELS, Metric, Score, not_applicable
-from agentstats.metrics.compute import COLUMNS, MetricInputError, compute
+from agentstats.metrics.compute import COLUMNS, MetricInputError, compute, not_computed
 from agentstats.metrics.matching import MATCHER_METRICS, function_metric
 from agentstats.metrics.output import judge_missing_over, summarize_frame, summarize_with_intervals, write_metrics
 from agentstats.metrics.registry import CATALOGUE, MetricSpec, get_metric, metric_names, resolve_metrics
@@ -41,6 +41,7 @@ __all__ = [
     "judge_missing_over",
     "metric_names",
     "not_applicable",
+    "not_computed",
     "resolve_metrics",
     "summarize_frame",
     "summarize_with_intervals",

@@ -17,7 +17,7 @@ from agentstats.metrics.registry import resolve_metrics
 from agentstats.metrics.usage import BadValue, checked_number
 from agentstats.records.trial import Interaction, Trial
 
-__all__ = ["COLUMNS", "MetricInputError", "compute", "records", "trial_view"]
+__all__ = ["COLUMNS", "MetricInputError", "compute", "not_computed", "records", "trial_view"]
 
 #: Columns of the frame :func:`compute` returns, in order.
 COLUMNS = ("agent", "task_id", "trial", "risk_level", "interaction", "node", "level", "metric", "group", "method",
@@ -128,6 +128,8 @@ def compute(
     level: Level | None = None,
     errors: str = "raise",
     judge: Any = None,
+    guardian: Any = None,
+    tool_weights: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """Compute metrics on every record of every trial: one tidy row per (trial, record, metric).
 
@@ -145,6 +147,12 @@ def compute(
     judge : OpenAIJudge, optional
         The judge of every metric computed by a judge method that has none in its ``params`` (see
         :mod:`agentstats.metrics.judged`); without one such metrics are not applicable.
+    guardian : GuardianClassifier, optional
+        The classifier of every metric computed by the ``guardian`` method that has none in its ``params``
+        (:mod:`agentstats.metrics.guardian`).
+    tool_weights : mapping of str to float, optional
+        Component weights (``selection``, ``parameters``, ``sequence``, ``utilization``) of every ``tool_use``
+        metric that has none in its ``params`` (:func:`agentstats.scoring.tools.score_tool_calls`).
     errors : {"raise", "collect"}
         On a record a metric cannot read: raise :class:`MetricInputError`, or keep going (that row is not
         applicable with the error as its reason, and every error is listed in ``frame.attrs["errors"]``).
@@ -176,6 +184,12 @@ def compute(
     if judge is not None:
         ms = [m.replace(params={**m.params, "judge": judge}) if getattr(m.methods[m.method], "batch", False)
               and "judge" not in m.params else m for m in ms]
+    if guardian is not None:
+        ms = [m.replace(params={**m.params, "guardian": guardian}) if m.method == "guardian"
+              and "guardian" not in m.params else m for m in ms]
+    if tool_weights is not None:
+        ms = [m.replace(params={**m.params, "weights": dict(tool_weights)}) if m.group == "tool_use"
+              and "weights" not in m.params else m for m in ms]
     locate = getattr(trials, "location", None)  # a TrialSet read from the project's JSONL knows file and line
     trials = list(trials)
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
@@ -254,3 +268,26 @@ def compute(
                                        "upper_limit": m.upper_limit} for m in ms}
     frame.attrs["errors"] = problems
     return frame
+
+
+def not_computed(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """List the metrics of a :func:`compute` frame without any applicable row, and why (their reasons).
+
+    A metric whose method needs a judge, guardian or embedder that was not given is such a metric (reason "no judge
+    configured ..."), as is one whose fields the data does not hold.
+
+    Returns
+    -------
+    list of dict
+        One per such metric, in the frame's order: ``metric``, ``method``, ``rows``, ``reasons`` (reason -> rows,
+        most rows first).
+    """
+    out: list[dict[str, Any]] = []
+    for (name, method), rows in frame.groupby(["metric", "method"], sort=False):
+        if rows["applicable"].any():
+            continue
+        reasons = pd.Series([str((ev or {}).get("not_applicable", "no value")) for ev in rows["evidence"]])
+        counts = reasons.value_counts(sort=True)
+        out.append({"metric": str(name), "method": str(method), "rows": len(rows),
+                    "reasons": {str(k): int(v) for k, v in counts.items()}})
+    return out

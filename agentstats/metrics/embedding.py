@@ -3,7 +3,9 @@
 ``answer_similarity`` (method ``embedding``): cosine between the answer and the expected answer (best over a list
 of expected answers); ``answer_relevance`` (method ``embedding``): cosine between the question and the answer
 (the embedding form of answer relevance; Es et al. 2024, RAGAS, arXiv 2309.15217, compare generated questions with
-the original by embedding cosine). Give the client as ``params["embedder"]``:
+the original by embedding cosine); ``context_relevance`` (method ``embedding``): the mean over the retrieved passages
+(:func:`agentstats.metrics.retrieval.context_texts`) of each passage's cosine with the question, each clipped at 0
+and kept in ``evidence["passage_scores"]``. Give the client as ``params["embedder"]``:
 ``get_metric("answer_similarity", method="embedding", params={"embedder": EmbeddingClient("text-embedding-3-small")})``.
 
 The value is the cosine clipped at 0 (the metrics' range is [0, 1]; a negative cosine means unrelated here), the
@@ -28,9 +30,10 @@ from agentstats.llm.client import LLMClient
 from agentstats.llm.endpoint import Endpoint, LLMConfigError
 from agentstats.llm.transport import run_coro
 from agentstats.metrics.base import Score, not_applicable
+from agentstats.metrics.retrieval import context_texts
 from agentstats.scoring.judge.base import JudgeConfigError
 
-__all__ = ["EmbeddingClient", "embedding_relevance", "embedding_similarity"]
+__all__ = ["EmbeddingClient", "embedding_context_relevance", "embedding_relevance", "embedding_similarity"]
 
 
 class EmbeddingClient:
@@ -175,5 +178,40 @@ def embedding_relevance(batch: Sequence[Mapping[str, Any]], params: Mapping[str,
     return _cosine_batch(batch, params, "output", "input", ("empty answer", "no question"))
 
 
+def embedding_context_relevance(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[Score]:
+    """Mean over the retrieved passages of the cosine (clipped at 0) of each passage's and the question's embeddings.
+
+    Evidence: ``passage_scores`` (rank order), ``cosines`` (raw) and the model. A passage without an embedding leaves
+    the value missing (``evidence["embedding_missing"]``).
+    """
+    embedder = params.get("embedder")
+    if embedder is None:
+        return [not_applicable("no embedder configured (params['embedder'])") for _ in batch]
+    prepared = [context_texts(values) for values in batch]
+    texts = [t for values, p in zip(batch, prepared, strict=True) if not isinstance(p, Score)
+             for t in (str(values.get("input")), *p)]
+    vecs = embedder.embed(texts) if texts else {}
+    out: list[Score] = []
+    for values, p in zip(batch, prepared, strict=True):
+        if isinstance(p, Score):
+            out.append(p)
+            continue
+        got = [vecs[str(values.get("input"))], *(vecs[t] for t in p)]
+        err = next((g for g in got if isinstance(g, Exception)), None)
+        if err is not None:
+            out.append(Score(None, {"not_applicable": "embedding_missing", "embedding_missing": type(err).__name__,
+                                    "error": str(err)[:300]}))
+            continue
+        cos = [float(np.dot(got[0], v)) for v in got[1:]]
+        scores = [max(0.0, min(1.0, c)) for c in cos]
+        if not all(math.isfinite(c) for c in cos):
+            out.append(not_applicable("embedding with a non-finite cosine"))
+            continue
+        out.append(Score(sum(scores) / len(scores), {"passage_scores": scores, "cosines": cos,
+                                                     "model": embedder.model}))
+    return out
+
+
+embedding_context_relevance.batch = True  # type: ignore[attr-defined]
 embedding_similarity.batch = True  # type: ignore[attr-defined]
 embedding_relevance.batch = True  # type: ignore[attr-defined]

@@ -150,7 +150,8 @@ def guardian_method(risk: str, target: str) -> Any:
     def method(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[Score]:
         g = params.get("guardian")
         if g is None:
-            return [not_applicable("no guardian classifier configured (params['guardian'])") for _ in batch]
+            return [not_applicable("no guardian classifier configured (params['guardian'], or "
+                                   "--guardian MODEL)") for _ in batch]
         scores: list[Score | None] = []
         asks: list[tuple[str, str | None]] = []
         where: list[int] = []

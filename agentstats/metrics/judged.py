@@ -11,6 +11,11 @@ A verdict the judge could not give (endpoint down, output that never validated) 
 is counted, never 0. The evidence of a verdict holds the judge's ``reasoning``, the prompt id, ``cost_usd``,
 ``cached`` and the response model's extra fields (claims, ``detected``).
 
+``context_relevance`` (method ``judge``, :func:`context_relevance_judge`): one verdict per retrieved passage
+against the question (IBM watsonx.governance scores each retrieved text with a model), the value the mean of the
+passages' scores, each kept in ``evidence["passage_scores"]``; a passage without a verdict leaves the record's value
+missing (a mean over the others would not be the metric).
+
 The rubrics (:data:`agentstats.llm.prompts.rubrics.RUBRICS`, with the risk definitions ``RISKS``) are versioned
 :class:`~agentstats.llm.prompts.PromptTemplate` objects: their name, version and text hash enter every cache key and
 are recorded, so editing a rubric invalidates cached verdicts.
@@ -33,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentstats.llm.prompts.rubrics import RISKS, RUBRICS
 from agentstats.metrics.base import Score, not_applicable
+from agentstats.metrics.retrieval import context_texts
 from agentstats.scoring.judge.verdicts import JudgeVerdict, Verdict
 
 __all__ = [
@@ -41,6 +47,7 @@ __all__ = [
     "ClaimJudgement",
     "FaithfulnessVerdict",
     "RiskVerdict",
+    "context_relevance_judge",
     "judge_method",
 ]
 
@@ -190,6 +197,50 @@ def judge_method(rubric: str, prepare: Prepare, response_model: type[Verdict] = 
     method.__name__ = f"judge_{rubric}"
     method.__doc__ = f"LLM judge with the versioned rubric ``{prompt.id}`` (see :mod:`agentstats.metrics.judged`)."
     return method
+
+
+def context_relevance_judge(batch: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> list[Score]:
+    """Mean of the judge's relevance scores of each retrieved passage to the question (rubric ``context_relevance``).
+
+    The passages are :func:`agentstats.metrics.retrieval.context_texts`; every passage of every record is one
+    request, sent together (the judge's concurrency, cache and retries). Evidence: ``passage_scores`` (rank order),
+    ``reasoning`` (one per passage), the prompt id and the summed ``cost_usd``. A passage the judge gave no verdict
+    for leaves the value missing (``evidence["judge_missing"]``, not applicable, never 0).
+
+    Raises
+    ------
+    ValueError
+        With a ``params["judge"]`` that cannot judge arbitrary prompts.
+    """
+    judge = params.get("judge")
+    if judge is None:
+        return [not_applicable("no judge configured (params['judge'], or --judge openai)") for _ in batch]
+    if not hasattr(judge, "judge_prompt"):
+        raise ValueError(f"method judge needs an OpenAIJudge in params['judge'], got {judge!r}")
+    prompt = params.get("prompts", {}).get("context_relevance", RUBRICS["context_relevance"])
+    prepared = [context_texts(values) for values in batch]
+    asks = [{"input": str(values.get("input")), "context": text}
+            for values, p in zip(batch, prepared, strict=True) if not isinstance(p, Score) for text in p]
+    verdicts = iter(judge.judge_prompt(prompt, Verdict, asks) if asks else [])
+    out: list[Score] = []
+    for p in prepared:
+        if isinstance(p, Score):
+            out.append(p)
+            continue
+        vs = [next(verdicts) for _ in p]
+        bad = next((v for v in vs if not v.ok), None)
+        if bad is not None:
+            out.append(Score(None, {"not_applicable": "judge_missing", "judge_missing": bad.error_kind,
+                                    "error": bad.error, "judge": bad.judge}))
+            continue
+        scores = [float(v.score) for v in vs]
+        out.append(Score(sum(scores) / len(scores), {
+            "passage_scores": scores, "reasoning": [v.reasoning for v in vs], "prompt": _evidence(vs[0])["prompt"],
+            "cost_usd": sum(v.cost_usd or 0.0 for v in vs), "cached": all(v.cached for v in vs), "judge": vs[0].judge}))
+    return out
+
+
+context_relevance_judge.batch = True  # type: ignore[attr-defined]
 
 
 def _prep_risk(target: str) -> Prepare:

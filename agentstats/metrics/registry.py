@@ -106,9 +106,11 @@ _ENTRIES = [
        description="1 when the answer is JSON satisfying params['schema']",
        source="JSON Schema draft 2020-12 (jsonschema)"),
     # retrieval quality
-    _m("context_relevance", "retrieval_quality", _RET, {"labels": retrieval.context_relevance}, lower=0.5,
+    _m("context_relevance", "retrieval_quality", (*_RET, "input", "context"),
+       {"labels": retrieval.context_relevance, "judge": judged.context_relevance_judge,
+        "embedding": embedding.embedding_context_relevance}, lower=0.5,
        levels=_RET_LEVELS, description="mean relevance of the retrieved contexts",
-       source="mean of relevance labels"),
+       source="mean of relevance labels; or of a judge's or an embedding cosine's score per retrieved passage"),
     _m("retrieval_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.retrieval_precision}, lower=0.5,
        levels=_RET_LEVELS, description="share of retrieved contexts that are relevant", source="trec_eval P"),
     _m("average_precision", "retrieval_quality", _RET, {"trec_eval": retrieval.average_precision}, lower=0.5,
@@ -212,12 +214,16 @@ def _metric_from_name(item: str) -> Metric:
     return get_metric(name, method=method)
 
 
+def _preferred(m: Metric, method: str | None) -> Metric:
+    return m.replace(method=method) if method is not None and method in m.methods and m.method != method else m
+
+
 #: What names a metric wherever a list of metrics is accepted: a name (or group name, or ``"NAME:METHOD"``), a
 #: :class:`Metric`, or a function ``(answer, expected)`` (:func:`agentstats.metrics.matching.function_metric`).
 MetricSpec = str | Metric | Callable[[Any, Any], Any]
 
 
-def resolve_metrics(spec: MetricSpec | Iterable[MetricSpec]) -> list[Metric]:
+def resolve_metrics(spec: MetricSpec | Iterable[MetricSpec], *, prefer_method: str | None = None) -> list[Metric]:
     """Metrics from names, group names, :class:`Metric` objects and functions (a comma-separated string is split).
 
     A name may carry its method after a colon, ``"NAME:METHOD"`` (``"harm,faithfulness:judge"``): it is
@@ -227,6 +233,10 @@ def resolve_metrics(spec: MetricSpec | Iterable[MetricSpec]) -> list[Metric]:
     A metric selected again with the same settings is kept once. A metric given by name or as a :class:`Metric`
     replaces the group's default of that name, wherever the group comes in the list (``["answer_quality",
     get_metric("answer_similarity", lower_limit=0.9)]``).
+
+    ``prefer_method`` (``"guardian"`` for ``agentstats score --guardian``): a metric named without a method, or
+    through its group, uses this method when it offers it (``"harm"`` becomes ``"harm:guardian"``); a metric named
+    with its method, or given as a :class:`Metric`, keeps its method.
 
     Raises
     ------
@@ -249,12 +259,13 @@ def resolve_metrics(spec: MetricSpec | Iterable[MetricSpec]) -> list[Metric]:
     for it in items:
         if isinstance(it, str) and it in GROUPS:
             for n in metric_names(it):
-                out.setdefault(n, CATALOGUE[n])
+                out.setdefault(n, _preferred(CATALOGUE[n], prefer_method))
             continue
         if isinstance(it, Metric):
             m = it
         elif isinstance(it, str):
             m = _metric_from_name(it)
+            m = m if ":" in it else _preferred(m, prefer_method)
         elif callable(it):
             m = matching.function_metric(it)
         else:

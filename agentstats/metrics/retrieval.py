@@ -20,7 +20,10 @@ and ``ranx``), and the tests check them against ``ir-measures``' values and hand
 * ``hit_rate``: 1 when any relevant context is retrieved (``Success`` at full depth);
 * ``ndcg``: ``DCG / IDCG`` with ``DCG = sum_k rel_k / log2(k + 1)`` and the ideal ordering of the ground truth's
   grades (Järvelin & Kekäläinen 2002, ACM TOIS 20(4); trec_eval's ``ndcg``, linear gain);
-* ``context_relevance``: mean relevance label of the retrieved contexts (labels in [0, 1]).
+* ``context_relevance``: mean relevance label of the retrieved contexts (labels in [0, 1]); without labels, the
+  judge or embedding method scores each retrieved passage's text against the question
+  (:func:`agentstats.metrics.judged.context_relevance_judge`, :func:`agentstats.metrics.embedding.
+  embedding_context_relevance`; the passages are :func:`context_texts`).
 
 A context retrieved twice counts once, at its first rank (trec_eval keeps one score per document).
 
@@ -41,6 +44,7 @@ from agentstats.metrics.base import Score, not_applicable
 __all__ = [
     "average_precision",
     "context_relevance",
+    "context_texts",
     "hit_rate",
     "ndcg",
     "reciprocal_rank",
@@ -111,6 +115,37 @@ def relevance_vector(values: Mapping[str, Any], *, prefer_labels: bool = False
             return [], None, "nothing retrieved"
         return labs, None, None
     return [], None, "no ground truth contexts or relevance labels"
+
+
+_TEXT_KEYS = ("text", "content", "page_content")
+
+
+def context_texts(values: Mapping[str, Any]) -> list[str] | Score:
+    """Return the texts of the retrieved passages, in rank order, for the model-scored context relevance.
+
+    The ``context`` role (a list of passages, or one text) when it holds any; else the ``retrieved_contexts``
+    objects' ``text``, ``content`` or ``page_content`` field (plain strings there are ids, not texts). Blank
+    passages are left out.
+
+    Returns
+    -------
+    list of str or Score
+        The passages, or a not-applicable score: "no question" without ``input``, "no retrieved passage text"
+        without any passage.
+    """
+    q = values.get("input")
+    if q is None or not str(q).strip():
+        return not_applicable("no question")
+    ctx = values.get("context")
+    items: list[Any]
+    if ctx is not None and not (isinstance(ctx, list | tuple) and not ctx):
+        items = list(ctx) if isinstance(ctx, list | tuple) else [ctx]
+    else:
+        ret = values.get("retrieved_contexts")
+        ret = ret if isinstance(ret, list | tuple) else []
+        items = [next((r[k] for k in _TEXT_KEYS if r.get(k) is not None), None) for r in ret if isinstance(r, Mapping)]
+    texts = [str(x) for x in items if x is not None and str(x).strip()]
+    return texts or not_applicable("no retrieved passage text (context, or retrieved_contexts objects with text)")
 
 
 def _grade(v: Any) -> float:

@@ -128,8 +128,8 @@ def tool_calls_valid(values: Mapping[str, Any], params: Mapping[str, Any]) -> Sc
 def trial_tool_calls(values: Mapping[str, Any], params: Mapping[str, Any]) -> Score:
     """Mean ``overall`` of :func:`~agentstats.scoring.tools.score_trial_tools` over the parts scored (trial level).
 
-    Reads the trial's ``interactions``, its ``expected_tool_calls`` and its ``tools``. Not applicable when no part
-    has expected calls. Evidence: ``passed_all`` (every part passed).
+    Reads the trial's ``interactions``, its ``expected_tool_calls`` and its ``tools``; ``params["weights"]``: the
+    component weights. Not applicable when no part has expected calls. Evidence: ``passed_all`` (every part passed).
     """
     interactions = values.get("interactions")
     if interactions is None:
@@ -140,7 +140,7 @@ def trial_tool_calls(values: Mapping[str, Any], params: Mapping[str, Any]) -> Sc
     trial = Trial.model_construct(agent="", task_id="", trial=0, interactions=list(interactions),
                                   expected_tool_calls=list(values.get("expected_tool_calls") or []),
                                   tools=list(values.get("tools") or []))
-    scores = score_trial_tools(trial)
+    scores = score_trial_tools(trial, **({"weights": params["weights"]} if params.get("weights") is not None else {}))
     if scores.passed is None:
         return not_applicable("no expected tool calls")
     parts = [s.overall for s in [*scores.interactions, scores.trial] if s is not None]

@@ -163,3 +163,44 @@ def test_score_metrics_table_shows_judge_missing_column(tmp_path, monkeypatch):
     res = runner.invoke(app, ["score", str(data), "--metrics", "answer_similarity"])
     assert res.exit_code == 0, res.output
     assert "judge missing" in res.stdout and "warning" not in res.stderr
+
+
+def test_score_names_the_metrics_it_could_not_compute(tmp_path):
+    """No judge: harm and faithfulness:judge are not computed, with the reason; answer_similarity is."""
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / "m.jsonl"
+    args = ["score", str(data), "--metrics", "harm,faithfulness:judge,answer_similarity", "--metrics-out", str(out)]
+    res = runner.invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    skipped = {s["metric"]: s for s in payload["metrics_not_computed"]}
+    assert set(skipped) == {"harm", "faithfulness"}
+    assert skipped["harm"]["method"] == "judge" and skipped["harm"]["rows"] == 2
+    assert skipped["harm"]["reasons"] == {"no judge configured (params['judge'], or --judge openai)": 2}
+    text = " ".join(runner.invoke(app, args).stdout.split())
+    assert "not computed: harm (method judge): no judge configured" in text and "(2 of 2 rows)" in text
+    assert "not computed: answer_similarity" not in text
+
+
+def test_score_guardian_reaches_the_guardian_method(tmp_path, monkeypatch):
+    """--guardian: harm (named without a method) uses the guardian; pii:presidio keeps its method."""
+    from judge_server import Reply, ScriptedOpenAIServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    out = tmp_path / "m.jsonl"
+    with ScriptedOpenAIServer(responder=lambda req: Reply.text("Yes" if "Lyon" in json.dumps(req) else "No")) as srv:
+        res = runner.invoke(app, ["score", str(data), "--metrics", "harm,pii:presidio", "--guardian", "granite-g",
+                                  "--base-url", srv.base_url, "--metrics-out", str(out), "--json"])
+        assert res.exit_code == 0, res.output
+        assert srv.n_requests == 2 and all(r["model"] == "granite-g" for r in srv.requests)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["metric"], r["method"]) for r in rows} == {("harm", "guardian"), ("pii", "presidio")}
+    assert [r["value"] for r in rows if r["metric"] == "harm"] == [0.0, 1.0]  # Paris: No; Lyon: Yes
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    assert payload["metrics_not_computed"] == []
+    no_metrics = runner.invoke(app, ["score", str(data), "--guardian", "g"])
+    assert no_metrics.exit_code == 2 and "--guardian needs --metrics" in no_metrics.output
+    none = runner.invoke(app, ["score", str(data), "--metrics", "latency", "--guardian", "g", "--base-url",
+                               "http://127.0.0.1:9/v1", "--metrics-out", str(out)])
+    assert none.exit_code == 2 and "none of --metrics 'latency' has method guardian" in " ".join(none.output.split())

@@ -379,3 +379,40 @@ def test_metric_summary_does_not_load_the_model_families():
 
     code = "import sys, agentstats.estimators.metric_means; sys.exit(3 if 'pymc' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+def test_score_tool_weights_reach_the_tool_scores(data):
+    """B's interaction: selection 1, parameters 0, no order to check; overall = (w_s * 1 + w_p * 0) / (w_s + w_p)."""
+    def overall(*flags):
+        payload = _json(runner.invoke(app, ["score", str(data), "--json", *flags]))
+        return {(r["agent"], r["level"]): r for r in payload["tool_breakdown"]}[("B", "interaction")]["overall"]
+
+    assert overall() == pytest.approx(0.5)
+    assert overall("--tool-weights", "parameters=3") == pytest.approx(1 / 4)
+    assert overall("--tool-weights", "selection=1, parameters=0") == pytest.approx(1.0)
+    loose = _json(runner.invoke(app, ["score", str(data), "--require-tools", "--tool-weights", "parameters=0",
+                                      "--json"]))
+    assert loose["summary"]["outcomes"] == {"success": 3, "failure": 2, "missing": 1}  # B/q1 passes its tools now
+    for bad, msg in (("parameter=2", "unknown weight 'parameter'"), ("selection", "COMPONENT=NUMBER"),
+                     ("selection=-1", "finite number >= 0"), ("selection=0,parameters=0,sequence=0", "all 0")):
+        res = runner.invoke(app, ["score", str(data), "--tool-weights", bad])
+        assert res.exit_code == 2 and msg in " ".join(res.output.split()), (bad, res.output)
+
+
+def test_score_shows_tool_call_syntax_validity_per_agent(tmp_path):
+    """tool_calls_valid per trial: A's two trials, one call with a string q (valid), one with a number (invalid)."""
+    spec = [{"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}},
+                                              "required": ["q"]}}]
+    records = [{"agent": "A", "task_id": "q1", "trial": 0, "tools": spec,
+                "interactions": [{"query": "find x", "tool_calls": [SEARCH_X]}]},
+               {"agent": "A", "task_id": "q1", "trial": 1, "tools": spec,
+                "interactions": [{"query": "find x", "tool_calls": [{"name": "search", "arguments": {"q": 3}}]}]},
+               {"agent": "B", "task_id": "q1", "trial": 0, "interactions": [qa("x", "x")]}]
+    data = _write(tmp_path / "t.jsonl", records)
+    payload = _json(runner.invoke(app, ["score", str(data), "--json"]))
+    assert payload["tool_calls_valid"] == [{"agent": "A", "n_trials": 2, "n_valid": 1, "share_valid": 0.5,
+                                            "n_violations": 1}]
+    res = runner.invoke(app, ["score", str(data)])
+    assert res.exit_code == 0 and "tool_calls_valid" in res.stdout and "50.0%" in res.stdout
+    none = runner.invoke(app, ["score", str(_write(tmp_path / "u.jsonl", records[2:]))])
+    assert "no tool specs in the trials" in none.stdout

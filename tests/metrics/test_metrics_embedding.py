@@ -61,3 +61,17 @@ def test_no_embedder_and_no_key():
     assert f["evidence"][0] == {"not_applicable": "no embedder configured (params['embedder'])"}
     with pytest.raises(JudgeConfigError, match="API key"):
         EmbeddingClient("emb", base_url="https://api.example.com/v1")
+
+
+def test_context_relevance_embedding_is_the_mean_passage_cosine_with_the_question():
+    """Each passage's cosine with the question (hashed word vectors, computed here), clipped at 0, then the mean."""
+    with ScriptedOpenAIServer() as srv:
+        emb = EmbeddingClient("emb", base_url=srv.base_url)
+        q, p1, p2 = "capital of france", "paris is the capital of france", "bananas are yellow"
+        t = _trial({"query": q, "answer": "Paris", "context": [p1, p2]}, {"query": q, "answer": "Paris"})
+        f = compute([t], get_metric("context_relevance", method="embedding", params={"embedder": emb}))
+        qv = np.array(hashed_embedding(q))
+        cos = [float(qv @ np.array(hashed_embedding(p))) for p in (p1, p2)]
+        assert f["value"][0] == pytest.approx((max(0.0, cos[0]) + max(0.0, cos[1])) / 2)
+        assert f["evidence"][0]["cosines"] == pytest.approx(cos)
+        assert math.isnan(f["value"][1]) and f["evidence"][1]["not_applicable"].startswith("no retrieved passage")

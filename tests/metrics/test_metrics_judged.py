@@ -122,3 +122,41 @@ def test_unsuccessful_requests_judge_blank_answer_is_unsuccessful_without_asking
     f = compute([_trial({"query": "q", "answer": ""})], get_metric("unsuccessful_requests", method="judge"),
                 judge=make_judge(server, tmp_path))
     assert f["value"][0] == 1.0 and server.n_requests == 0
+
+
+def test_context_relevance_judge_scores_each_passage_and_averages(tmp_path):
+    """One verdict per retrieved passage (scripted by passage), the value their mean: (0.9 + 0.2) / 2 = 0.55."""
+    by_passage = {"Paris is the capital of France.": 0.9, "Bananas are yellow.": 0.2, "Lyon is in France.": 0.5}
+
+    def responder(request):
+        text = user_text(request)
+        return Reply.verdict(next(v for p, v in by_passage.items() if p in text), "scripted")
+
+    with ScriptedOpenAIServer(responder=responder) as srv:
+        judge = make_judge(srv, tmp_path)
+        t = _trial({"query": "Capital of France?", "answer": "Paris",
+                    "context": ["Paris is the capital of France.", "Bananas are yellow."]},
+                   {"query": "Where is Lyon?", "answer": "France",
+                    "retrieved_contexts": [{"id": "d1", "text": "Lyon is in France."}, "d2"]},
+                   {"query": "Capital of France?", "answer": "Paris"},
+                   {"query": " ", "answer": "Paris", "context": ["Bananas are yellow."]})
+        f = compute([t], get_metric("context_relevance", method="judge"), judge=judge)
+        assert f["value"][0] == pytest.approx(0.55) and f["passed"][0]
+        assert f["evidence"][0]["passage_scores"] == [0.9, 0.2]
+        assert f["evidence"][0]["prompt"].startswith("context_relevance@1#")
+        assert f["value"][1] == pytest.approx(0.5)  # the object's text; the plain id "d2" is no passage
+        assert f["evidence"][2]["not_applicable"].startswith("no retrieved passage text")
+        assert f["evidence"][3] == {"not_applicable": "no question"}
+        assert srv.n_requests == 3
+        assert all("Capital of France?" in user_text(r) or "Where is Lyon?" in user_text(r) for r in srv.requests)
+        # without a judge: not applicable, with the reason
+        f = compute([t], get_metric("context_relevance", method="judge"))
+        assert f["evidence"][0]["not_applicable"].startswith("no judge configured")
+
+
+def test_context_relevance_judge_missing_verdict_leaves_the_value_missing(tmp_path):
+    with ScriptedOpenAIServer(responder=lambda r: Reply.http_error(500)) as srv:
+        t = _trial({"query": "q?", "answer": "a", "context": ["p1"]})
+        f = compute([t], get_metric("context_relevance", method="judge"), judge=make_judge(srv, tmp_path))
+        assert math.isnan(f["value"][0]) and not f["applicable"][0]
+        assert f["evidence"][0]["not_applicable"] == "judge_missing" and f["evidence"][0]["judge_missing"]

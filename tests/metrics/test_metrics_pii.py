@@ -158,7 +158,7 @@ def test_pii_phone_runner_equals_presidio_phone_recognizer(monkeypatch):
     # duplicate removal: spans repeated across regions, nested in another region's span, overlapping
     import phonenumbers
 
-    by_region = {"US": [(0, 20), (30, 40)], "UK": [(2, 12)], "DE": [(0, 20), (35, 45)], "IN": [(30, 40), (31, 39)]}
+    by_region = {"US": [(0, 20), (30, 40)], "GB": [(2, 12)], "DE": [(0, 20), (35, 45)], "IN": [(30, 40), (31, 39)]}
     monkeypatch.setattr(phonenumbers, "PhoneNumberMatcher", lambda text, region, leniency: [
         SimpleNamespace(start=a, end=b) for a, b in by_region.get(region, [])])
     text = "x" * 50
@@ -266,14 +266,14 @@ def test_pii_phone_runner_region_free_run_equals_presidio():
     assert free > 40  # the shortcut was taken on texts with numbers
 
 
-# National-form numbers: valid in US/CA (NANPA; 613 is a Canadian area code), DE, IL, IN, BR, GB (which Presidio's
-# "UK", not a phonenumbers region code, never matches), FR (no default region), and near misses.
+# National-form numbers: valid in US/CA (NANPA; 613 is a Canadian area code), DE, IL, IN, BR, GB and FR (which
+# Presidio's default "UK" and "FE", no phonenumbers region codes, never matched), and near misses.
 _NATIONAL = ["(415) 555-0123", "415-555-0123", "415.555.0199", "1-800-555-0199", "(613) 555-0142", "212 555 0199",
              "1 (415) 555-2671", "030 1234567", "089 12345678", "0171 1234567", "(030) 12345678", "02-1234567",
              "054-1234567", "03 123 4567", "98765 43210", "022 2345 6789", "011-23456789", "(11) 91234-5678",
-             "(21) 2345-6789", "011 91234 5678", "020 7946 0958", "07700 900123", "06 12 34 56 78", "555-0123",
-             "1640", "12345", "2024-05-06", "3/10/2011", "123-456-7890", "(415) 555-0123 x12", "0049 30 1234567",
-             "+1 415 555 0123", "+49 30 1234567", "+999 123 4567", "4155550123", "004155550123456"]
+             "(21) 2345-6789", "011 91234 5678", "020 7946 0958", "07700 900123", "06 12 34 56 78", "01 42 68 53 00",
+             "555-0123", "1640", "12345", "2024-05-06", "3/10/2011", "123-456-7890", "(415) 555-0123 x12",
+             "0049 30 1234567", "+1 415 555 0123", "+49 30 1234567", "+999 123 4567", "4155550123", "004155550123456"]
 
 
 def _national_texts(n, seed):
@@ -324,17 +324,18 @@ def test_pii_phone_runner_equals_presidio_on_national_numbers():
 
 def test_shared_phone_runs_equal_each_region_run():
     """Run by run, the shared matcher (its parse and checks remembered across the regions' runs on one text, no
-    early stop) finds what PhoneNumberMatcher finds in that region; "UK" and "FE" run as no region."""
+    early stop) finds what PhoneNumberMatcher finds in that region (the regions of reference.PHONE_REGIONS, and
+    Presidio's "UK" and "FE", which run as no region)."""
     import phonenumbers
 
     rec = _phone_recognizer()
     shared = _fastpath._shared_matcher()
-    assert [_fastpath._region_key(r) for r in rec.supported_regions] == ["US", None, "DE", None, "IL", "IN", "CA", "BR"]
+    assert [_fastpath._region_key(r) for r in rec.supported_regions] == ["US", "GB", "DE", "FR", "IL", "IN", "CA", "BR"]
     key = _fastpath._region_key
-    assert key("GB") == "GB" and key("001") == "001" and key("us") == "us"
+    assert key("GB") == "GB" and key("001") == "001" and key("us") == "us" and key("UK") is None and key("FE") is None
     for text in _national_texts(200, 42):
         memo = {}
-        for region in rec.supported_regions:
+        for region in (*rec.supported_regions, "UK", "FE"):
             want = [(m.start, m.end) for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=rec.leniency)]
             got = [(m.start, m.end) for m in shared(text, _fastpath._region_key(region), rec.leniency, memo, set())]
             assert got == want, (text, region)

@@ -15,7 +15,7 @@ from agentstats.cli.common import clean, console, out
 from agentstats.cli.render.text import print_json
 from agentstats.intervals import ci_percent
 
-__all__ = ["judging_progress", "print_metric_table", "print_score", "warn_judge_missing"]
+__all__ = ["judging_progress", "print_metric_table", "print_not_computed", "print_score", "warn_judge_missing"]
 
 _COMPONENTS = ["selection", "parameters", "sequence", "utilization", "overall", "precision", "recall", "f1"]
 
@@ -46,15 +46,47 @@ def print_score(source: Path, result: Any, frame: Any, readings: Any, tool_thres
             "read_only": readings.attrs.get("read_only", []),
             "read_only_note": readings.attrs.get("note"),
             "ground_truth_errors": [str(e) for e in result.ground_truth_errors],
+            "tool_calls_valid": [{c: clean(v) for c, v in row.items()} for _, row in _validity(readings).iterrows()],
         }
         if metric_summary is not None:
             payload["metrics"] = [{c: clean(v) for c, v in row.items()} for _, row in metric_summary.iterrows()]
+            payload["metrics_not_computed"] = metric_summary.attrs.get("not_computed", [])
         print_json(payload)
         return
     _print_summary(source, result, summ, judge_summary(result), readings)
     _print_tools(breakdown, readings, tool_threshold)
+    _print_validity(_validity(readings))
     if metric_summary is not None:
         print_metric_table(metric_summary)
+        print_not_computed(metric_summary.attrs.get("not_computed", []))
+
+
+def _validity(readings: Any) -> Any:
+    import pandas as pd
+
+    return readings.attrs.get("validity", pd.DataFrame())
+
+
+def _print_validity(validity: Any) -> None:
+    """Print the catalogue metric ``tool_calls_valid`` per agent: trials whose calls all satisfy their schemas."""
+    if validity.empty:
+        out.print("no tool specs in the trials: tool-call syntax (tool_calls_valid) not checked")
+        return
+    t = Table(title="tool calls valid against their tools' JSON Schemas (tool_calls_valid, per trial)")
+    for c in ("agent", "trials with specs", "valid", "share valid", "violations"):
+        t.add_column(c, justify="left" if c == "agent" else "right")
+    for _, r in validity.iterrows():
+        t.add_row(escape(str(r["agent"])), str(r["n_trials"]), str(r["n_valid"]), f"{r['share_valid']:.1%}",
+                  str(r["n_violations"]))
+    out.print(t)
+
+
+def print_not_computed(skipped: list[dict[str, Any]]) -> None:
+    """Name each metric with no applicable row and why (:func:`agentstats.metrics.not_computed`)."""
+    for item in skipped:
+        why = "; ".join(f"{escape(reason)} ({n} of {item['rows']} rows)" for reason, n in item["reasons"].items())
+        out.print(f"[yellow]not computed:[/] {item['metric']} (method {item['method']}): {why}",
+                      highlight=False, soft_wrap=True)
 
 
 def _print_summary(source: Path, result: Any, summ: dict[str, Any], judged: Any, readings: Any) -> None:

@@ -4,9 +4,9 @@ What Presidio's phone recognizer finds, found with fewer ``phonenumbers`` calls:
 other short numbers skip the matcher (:func:`_phone_trigger`, resting on the proof below), and the matcher runs of
 :func:`_run_phone` (one run without a region when ``parse`` cannot answer differently in another region, else the
 regions' runs sharing their ``parse`` and validation and stopping once nothing they can still find counts). Every
-shortcut reads ``phonenumbers`` internals of release 9.0.43 and is taken only with that release (and Presidio's
-default regions and leniency VALID); with another, every region is run as Presidio runs it. Tested equal to
-``PhoneRecognizer.analyze`` (``tests/metrics/test_metrics_pii.py``).
+shortcut reads ``phonenumbers`` internals of release 9.0.43 and is taken only with that release (and the regions
+of ``reference.PHONE_REGIONS`` and leniency VALID); with another, every region is run as Presidio runs it. Tested
+equal to ``PhoneRecognizer.analyze`` (``tests/metrics/test_metrics_pii.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any
 _ANY = r"[\s\S]"
 
 #: What the phone pre-check's proof was run on (``tests/metrics/test_metrics_pii.py::test_pii_shortest_phone_numbers``,
-#: which repeats it): for Presidio's default regions at leniency VALID (1) with this ``phonenumbers`` release,
-#: every number its matcher finds holds at least five digits, except the four-digit German numbers ``164x``, ``168x``
-#: and ``169x``; nothing shorter is found, with or without a leading "+". Found by trying every string of one to four
-#: digits, bare and after "+", in every region (the digits of a number decide it: punctuation between them is
-#: dropped by the parser, and the text around a candidate can only reject it).
-_PHONE_PROOF: dict[str, Any] = {"phonenumbers": "9.0.43", "regions": ("US", "UK", "DE", "FE", "IL", "IN", "CA", "BR"),
+#: which repeats it): for the regions of :data:`agentstats.metrics.pii.reference.PHONE_REGIONS` at leniency VALID
+#: (1) with this ``phonenumbers`` release, every number its matcher finds holds at least five digits, except the
+#: four-digit German numbers ``164x``, ``168x`` and ``169x``; nothing shorter is found, with or without a leading "+".
+#: Found by trying every string of one to four digits, bare and after "+", in every region (the digits of a number
+#: decide it: punctuation between them is dropped by the parser, and the text around a candidate can only reject it).
+_PHONE_PROOF: dict[str, Any] = {"phonenumbers": "9.0.43", "regions": ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR"),
                                 "leniency": 1, "four_digits": ("164", "168", "169")}
 
 

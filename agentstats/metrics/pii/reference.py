@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["DEFAULT_PII_ENTITIES", "DEFAULT_PII_MIN_SCORE"]
+__all__ = ["DEFAULT_PII_ENTITIES", "DEFAULT_PII_MIN_SCORE", "PHONE_REGIONS"]
 
 #: Entity types looked for by default (Presidio's pattern-based recognizers for English text).
 DEFAULT_PII_ENTITIES: tuple[str, ...] = (
@@ -22,6 +22,13 @@ DEFAULT_PII_ENTITIES: tuple[str, ...] = (
 #: Default score floor: 0.4, the score Presidio's phone recognizer gives every phone number (no context words
 #: without an NLP engine), so phone numbers count; 0.5 would leave them out.
 DEFAULT_PII_MIN_SCORE: float = 0.4
+
+#: Regions phone numbers in national form are matched for (``phonenumbers`` region codes, ISO 3166-1 alpha-2).
+#: Presidio's default list (``US, UK, DE, FE, IL, IN, CA, BR``) carries "UK" and "FE", which are no region codes of
+#: ``phonenumbers``: parsing in them is parsing without a region, so British and French national numbers
+#: (``020 7946 0958``, ``01 42 68 53 00``) were never found. These are its regions with the codes it meant:
+#: the United Kingdom ``GB`` and France ``FR``.
+PHONE_REGIONS: tuple[str, ...] = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")
 
 
 @lru_cache(maxsize=1)
@@ -55,11 +62,11 @@ def _recognizers() -> tuple[Any, ...]:
         def validate_result(self, pattern_text: str) -> bool:
             return offline(pattern_text).fqdn != ""
 
-    return tuple(cls() for cls in (
-        OfflineEmailRecognizer, PhoneRecognizer, CreditCardRecognizer, IbanRecognizer, IpRecognizer, UsSsnRecognizer,
+    return (OfflineEmailRecognizer(), PhoneRecognizer(supported_regions=PHONE_REGIONS), *(cls() for cls in (
+        CreditCardRecognizer, IbanRecognizer, IpRecognizer, UsSsnRecognizer,
         UsBankRecognizer, UsLicenseRecognizer, UsItinRecognizer, UsPassportRecognizer, CryptoRecognizer,
         NhsRecognizer, MedicalLicenseRecognizer, UrlRecognizer,
-    ))
+    )))
 
 
 

@@ -37,6 +37,7 @@ from agentstats.report.scoring_tables.tool_tables import (
     tool_outcome_agreement,
     tool_readings,
     tool_scores_frame,
+    tool_validity,
 )
 from agentstats.report.scoring_tables.units import scored_units
 
@@ -57,4 +58,5 @@ __all__ = [
     "tool_outcome_agreement",
     "tool_readings",
     "tool_scores_frame",
+    "tool_validity",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "tool_outcome_agreement",
     "tool_readings",
     "tool_scores_frame",
+    "tool_validity",
 ]
 
 #: Tool-score components, in display order.
@@ -302,3 +303,27 @@ def tool_readings(
                          "No read-only tool is known for these trials (no tool-spec flag, no known domain): "
                          "both readings count every call.")
     return out
+
+
+def tool_validity(trials: Iterable[Trial]) -> pd.DataFrame:
+    """Syntactic accuracy of the tool calls per agent: the catalogue metric ``tool_calls_valid`` per trial.
+
+    A trial's value is 1 when every call satisfies its tool's JSON Schema (the trial's tool specs), else 0
+    (:func:`agentstats.metrics.tool_use.tool_calls_valid`); trials without tool specs are not applicable.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per agent with a trial that has tool specs: ``agent``, ``n_trials`` (with specs), ``n_valid``,
+        ``share_valid``, ``n_violations`` (calls or arguments violating a schema, summed). Empty when no trial has
+        tool specs.
+    """
+    from agentstats.metrics import compute
+
+    frame = compute(list(trials), "tool_calls_valid", level="trial")
+    frame = frame[frame["applicable"]]
+    rows = [{"agent": agent, "n_trials": len(g), "n_valid": int((g["value"] == 1.0).sum()),
+             "share_valid": float((g["value"] == 1.0).mean()),
+             "n_violations": int(sum(len(ev.get("violations", [])) for ev in g["evidence"]))}
+            for agent, g in frame.groupby("agent", sort=True)]
+    return pd.DataFrame(rows, columns=["agent", "n_trials", "n_valid", "share_valid", "n_violations"])

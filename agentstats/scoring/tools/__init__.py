@@ -41,6 +41,7 @@ from agentstats.scoring.tools.score import (
     PairDetail,
     ToolScore,
     TrialToolScores,
+    parse_weights,
     score_tool_calls,
     score_trial_tools,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "from_possible_answer",
     "is_read_only_spec",
     "match_value",
+    "parse_weights",
     "read_only_tools",
     "result_utilization",
     "score_tool_calls",

@@ -61,6 +61,7 @@ __all__ = [
     "PairDetail",
     "ToolScore",
     "TrialToolScores",
+    "parse_weights",
     "score_tool_calls",
     "score_trial_tools",
 ]
@@ -327,6 +328,36 @@ def _spec_map(tools: Sequence[ToolSpec | Mapping[str, Any]] | None) -> dict[str,
         spec = t if isinstance(t, ToolSpec) else ToolSpec.model_validate(t)
         out[spec.name] = spec.parameters or {}
     return out
+
+
+def parse_weights(text: str) -> dict[str, float]:
+    """Component weights from ``"selection=1,parameters=2"`` (the command line's ``--tool-weights``).
+
+    Components not named keep :data:`DEFAULT_WEIGHTS`; the result is complete (all four keys).
+
+    Raises
+    ------
+    ValueError
+        For an item without ``=``, an unknown component (the known ones named), a value that is not a finite number
+        >= 0, a component given twice, or weights that are all 0.
+    """
+    given: dict[str, float] = {}
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        name, sep, value = (x.strip() for x in item.partition("="))
+        if not sep:
+            raise ValueError(f"tool weight {item!r}: write COMPONENT=NUMBER, components {list(DEFAULT_WEIGHTS)}")
+        if name in given:
+            raise ValueError(f"tool weight {name!r} given twice")
+        try:
+            given[name] = float(value)
+        except ValueError:
+            raise ValueError(f"tool weight {name!r} must be a number, got {value!r}") from None
+    w = _check_weights(given)
+    if not any(w.values()):
+        raise ValueError("tool weights are all 0: give at least one component a weight > 0")
+    return w
 
 
 def _check_weights(weights: Mapping[str, float]) -> dict[str, float]:
