@@ -1,4 +1,4 @@
-"""Correction of pass@k / pass^k for a judge's misclassification: Rogan-Gladen with bootstrap intervals, exact at [0, 1]'s edge.
+"""Judge-corrected pass@k / pass^k: Rogan-Gladen with bootstrap intervals, the exact posterior at [0, 1]'s edge.
 
 Model: each trial's true outcome is pass with probability ``p``; the judge reports pass with probability
 ``se`` if it truly passed and ``1 - sp`` if it truly failed, so a judged pass has probability

@@ -102,12 +102,12 @@ def _ess(weights: np.ndarray) -> float:
     return float(weights.sum()) ** 2 / s2 if s2 > 0 else 0.0
 
 
-def _lower(a: float, b: float, hi: np.ndarray) -> np.ndarray:
+def _lower(a: float | np.ndarray, b: float | np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Where ``Beta(a, b)`` is better read in its lower tail (CDF) than its upper tail (survival function)."""
     return special.betainc(a, b, hi) <= 0.5
 
 
-def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def _beta_mass(a: float | np.ndarray, b: float | np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Return the ``Beta(a, b)`` mass of ``[lo, hi]``.
 
     From the tail that keeps its digits (the CDF below the median, else the survival function).
@@ -118,7 +118,8 @@ def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
     return np.maximum(mass, 0.0)
 
 
-def _beta_truncated(a: float, b: float, lo: np.ndarray, hi: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _beta_truncated(a: float | np.ndarray, b: float | np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    u: np.ndarray) -> np.ndarray:
     """Return the draw at uniform ``u`` of ``Beta(a, b)`` truncated to ``[lo, hi]``."""
     lower = _lower(a, b, hi)
     f_lo, f_hi = special.betainc(a, b, lo), special.betainc(a, b, hi)
