@@ -1,4 +1,4 @@
-"""Frequentist correction of pass@k / pass^k for a judge's misclassification (Rogan-Gladen), with bootstrap intervals.
+"""Judge-corrected pass@k / pass^k: Rogan-Gladen with bootstrap intervals, the exact posterior at [0, 1]'s edge.
 
 Model: each trial's true outcome is pass with probability ``p``; the judge reports pass with probability
 ``se`` if it truly passed and ``1 - sp`` if it truly failed, so a judged pass has probability
@@ -20,13 +20,45 @@ is unbiased for ``p^k`` given ``se, sp``; likewise ``1 - p = ((1 - q) - (1 - se)
 
 At ``k = 1`` both are the Rogan-Gladen estimator of the task's ``p``. The suite value is the mean over the tasks with
 ``n >= k`` (as :func:`agentstats.estimators.suite_pass_k`). Unlike the uncorrected estimates these can leave [0, 1]
-(the judge's error rates are estimated); the reported values are clipped to [0, 1] and the clipping is flagged.
+(the judge's error rates are estimated): see "At the boundary" below.
 
 Interval: percentile bootstrap over two sources at once (Efron & Tibshirani 1993, ch. 13): tasks are resampled
 with replacement (the task-cluster bootstrap of Miller 2024, arXiv 2411.00640), and the calibration counts are
 redrawn, ``TP* ~ Binomial(TP + FN, TP / (TP + FN))``, ``TN* ~ Binomial(TN + FP, TN / (TN + FP))`` (parametric
 bootstrap), with the point estimates ``se = TP / (TP + FN)``, ``sp = TN / (TN + FP)``. Replicates with
 ``se* + sp* <= 1`` have no correction and are left out (counted in ``n_boot_invalid``).
+
+At the boundary: where the Rogan-Gladen point or a bootstrap bound of a quantity leaves [0, 1] (e.g. 100 of 100
+verdicts "pass" from a judge with sensitivity 0.95: point 1.056, every replicate above 1), clipping would report a
+point mass, [1, 1], for data the misclassification model produces readily (with ``se`` above its point estimate).
+There the value (posterior mean) and the equal-tailed credible interval come from the exact posterior of the
+misclassification model, ``se ~ Beta(1 + TP, 1 + FN)``, ``sp ~ Beta(1 + TN, 1 + FP)`` (the calibration posteriors
+of :class:`JudgeError`), by the samplers of :mod:`agentstats.estimators.corrected` (the one owner of the exact
+correction; the release gate uses the same ones), with ``n_boot`` draws; the ``*_method`` column says
+``"exact_posterior"`` (else ``"rogan_gladen"``):
+
+* ``k = 1``: the suite mean is linear in the tasks' judged rates, ``mean p = (mean q + sp - 1) / (se + sp - 1)``,
+  so the posterior of the suite's judged mean is corrected as a whole, exactly as the gate does: the
+  Dirichlet-process posterior over tasks of the judged rates ``c / n`` with prior mass ``a = 2`` (half at 0, half at
+  1; :func:`agentstats.estimators.dirichlet.mean_draws`, the Bayesian counterpart of the task-cluster bootstrap),
+  by :func:`~agentstats.estimators.corrected.corrected_binary_mean` when every task has one trial (then that
+  posterior is ``Beta(1 + sum c, 1 + T - sum c)``), else by :func:`~agentstats.estimators.corrected.corrected_draws`.
+* ``k > 1``: ``p^k`` is not linear in ``q``, so each task's ``p_t`` is needed. Their exact joint posterior given
+  the judged counts (one ``(se, sp)`` shared by every task, independent uniform priors on the ``p_t``) is drawn by
+  :func:`~agentstats.estimators.corrected.corrected_task_draws`: ``(se, sp)`` resampled by the weight
+  ``prod_t (F_t(se) - F_t(1 - sp)) / (se + sp - 1)^T`` (``F_t`` the CDF of ``Beta(1 + c_t, 1 + n_t - c_t)``), each
+  ``q_t`` from ``F_t`` truncated to ``[1 - sp, se]``, ``p_t = (q_t + sp - 1) / (se + sp - 1)``. The suite value is
+  the Dirichlet-process mean over tasks of ``p_t^k`` (pass^k) or ``1 - (1 - p_t)^k`` (pass@k):
+  ``sum_t W_t g(p_t) + W_1`` with ``(W_1..W_T, W_0, W_1) ~ Dirichlet(1, .., 1, 1, 1)`` (``g(0) = 0``, ``g(1) = 1``),
+  the same task-level model as ``k = 1``. With few trials per task the uniform prior on each ``p_t`` shrinks
+  ``p_t^k`` towards the middle (5 of 5 judged passes: ``E[p^5] = 6/11`` for a perfect judge), as any posterior of a
+  per-task power must; the unbiased estimate says 1 there.
+
+Why not the exact posterior everywhere: inside [0, 1] the Rogan-Gladen estimator is unbiased given ``(se, sp)``
+(checked by enumeration in the tests), needs no prior on the tasks' ``p`` (which matters for ``p^k`` with few trials
+per task, above), and its bootstrap interval is the one ``validation/judge_calibration_study.py`` measures; the
+exact posterior is needed only where that estimator has no interval to give. So a row's values change only where
+they used to be clipped.
 """
 
 from __future__ import annotations
@@ -40,6 +72,8 @@ from scipy.special import comb
 from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.estimators._checks import MIN_N_BOOT
+from agentstats.estimators.corrected import corrected_binary_mean, corrected_draws, corrected_task_draws
+from agentstats.estimators.dirichlet import mean_draws
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
 from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
 from agentstats.records.counts import validate_counts
@@ -49,8 +83,8 @@ __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "ro
 #: Columns of :func:`corrected_pass_k`'s result, in order.
 CORRECTED_COLUMNS = (
     "agent", "k", "n_tasks", "sensitivity", "specificity",
-    "pass_at_k_raw", "pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_at_k_clipped",
-    "pass_hat_k_raw", "pass_hat_k", "pass_hat_k_ci_low", "pass_hat_k_ci_high", "pass_hat_k_clipped",
+    "pass_at_k_raw", "pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_at_k_method",
+    "pass_hat_k_raw", "pass_hat_k", "pass_hat_k_ci_low", "pass_hat_k_ci_high", "pass_hat_k_method",
     "pass_at_k_uncorrected", "pass_hat_k_uncorrected", "ci_prob", "n_boot", "n_boot_invalid",
 )  # fmt: skip
 
@@ -133,6 +167,28 @@ def corrected_task_pass_k(n: Any, c: Any, k: int, sensitivity: float, specificit
     }
 
 
+#: The prior mass of the exact posterior's task-level Dirichlet process (half at 0, half at 1): the release gate's
+#: default, the uniform prior of the Beta-Binomial model for one trial per task.
+_PRIOR_STRENGTH = 2.0
+
+
+def _exact_suite(n: np.ndarray, c: np.ndarray, k: int, judge: JudgeError, n_draws: int,
+                 rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Exact posterior draws of the suite's pass@k and pass^k, shape (n_draws,) each ("At the boundary" above)."""
+    if k == 1:
+        if (n == 1).all():
+            p = corrected_binary_mean(int(c.sum()), int(n.size), judge, _PRIOR_STRENGTH, n_draws, rng)
+        else:
+            y = c / n
+            p = corrected_draws(lambda m: mean_draws(y, _PRIOR_STRENGTH, m, rng)[:, None], judge, n_draws, rng)[:, 0]
+        return {"pass_at_k": p, "pass_hat_k": p}
+    p_t = corrected_task_draws(c, n, judge, _PRIOR_STRENGTH, n_draws, rng)  # (n_draws, tasks)
+    g = rng.gamma(np.concatenate([np.ones(n.size), [_PRIOR_STRENGTH / 2] * 2]), size=(n_draws, n.size + 2))
+    w = g / g.sum(axis=1, keepdims=True)  # Dirichlet weights of the tasks, the atom at 0, the atom at 1
+    return {"pass_hat_k": (w[:, :-2] * p_t**k).sum(axis=1) + w[:, -1],
+            "pass_at_k": (w[:, :-2] * (1.0 - (1.0 - p_t) ** k)).sum(axis=1) + w[:, -1]}
+
+
 def _outside_unit(*values: float) -> bool:
     """Whether a finite value lies outside [0, 1] (a NaN bound, when no bootstrap replicate was valid, is not)."""
     return any(bool(np.isfinite(v)) and not 0.0 <= v <= 1.0 for v in values)
@@ -160,7 +216,7 @@ def corrected_pass_k(
     k : int or list of int
         Values of ``k`` (each >= 1); per agent, only tasks with ``n >= k`` contribute.
     n_boot : int
-        Bootstrap replicates (>= 100).
+        Bootstrap replicates (>= 100); also the number of posterior draws where the exact posterior is used.
     ci_prob : float
         Interval probability, in (0, 1).
     random_seed : int
@@ -168,11 +224,15 @@ def corrected_pass_k(
     Returns
     -------
     pandas.DataFrame
-        One row per (agent, k), columns :data:`CORRECTED_COLUMNS`: ``*_raw`` the unclipped corrected value,
-        ``pass_at_k`` / ``pass_hat_k`` clipped to [0, 1] with ``*_clipped`` saying whether the point or a bound was
-        clipped, ``*_uncorrected`` the ordinary unbiased suite value, ``sensitivity`` / ``specificity`` the point
-        estimates used, ``n_boot_invalid`` replicates without a correction (``se* + sp* <= 1``). An agent with no
-        task of ``n >= k`` gets NaN values and ``n_tasks = 0``.
+        One row per (agent, k), columns :data:`CORRECTED_COLUMNS`: ``*_raw`` the Rogan-Gladen value (unclipped,
+        may leave [0, 1]); ``pass_at_k`` / ``pass_hat_k`` and ``*_ci_low`` / ``*_ci_high`` the value and its
+        interval, with ``*_method`` saying where they come from: ``"rogan_gladen"`` (the Rogan-Gladen value and its
+        percentile bootstrap interval, all inside [0, 1]) or ``"exact_posterior"`` (where the Rogan-Gladen point or
+        a bootstrap bound left [0, 1]: the posterior mean and equal-tailed credible interval of the exact
+        misclassification posterior, module docstring; never a zero-width interval); ``*_uncorrected`` the
+        ordinary unbiased suite value, ``sensitivity`` / ``specificity`` the point estimates used,
+        ``n_boot_invalid`` replicates without a correction (``se* + sp* <= 1``). An agent with no task of
+        ``n >= k`` gets NaN values and ``n_tasks = 0``.
 
     Raises
     ------
@@ -181,7 +241,9 @@ def corrected_pass_k(
     ValueError
         On invalid counts, ``k``, ``n_boot`` or ``ci_prob``; when ``judge_error`` has no calibration counts; when
         the calibration's point estimates have ``se + sp <= 1``; for an ordinal :class:`MetricCalibration` without
-        a pass threshold, or one without gold passes or gold fails.
+        a pass threshold, or one without gold passes or gold fails; from the exact posterior only when no draw of
+        the calibration posteriors can produce the verdicts in floating point
+        (:mod:`agentstats.estimators.corrected`).
     """
     if isinstance(judge_error, MetricCalibration):
         judge_error = judge_error.judge_error
@@ -219,7 +281,7 @@ def corrected_pass_k(
             if n.size == 0:
                 for q in ("pass_at_k", "pass_hat_k"):
                     row.update({f"{q}_raw": np.nan, q: np.nan, f"{q}_ci_low": np.nan, f"{q}_ci_high": np.nan,
-                                f"{q}_clipped": False, f"{q}_uncorrected": np.nan})
+                                f"{q}_method": "rogan_gladen", f"{q}_uncorrected": np.nan})
                 rows.append(row)
                 continue
             hat, miss = _power_terms(n, c, kk)
@@ -235,18 +297,21 @@ def corrected_pass_k(
                 "pass_hat_k": _combine(hat_b, kk, 1.0 - sp_b, d_b),
                 "pass_at_k": 1.0 - _combine(miss_b, kk, 1.0 - se_b, d_b),
             }
+            exact: dict[str, np.ndarray] | None = None
             for q in ("pass_at_k", "pass_hat_k"):
                 b = boot[q][valid]
                 lo, hi = (np.quantile(b, [tail, 1.0 - tail]) if b.size else (np.nan, np.nan))
                 raw = float(est[q])
-                clipped = _outside_unit(raw, lo, hi)
-                row.update({
-                    f"{q}_raw": raw,
-                    q: float(np.clip(raw, 0.0, 1.0)),
-                    f"{q}_ci_low": float(np.clip(lo, 0.0, 1.0)),
-                    f"{q}_ci_high": float(np.clip(hi, 0.0, 1.0)),
-                    f"{q}_clipped": bool(clipped),
-                    f"{q}_uncorrected": float(hat[kk].mean()) if q == "pass_hat_k" else float(1.0 - miss[kk].mean()),
-                })
+                row.update({f"{q}_raw": raw, q: raw, f"{q}_ci_low": float(lo), f"{q}_ci_high": float(hi),
+                            f"{q}_method": "rogan_gladen",
+                            f"{q}_uncorrected": float(hat[kk].mean()) if q == "pass_hat_k"
+                            else float(1.0 - miss[kk].mean())})
+                if _outside_unit(raw, lo, hi):  # no interval in [0, 1] from Rogan-Gladen: the exact posterior
+                    if exact is None:  # its own stream, so the other rows keep theirs
+                        exact = _exact_suite(n, c, kk, judge_error, int(n_boot),
+                                             np.random.default_rng([int(random_seed), 31, len(rows)]))
+                    lo, hi = np.quantile(exact[q], [tail, 1.0 - tail])
+                    row.update({q: float(exact[q].mean()), f"{q}_ci_low": float(lo), f"{q}_ci_high": float(hi),
+                                f"{q}_method": "exact_posterior"})
             rows.append(row)
     return pd.DataFrame(rows, columns=list(CORRECTED_COLUMNS))

@@ -21,7 +21,9 @@ samplers:
   with CDF ``F``): integrating ``q`` out, ``(se, sp)`` has posterior weight ``(F(se) - F(1 - sp)) / (se + sp - 1)``
   relative to its calibration posterior; the draws are resampled by that weight (sampling-importance-resampling,
   Rubin 1988, *Bayesian Statistics 3*, 395-402), then ``q`` is drawn from ``F`` truncated to ``[1 - sp, se]`` by its
-  inverse CDF and mapped to ``p``.
+  inverse CDF and mapped to ``p``. :func:`corrected_task_draws` is the same sampler for several tasks judged by one
+  judge (one factor per task in the weight; the judge correction of pass@k / pass^k at the boundary,
+  :func:`agentstats.calibration.corrected_pass_k`).
 * :func:`corrected_draws` (any observed posterior given by draws, one mean or a candidate-baseline pair): ``q`` from
   the observed posterior, then ``se`` from its calibration Beta truncated to ``[max q, 1]`` and ``sp`` truncated to
   ``[1 - min q, 1]`` (inverse survival functions), so every proposal is a reachable point; the importance weight of
@@ -42,7 +44,7 @@ from typing import Protocol
 import numpy as np
 from scipy import special
 
-__all__ = ["JudgeRates", "corrected_binary_mean", "corrected_draws"]
+__all__ = ["JudgeRates", "corrected_binary_mean", "corrected_draws", "corrected_task_draws"]
 
 #: Most proposals per draw returned, before a sampler gives up reaching the effective sample size.
 _MAX_PROPOSALS = 256
@@ -100,12 +102,12 @@ def _ess(weights: np.ndarray) -> float:
     return float(weights.sum()) ** 2 / s2 if s2 > 0 else 0.0
 
 
-def _lower(a: float, b: float, hi: np.ndarray) -> np.ndarray:
+def _lower(a: float | np.ndarray, b: float | np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Where ``Beta(a, b)`` is better read in its lower tail (CDF) than its upper tail (survival function)."""
     return special.betainc(a, b, hi) <= 0.5
 
 
-def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def _beta_mass(a: float | np.ndarray, b: float | np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Return the ``Beta(a, b)`` mass of ``[lo, hi]``.
 
     From the tail that keeps its digits (the CDF below the median, else the survival function).
@@ -116,7 +118,8 @@ def _beta_mass(a: float, b: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
     return np.maximum(mass, 0.0)
 
 
-def _beta_truncated(a: float, b: float, lo: np.ndarray, hi: np.ndarray, u: np.ndarray) -> np.ndarray:
+def _beta_truncated(a: float | np.ndarray, b: float | np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    u: np.ndarray) -> np.ndarray:
     """Return the draw at uniform ``u`` of ``Beta(a, b)`` truncated to ``[lo, hi]``."""
     lower = _lower(a, b, hi)
     f_lo, f_hi = special.betainc(a, b, lo), special.betainc(a, b, hi)
@@ -144,7 +147,8 @@ def corrected_binary_mean(successes: int, n: int, judge: JudgeRates, prior_stren
     """Exact posterior draws of a binary metric's true mean from ``successes`` of ``n`` judged verdicts.
 
     The observed mean's posterior is ``Beta(a/2 + successes, a/2 + n - successes)`` (``a`` the prior strength;
-    :func:`agentstats.estimators.dirichlet.mean_posterior`); the sampler is the first of the module docstring.
+    :func:`agentstats.estimators.dirichlet.mean_posterior`); the sampler is the first of the module docstring
+    (:func:`corrected_task_draws` with one task).
 
     Parameters
     ----------
@@ -168,22 +172,68 @@ def corrected_binary_mean(successes: int, n: int, judge: JudgeRates, prior_stren
     ValueError
         Only when no draw of ``(se, sp)`` can produce the verdicts in floating point (module docstring).
     """
-    a, b = prior_strength / 2 + successes, prior_strength / 2 + n - successes
+    return corrected_task_draws([successes], [n], judge, prior_strength, n_draws, rng)[:, 0]
+
+
+def corrected_task_draws(successes: object, n: object, judge: JudgeRates, prior_strength: float, n_draws: int,
+                         rng: np.random.Generator) -> np.ndarray:
+    """Exact joint posterior draws of the true pass probabilities of tasks judged by one calibrated judge.
+
+    Task ``t`` has ``c_t`` "pass" verdicts of ``n_t``; its observed pass probability ``q_t`` has the posterior
+    ``Beta(a/2 + c_t, a/2 + n_t - c_t)`` (CDF ``F_t``), read as its likelihood, and a uniform prior on the true
+    ``p_t``; one ``(se, sp)`` is shared by every task (the same judge scores them all). Integrating each ``q_t`` out,
+    ``(se, sp)`` has posterior weight ``prod_t (F_t(se) - F_t(1 - sp)) / (se + sp - 1)^T`` relative to its
+    calibration posterior (the first sampler of the module docstring, one factor per task; computed in logs);
+    the calibration draws are resampled by it, then each ``q_t`` is drawn from ``F_t`` truncated to
+    ``[1 - sp, se]`` and mapped to ``p_t = (q_t + sp - 1) / (se + sp - 1)``. With ``a = 2`` the likelihood is the
+    Binomial one and the draws are of the exact posterior of the misclassification model with independent uniform
+    priors on the ``p_t`` (Gustafson 2004, ch. 3).
+
+    Parameters
+    ----------
+    successes, n : array-like of int, shape (tasks,)
+        "Pass" verdicts and verdicts per task.
+    judge : JudgeRates
+        Beta posteriors of the judge's sensitivity and specificity.
+    prior_strength : float
+        Prior mass ``a`` of each task's observed posterior.
+    n_draws : int
+        Draws returned.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_draws, tasks)
+        Joint draws of the tasks' true pass probabilities, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        Only when no draw of ``(se, sp)`` can produce the verdicts in floating point (module docstring).
+    """
+    c, nn = np.asarray(successes, dtype=float).ravel(), np.asarray(n, dtype=float).ravel()
+    a, b = prior_strength / 2 + c, prior_strength / 2 + nn - c
+    (ua, ub), mult = np.unique(np.stack([a, b]), axis=1, return_counts=True)  # tasks with equal counts: one factor
     m = 8 * n_draws
-    se_all, sp_all, w_all = np.empty(0), np.empty(0), np.empty(0)
+    se_all, sp_all, lw_all = np.empty(0), np.empty(0), np.empty(0)
     while True:
         se = rng.beta(judge.se_alpha, judge.se_beta, size=m)
         sp = rng.beta(judge.sp_alpha, judge.sp_beta, size=m)
         j = se + sp - 1.0
         ok = j > 0
-        mass = _beta_mass(a, b, np.where(ok, 1.0 - sp, 0.0), np.where(ok, se, 0.0))
-        w = np.where(ok, mass / np.where(ok, j, 1.0), 0.0)
-        se_all, sp_all, w_all = np.concatenate([se_all, se]), np.concatenate([sp_all, sp]), np.concatenate([w_all, w])
+        mass = _beta_mass(ua, ub, np.where(ok, 1.0 - sp, 0.0)[:, None], np.where(ok, se, 0.0)[:, None])
+        with np.errstate(divide="ignore"):
+            lw = np.log(mass) @ mult - c.size * np.log(np.where(ok, j, 1.0))
+        lw = np.where(ok, lw, -np.inf)
+        se_all, sp_all, lw_all = (np.concatenate([se_all, se]), np.concatenate([sp_all, sp]),
+                                  np.concatenate([lw_all, lw]))
+        top = lw_all.max()
+        w_all = np.exp(lw_all - top) if np.isfinite(top) else np.zeros_like(lw_all)
         if _ess(w_all) >= n_draws or w_all.size >= _MAX_PROPOSALS * n_draws:
             break
     idx = _resample(w_all, n_draws, rng, judge)
-    se, sp = se_all[idx], sp_all[idx]
-    q = _beta_truncated(a, b, 1.0 - sp, se, rng.random(n_draws))
+    se, sp = se_all[idx][:, None], sp_all[idx][:, None]
+    q = _beta_truncated(a, b, 1.0 - sp, se, rng.random((n_draws, c.size)))
     return np.clip((q + sp - 1.0) / (se + sp - 1.0), 0.0, 1.0)
 
 

@@ -363,8 +363,8 @@ def value_table(values: Mapping[str, object]) -> pd.DataFrame:
 
 #: Columns of the corrected pass^k table, in the order shown.
 _CORRECTED = ("agent", "k", "n_tasks", "pass_hat_k_uncorrected", "pass_hat_k", "pass_hat_k_ci_low",
-              "pass_hat_k_ci_high", "pass_hat_k_clipped", "pass_at_k_uncorrected", "pass_at_k", "pass_at_k_ci_low",
-              "pass_at_k_ci_high")
+              "pass_hat_k_ci_high", "pass_hat_k_method", "pass_at_k_uncorrected", "pass_at_k", "pass_at_k_ci_low",
+              "pass_at_k_ci_high", "pass_at_k_method")
 
 
 def format_corrected(corrected: pd.DataFrame) -> pd.DataFrame:

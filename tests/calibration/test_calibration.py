@@ -153,9 +153,11 @@ def test_corrected_pass_k_suite_values_and_clipping():
     a2 = out[(out.agent == "a") & (out.k == 2)].iloc[0]
     expect = np.mean(corrected_task_pass_k([4, 4, 4], [4, 3, 1], 2, 0.9, 0.85)["pass_hat_k"])
     assert a2["pass_hat_k_raw"] == pytest.approx(expect)
-    # agent b judged 1 pass in 12: below the false-pass rate 0.15, so the correction is negative and clipped
+    # agent b judged 1 pass in 12: below the false-pass rate 0.15, so Rogan-Gladen is negative; the value and its
+    # interval come from the exact posterior instead (was: clipped to 0; tests/calibration/test_correction_boundary.py)
     b1 = out[(out.agent == "b") & (out.k == 1)].iloc[0]
-    assert b1["pass_hat_k_raw"] < 0 and b1["pass_hat_k"] == 0.0 and bool(b1["pass_hat_k_clipped"])
+    assert b1["pass_hat_k_raw"] < 0 and b1["pass_hat_k_method"] == "exact_posterior"
+    assert 0.0 <= b1["pass_hat_k_ci_low"] < b1["pass_hat_k"] < b1["pass_hat_k_ci_high"] < 1.0  # 3 tasks: wide
     again = corrected_pass_k(counts, je, k=[1, 2], n_boot=400, random_seed=3)
     pd.testing.assert_frame_equal(out, again)
     with pytest.raises(ValueError, match="calibration counts"):
@@ -303,14 +305,14 @@ def test_corrected_pass_k_takes_a_metric_calibration_as_fit_does():
         corrected_pass_k(counts, cal)
 
 
-def test_corrected_pass_k_clipped_flag_is_set_by_a_clipped_bound_alone():
+def test_corrected_pass_k_exact_posterior_is_used_for_a_bound_outside_alone():
     # judged pass rate 4/16 = 0.25: Rogan-Gladen (0.25 - 0.15) / 0.75 = 2/15, inside [0, 1]; the bootstrap's lower
-    # bound falls below 0 and is cut there, which alone sets the flag (docs/judge.md)
+    # bound falls below 0, which alone sends the row to the exact posterior (docs/judge.md; was: the bound cut at 0)
     counts = pd.DataFrame({"agent": ["a"] * 4, "task_id": list("wxyz"), "n": [4] * 4, "c": [1, 0, 1, 2]})
     row = corrected_pass_k(counts, JudgeError.from_counts(tp=90, fn=10, tn=85, fp=15), n_boot=400,
                            random_seed=3).iloc[0]
-    assert row["pass_hat_k_raw"] == pytest.approx(2 / 15) and row["pass_hat_k"] == pytest.approx(2 / 15)
-    assert row["pass_hat_k_ci_low"] == 0.0 and bool(row["pass_hat_k_clipped"])
+    assert row["pass_hat_k_raw"] == pytest.approx(2 / 15) and row["pass_hat_k_method"] == "exact_posterior"
+    assert 0.0 < row["pass_hat_k_ci_low"] < row["pass_hat_k"] < row["pass_hat_k_ci_high"] < 1.0
 
 
 def test_clipped_flag_ignores_missing_bounds():
