@@ -195,12 +195,19 @@ def format_paired_table(paired: pd.DataFrame, k: int, digits: int = 3) -> pd.Dat
         drop=True)
 
 
+def _marks(c: int, n: int) -> str:
+    """``c`` of ``n`` trials as marks (● success, ○ failure) in groups of ten, so a long row wraps within the page."""
+    marks = "●" * c + "○" * (n - c)
+    return " ".join(marks[i:i + 10] for i in range(0, len(marks), 10))
+
+
 def tasks_behind_html(counts: pd.DataFrame, *, max_tasks: int = 1000) -> str:
     """Write, per agent, the tasks and trials behind its values: one closed ``<details>`` each (HTML, no script).
 
     Each agent's handle says its pass^1 (successes over trials, task by task, averaged over its tasks), its tasks
     and trials; opened, a table lists every task (hardest for the agent first): successes / trials, the outcomes as
-    marks (● success, ○ failure; counts, not trial order) and missing trials (excluded). Names and ids are escaped.
+    marks (● success, ○ failure; counts, not trial order; in groups of ten, which wrap on a narrow page) and missing
+    trials (excluded). Names and ids are escaped.
 
     Parameters
     ----------
@@ -227,7 +234,7 @@ def tasks_behind_html(counts: pd.DataFrame, *, max_tasks: int = 1000) -> str:
             head += f" (the {max_tasks} hardest listed)"
         rows = "".join(
             f"<tr><td>{escape(str(r.task_id))}</td><td>{int(r.c)} / {int(r.n)}</td>"
-            f"<td>{'●' * int(r.c)}{'○' * int(r.n - r.c)}</td><td>{int(r.n_missing) or ''}</td></tr>"
+            f"<td>{_marks(int(r.c), int(r.n))}</td><td>{int(r.n_missing) or ''}</td></tr>"
             for r in used.head(max_tasks).itertuples(index=False)
         )
         parts.append(f'<details class="agentstats-tasks"><summary>{head}</summary><table><thead><tr><th>task</th>'
