@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from agentstats.capture import openai_patch
 from agentstats.capture.context import _FRAME, _Frame
 from agentstats.capture.records import _NODE_COLUMNS, _answer_text, _dumps, _MsgRec, _reader, _TrialRec
+from agentstats.llm.redact import redact
 from agentstats.metrics.base import Metric
 from agentstats.records.trial import Status, ToolCall, Trial
 from agentstats.store import RunStore, TrialRow
@@ -223,7 +224,7 @@ class Recorder:
         row = (self.run_id, frame.invocation_id, frame.parent.invocation_id if frame.parent is not None else None,
                trial.agent, trial.task_id, trial.trial, trial.conversation_id, frame.message_id, frame.name,
                frame.started, latency, frame.inputs_json, None if exc is not None else _dumps(outputs),
-               error_type, None if exc is None else str(exc)[:2000], frame.model,
+               error_type, None if exc is None else redact(str(exc))[:2000], frame.model,
                frame.in_tok if frame.model else None, frame.out_tok if frame.model else None, frame.cost)
         due = False
         with self._lock:

@@ -75,7 +75,9 @@ def fail(exc: BaseException, code: int = EXIT_FAILURE) -> typer.Exit:
     """Print ``exc`` as one escaped error line and return the ``typer.Exit`` to raise with ``code``."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
+    from agentstats.llm.redact import redact
+
+    console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
 
 

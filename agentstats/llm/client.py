@@ -47,6 +47,7 @@ from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache, cache_key
 from agentstats.llm.endpoint import Endpoint, LLMConfigError
 from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.llm.redact import redact_exception
 from agentstats.llm.transport import AUTH_KINDS, Exchange, InvalidOutput, Session, backoff_s, classify, unwrap
 
 __all__ = ["CallError", "CallResult", "LLMClient"]
@@ -331,7 +332,7 @@ class LLMClient:
                     ex.attempts += 1
                     await once()
         except Exception as exc:
-            ex.exception = exc
+            ex.exception = redact_exception(exc)  # an error reply may echo the key: never kept or shown
         ex.latency_s = time.perf_counter() - t0
 
     # -- budget and cache keys -------------------------------------------------------------------------------

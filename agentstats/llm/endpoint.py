@@ -13,6 +13,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentstats.llm.redact import register_secret
+
 __all__ = ["LOOPBACK_KEY", "Endpoint", "LLMConfigError", "is_loopback"]
 
 #: What is sent as the key to a loopback endpoint when the key variable is unset.
@@ -89,6 +91,7 @@ class Endpoint(_Settings):
         """
         key = os.environ.get(self.api_key_env)
         if key:
+            register_secret(key)  # redacted from every message from now on
             return key
         base = self.base_url or os.environ.get("OPENAI_BASE_URL")
         if base and is_loopback(base):
