@@ -3,9 +3,9 @@
 :class:`Recorder` is the part of :class:`agentstats.capture.runs.Run` that runs at every captured call. An outermost
 call opens a message of a trial (found by the state's ids, or started: :meth:`Recorder._open_message`), every call
 records a node invocation when it returns or raises (:meth:`Recorder._exit`: inputs, outputs, error, latency, the
-OpenAI usage observed inside it), and the records are written in one transaction at most every ``flush_interval``
-seconds (:meth:`Recorder.flush`). The application's results and exceptions are never changed: a failed write is a
-warning, and its records are kept for the next flush.
+OpenAI usage observed inside it), and the records are written in one transaction every ``flush_interval``
+seconds or ``flush_every`` node invocations, whichever comes first (:meth:`Recorder.flush`). The application's
+results and exceptions are never changed: a failed write is a warning, and its records are kept for the next flush.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Recorder:
     run_id: int
     status: str
     flush_interval: float
+    flush_every: int
     prices: Mapping[str, tuple[float, float]]
     _id_fields: tuple[str, str, str, str, str, str]
     _answer_field: str
@@ -251,7 +252,8 @@ class Recorder:
                         del self._keys[key]
                 else:
                     self._dirty[key] = trial
-                due = time.monotonic() - self._last_flush >= self.flush_interval
+                due = (len(self._nodes) >= self.flush_every
+                       or time.monotonic() - self._last_flush >= self.flush_interval)
         if frame.parent is None and due:
             try:
                 self.flush()
