@@ -468,6 +468,9 @@ class LLMClient:
             except CallError as exc:
                 actual = exc.cost_usd or 0.0
                 raise
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                actual = estimate  # cut short in flight: the request may be billed; its reservation bounds it
+                raise
             finally:
                 self.budget.settle(estimate, actual)
                 self.changed()
@@ -547,12 +550,17 @@ class LLMClient:
             except (BudgetExhausted, WallTimeExceeded) as exc:
                 return Exchange(not_sent=str(exc))
             ex: Exchange | None = None
+            actual: float | None = None
             try:
                 ex = await self.send(ep, messages, temperature=temperature, response_model=call.response_model,
                                      max_retries=max_retries, context=call.context, mode=mode, session=session,
                                      keep_retrying=keep_retrying)
+                actual = ex.spent_usd
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                actual = estimate  # cut short in flight: counted at its reservation, as in chat()
+                raise
             finally:
-                self.budget.settle(estimate, None if ex is None else ex.spent_usd)
+                self.budget.settle(estimate, actual)
                 self.changed()
             return ex
 
