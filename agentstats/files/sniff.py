@@ -26,6 +26,7 @@ __all__ = [
     "GZIP_MAGIC",
     "HEAD_BYTES",
     "PARQUET_MAGIC",
+    "check_readable_file",
     "held_store",
     "hold_store",
     "is_duckdb_file",
@@ -86,6 +87,32 @@ def release_store(key: tuple[int, int] | None) -> None:
             _HELD[key] = left
         else:
             _HELD.pop(key, None)
+
+
+def check_readable_file(path: str | os.PathLike) -> None:
+    """Refuse an input that is neither a regular file nor a folder: a named pipe, a socket, a device.
+
+    Such an input can be read once at most (detection reads a file's head, then the reader reads it again) and may
+    never end (a pipe no one writes to would block forever, ``/dev/zero`` never ends). A missing path is left to
+    the caller's own message.
+
+    Raises
+    ------
+    ValueError
+        Naming the path and what it is.
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise ValueError(f"{path} is {kind}: give a regular file (save the stream to a file first; the input is read "
+                     "more than once)")
 
 
 def magic(path: str | os.PathLike, n: int = 4) -> bytes:

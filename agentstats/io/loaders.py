@@ -24,6 +24,7 @@ from agentstats._util.markup import md_code, md_text
 from agentstats._util.options import option_name
 from agentstats._util.text import plural
 from agentstats.files.manifest import check_manifest
+from agentstats.files.sniff import check_readable_file
 from agentstats.io.agents import AgentSelection
 from agentstats.io.detect import NotATableError, detect_format, source_name
 from agentstats.io.registry import Format, format_spec, normalize_format
@@ -110,6 +111,8 @@ class TrialSet(list):
 
 def _resolve(src: Any, format: str, options: dict[str, Any]) -> Format:
     """Return the format of ``src``: ``format``, or the one its content shows (column options help detection)."""
+    if isinstance(src, (str, os.PathLike)):
+        check_readable_file(src)  # a named pipe would block forever
     fmt = normalize_format(format)
     if fmt == "auto":
         fmt = detect_format(
