@@ -16,6 +16,7 @@ import contextlib
 import functools
 import math
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -48,6 +49,7 @@ __all__ = [
     "clean",
     "command",
     "console",
+    "escape_controls",
     "fail",
     "load_counts",
     "load_trials",
@@ -71,9 +73,35 @@ EXIT_INTERRUPTED = 130
 #: 128 + SIGTERM: a command stopped by ``kill``, a container stop or a CI timeout (handled as Ctrl-C is).
 EXIT_TERMINATED = 143
 
+#: C0 controls but line feed and tab, DEL, and C1 controls: what a terminal acts on (ESC starts ANSI and OSC
+#: sequences: clear the screen, set the title, a hyperlink to any URL). Data never carries them to the terminal.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    r"""Return ``text`` with every terminal control character written as its escape (ESC as ``\x1b``)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+class SafeConsole(Console):
+    r"""A rich console that shows control characters in what it prints as escapes, never as terminal commands.
+
+    The one place where data reaches the terminal: every command's tables, lines and errors go through the two
+    consoles below, so an agent named ``\x1b[2J`` (clear screen) or carrying an OSC 8 hyperlink is shown as the
+    characters it is. The console's own styling (its control segments and the styles it renders) is unchanged.
+    """
+
+    def _render_buffer(self, buffer: Any) -> str:
+        from rich.segment import Segment
+
+        return super()._render_buffer(
+            seg if seg.control or not _CONTROLS.search(seg.text) else Segment(escape_controls(seg.text), seg.style)
+            for seg in buffer)
+
+
 # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
-console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-out = Console(width=None if sys.stdout.isatty() else 160)
+console = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)
+out = SafeConsole(width=None if sys.stdout.isatty() else 160)
 
 
 def fail(exc: BaseException, code: int = EXIT_FAILURE) -> typer.Exit:

@@ -25,7 +25,7 @@ import pandas as pd
 from agentstats.files.sniff import open_binary
 from agentstats.io.agents import AgentSelection
 from agentstats.records.counts import counts_from_codes
-from agentstats.records.trial import CODE_UNSCORED, Status, outcome_codes, outcome_conflicts
+from agentstats.records.trial import CODE_UNSCORED, REWARD_TOL, Status, outcome_codes, outcome_conflicts
 
 __all__ = ["batch_codes", "jsonl_counts"]
 
@@ -132,8 +132,15 @@ def _batch_outcomes(batch: Any) -> np.ndarray | None:
     reward_col = batch.column("reward")
     reward = reward_col.to_numpy(zero_copy_only=False)  # NaN where absent
     has_reward = reward_col.is_valid().to_numpy(zero_copy_only=False)
-    if not np.all(np.isfinite(reward[has_reward])):
-        return None
+    given_reward = reward[has_reward]
+    if not np.all(np.isfinite(given_reward)) or np.any((given_reward < -REWARD_TOL) | (given_reward > 1 + REWARD_TOL)):
+        return None  # outside [0, 1]: the full reader names it
+    usage = batch.column("usage")
+    if usage.null_count < len(usage):
+        for name in ("latency_s", "input_tokens", "output_tokens", "cost_usd"):
+            values = pc.drop_null(pc.struct_field(usage, name)).to_numpy(zero_copy_only=False).astype(float)
+            if np.any(~np.isfinite(values)) or np.any(values < 0):
+                return None  # negative or non-finite usage: the full reader names it
     if np.any(outcome_conflicts(batch.column("success").to_numpy(zero_copy_only=False), reward)):
         return None  # a contradiction (the one rule of records.trial): the full reader names it
     outcome = batch_codes(batch)

@@ -24,8 +24,9 @@ statement codes the outcomes with :data:`OUTCOME_CODE` (failure 0, success 1, mi
 whose source marks some records as errors give them the status :func:`check_error_status` accepts.
 
 Values a :class:`Trial` refuses (each a validation error with its field): an empty or blank ``agent`` or
-``task_id``; a negative ``trial``; a ``reward`` that is NaN or infinite (JSON ``NaN``, ``Infinity``, ``1e400``);
-a ``success`` other than ``true``/``false`` or ``0``/``1`` (text such as ``"yes"`` is refused, not guessed).
+``task_id``; a negative ``trial``, or ``true``/``false`` as a trial number; a ``reward`` outside [0, 1], NaN or
+infinite (JSON ``NaN``, ``Infinity``, ``1e400``); negative token counts; a negative, NaN or infinite latency or
+cost; a ``success`` other than ``true``/``false`` or ``0``/``1`` (text such as ``"yes"`` is refused, not guessed).
 ``null`` for ``status`` or ``judge_missing`` means the same as leaving the field out.
 """
 
@@ -189,10 +190,10 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    latency_s: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
+    latency_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Interaction(BaseModel):
@@ -260,6 +261,20 @@ class Trial(BaseModel):
                 if isinstance(v, int) and not isinstance(v, bool):
                     data = {**data, key: str(v)}
         return data
+
+    @field_validator("reward")
+    @classmethod
+    def _reward_in_unit_interval(cls, v: float | None) -> float | None:
+        if v is not None and not -REWARD_TOL <= v <= 1.0 + REWARD_TOL:  # 2.0 would otherwise count as a failure
+            raise ValueError(f"reward must be between 0 and 1 (1 a success, below 1 a failure), got {v:g}")
+        return v
+
+    @field_validator("trial", mode="before")
+    @classmethod
+    def _no_bool_trial(cls, v: Any) -> Any:
+        if isinstance(v, bool | np.bool_):  # JSON true would otherwise be trial 1
+            raise ValueError(f"trial must be a whole number, not {str(bool(v)).lower()}")
+        return v
 
     @field_validator("agent", "task_id")
     @classmethod
