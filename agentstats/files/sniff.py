@@ -18,6 +18,7 @@ import gzip
 import io
 import os
 import threading
+import zlib
 from pathlib import Path
 from typing import IO, cast
 
@@ -26,6 +27,7 @@ __all__ = [
     "GZIP_MAGIC",
     "HEAD_BYTES",
     "PARQUET_MAGIC",
+    "STREAM_ERRORS",
     "check_readable_file",
     "held_store",
     "hold_store",
@@ -87,6 +89,12 @@ def release_store(key: tuple[int, int] | None) -> None:
             _HELD[key] = left
         else:
             _HELD.pop(key, None)
+
+
+#: What reading a file (gzip transparently) raises when its bytes are cut short or corrupt: ``OSError`` (a bad
+#: gzip header, ``BadGzipFile``), ``EOFError`` (a stream that breaks off) and ``zlib.error`` (corrupt deflate data,
+#: "invalid bit length repeat"), which is neither.
+STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def check_readable_file(path: str | os.PathLike) -> None:
@@ -174,5 +182,5 @@ def read_head(path: str | os.PathLike, n: int = HEAD_BYTES) -> bytes:
     with open_binary(path) as fh:
         try:
             return fh.read(n)
-        except (OSError, EOFError) as exc:  # truncated/corrupt gzip
+        except STREAM_ERRORS as exc:  # truncated/corrupt gzip
             raise ValueError(f"{path}: cannot decompress: {exc}") from exc

@@ -137,9 +137,13 @@ def refuse_store_export(path: str | os.PathLike[str]) -> set[str]:
     ValueError
         For a run-store export (the message says to export JSONL instead).
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = set(pq.read_schema(path).names)
+    try:
+        cols = set(pq.read_schema(path).names)
+    except (pa.ArrowInvalid, OSError) as exc:  # cut short or damaged: said with the file's name (exit 2)
+        raise ValueError(f"{path}: not a readable Parquet file (cut short or damaged?): {exc}") from None
     if STORE_EXPORT_COLUMNS <= cols:
         raise ValueError(
             f"{path} is a run-store export (the trials table of `agentstats runs export ... --out FILE.parquet`, "

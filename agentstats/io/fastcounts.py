@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.files.sniff import open_binary
+from agentstats.files.sniff import STREAM_ERRORS, open_binary
 from agentstats.io.agents import AgentSelection
 from agentstats.records.counts import counts_from_codes
 from agentstats.records.trial import CODE_UNSCORED, REWARD_TOL, Status, outcome_codes, outcome_conflicts
@@ -177,7 +177,7 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
 
     try:
         n_lines = _object_lines(path)
-    except (OSError, EOFError):
+    except STREAM_ERRORS:
         return None
     if not n_lines:
         return None
@@ -197,7 +197,7 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
                 task_chunks.append(batch.column("task_id"))
                 trial_chunks.append(batch.column("trial").to_numpy(zero_copy_only=False))
                 outcome_chunks.append(outcome)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError, OSError, EOFError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError, *STREAM_ERRORS):
         return None
     trial = np.concatenate(trial_chunks) if trial_chunks else np.zeros(0, np.int64)
     if len(trial) != n_lines:

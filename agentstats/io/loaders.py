@@ -253,6 +253,14 @@ def no_trials_error(name: str, fmt: str, notes: Sequence[Problem] = ()) -> LoadE
                      name, skippable=False, head=f"{name} holds no trials")
 
 
+class UnknownOptionError(TypeError, ValueError):
+    """An option the input's format does not take.
+
+    A ``TypeError`` to Python callers, an input error (exit 2) to the command line, which treats ``ValueError`` as bad
+    input.
+    """
+
+
 def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Return the keyword arguments of ``spec``'s reader; raise for an option it does not take."""
     agent = named["agent"]
@@ -275,7 +283,11 @@ def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dic
             f"(trial records carry their agent; run tables name it with {option_name('agent_col')})"
         )
     if options:
-        raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {spec.name!r}")
+        if "run" in options:  # `--run` names a run of a run store: said as an input error (exit 2)
+            raise UnknownOptionError(f"{option_name('run')} picks a run of a run store; {name} is read as "
+                                     f"{spec.name!r}, not a run store (leave {option_name('run')} out)")
+        raise UnknownOptionError(f"load_trials() got unexpected option(s) {sorted(options)} for format "
+                                 f"{spec.name!r} ({name})")
     return {k: named[k] for k in spec.options}
 
 

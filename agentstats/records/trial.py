@@ -234,7 +234,7 @@ class Trial(BaseModel):
 
     agent: str
     task_id: str
-    trial: int = Field(ge=0)
+    trial: int = Field(ge=0, lt=2**63)  # int64, as every table and the store keep it
     status: Status = Status.completed
     success: bool | None = None
     reward: float | None = Field(default=None, allow_inf_nan=False)
@@ -281,6 +281,10 @@ class Trial(BaseModel):
     def _not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError(f"must be a non-empty name, got {v!r}")
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800"): not text any file can hold
+            raise ValueError(f"holds a lone surrogate ({v[exc.start]!r}), which is not valid text") from None
         return v
 
     @field_validator("success", mode="before")
