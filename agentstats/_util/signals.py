@@ -101,7 +101,7 @@ def stop_signals_chained(state: StopState) -> Iterator[StopState]:
     if not _main_thread():
         yield state
         return
-    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    previous: dict[int, Any] = {int(s): signal.getsignal(s) for s in STOP_SIGNALS}
 
     def handler(signum: int, frame: Any) -> None:
         if state.signum is None:
