@@ -105,3 +105,21 @@ def test_base_url_that_is_not_a_url_is_a_config_error(tmp_path):
     assert len(res.output.strip().splitlines()) == 1
     for ok in ("https://api.openai.com/v1", "http://127.0.0.1:8080/v1", None):
         assert Endpoint(model="m", base_url=ok).base_url == ok
+
+
+def test_a_corrupt_eval_member_is_located(tmp_path):
+    import struct
+    import zipfile
+
+    pytest.importorskip("zstandard")
+    src = Path(__file__).resolve().parents[1] / "data" / "inspect_mockllm.eval"
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as z:
+        info = next(i for i in z.infolist() if i.filename.startswith("samples/"))
+    name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26: info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    for j in range(start + 5, start + 40):  # the member's compressed bytes, damaged in place
+        data[j] ^= 0x5A
+    bad = tmp_path / "bad.eval"
+    bad.write_bytes(bytes(data))
+    _located(_estimate(str(bad)), f"field '{info.filename}'", "corrupt Zstandard data")
