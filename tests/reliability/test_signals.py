@@ -259,3 +259,36 @@ def test_kill_9_loses_at_most_one_flush_and_readers_see_the_run_interrupted(tmp_
     con = duckdb.connect(str(store), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "running"  # the file says so until next written
     con.close()
+
+
+def test_sigterm_during_runs_export_leaves_the_previous_file_and_no_temporary(tmp_path, monkeypatch):
+    """`runs export` writes through files.atomic.atomic_path: SIGTERM mid-COPY exits 143 and leaves nothing new."""
+    from agentstats.store import RunStore
+
+    src = tmp_path / "t.jsonl"
+    src.write_text("".join(json.dumps({"agent": "a", "task_id": f"t{i}", "trial": 0, "success": True}) + "\n"
+                           for i in range(20)))
+    store = tmp_path / "s.duckdb"
+    assert CliRunner().invoke(_cli(), ["import", str(src), "--store", str(store), "--store-run", "r"]).exit_code == 0
+    out = tmp_path / "out" / "r.parquet"
+    out.parent.mkdir()
+    out.write_bytes(b"the previous export")
+
+    def killed_midway(self, run, path, table="trials"):  # export_parquet's write, its COPY cut short by SIGTERM
+        from agentstats.files.atomic import atomic_path
+
+        with atomic_path(path) as tmp:
+            Path(tmp).write_bytes(b"PAR1 half")  # what DuckDB's COPY had written when the signal came
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+
+    monkeypatch.setattr(RunStore, "export_parquet", killed_midway)
+    res = CliRunner().invoke(_cli(), ["runs", "export", "r", "--store", str(store), "--out", str(out), "--force"])
+    assert res.exit_code == 143 and res.output.strip().endswith("terminated"), res.output
+    assert out.read_bytes() == b"the previous export" and sorted(os.listdir(out.parent)) == ["r.parquet"]
+
+
+def _cli():
+    from agentstats.cli import app
+
+    return app
