@@ -107,9 +107,13 @@ class Reply:
 
     @classmethod
     def http_error(cls, code: int, retry_after: str | None = None, retry_after_ms: int | None = None,
-               delay_s: float = 0.0) -> Reply:
-        """An HTTP error with an OpenAI-style error body, optionally with ``Retry-After`` headers."""
-        headers = {}
+               delay_s: float = 0.0, echo_key: bool = False) -> Reply:
+        """An HTTP error with an OpenAI-style error body, optionally with ``Retry-After`` headers.
+
+        ``echo_key``: the body's message repeats the request's ``Authorization`` header and the key in it, as some
+        401 replies do (the redaction tests look for the key in everything agentstats writes and prints).
+        """
+        headers = {"x-echo-key": "1"} if echo_key else {}
         if retry_after is not None:
             headers["Retry-After"] = retry_after
         if retry_after_ms is not None:
@@ -373,8 +377,14 @@ class _Handler(BaseHTTPRequestHandler):
             if delay > 0:
                 time.sleep(delay)
             if reply.kind == "status":
-                err = {"error": {"message": f"scripted HTTP {reply.status}", "type": "scripted", "code": None}}
-                self._send(reply.status, err, reply.headers)
+                message = f"scripted HTTP {reply.status}"
+                headers = dict(reply.headers)
+                if headers.pop("x-echo-key", None):
+                    auth = self.headers.get("Authorization") or ""
+                    key = auth.removeprefix("Bearer ")
+                    message += f": Incorrect API key provided: {key}. (Authorization: {auth}; api-key={key})"
+                err = {"error": {"message": message, "type": "scripted", "code": None}}
+                self._send(reply.status, err, headers)
             else:
                 self._send(200, _completion(body, reply), reply.headers)
         except (BrokenPipeError, ConnectionResetError):  # client gave up (timeout test)

@@ -62,6 +62,10 @@ def responder(body: dict[str, Any]) -> Reply:
     return Reply.verdict(1.0 if "GOOD" in answer else 0.0, reasoning="scripted")
 
 
+#: The placeholder of the endpoints' address until :func:`point_at` fills in a server's (a URL: configs are checked).
+BASE_URL = "http://base-url.invalid/v1"
+
+
 def make_world(tmp: Path, n: int = 20, *, thresholds: dict[str, float] | None = None, **gate: Any) -> Path:
     """Write eval set, baseline and a loop config under ``tmp``; return the config path (base_url filled later)."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -80,9 +84,9 @@ def make_world(tmp: Path, n: int = 20, *, thresholds: dict[str, float] | None = 
         "baseline": "baseline.jsonl",
         "gate": {"max_iterations": 5, "stop_after_no_improvement": 1, "n_draws": 2000,
                  "thresholds": thresholds if thresholds is not None else {"relevance": 0.97}, **gate},
-        "agent": {"model": MODEL, "base_url": "BASE_URL", "prompt": PROMPTS["A"], "max_tokens": 64,
+        "agent": {"model": MODEL, "base_url": BASE_URL, "prompt": PROMPTS["A"], "max_tokens": 64,
                   "concurrency": 8, "backoff_base_s": 0.01, "backoff_max_s": 0.05},
-        "judge": {"model": MODEL, "base_url": "BASE_URL", "max_tokens": 64, "concurrency": 8,
+        "judge": {"model": MODEL, "base_url": BASE_URL, "max_tokens": 64, "concurrency": 8,
                   "backoff_base_s": 0.01, "backoff_max_s": 0.05},
         "prices": PRICES,
         "policy_phrases": ["account numbers"],
@@ -94,7 +98,7 @@ def make_world(tmp: Path, n: int = 20, *, thresholds: dict[str, float] | None = 
 
 def point_at(config: Path, server: ScriptedOpenAIServer, **changes: Any) -> Path:
     """Fill in the server's URL (and apply ``changes`` to the ``gate`` / top-level settings)."""
-    cfg = json.loads(config.read_text().replace("BASE_URL", server.base_url))
+    cfg = json.loads(config.read_text().replace(BASE_URL, server.base_url))
     for k, v in changes.items():
         if k in ("agent", "judge"):
             cfg[k].update(v)

@@ -15,6 +15,7 @@ from typing import Any
 
 from agentstats.capture.context import _FRAME, _Frame
 from agentstats.llm.pricing import cost_usd
+from agentstats.llm.redact import register_secret
 from agentstats.records.trial import ToolCall
 
 #: Whether ``openai`` is patched (read as ``openai_patch._PATCHED``: it changes once).
@@ -36,12 +37,14 @@ def _patch_openai() -> None:
 
     @functools.wraps(sync_create)
     def create(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _register_key(self)
         response = sync_create(self, *args, **kwargs)
         _observe(response)
         return response
 
     @functools.wraps(async_create)
     async def acreate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _register_key(self)
         response = await async_create(self, *args, **kwargs)
         _observe(response)
         return response
@@ -49,6 +52,12 @@ def _patch_openai() -> None:
     mod.Completions.create = create  # type: ignore[method-assign]
     mod.AsyncCompletions.create = acreate  # type: ignore[method-assign]
     _PATCHED = True
+
+
+def _register_key(resource: Any) -> None:
+    """Remember the key of the application's ``openai`` client, so that an error echoing it is stored redacted."""
+    with contextlib.suppress(Exception):
+        register_secret(getattr(getattr(resource, "_client", None), "api_key", None))
 
 
 def _observe(response: Any) -> None:

@@ -3,9 +3,9 @@
 :class:`Recorder` is the part of :class:`agentstats.capture.runs.Run` that runs at every captured call. An outermost
 call opens a message of a trial (found by the state's ids, or started: :meth:`Recorder._open_message`), every call
 records a node invocation when it returns or raises (:meth:`Recorder._exit`: inputs, outputs, error, latency, the
-OpenAI usage observed inside it), and the records are written in one transaction at most every ``flush_interval``
-seconds (:meth:`Recorder.flush`). The application's results and exceptions are never changed: a failed write is a
-warning, and its records are kept for the next flush.
+OpenAI usage observed inside it), and the records are written in one transaction every ``flush_interval``
+seconds or ``flush_every`` node invocations, whichever comes first (:meth:`Recorder.flush`). The application's
+results and exceptions are never changed: a failed write is a warning, and its records are kept for the next flush.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from agentstats.capture import openai_patch
 from agentstats.capture.context import _FRAME, _Frame
 from agentstats.capture.records import _NODE_COLUMNS, _answer_text, _dumps, _MsgRec, _reader, _TrialRec
+from agentstats.llm.redact import redact
 from agentstats.metrics.base import Metric
 from agentstats.records.trial import Status, ToolCall, Trial
 from agentstats.store import RunStore, TrialRow
@@ -49,6 +50,7 @@ class Recorder:
     run_id: int
     status: str
     flush_interval: float
+    flush_every: int
     prices: Mapping[str, tuple[float, float]]
     _id_fields: tuple[str, str, str, str, str, str]
     _answer_field: str
@@ -227,7 +229,7 @@ class Recorder:
         row = (self.run_id, frame.invocation_id, frame.parent.invocation_id if frame.parent is not None else None,
                trial.agent, trial.task_id, trial.trial, trial.conversation_id, frame.message_id, frame.name,
                frame.started, latency, frame.inputs_json, None if exc is not None else _dumps(outputs),
-               error_type, None if exc is None else str(exc)[:2000], frame.model,
+               error_type, None if exc is None else redact(str(exc))[:2000], frame.model,
                frame.in_tok if frame.model else None, frame.out_tok if frame.model else None, frame.cost)
         due = False
         with self._lock:
@@ -254,7 +256,8 @@ class Recorder:
                         del self._keys[key]
                 else:
                     self._dirty[key] = trial
-                due = time.monotonic() - self._last_flush >= self.flush_interval
+                due = (len(self._nodes) >= self.flush_every
+                       or time.monotonic() - self._last_flush >= self.flush_interval)
         if frame.parent is None and due:
             try:
                 self.flush()

@@ -14,9 +14,10 @@
   argument, or an object with these attributes): ``conversation_id`` groups the messages of one conversation into one
   trial, ``message_id`` names a message, ``task_id`` and ``trial`` give the trial's key (``task_id`` defaults to the
   conversation id, ``trial`` to the next free number for that task). Field names are configurable on the run.
-* Records are buffered in memory and written in one transaction at most every ``flush_interval`` seconds (and at
-  the end), so capture is cheap and a crash loses at most that interval. A run whose process died is marked
-  ``interrupted`` when the store is next opened; ``run(name, resume=True)`` continues it.
+* Records are buffered in memory and written in one transaction every ``flush_interval`` seconds or every
+  ``flush_every`` node invocations, whichever comes first (and at the end, and on Ctrl-C or SIGTERM), so capture is
+  cheap and ``kill -9`` loses at most that much. A run whose process died is marked ``interrupted`` when the store
+  is next opened; ``run(name, resume=True)`` continues it.
 * Metrics of the metric catalogue (:mod:`agentstats.metrics`) are computed at :func:`end_run` from the stored records
   (:mod:`agentstats.capture.scoring`); read them with :meth:`Run.result`, :meth:`Run.metric_result` and
   :meth:`Run.to_frame`.
@@ -29,11 +30,12 @@ import contextlib
 import contextvars
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from agentstats._util.signals import sigterm_exits
 from agentstats.capture import openai_patch
 from agentstats.capture.context import _NODE_METRICS
 from agentstats.capture.recorder import Recorder
@@ -48,6 +50,8 @@ __all__ = ["Run", "current_run", "end_run", "run", "start_run"]
 _RUN: contextvars.ContextVar[Run | None] = contextvars.ContextVar("agentstats_run", default=None)
 #: Runs started in this process and not ended, most recent last (seen by threads and other notebook cells).
 _ACTIVE: list[Run] = []
+#: Gives SIGTERM its default action back once no run is open (:func:`agentstats._util.signals.sigterm_exits`).
+_UNDO_SIGTERM: Callable[[], None] = lambda: None  # noqa: E731
 
 
 def current_run() -> Run | None:
@@ -93,6 +97,9 @@ class Run(Recorder, RunResults):
         Model -> (input, output) US dollars per 1M tokens (default: the judge's price table).
     flush_interval : float
         Seconds between writes (0: after every outermost call).
+    flush_every : int
+        Also write once this many node invocations are buffered (default 1000), so that a fast application killed
+        with ``kill -9`` loses at most this many records or ``flush_interval`` seconds of them, whichever is fewer.
 
     Raises
     ------
@@ -123,6 +130,7 @@ class Run(Recorder, RunResults):
         answer_field: str = "answer",
         prices: Mapping[str, tuple[float, float]] | None = None,
         flush_interval: float = 1.0,
+        flush_every: int = 1000,
     ):
         self.name = name
         self.agent = agent or name
@@ -136,6 +144,9 @@ class Run(Recorder, RunResults):
         self._answer_field = answer_field
         self.prices = dict(prices) if prices is not None else DEFAULT_PRICES
         self.flush_interval = flush_interval
+        if flush_every < 1:
+            raise ValueError(f"flush_every must be at least 1, not {flush_every}")
+        self.flush_every = int(flush_every)
         self._own_store = not isinstance(store, RunStore)
         self.store = RunStore(store) if not isinstance(store, RunStore) else store
         self.path = self.store.path
@@ -166,11 +177,19 @@ class Run(Recorder, RunResults):
         """Return what the capture was given (stored in the run's ``config`` under ``capture``)."""
         return {"agent": self.agent, "metrics": [m.name for m in self.metrics],
                 "judge": judge if judge is None or isinstance(judge, str) else type(judge).__name__,
-                "fields": self.fields, "flush_interval": self.flush_interval}
+                "fields": self.fields, "flush_interval": self.flush_interval,
+                "flush_every": self.flush_every}
 
     def start(self) -> Run:
-        """Make this the current run (what :func:`start_run` and ``with`` do)."""
+        """Make this the current run (what :func:`start_run` and ``with`` do).
+
+        While a run is open, SIGTERM ends the process as Ctrl-C would (``SystemExit(143)``, where the program left
+        SIGTERM's default action): the run's records are written and it is marked ``interrupted``.
+        """
+        global _UNDO_SIGTERM
         self._token = _RUN.set(self)
+        if not _ACTIVE:
+            _UNDO_SIGTERM = sigterm_exits()
         _ACTIVE.append(self)
         return self
 
@@ -188,6 +207,8 @@ class Run(Recorder, RunResults):
         finally:
             if self in _ACTIVE:
                 _ACTIVE.remove(self)
+                if not _ACTIVE:
+                    _UNDO_SIGTERM()
             if self._token is not None:
                 with contextlib.suppress(ValueError):
                     _RUN.reset(self._token)

@@ -1,8 +1,10 @@
 """What every command shares: the exit statuses, the consoles, one-line errors and the ``command`` wrapper.
 
 Exit statuses (every command): 0 success, 1 the work failed, 2 usage or input error, 3 diagnostics failed under
-``--strict``, 69 a service the command needs failed, 75 undecided (retry with more data), 130 interrupted.
-:func:`command` wraps every command so that an interrupt (Ctrl-C) is one line and status 130 however it surfaces,
+``--strict``, 69 a service the command needs failed, 75 undecided (retry with more data), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM, handled as Ctrl-C is: :mod:`agentstats._util.signals`).
+:func:`command` wraps every command so that an interrupt (Ctrl-C, SIGTERM) is one line and status 130 / 143
+however it surfaces,
 and an unexpected error one line and status 1; :class:`CommandGroup` says a usage error (an unknown option, a value
 that is not one of an option's choices) in one line and status 2. The options themselves are declared in
 :mod:`agentstats.cli.options`.
@@ -14,9 +16,9 @@ import contextlib
 import functools
 import math
 import os
+import re
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ import typer.exceptions
 from rich.console import Console
 
 from agentstats._util.options import option_style
+from agentstats._util.signals import StopState, exit_status, stop_signals_raise
 
 try:  # typer vendors click from 0.2x on; before, the exceptions are click's own
     from typer._click.exceptions import ClickException
@@ -39,12 +42,14 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_RETRY",
+    "EXIT_TERMINATED",
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
     "CommandGroup",
     "clean",
     "command",
     "console",
+    "escape_controls",
     "fail",
     "load_counts",
     "load_trials",
@@ -65,17 +70,47 @@ EXIT_RETRY = 75
 EXIT_UNAVAILABLE = 69
 #: 128 + SIGINT, the shell's convention for a command stopped by Ctrl-C.
 EXIT_INTERRUPTED = 130
+#: 128 + SIGTERM: a command stopped by ``kill``, a container stop or a CI timeout (handled as Ctrl-C is).
+EXIT_TERMINATED = 143
+
+#: C0 controls but line feed and tab, DEL, and C1 controls: what a terminal acts on (ESC starts ANSI and OSC
+#: sequences: clear the screen, set the title, a hyperlink to any URL). Data never carries them to the terminal.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    r"""Return ``text`` with every terminal control character written as its escape (ESC as ``\x1b``)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+class SafeConsole(Console):
+    r"""A rich console that shows control characters in what it prints as escapes, never as terminal commands.
+
+    The one place where data reaches the terminal: every command's tables, lines and errors go through the two
+    consoles below, so an agent named ``\x1b[2J`` (clear screen) or carrying an OSC 8 hyperlink is shown as the
+    characters it is. The console's own styling (its control segments and the styles it renders) is unchanged.
+    """
+
+    def _render_buffer(self, buffer: Any) -> str:
+        from rich.segment import Segment
+
+        return super()._render_buffer(
+            seg if seg.control or not _CONTROLS.search(seg.text) else Segment(escape_controls(seg.text), seg.style)
+            for seg in buffer)
+
 
 # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
-console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-out = Console(width=None if sys.stdout.isatty() else 160)
+console = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)
+out = SafeConsole(width=None if sys.stdout.isatty() else 160)
 
 
 def fail(exc: BaseException, code: int = EXIT_FAILURE) -> typer.Exit:
     """Print ``exc`` as one escaped error line and return the ``typer.Exit`` to raise with ``code``."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
+    from agentstats.llm.redact import redact
+
+    console.print(f"[bold red]error:[/] {escape(redact(str(exc)))}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -256,11 +291,13 @@ def notebook_errors() -> Iterator[None]:
 
 
 def command[F: Callable[..., Any]](fn: F) -> F:
-    """Wrap a command: Ctrl-C gives one line and status 130; an unexpected error one line and status 1.
+    """Wrap a command: Ctrl-C gives one line and status 130, SIGTERM 143; an unexpected error one line and status 1.
 
     An interrupt can surface as something else: samplers and kernels catch ``KeyboardInterrupt`` and fail later
     (an ``IndexError`` from nutpie's empty trace, a ``SystemError`` from PyMC, a ``ZMQError`` from the report's
-    kernel). So the wrapper installs its own SIGINT handler for the command's duration, remembers that an
+    kernel). So the wrapper installs its own SIGINT and SIGTERM handlers for the command's duration
+    (:func:`agentstats._util.signals.stop_signals_raise`; SIGTERM raises ``Terminated``, a ``KeyboardInterrupt``,
+    so every cleanup an interrupt does runs for it too), remembers that an
     interrupt happened, and whatever follows it (an exception, an exit status, or a normal return) ends as
     "interrupted" and 130. Usage errors and ``typer.Exit`` pass through unchanged. Set ``AGENTSTATS_DEBUG=1``
     to see the traceback of an unexpected error. Messages from the library name options as flags
@@ -269,55 +306,54 @@ def command[F: Callable[..., Any]](fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        interrupted = threading.Event()
-
-        def on_sigint(signum: int, frame: Any) -> None:
-            interrupted.set()
-            raise KeyboardInterrupt
-
-        old = None
-        if threading.current_thread() is threading.main_thread():
-            old = signal.signal(signal.SIGINT, on_sigint)
-        try:
-            with option_style("cli"):  # messages from the library name --flags, not keyword arguments
-                result = fn(*args, **kwargs)
-        except KeyboardInterrupt:
-            raise _interrupted() from None
-        except BrokenPipeError:
-            # the reader of stdout went away (`agentstats estimate ... | head`): the work is done, nothing to say;
-            # point stdout at devnull so that Python's flush at exit does not fail again (Python docs, "signal")
-            with contextlib.suppress(OSError):
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            return None
-        except (typer.Exit, typer.Abort, typer.exceptions.TyperException) as exc:  # exits and usage errors
-            if interrupted.is_set() and getattr(exc, "exit_code", None) != EXIT_INTERRUPTED:
-                raise _interrupted() from None
-            raise  # (a command that already said "interrupted" and exits 130 is not said twice)
-        except Exception as exc:
-            if interrupted.is_set():
-                raise _interrupted() from None
-            if os.environ.get("AGENTSTATS_DEBUG"):
-                raise
-            raise fail(
-                RuntimeError(
-                    f"{type(exc).__name__}: {exc} (an unexpected error; AGENTSTATS_DEBUG=1 shows the traceback)"
-                ),
-                EXIT_FAILURE,
-            ) from exc
-        finally:
-            if old is not None:
-                signal.signal(signal.SIGINT, old)
-        if interrupted.is_set():
-            raise _interrupted()
-        return result
+        with stop_signals_raise() as stop:
+            return _run(fn, stop, args, kwargs)
 
     return wrapper  # type: ignore[return-value]
 
 
-def _interrupted() -> typer.Exit:
-    console.print("interrupted", highlight=False)
-    return typer.Exit(EXIT_INTERRUPTED)
+def _run(fn: Callable[..., Any], stop: StopState, args: Any, kwargs: Any) -> Any:
+    """Run a command's function under :func:`command`'s rules (``stop``: which stop signal arrived)."""
+    try:
+        with option_style("cli"):  # messages from the library name --flags, not keyword arguments
+            result = fn(*args, **kwargs)
+    except KeyboardInterrupt as exc:
+        raise _interrupted(stop.signum or getattr(exc, "signum", signal.SIGINT)) from None
+    except BrokenPipeError:
+        # the reader of stdout went away (`agentstats estimate ... | head`): the work is done, nothing to say;
+        # point stdout at devnull so that Python's flush at exit does not fail again (Python docs, "signal")
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return None
+    except (typer.Exit, typer.Abort, typer.exceptions.TyperException) as exc:  # exits and usage errors
+        code = getattr(exc, "exit_code", None)
+        if stop.hit and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+            raise _interrupted(stop.signum) from None
+        if stop.signum == signal.SIGTERM and code == EXIT_INTERRUPTED:  # said already; the status is SIGTERM's
+            raise typer.Exit(EXIT_TERMINATED) from None
+        raise  # (a command that already said "interrupted" is not said twice)
+    except Exception as exc:
+        if stop.hit:
+            raise _interrupted(stop.signum) from None
+        if os.environ.get("AGENTSTATS_DEBUG"):
+            raise
+        raise fail(
+            RuntimeError(
+                f"{type(exc).__name__}: {exc} (an unexpected error; AGENTSTATS_DEBUG=1 shows the traceback)"
+            ),
+            EXIT_FAILURE,
+        ) from exc
+    if stop.hit:
+        raise _interrupted(stop.signum)
+    return result
+
+
+def _interrupted(signum: int | None = None) -> typer.Exit:
+    """Say ``interrupted`` (``terminated`` for SIGTERM) and return the exit: 130, or 143 for SIGTERM."""
+    signum = signal.SIGINT if signum is None else signum
+    console.print("terminated" if signum == signal.SIGTERM else "interrupted", highlight=False)
+    return typer.Exit(exit_status(signum))
 
 
 def clean(v: Any) -> Any:

@@ -315,8 +315,11 @@ def check_n_boot(n_boot: int) -> None:
     The rule is the library's (:func:`agentstats.estimators._checks.check_n_boot`), whose message names the keyword
     of the Python function the command calls.
     """
-    from agentstats.estimators._checks import MIN_N_BOOT
+    from agentstats.estimators._checks import MAX_N_BOOT, MIN_N_BOOT
 
+    if n_boot > MAX_N_BOOT:
+        raise fail(typer.BadParameter(f"--n-boot must be at most {MAX_N_BOOT:,}, got {n_boot}: more resamples "
+                                      "change no interval visibly and take memory in proportion"), EXIT_USAGE)
     if 0 < n_boot < MIN_N_BOOT:
         raise fail(typer.BadParameter(
             f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot}: fewer resamples leave the "

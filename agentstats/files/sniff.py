@@ -18,6 +18,7 @@ import gzip
 import io
 import os
 import threading
+import zlib
 from pathlib import Path
 from typing import IO, cast
 
@@ -26,6 +27,8 @@ __all__ = [
     "GZIP_MAGIC",
     "HEAD_BYTES",
     "PARQUET_MAGIC",
+    "STREAM_ERRORS",
+    "check_readable_file",
     "held_store",
     "hold_store",
     "is_duckdb_file",
@@ -88,6 +91,38 @@ def release_store(key: tuple[int, int] | None) -> None:
             _HELD.pop(key, None)
 
 
+#: What reading a file (gzip transparently) raises when its bytes are cut short or corrupt: ``OSError`` (a bad
+#: gzip header, ``BadGzipFile``), ``EOFError`` (a stream that breaks off) and ``zlib.error`` (corrupt deflate data,
+#: "invalid bit length repeat"), which is neither.
+STREAM_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def check_readable_file(path: str | os.PathLike) -> None:
+    """Refuse an input that is neither a regular file nor a folder: a named pipe, a socket, a device.
+
+    Such an input can be read once at most (detection reads a file's head, then the reader reads it again) and may
+    never end (a pipe no one writes to would block forever, ``/dev/zero`` never ends). A missing path is left to
+    the caller's own message.
+
+    Raises
+    ------
+    ValueError
+        Naming the path and what it is.
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    raise ValueError(f"{path} is {kind}: give a regular file (save the stream to a file first; the input is read "
+                     "more than once)")
+
+
 def magic(path: str | os.PathLike, n: int = 4) -> bytes:
     """Return the first ``n`` raw bytes of a file (not decompressed); a held store is never opened."""
     if held_store(path):  # a run store this process holds: never open() it; its magic is known
@@ -147,5 +182,5 @@ def read_head(path: str | os.PathLike, n: int = HEAD_BYTES) -> bytes:
     with open_binary(path) as fh:
         try:
             return fh.read(n)
-        except (OSError, EOFError) as exc:  # truncated/corrupt gzip
+        except STREAM_ERRORS as exc:  # truncated/corrupt gzip
             raise ValueError(f"{path}: cannot decompress: {exc}") from exc

@@ -8,6 +8,7 @@ its default is in ``docs/gate.md``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -425,11 +426,12 @@ def read_config_file(
     except (OSError, UnicodeDecodeError) as exc:
         raise error(source, [f"{source}: cannot read the file: {exc}"]) from None
     suffix = path.suffix.lower()
+    duplicates: list[str] = []
     try:
         if suffix == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=functools.partial(_json_object, duplicates, source))
         elif suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_unique_keys_loader(duplicates, source))
         else:
             raise error(source, [f"{source}: unknown config suffix {path.suffix!r}; use .yaml, .yml or .json"])
     except json.JSONDecodeError as exc:
@@ -438,11 +440,47 @@ def read_config_file(
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""
         raise error(source, [f"{source}{where}: malformed YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if duplicates:  # the last would win silently: a threshold given twice is a mistake to show
+        raise error(source, sorted(duplicates, key=lambda m: int(m.partition(", line ")[2].partition(":")[0] or 0)))
     if data is None and empty_ok:
         data = {}
     if not isinstance(data, dict):
         raise error(source, [f"{source}: the config must be a mapping of settings, got {type(data).__name__}"])
     return source, text, data
+
+
+def _json_object(duplicates: list[str], source: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object from its pairs, recording a key given twice (JSON's parser gives no line for it)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            duplicates.append(f"{source}: setting {key!r} is given twice (give each setting once)")
+        seen[key] = value
+    return seen
+
+
+def _unique_keys_loader(duplicates: list[str], source: str) -> type:
+    """Return a ``yaml.SafeLoader`` that records each mapping key given twice, with the line of its second use."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                first: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    try:
+                        key = self.construct_object(key_node, deep=True)
+                        hash(key)
+                    except (TypeError, yaml.YAMLError):
+                        continue
+                    line = key_node.start_mark.line + 1
+                    if key in first and key != "<<":
+                        duplicates.append(f"{source}, line {line}: setting {key!r} is given twice (first on line "
+                                          f"{first[key]}; give each setting once)")
+                    first.setdefault(key, line)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 def validation_problems(exc: ValidationError, text: str, source: str, settings_hint: str) -> list[str]:

@@ -137,9 +137,13 @@ def refuse_store_export(path: str | os.PathLike[str]) -> set[str]:
     ValueError
         For a run-store export (the message says to export JSONL instead).
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    cols = set(pq.read_schema(path).names)
+    try:
+        cols = set(pq.read_schema(path).names)
+    except (pa.ArrowInvalid, OSError) as exc:  # cut short or damaged: said with the file's name (exit 2)
+        raise ValueError(f"{path}: not a readable Parquet file (cut short or damaged?): {exc}") from None
     if STORE_EXPORT_COLUMNS <= cols:
         raise ValueError(
             f"{path} is a run-store export (the trials table of `agentstats runs export ... --out FILE.parquet`, "
@@ -213,8 +217,11 @@ def detect_format(
         return _table_kind(refuse_store_export(path), run_cols, name, counts_cols)
     head = read_head(path)
     for fmt, detector in registry.detectors():
-        if detector(path, head):
-            return fmt
+        try:
+            if detector(path, head):
+                return fmt
+        except RecursionError:  # nesting deeper than the parser goes is not this format's shape; the reader says so
+            continue
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if not text:
         raise ValueError(f"{name}: file is empty")

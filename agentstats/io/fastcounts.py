@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agentstats.files.sniff import open_binary
+from agentstats.files.sniff import STREAM_ERRORS, open_binary
 from agentstats.io.agents import AgentSelection
 from agentstats.records.counts import counts_from_codes
-from agentstats.records.trial import CODE_UNSCORED, Status, outcome_codes, outcome_conflicts
+from agentstats.records.trial import CODE_UNSCORED, REWARD_TOL, Status, outcome_codes, outcome_conflicts
 
 __all__ = ["batch_codes", "jsonl_counts"]
 
@@ -132,8 +132,15 @@ def _batch_outcomes(batch: Any) -> np.ndarray | None:
     reward_col = batch.column("reward")
     reward = reward_col.to_numpy(zero_copy_only=False)  # NaN where absent
     has_reward = reward_col.is_valid().to_numpy(zero_copy_only=False)
-    if not np.all(np.isfinite(reward[has_reward])):
-        return None
+    given_reward = reward[has_reward]
+    if not np.all(np.isfinite(given_reward)) or np.any((given_reward < -REWARD_TOL) | (given_reward > 1 + REWARD_TOL)):
+        return None  # outside [0, 1]: the full reader names it
+    usage = batch.column("usage")
+    if usage.null_count < len(usage):
+        for name in ("latency_s", "input_tokens", "output_tokens", "cost_usd"):
+            values = pc.drop_null(pc.struct_field(usage, name)).to_numpy(zero_copy_only=False).astype(float)
+            if np.any(~np.isfinite(values)) or np.any(values < 0):
+                return None  # negative or non-finite usage: the full reader names it
     if np.any(outcome_conflicts(batch.column("success").to_numpy(zero_copy_only=False), reward)):
         return None  # a contradiction (the one rule of records.trial): the full reader names it
     outcome = batch_codes(batch)
@@ -170,7 +177,7 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
 
     try:
         n_lines = _object_lines(path)
-    except (OSError, EOFError):
+    except STREAM_ERRORS:
         return None
     if not n_lines:
         return None
@@ -190,7 +197,7 @@ def jsonl_counts(path: str | os.PathLike, *, agents: AgentSelection | None = Non
                 task_chunks.append(batch.column("task_id"))
                 trial_chunks.append(batch.column("trial").to_numpy(zero_copy_only=False))
                 outcome_chunks.append(outcome)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError, OSError, EOFError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OverflowError, *STREAM_ERRORS):
         return None
     trial = np.concatenate(trial_chunks) if trial_chunks else np.zeros(0, np.int64)
     if len(trial) != n_lines:

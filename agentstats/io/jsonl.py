@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from agentstats.files.atomic import atomic_write
 from agentstats.files.manifest import HashingWriter, write_manifest
-from agentstats.files.sniff import open_binary, open_text
+from agentstats.files.sniff import STREAM_ERRORS, open_binary, open_text
 from agentstats.io.agents import AgentSelection
 from agentstats.io.fastcounts import jsonl_counts
 from agentstats.io.registry import register_format
@@ -75,7 +75,7 @@ def _lines(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[int, byte
                     raw = raw[len(_BOM) :]
                 if raw.strip():
                     yield lineno, raw
-        except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
+        except STREAM_ERRORS as exc:  # truncated or corrupt gzip stream
             log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")
 
 
@@ -147,7 +147,7 @@ def iter_json_array(path: str | os.PathLike, log: ProblemLog) -> Iterator[tuple[
         log.add(exc.lineno, None, f"malformed JSON: {json_error_text(exc.msg, exc.colno)}", unit="line",
                 whole_file=True)  # one JSON array: no element is read past the error
         return
-    except (OSError, EOFError) as exc:
+    except STREAM_ERRORS as exc:
         log.add(None, None, f"cannot read file (corrupt or truncated compression?): {exc}")
         return
     except UnicodeDecodeError as exc:

@@ -24,6 +24,7 @@ from agentstats._util.markup import md_code, md_text
 from agentstats._util.options import option_name
 from agentstats._util.text import plural
 from agentstats.files.manifest import check_manifest
+from agentstats.files.sniff import check_readable_file
 from agentstats.io.agents import AgentSelection
 from agentstats.io.detect import NotATableError, detect_format, source_name
 from agentstats.io.registry import Format, format_spec, normalize_format
@@ -110,6 +111,8 @@ class TrialSet(list):
 
 def _resolve(src: Any, format: str, options: dict[str, Any]) -> Format:
     """Return the format of ``src``: ``format``, or the one its content shows (column options help detection)."""
+    if isinstance(src, (str, os.PathLike)):
+        check_readable_file(src)  # a named pipe would block forever
     fmt = normalize_format(format)
     if fmt == "auto":
         fmt = detect_format(
@@ -250,6 +253,14 @@ def no_trials_error(name: str, fmt: str, notes: Sequence[Problem] = ()) -> LoadE
                      name, skippable=False, head=f"{name} holds no trials")
 
 
+class UnknownOptionError(TypeError, ValueError):
+    """An option the input's format does not take.
+
+    A ``TypeError`` to Python callers, an input error (exit 2) to the command line, which treats ``ValueError`` as bad
+    input.
+    """
+
+
 def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Return the keyword arguments of ``spec``'s reader; raise for an option it does not take."""
     agent = named["agent"]
@@ -272,7 +283,11 @@ def _reader_options(spec: Format, name: str, named: dict[str, Any], options: dic
             f"(trial records carry their agent; run tables name it with {option_name('agent_col')})"
         )
     if options:
-        raise TypeError(f"load_trials() got unexpected option(s) {sorted(options)} for format {spec.name!r}")
+        if "run" in options:  # `--run` names a run of a run store: said as an input error (exit 2)
+            raise UnknownOptionError(f"{option_name('run')} picks a run of a run store; {name} is read as "
+                                     f"{spec.name!r}, not a run store (leave {option_name('run')} out)")
+        raise UnknownOptionError(f"load_trials() got unexpected option(s) {sorted(options)} for format "
+                                 f"{spec.name!r} ({name})")
     return {k: named[k] for k in spec.options}
 
 

@@ -47,6 +47,7 @@ from agentstats.llm.budget import Budget, BudgetExhausted, WallTimeExceeded
 from agentstats.llm.cache import JudgeCache, cache_key
 from agentstats.llm.endpoint import Endpoint, LLMConfigError
 from agentstats.llm.pricing import DEFAULT_PRICES, cost_usd
+from agentstats.llm.redact import redact_exception
 from agentstats.llm.transport import AUTH_KINDS, Exchange, InvalidOutput, Session, backoff_s, classify, unwrap
 
 __all__ = ["CallError", "CallResult", "LLMClient"]
@@ -331,7 +332,7 @@ class LLMClient:
                     ex.attempts += 1
                     await once()
         except Exception as exc:
-            ex.exception = exc
+            ex.exception = redact_exception(exc)  # an error reply may echo the key: never kept or shown
         ex.latency_s = time.perf_counter() - t0
 
     # -- budget and cache keys -------------------------------------------------------------------------------
@@ -467,6 +468,9 @@ class LLMClient:
             except CallError as exc:
                 actual = exc.cost_usd or 0.0
                 raise
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                actual = estimate  # cut short in flight: the request may be billed; its reservation bounds it
+                raise
             finally:
                 self.budget.settle(estimate, actual)
                 self.changed()
@@ -546,12 +550,17 @@ class LLMClient:
             except (BudgetExhausted, WallTimeExceeded) as exc:
                 return Exchange(not_sent=str(exc))
             ex: Exchange | None = None
+            actual: float | None = None
             try:
                 ex = await self.send(ep, messages, temperature=temperature, response_model=call.response_model,
                                      max_retries=max_retries, context=call.context, mode=mode, session=session,
                                      keep_retrying=keep_retrying)
+                actual = ex.spent_usd
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                actual = estimate  # cut short in flight: counted at its reservation, as in chat()
+                raise
             finally:
-                self.budget.settle(estimate, None if ex is None else ex.spent_usd)
+                self.budget.settle(estimate, actual)
                 self.changed()
             return ex
 

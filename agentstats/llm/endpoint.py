@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentstats.llm.redact import register_secret
 
 __all__ = ["LOOPBACK_KEY", "Endpoint", "LLMConfigError", "is_loopback"]
 
@@ -68,6 +70,18 @@ class Endpoint(_Settings):
     timeout: float = Field(default=60.0, gt=0)
     backoff_base_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=60.0, ge=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _a_url(cls, v: str | None) -> str | None:
+        """Refuse a ``base_url`` that is not an http(s) URL with a host: a config error, not an outage later."""
+        if v is None:
+            return v
+        parsed = urlparse(v.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"base_url must be an http:// or https:// URL with a host (such as "
+                             f"https://api.openai.com/v1), got {v!r}")
+        return v
     max_tokens: int | None = Field(default=None, ge=1)
 
     def address(self) -> str:
@@ -89,6 +103,7 @@ class Endpoint(_Settings):
         """
         key = os.environ.get(self.api_key_env)
         if key:
+            register_secret(key)  # redacted from every message from now on
             return key
         base = self.base_url or os.environ.get("OPENAI_BASE_URL")
         if base and is_loopback(base):

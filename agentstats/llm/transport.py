@@ -24,6 +24,7 @@ from typing import Any
 
 from agentstats.llm.endpoint import Endpoint
 from agentstats.llm.pricing import cost_usd
+from agentstats.llm.redact import redact
 
 __all__ = [
     "AUTH_KINDS",
@@ -231,7 +232,7 @@ class Exchange:
         if self.not_sent is not None:
             return clip(f"not sent: {self.not_sent}")
         if self.exception is not None:
-            return clip(f"{type(self.exception).__name__}: {self.exception}")
+            return clip(redact(f"{type(self.exception).__name__}: {self.exception}"))
         return "no reply returned"
 
     @property

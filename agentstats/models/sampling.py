@@ -15,9 +15,7 @@ import importlib.util
 import inspect
 import logging
 import os
-import signal
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ import pymc as pm
 import xarray as xr
 
 from agentstats._util.progress import progress, step
+from agentstats._util.signals import StopState, stop_signals_chained
 from agentstats.models._nutpie_model import compile_nutpie
 from agentstats.models.data import CountsData
 from agentstats.models.diagnostics import diagnose
@@ -249,26 +248,10 @@ def package_version(pkg: str) -> str:
 
 
 @contextlib.contextmanager
-def _interrupt_flag() -> Iterator[dict[str, bool]]:
-    """Record a SIGINT while sampling (samplers may turn it into another error or a padded trace), then re-raise it."""
-    flag = {"hit": False}
-    if threading.current_thread() is not threading.main_thread():
+def _interrupt_flag() -> Iterator[StopState]:
+    """Record a SIGINT or SIGTERM while sampling (samplers may turn it into another error or a padded trace)."""
+    with stop_signals_chained(StopState()) as flag:
         yield flag
-        return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def handler(signum: int, frame: Any) -> None:
-        flag["hit"] = True
-        if callable(previous):
-            previous(signum, frame)
-        else:
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield flag
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def check_complete(dt: xr.DataTree, draws: int, names: list[str]) -> None:
@@ -469,7 +452,7 @@ def sample_nutpie(
             with contextlib.suppress(Exception):
                 run.cancel()
             raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
-        if flag["hit"]:
+        if flag.hit:
             raise SamplingInterrupted("sampling interrupted; nothing was kept")
     dt = _first_draws(final, kept)
     patch_nutpie_idata(dt, model, sampling_time=time.time() - start)
@@ -517,10 +500,10 @@ def sample_pymc(
             except KeyboardInterrupt:
                 raise SamplingInterrupted("sampling interrupted; nothing was kept") from None
             except Exception as exc:
-                if flag["hit"]:  # the interrupt surfaced as another error inside the sampler
+                if flag.hit:  # the interrupt surfaced as another error inside the sampler
                     raise SamplingInterrupted("sampling interrupted; nothing was kept") from exc
                 raise
-            if flag["hit"]:
+            if flag.hit:
                 # the interrupt was raised where Python ignores exceptions (e.g. a garbage-collection callback of
                 # JAX) and sampling ran on: a result after Ctrl-C is still not a result
                 raise SamplingInterrupted("sampling interrupted; nothing was kept")

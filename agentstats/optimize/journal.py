@@ -4,9 +4,9 @@ A loop run lives in one folder (layout and log lines in ``docs/loop.md``, "Run f
 
 * ``loop.jsonl`` (:class:`RunLog`): one fsync'd JSON line per completed step (``start``, ``generation``,
   ``evaluation``, ``decision``, ``revision``, ``resume``, ``stop``), each with the run's running totals;
-* ``spent.jsonl``: the same totals (money spent, HTTP requests sent), one fsync'd line as each request is sent and
-  each cost settled, so a resumed run counts the requests of a step an interruption cut short
-  (:func:`recorded_so_far`);
+* ``spent.jsonl``: the same totals (money spent, HTTP requests sent) and the cost reserved by calls in flight, one
+  fsync'd line as each request is sent and each cost settled, so a resumed run counts the requests of a step an
+  interruption cut short, and the calls then in flight at their reservation (:func:`recorded_so_far`);
 * ``iter-NNN/outputs.jsonl``, ``iter-NNN/scores.jsonl``, ``iter-NNN/decision.json`` and ``result.json``, written
   atomically; ``cache.sqlite3``, the call cache (:mod:`agentstats.llm.cache`).
 
@@ -268,8 +268,10 @@ def recorded_so_far(lines: list[dict[str, Any]], run_path: Path) -> tuple[float,
 
     The larger of the last logged ``cost_usd_so_far`` / ``n_requests_so_far`` and the last line of ``spent.jsonl``
     (written as each request is sent and each cost settled: it adds what a step cut short by an interruption spent
-    after the last logged step); 0 for a new run. A log written before ``n_requests_so_far`` existed that ends with
-    a ``stop`` line takes the request count of the ``result.json`` written with that line (none: 0).
+    after the last logged step, and counts the calls then in flight at their reservation, ``reserved_usd``, the
+    estimate that bounds their cost: a reply the run never read may still have been billed); 0 for a new run. A log
+    written before ``n_requests_so_far`` existed that ends with a ``stop`` line takes the request count of the
+    ``result.json`` written with that line (none: 0).
     """
     def last(key: str) -> Any:
         return next((x[key] for x in reversed(lines) if x.get(key) is not None), None)
@@ -281,7 +283,9 @@ def recorded_so_far(lines: list[dict[str, Any]], run_path: Path) -> tuple[float,
         except (OSError, ValueError, AttributeError):
             requests = None
     spent = last_spent(run_path / SPENT_NAME) if lines else {}
-    cost = max(float(cost or 0.0), float(spent.get("cost_usd_so_far") or 0.0))
+    # a call in flight when the run was killed never settled: its reservation (an upper bound of its cost) counts
+    cost = max(float(cost or 0.0),
+               float(spent.get("cost_usd_so_far") or 0.0) + float(spent.get("reserved_usd") or 0.0))
     requests = max(int(requests or 0), int(spent.get("n_requests_so_far") or 0))
     return cost, requests
 
@@ -398,8 +402,14 @@ class Journal:
                 "n_requests_so_far": self._requests_before + self._client.n_requests}
 
     def record_spent(self) -> None:
-        """Append the running totals to the run folder's ``spent.jsonl`` (fsync'd; read back on a resume)."""
-        append_line(self.run_dir / SPENT_NAME, json.dumps(jsonable(self.so_far()), sort_keys=True))
+        """Append the running totals to the run folder's ``spent.jsonl`` (fsync'd; read back on a resume).
+
+        With them ``reserved_usd``: what the calls in flight have reserved (written as each request is sent, so a
+        call killed before its reply is counted at its reservation on a resume).
+        """
+        assert self._client is not None, "Journal.track first"
+        totals = {**self.so_far(), "reserved_usd": self._client.budget.reserved}
+        append_line(self.run_dir / SPENT_NAME, json.dumps(jsonable(totals), sort_keys=True))
 
     def find(self, step: str, iteration: int) -> dict[str, Any] | None:
         """Return the logged line of ``step`` for ``iteration``, or None (:meth:`RunLog.find`)."""

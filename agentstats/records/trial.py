@@ -24,8 +24,9 @@ statement codes the outcomes with :data:`OUTCOME_CODE` (failure 0, success 1, mi
 whose source marks some records as errors give them the status :func:`check_error_status` accepts.
 
 Values a :class:`Trial` refuses (each a validation error with its field): an empty or blank ``agent`` or
-``task_id``; a negative ``trial``; a ``reward`` that is NaN or infinite (JSON ``NaN``, ``Infinity``, ``1e400``);
-a ``success`` other than ``true``/``false`` or ``0``/``1`` (text such as ``"yes"`` is refused, not guessed).
+``task_id``; a negative ``trial``, or ``true``/``false`` as a trial number; a ``reward`` outside [0, 1], NaN or
+infinite (JSON ``NaN``, ``Infinity``, ``1e400``); negative token counts; a negative, NaN or infinite latency or
+cost; a ``success`` other than ``true``/``false`` or ``0``/``1`` (text such as ``"yes"`` is refused, not guessed).
 ``null`` for ``status`` or ``judge_missing`` means the same as leaving the field out.
 """
 
@@ -189,10 +190,10 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    latency_s: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
+    latency_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Interaction(BaseModel):
@@ -233,7 +234,7 @@ class Trial(BaseModel):
 
     agent: str
     task_id: str
-    trial: int = Field(ge=0)
+    trial: int = Field(ge=0, lt=2**63)  # int64, as every table and the store keep it
     status: Status = Status.completed
     success: bool | None = None
     reward: float | None = Field(default=None, allow_inf_nan=False)
@@ -261,11 +262,29 @@ class Trial(BaseModel):
                     data = {**data, key: str(v)}
         return data
 
+    @field_validator("reward")
+    @classmethod
+    def _reward_in_unit_interval(cls, v: float | None) -> float | None:
+        if v is not None and not -REWARD_TOL <= v <= 1.0 + REWARD_TOL:  # 2.0 would otherwise count as a failure
+            raise ValueError(f"reward must be between 0 and 1 (1 a success, below 1 a failure), got {v:g}")
+        return v
+
+    @field_validator("trial", mode="before")
+    @classmethod
+    def _no_bool_trial(cls, v: Any) -> Any:
+        if isinstance(v, bool | np.bool_):  # JSON true would otherwise be trial 1
+            raise ValueError(f"trial must be a whole number, not {str(bool(v)).lower()}")
+        return v
+
     @field_validator("agent", "task_id")
     @classmethod
     def _not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError(f"must be a non-empty name, got {v!r}")
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800"): not text any file can hold
+            raise ValueError(f"holds a lone surrogate ({v[exc.start]!r}), which is not valid text") from None
         return v
 
     @field_validator("success", mode="before")

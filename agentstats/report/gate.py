@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from agentstats._util.markup import md_text
+from agentstats._util.signals import stop_signals_ignored
 from agentstats.gating.record import rules_lines
 from agentstats.intervals import CI_PROB, ci_percent
 from agentstats.records.decision import is_decision_record
@@ -489,10 +490,23 @@ def run_record_report(record: Mapping[str, Any], out_dir: str | Path, *, record_
     agentstats.report.notebook.ReportError
         When the notebook fails.
     """
-    from agentstats.files.atomic import atomic_write_text
+    from agentstats.files.atomic import atomic_write_bytes, atomic_write_text
 
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    source = record_path if record_path is not None else atomic_write_text(
-        folder / "gate-record.json", json.dumps(dict(record), indent=2) + "\n")
-    return run_gate_report(decision=source, out_dir=folder, name=name, progress_bar=False, command=command)
+    if record_path is not None:
+        return run_gate_report(decision=record_path, out_dir=folder, name=name, progress_bar=False, command=command)
+    # the record beside the report is replaced only with the report: a run that fails or is interrupted puts the
+    # previous record back (or removes the new one), so gate-record.json never disagrees with gate.html
+    kept = folder / "gate-record.json"
+    before = kept.read_bytes() if kept.is_file() else None
+    source = atomic_write_text(kept, json.dumps(dict(record), indent=2) + "\n")
+    try:
+        return run_gate_report(decision=source, out_dir=folder, name=name, progress_bar=False, command=command)
+    except BaseException:
+        with stop_signals_ignored():  # a second Ctrl-C or SIGTERM must not leave the new record half undone
+            if before is None:
+                kept.unlink(missing_ok=True)
+            else:
+                atomic_write_bytes(kept, before)
+        raise

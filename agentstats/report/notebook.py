@@ -21,10 +21,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape as _escape
@@ -34,6 +33,7 @@ from typing import Any
 
 from agentstats._util.markup import one_line
 from agentstats._util.progress import ProgressForwarder, strip_progress
+from agentstats._util.signals import stop_signals_ignored
 from agentstats.files.atomic import atomic_write_text
 
 # notebooks/gate.ipynb (the gate's and the loop's) imports these two from here; they live in .display now: drop this
@@ -359,20 +359,6 @@ def _mark_failed(nb: Any, reason: str, status: str, previous: Path | None) -> No
     nb.cells.insert(0, first)
 
 
-@contextlib.contextmanager
-def _no_sigint() -> Iterator[None]:
-    """Ignore Ctrl-C while a failed run's notebook is written (a second Ctrl-C must not lose it)."""
-    try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
 def _kernel_manager_class(log: Any) -> type:
     """Make a kernel manager class whose kernel writes its own stdout/stderr to ``log``, not to the terminal.
 
@@ -535,7 +521,7 @@ def _execute(template: Path, parameters: dict[str, Any], out_dir: Path, name: st
             atomic_write_text(md_path, digest)
         atomic_write_text(nb_path, nbformat.writes(nb))
     except BaseException as exc:
-        with _no_sigint():
+        with stop_signals_ignored():  # a second Ctrl-C or SIGTERM must not lose it
             interrupted = isinstance(exc, KeyboardInterrupt)
             previous = html_path if html_path.exists() else nb_path if nb_path.exists() else None
             reason = "interrupted (Ctrl-C)" if interrupted else _failure_reason(exc)

@@ -369,6 +369,11 @@ def _ci_number(value: Any) -> Any:
 
 
 def _check_n_boot(value: int) -> int:
+    from agentstats.estimators._checks import MAX_N_BOOT
+
+    if value > MAX_N_BOOT:
+        raise ValueError(f"must be at most {MAX_N_BOOT:,}: more resamples change no interval visibly and take "
+                         "memory in proportion")
     if 0 < value < _MIN_N_BOOT:
         raise ValueError(f"must be 0 (no bootstrap) or >= {_MIN_N_BOOT}: fewer resamples leave an interval's ends "
                          "to one or two resampled means")

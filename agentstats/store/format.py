@@ -16,7 +16,9 @@ DuckDB itself is imported only when a store is opened: without it, reading a sto
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -27,6 +29,7 @@ from agentstats.io.loaders import select_counts
 from agentstats.io.registry import register_format
 from agentstats.records.problems import OnError, ProblemLog
 from agentstats.records.trial import Trial
+from agentstats.store.connection import StoreError, duckdb_module
 from agentstats.store.db import RunStore
 
 __all__ = ["read_store_counts", "read_store_trials", "register", "store_run"]
@@ -58,9 +61,20 @@ def store_run(store: RunStore, name: str, options: dict[str, Any]) -> str:
     return str(run)
 
 
+@contextlib.contextmanager
+def _damaged(path: Any) -> Iterator[None]:
+    """Say a store file DuckDB cannot read (cut short, damaged) as a :class:`StoreError` naming it (exit 2)."""
+    duckdb = duckdb_module()
+    try:
+        yield
+    except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"{path}: the run store cannot be read (a file cut short or damaged?): {first}") from None
+
+
 def read_store_trials(path: str | os.PathLike, log: ProblemLog, **options: Any) -> list[Trial]:
     """Reader of the ``duckdb`` format: one run of a run store as trials (``run=``; see :func:`store_run`)."""
-    with RunStore.reader(path) as store:
+    with _damaged(path), RunStore.reader(path) as store:
         return list(store.iter_trials(store_run(store, log.source, options)))
 
 
@@ -74,7 +88,7 @@ def read_store_counts(path: Any, name: str, on_error: OnError, options: dict[str
     """
     if not isinstance(path, (str, os.PathLike)) or set(options) - {"agents", "run"}:
         return None
-    with RunStore.reader(path) as store:
+    with _damaged(path), RunStore.reader(path) as store:
         counts = store.counts(store_run(store, name, {k: v for k, v in options.items() if k != "agents"}))
     return select_counts(counts, options.get("agents"), name)
 

@@ -7,17 +7,20 @@ with a problem (every problem listed with its file, line and field) or a crash l
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from agentstats.files.sniff import check_readable_file
 from agentstats.io.detect import detect_format, source_name
 from agentstats.io.jsonl import _accept, iter_jsonl_trials
 from agentstats.io.registry import normalize_format
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import Trial
+from agentstats.store.connection import StoreError, duckdb_module
 from agentstats.store.db import RunStore
 from agentstats.store.runs import file_sha256
 from agentstats.store.writing import ImportResult
@@ -83,8 +86,7 @@ def import_file(
     ValueError
         An undetectable or unknown format, or a run store given as the input.
     """
-    from agentstats.io.loaders import load_trials
-
+    check_readable_file(path)  # a named pipe would block forever
     name = source_name(path)
     fmt = normalize_format(format)
     if fmt == "auto":
@@ -100,6 +102,20 @@ def import_file(
     config = {"format": fmt, **{k: v for k, v in options.items() if isinstance(v, str | int | float | bool | list)}}
     common: dict[str, Any] = {"source": name, "source_sha256": sha, "description": description, "tags": tags,
                               "config": config, "replace": replace}
+    duckdb = duckdb_module()
+    try:
+        return _import(store, path, run, fmt, name, options, on_error, common)
+    except duckdb.Error as exc:  # the transaction rolled back: nothing was written
+        if not _out_of_memory(exc, duckdb):
+            raise
+    with _memory_raised(store, path):  # once more, with DuckDB's own limit (80% of the machine's memory)
+        return _import(store, path, run, fmt, name, options, on_error, common)
+
+
+def _import(store: RunStore, path: str | os.PathLike, run: str, fmt: str, name: str, options: dict[str, Any],
+            on_error: OnError, common: dict[str, Any]) -> ImportResult:
+    from agentstats.io.loaders import load_trials
+
     if fmt == "jsonl" and not options:
         log = ProblemLog(name, on_error, unit="line")
         skipped: list[Problem] = []
@@ -110,3 +126,42 @@ def import_file(
     trials = load_trials(path, fmt, on_error=on_error, **options)  # duplicated keys: problems of the reader
     result = store.import_trials(trials, run, **common)
     return dataclasses.replace(result, skipped=list(trials.skipped), notes=list(trials.notes))
+
+
+@contextlib.contextmanager
+def _memory_raised(store: RunStore, path: str | os.PathLike) -> Iterator[None]:
+    """Run an import that ran out of DuckDB's memory again with DuckDB's default limit, then restore the store's.
+
+    DuckDB parses a record's JSON with working memory of about 45 times its largest text field (a 10 MB answer
+    needed more than the store's 512 MB), and holds an import's one transaction in memory: such an import is run
+    once more at 80% of the machine's memory. When that is not enough either, a :class:`StoreError` names the file,
+    its size and the limit, instead of DuckDB's out-of-memory error.
+    """
+    duckdb = duckdb_module()
+    con = store.con
+    before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    con.execute("RESET memory_limit")
+    try:
+        yield
+    except duckdb.Error as exc:
+        if not _out_of_memory(exc, duckdb):
+            raise
+        now = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        raise StoreError(
+            f"{source_name(path)} ({size / 2**20:,.0f} MiB) does not fit in memory ({now}, DuckDB's limit) during "
+            "its import, which is one transaction; import it in parts (split the file), or read it directly "
+            "(agentstats estimate / fit / report read the file itself)") from None
+    finally:
+        with contextlib.suppress(Exception):
+            con.execute(f"SET memory_limit = '{before}'")
+
+
+def _out_of_memory(exc: BaseException | None, duckdb: Any) -> bool:
+    """Whether DuckDB's out-of-memory error is ``exc`` or what it followed (an aborted transaction's next error)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False

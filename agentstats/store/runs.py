@@ -60,17 +60,19 @@ class RunCatalog(StoreConnection):
             trials, agents, tasks``.
         """
         return self.con.execute(
-            """SELECT r.run_id, r.name, r.status, r.started_at, r.ended_at, r.source, r.description, r.tags,
-                      r.code_version, count(t.run_id) AS trials, count(DISTINCT t.agent) AS agents,
+            f"""SELECT r.run_id, r.name, {_seen_status("r")} AS status, r.started_at, r.ended_at, r.source,
+                      r.description, r.tags, r.code_version, count(t.run_id) AS trials,
+                      count(DISTINCT t.agent) AS agents,
                       count(DISTINCT t.task_id) AS tasks
                FROM runs r LEFT JOIN trials t USING (run_id)
-               GROUP BY ALL ORDER BY r.started_at, r.run_id"""
+               GROUP BY ALL ORDER BY r.started_at, r.run_id""", _me()
         ).df()
 
     def run_info(self, run: str) -> dict[str, Any]:
         """One run's row of ``runs`` as a dict (``config`` parsed), plus record counts per table."""
         rid = self.run_id(run)
-        cur = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [rid])
+        cur = self.con.execute(f"SELECT * REPLACE ({_seen_status('runs')} AS status) FROM runs WHERE run_id = ?",
+                               [*_me(), rid])
         cols = [d[0] for d in cur.description]
         info = dict(zip(cols, cur.fetchone(), strict=True))
         if isinstance(info.get("config"), str):
@@ -176,6 +178,23 @@ class RunCatalog(StoreConnection):
                 f"COPY (SELECT * FROM {table} WHERE run_id = {rid}{order}) TO '{_sql_text(tmp)}' (FORMAT parquet)"
             )
         return Path(path)
+
+
+def _me() -> list[Any]:
+    """Return this process's pid and host, the parameters of :func:`_seen_status`."""
+    return [os.getpid(), socket.gethostname()]
+
+
+def _seen_status(table: str) -> str:
+    """Return SQL for a run's status as a reader sees it: ``running`` only while its writing process lives.
+
+    A process holding the store for writing excludes every other (DuckDB), so a reader that could open the store
+    sees a ``running`` run of another process as what it is, ``interrupted``; the file itself is marked so the next
+    time it is opened for writing (:meth:`agentstats.store.connection.StoreConnection.mark_interrupted`). Takes the
+    parameters ``pid, host`` (:func:`_me`).
+    """
+    return (f"CASE WHEN {table}.status = 'running' AND NOT ({table}.pid IS NOT DISTINCT FROM ? AND "
+            f"{table}.host IS NOT DISTINCT FROM ?) THEN 'interrupted' ELSE {table}.status END")
 
 
 def _sql_text(path: str | os.PathLike) -> str:

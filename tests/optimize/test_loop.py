@@ -184,7 +184,7 @@ def test_wall_time_stop_before_any_call(tmp_path):
 
 
 @pytest.mark.slow  # a subprocess that imports the package and runs 110 calls at concurrency 1: about 40 s
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "sigterm"])
 def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     """Kill (or Ctrl-C) the CLI mid-iteration 2 while a request is in flight; the resume sends only what never got a
     reply."""
@@ -209,13 +209,21 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
         finally:
             if proc.poll() is None:
                 proc.kill()
-        if sig == signal.SIGINT:  # one line, exit 130, no traceback
-            assert proc.returncode == 130 and output.strip().splitlines()[-1] == "interrupted", output
+        if sig in (signal.SIGINT, signal.SIGTERM):  # one line, exit 130 / 143, no traceback
+            said = "interrupted" if sig == signal.SIGINT else "terminated"
+            assert proc.returncode == 128 + sig and output.strip().splitlines()[-1] == said, output
             assert "Traceback" not in output
         else:
             assert proc.returncode == -signal.SIGKILL
         first = list(srv.requests)
         answered = {body_key(b) for b in first[: kill_at - 1]}  # concurrency 1: all but the last got their reply
+        from agentstats.optimize.journal import SPENT_NAME, last_spent
+
+        # the call in flight at the kill was reserved when sent (kill -9: still reserved; Ctrl-C: settled at the
+        # reservation); that reservation, at least its real cost, counts on the resume
+        last = last_spent(run_dir / SPENT_NAME)
+        in_flight = last["cost_usd_so_far"] + last["reserved_usd"] - (kill_at - 1) * PER_REQUEST
+        assert in_flight >= PER_REQUEST * (1 - 1e-9)
         srv.requests.clear()
         resp.slow_at = None
         steps_before = [(x["step"], x["iteration"]) for x in _log(run_dir)]
@@ -229,7 +237,7 @@ def test_resume_after_kill_repeats_no_paid_call(tmp_path, sig):
     assert body_key(first[kill_at - 1]) in {body_key(b) for b in second}  # the one killed in flight is redone
     assert not repeated(second)
     assert result.stop_reason == "no_improvement" and result.best_iteration == 2
-    assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST, rel=1e-9)
+    assert result.cost_usd == pytest.approx((kill_at - 1 + len(second)) * PER_REQUEST + in_flight, rel=1e-9)
     assert result.n_requests == kill_at + len(second)  # the killed step's 30 judge requests too (it logged none)
     steps = [x["step"] for x in _log(run_dir)]
     assert steps.count("generation") == 3 and steps.count("resume") == 1

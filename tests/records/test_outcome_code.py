@@ -72,9 +72,21 @@ def _contradicts(success, reward) -> bool:
     return (success and abs(reward) <= 1e-6) or (not success and abs(reward - 1) <= 1e-6)
 
 
+#: Cases whose reward a Trial accepts (within [0, 1] up to the tolerance): OUT_HIGH is coded by the rule, but a
+#: record carrying it is refused (a reward above 1 is not an outcome).
+VALID = [i for i, c in enumerate(CASES) if c[2] is None or c[2] <= 1 + 1e-6]
+
+
 def _trials() -> list[Trial]:
-    return [Trial(agent="a", task_id=f"t{i}", trial=0, status=st, success=su, reward=r, judge_missing=jm)
-            for i, (st, su, r, jm, _) in enumerate(CASES)]
+    """The cases as Trials; those with a refused reward built without validation (the rule still codes them)."""
+    return [(Trial if i in VALID else Trial.model_construct)(
+        agent="a", task_id=f"t{i}", trial=0, status=st or "completed", success=su, reward=r, judge_missing=jm)
+        for i, (st, su, r, jm, _) in enumerate(CASES)]
+
+
+def test_a_reward_beyond_one_is_refused():
+    with pytest.raises(ValueError, match="reward must be between 0 and 1"):
+        Trial(agent="a", task_id="t", trial=0, reward=OUT_HIGH)
 
 
 def _records() -> list[dict]:
@@ -123,7 +135,7 @@ def test_pyarrow_path(tmp_path):
     got = np.concatenate([batch_codes(b) for b in table.to_batches()])
     np.testing.assert_array_equal(got, EXPECTED)
     # the whole fast path on the cases it decides (scored, no contradiction): the counts to_counts gives
-    keep = [i for i, c in enumerate(CASES) if c[-1] != U and not _contradicts(c[1], c[2])]
+    keep = [i for i, c in enumerate(CASES) if c[-1] != U and not _contradicts(c[1], c[2]) and i in VALID]
     clean = tmp_path / "clean.jsonl"
     clean.write_text("".join(json.dumps(_records()[i]) + "\n" for i in keep))
     fast = jsonl_counts(clean)
@@ -138,10 +150,10 @@ def test_sql_path(tmp_path):
     from agentstats.store import RunStore
 
     with RunStore(tmp_path / "s.duckdb") as store:
-        store.import_trials(_trials(), "edge")
+        store.import_trials([_trials()[i] for i in VALID], "edge")
         codes = store.outcome_codes("edge")
-    assert codes["task_id"].tolist() == [f"t{i}" for i in range(len(CASES))]
-    np.testing.assert_array_equal(codes["code"].to_numpy(), EXPECTED)
+    assert codes["task_id"].tolist() == [f"t{i}" for i in VALID]
+    np.testing.assert_array_equal(codes["code"].to_numpy(), EXPECTED[VALID])
 
 
 #: (success, reward, contradicts?): the rule written out by hand (success true with reward 0, false with reward 1,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from agentstats.files.sniff import is_parquet, open_binary
+from agentstats.files.sniff import STREAM_ERRORS, is_parquet, open_binary
 from agentstats.io.detect import source_name
 from agentstats.io.registry import register_format
 from agentstats.records.counts import CountsProblem, check_counts, counts_frame
@@ -35,7 +35,7 @@ def _read_csv_arrow(src: str | os.PathLike, text_columns: tuple[str, ...]) -> pd
     try:
         with open_binary(src) as fh:
             table = pacsv.read_csv(fh, convert_options=convert)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError, UnicodeDecodeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, *STREAM_ERRORS, UnicodeDecodeError):
         return None
     df = table.to_pandas()
     df.columns = [str(c).strip() for c in df.columns]
@@ -70,7 +70,11 @@ def read_table(
         raise TypeError(f"expected a file path or a pandas DataFrame, got {type(src).__name__}")
     if is_parquet(src):
         log.unit = "row"
-        return pd.read_parquet(src), None
+        try:
+            return pd.read_parquet(src), None
+        except (ValueError, *STREAM_ERRORS) as exc:  # cut short or damaged (pyarrow.ArrowInvalid is a ValueError)
+            log.add(None, None, f"not a readable Parquet file (cut short or damaged?): {exc}")
+            return None, None
     df = None if all_text else _read_csv_arrow(src, text_columns)
     if df is not None:
         return df, 2
@@ -78,7 +82,7 @@ def read_table(
     try:
         with open_binary(src) as fh:
             df = pd.read_csv(fh, dtype=str, keep_default_na=True, skipinitialspace=True)
-    except (pd.errors.ParserError, UnicodeDecodeError, OSError, EOFError) as exc:
+    except (pd.errors.ParserError, UnicodeDecodeError, *STREAM_ERRORS) as exc:
         log.add(None, None, f"cannot read as CSV: {exc}")
         return None, 2
     except pd.errors.EmptyDataError:

@@ -298,7 +298,10 @@ def _zstd_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
         name_len, extra_len = struct.unpack("<HH", local[26:30])
         fh.seek(info.header_offset + 30 + name_len + extra_len)
         raw = fh.read(info.compress_size)
-    data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+    try:
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+    except zstandard.ZstdError as exc:  # corrupt compressed data: a located problem of this member, not a crash
+        raise ValueError(f"corrupt Zstandard data ({exc})") from None
     if zlib.crc32(data) != info.CRC:
         raise ValueError("CRC-32 mismatch (corrupt archive)")
     return data

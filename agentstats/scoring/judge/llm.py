@@ -190,8 +190,12 @@ class OpenAIJudge(Judge):
                                      concurrency=concurrency, retry_attempts=retry_attempts, timeout=timeout,
                                      backoff_base_s=backoff_base_s, backoff_max_s=backoff_max_s, max_tokens=max_tokens)
             self.endpoint.api_key("the LLM judge")
-        except (LLMConfigError, ValidationError) as exc:
+        except LLMConfigError as exc:
             raise JudgeConfigError(str(exc)) from None
+        except ValidationError as exc:  # one line per setting: "base_url: must be an http(s) URL ..."
+            raise JudgeConfigError("; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {str(e['msg']).removeprefix('Value error, ')}"
+                for e in exc.errors(include_url=False))) from None
         self.temperature = float(temperature)
         self.mode = mode
         self.max_retries = int(max_retries)
