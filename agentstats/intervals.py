@@ -38,6 +38,8 @@ __all__ = [
     "K_LIMIT",
     "K_MAX",
     "MAX_K_VALUES",
+    "MAX_N_BOOT",
+    "MIN_N_BOOT",
     "CiKind",
     "as_ks",
     "check_ci",
@@ -45,6 +47,7 @@ __all__ = [
     "check_ks",
     "ci_percent",
     "default_ks",
+    "n_boot_problem",
     "parse_k",
     "resolve_random_seed",
     "table_ci_prob",
@@ -334,3 +337,30 @@ def resolve_random_seed(random_seed: Any, func: str) -> int:
             f"got {random_seed!r}"
         )
     return int(random_seed)
+
+
+#: Fewest bootstrap resamples accepted (0 still means "no bootstrap"). A percentile interval's ends are quantiles of
+#: the resampled means: below 100 resamples each 2.5% tail of a 95% interval holds under 3 draws, so an end is one or
+#: two resampled means, and with ``n_boot=1`` the interval is one resample's mean with zero width, which can exclude
+#: the estimate itself. Efron & Tibshirani (1993, ch. 19) advise 1000 or more for percentile intervals (the default
+#: here is 2000); 100 is the floor below which the interval is not an interval at all.
+MIN_N_BOOT = 100
+#: Most bootstrap resamples accepted. A percentile interval's Monte Carlo error at 10^6 resamples is far below any
+#: interval's width (its ends move by about 0.1% of the standard error); beyond it the resample arrays (resamples x
+#: agents x k, float64) take gigabytes, and 10^11 asked for terabytes (a MemoryError after the data was read).
+MAX_N_BOOT = 1_000_000
+
+
+def n_boot_problem(n_boot: int) -> str | None:
+    """Say what is wrong with an integer ``n_boot`` (the words after its name); None when it is 0 or in range.
+
+    The one rule (0, or :data:`MIN_N_BOOT` to :data:`MAX_N_BOOT`) that the estimators, the report's ``n_boot``
+    parameter and every ``--n-boot`` state, each after its own name for the value.
+    """
+    if 0 < n_boot < MIN_N_BOOT:
+        return (f"must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot!r}: fewer resamples leave the interval's "
+                "ends to one or two resampled means (the default is 2000)")
+    if n_boot > MAX_N_BOOT:
+        return (f"must be at most {MAX_N_BOOT:,}, got {n_boot!r}: more resamples change no interval visibly and take "
+                "memory in proportion")
+    return None

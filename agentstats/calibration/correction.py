@@ -71,11 +71,10 @@ from scipy.special import comb
 
 from agentstats.calibration.agreement import MetricCalibration
 from agentstats.calibration.judge_error import JudgeError
-from agentstats.estimators._checks import MIN_N_BOOT
 from agentstats.estimators.corrected import corrected_binary_mean, corrected_draws, corrected_task_draws
 from agentstats.estimators.dirichlet import mean_draws
 from agentstats.estimators.unbiased import pass_at_k, pass_hat_k
-from agentstats.intervals import CI_PROB, DEFAULT_SEED, check_ci
+from agentstats.intervals import CI_PROB, DEFAULT_SEED, MIN_N_BOOT, check_ci
 from agentstats.records.counts import validate_counts
 
 __all__ = ["CORRECTED_COLUMNS", "corrected_pass_k", "corrected_task_pass_k", "rogan_gladen"]

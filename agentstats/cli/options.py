@@ -312,18 +312,14 @@ def check_k(ks: list[int] | None, counts: Any, command: str, source: str) -> Non
 def check_n_boot(n_boot: int) -> None:
     """Refuse ``--n-boot`` between 0 and ``MIN_N_BOOT``, naming the flag (exit 2), before the library is called.
 
-    The rule is the library's (:func:`agentstats.estimators._checks.check_n_boot`), whose message names the keyword
+    The rule is the library's (:func:`agentstats.intervals.n_boot_problem`), whose message names the keyword
     of the Python function the command calls.
     """
-    from agentstats.estimators._checks import MAX_N_BOOT, MIN_N_BOOT
+    from agentstats.intervals import n_boot_problem
 
-    if n_boot > MAX_N_BOOT:
-        raise fail(typer.BadParameter(f"--n-boot must be at most {MAX_N_BOOT:,}, got {n_boot}: more resamples "
-                                      "change no interval visibly and take memory in proportion"), EXIT_USAGE)
-    if 0 < n_boot < MIN_N_BOOT:
-        raise fail(typer.BadParameter(
-            f"--n-boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot}: fewer resamples leave the "
-            "interval's ends to one or two resampled means (default 2000)"), EXIT_USAGE)
+    problem = n_boot_problem(n_boot)
+    if problem:
+        raise fail(typer.BadParameter(f"--n-boot {problem}"), EXIT_USAGE)
 
 
 def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False) -> None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from agentstats.intervals import MIN_N_BOOT, n_boot_problem
+
 
 def as_int_array(x: Any, name: str, func: str) -> np.ndarray:
     """Return ``x`` as an int64 array, raising ValueError for booleans, non-numbers, NaN and non-integers."""
@@ -77,17 +79,6 @@ def finish(out: np.ndarray, scalar: bool) -> float | np.ndarray:
     return float(out) if scalar else out
 
 
-#: Fewest bootstrap resamples accepted (0 still means "no bootstrap"). A percentile interval's ends are quantiles of
-#: the resampled means: below 100 resamples each 2.5% tail of a 95% interval holds under 3 draws, so an end is one or
-#: two resampled means, and with ``n_boot=1`` the interval is one resample's mean with zero width, which can exclude
-#: the estimate itself. Efron & Tibshirani (1993, ch. 19) advise 1000 or more for percentile intervals (the default
-#: here is 2000); 100 is the floor below which the interval is not an interval at all.
-MIN_N_BOOT = 100
-#: Most bootstrap resamples accepted. A percentile interval's Monte Carlo error at 10^6 resamples is far below any
-#: interval's width (its ends move by about 0.1% of the standard error); beyond it the resample arrays (resamples x
-#: agents x k, float64) take gigabytes, and 10^11 asked for terabytes (a MemoryError after the data was read).
-MAX_N_BOOT = 1_000_000
-
 
 def check_n_boot(n_boot: Any, func: str) -> int:
     """``n_boot`` as an integer: 0 (no bootstrap) or between :data:`MIN_N_BOOT` and :data:`MAX_N_BOOT`."""
@@ -97,12 +88,7 @@ def check_n_boot(n_boot: Any, func: str) -> int:
         ok = False
     if not ok:
         raise ValueError(f"{func}: n_boot must be an integer, 0 or >= {MIN_N_BOOT}, got {n_boot!r}")
-    if 0 < n_boot < MIN_N_BOOT:
-        raise ValueError(
-            f"{func}: n_boot must be 0 (no bootstrap) or >= {MIN_N_BOOT}, got {n_boot!r}: fewer resamples leave the "
-            "interval's ends to one or two resampled means (the default is 2000)"
-        )
-    if n_boot > MAX_N_BOOT:
-        raise ValueError(f"{func}: n_boot must be at most {MAX_N_BOOT:,}, got {n_boot!r}: more resamples change no "
-                         "interval visibly and take memory in proportion")
+    problem = n_boot_problem(int(n_boot))
+    if problem:
+        raise ValueError(f"{func}: n_boot {problem}")
     return int(n_boot)

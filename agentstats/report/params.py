@@ -29,7 +29,16 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
 from agentstats._util.options import LOADER_FLAGS, LOADER_KEYS, option_name, option_text
-from agentstats.intervals import CI_PROB, DEFAULT_K_MAX, DEFAULT_K_TEXT, DEFAULT_SEED, check_ci, parse_k
+from agentstats.intervals import (
+    CI_PROB,
+    DEFAULT_K_MAX,
+    DEFAULT_K_TEXT,
+    DEFAULT_SEED,
+    MIN_N_BOOT,
+    check_ci,
+    n_boot_problem,
+    parse_k,
+)
 from agentstats.models.families.registry import DEFAULT_MODEL, MODEL_NAMES
 
 __all__ = [
@@ -49,7 +58,6 @@ __all__ = [
 #: any folder the notebook runs in.
 EXAMPLE_INPUT = "../data/example_trials.jsonl"
 #: Bootstrap resamples: 0 (none) or at least this many (as :func:`agentstats.estimators.suite_pass_k`).
-_MIN_N_BOOT = 100
 
 
 def example_input() -> str:
@@ -369,14 +377,9 @@ def _ci_number(value: Any) -> Any:
 
 
 def _check_n_boot(value: int) -> int:
-    from agentstats.estimators._checks import MAX_N_BOOT
-
-    if value > MAX_N_BOOT:
-        raise ValueError(f"must be at most {MAX_N_BOOT:,}: more resamples change no interval visibly and take "
-                         "memory in proportion")
-    if 0 < value < _MIN_N_BOOT:
-        raise ValueError(f"must be 0 (no bootstrap) or >= {_MIN_N_BOOT}: fewer resamples leave an interval's ends "
-                         "to one or two resampled means")
+    problem = n_boot_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -450,7 +453,7 @@ class ReportParams(NotebookParams):
     seed: int = Field(DEFAULT_SEED, ge=0,
                       description="Seed of the bootstraps, the fit and the posterior predictive check.")
     n_boot: int = Field(2000, ge=0, description="Bootstrap resamples of the task-cluster intervals. 0: none; else "
-                        f"at least {_MIN_N_BOOT}.")
+                        f"at least {MIN_N_BOOT}.")
     judge: Literal["deterministic", "openai"] = Field(
         "deterministic",
         description="Answer judge for unscored trials: deterministic or openai. deterministic: text and number "

@@ -61,7 +61,8 @@ def test_a_named_pipe_as_input_is_refused_at_once(tmp_path, alarm, args):
 
 
 def test_n_boot_has_a_bound(tmp_path):
-    from agentstats.estimators._checks import MAX_N_BOOT, check_n_boot
+    from agentstats.estimators._checks import check_n_boot
+    from agentstats.intervals import MAX_N_BOOT
 
     src = _ok(tmp_path / "ok.jsonl")
     res = runner.invoke(app, ["estimate", str(src), "--n-boot", str(10**11)])
