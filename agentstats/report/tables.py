@@ -234,7 +234,7 @@ def tasks_behind_html(counts: pd.DataFrame, *, max_tasks: int = 1000) -> str:
             head += f" (the {max_tasks} hardest listed)"
         rows = "".join(
             f"<tr><td>{escape(str(r.task_id))}</td><td>{int(r.c)} / {int(r.n)}</td>"
-            f"<td>{_marks(int(r.c), int(r.n))}</td><td>{int(r.n_missing) or ''}</td></tr>"
+            f"<td class=\"marks\">{_marks(int(r.c), int(r.n))}</td><td>{int(r.n_missing) or ''}</td></tr>"
             for r in used.head(max_tasks).itertuples(index=False)
         )
         parts.append(f'<details class="agentstats-tasks"><summary>{head}</summary><table><thead><tr><th>task</th>'

@@ -122,7 +122,7 @@ def test_the_tasks_behind_each_value_open_per_agent_without_script():
     # 23 trials, 12 successes: marks in groups of ten (a long row wraps on the page, as on METR's 88-trial tasks)
     long = tasks_behind_html(pd.DataFrame([("A", "t1", 23, 12, 0)],
                                           columns=["agent", "task_id", "n", "c", "n_missing"]))
-    assert "●" * 10 + " " + "●●" + "○" * 8 + " " + "○" * 3 + "<" in long
+    assert '<td class="marks">' + "●" * 10 + " " + "●●" + "○" * 8 + " " + "○" * 3 + "<" in long
 
 
 def test_the_summarys_pass1_claim_opens_the_tasks_behind_it():
