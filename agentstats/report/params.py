@@ -321,8 +321,11 @@ def _error_lines(exc: ValidationError, names: Mapping[str, str]) -> str:
         msg = str(err["msg"]).removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "not a parameter of this notebook"
+        if where and msg.startswith(f"{where} "):  # a validator's message that already names the option
+            msg = msg[len(where) + 1:]
         given = err.get("input")
-        shown = "" if err["type"] in ("extra_forbidden", "missing") or isinstance(given, dict) else f" (got {given!r})"
+        shown = ("" if err["type"] in ("extra_forbidden", "missing") or isinstance(given, dict) or ", got " in msg
+                 else f" (got {given!r})")
         lines.append(f"{where}: {msg}{shown}" if where else f"{msg}{shown}")
     return "\n".join(lines)
 
