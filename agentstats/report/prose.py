@@ -541,6 +541,23 @@ def _task_sets_note(counts: pd.DataFrame) -> str:
     )
 
 
+def _k_task_note(rows: pd.DataFrame, k: int) -> str:
+    """Say over how many tasks each agent's value at ``k`` is taken, when that is not every task alike ("" else).
+
+    Only tasks with at least ``k`` trials enter a value at ``k``, so agents can be compared there on different tasks.
+    """
+    if "n_tasks" not in rows or "n_tasks_suite" not in rows:
+        return ""
+    used, total = rows["n_tasks"].astype(int), rows["n_tasks_suite"].astype(int)
+    if (used == total).all():
+        return ""
+    lo, hi, of = int(used.min()), int(used.max()), int(total.max())
+    span = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    if lo == hi:
+        return f" (over the {span} of {of} tasks with at least {k} trials)"
+    return f" (each agent over its tasks with at least {k} trials: {span} of {of}, so not over the same tasks)"
+
+
 def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
     """How pass^k_hi compares with pass^k_lo across agents; "less often" only where it is really lower."""
     g = suite[suite["k"] == k_hi].dropna(subset=["pass_hat_k"])
@@ -565,6 +582,7 @@ def _reliability_sentence(suite: pd.DataFrame, k_lo: int, k_hi: int) -> str:
     else:
         value = (f"{what} runs across agents from {lo} (**{md_text(lo_row['agent'])}**) to {hi} "
                  f"(**{md_text(hi_row['agent'])}**)")
+    value += _k_task_note(g, k_hi)
     fewer = "in one try" if k_lo == 1 else f"in {k_lo} tries"
     if not not_below:
         return f"Succeeding in all {k_hi} tries is rarer than {fewer}: {value}."

@@ -151,6 +151,18 @@ def test_summary_and_table_say_when_agents_average_different_tasks():
         other, suite_pass_k(other, n_boot=100, random_seed=0))
 
 
+def test_the_pass_hat_k_sentence_says_over_which_tasks_each_value_is_taken():
+    """At k = 5 only tasks with 5 trials count: A over all 4, B over 2 of them (its others have 2 trials)."""
+    rows = [("A", f"t{i}", 5, c) for i, c in enumerate([5, 4, 3, 5])]
+    rows += [("B", "t0", 5, 5), ("B", "t1", 5, 2), ("B", "t2", 2, 1), ("B", "t3", 2, 2)]
+    counts = _cells(rows)
+    text = report_summary(counts, suite_pass_k(counts, k=[1, 5], n_boot=200, random_seed=0))
+    assert "(each agent over its tasks with at least 5 trials: 2 to 4 of 4, so not over the same tasks)" in text
+    even = _cells([(a, f"t{i}", 5, c) for a in "AB" for i, c in enumerate([5, 4, 3])])
+    assert "tasks with at least 5 trials" not in report_summary(
+        even, suite_pass_k(even, k=[1, 5], n_boot=200, random_seed=0))
+
+
 def test_uneven_task_sets_name_the_agents_whose_counts_differ():
     """11 agents, 9 over all 4 tasks, two over fewer (METR-like): those two are named, not the first six by name."""
     rows = [(f"a{i:02d}", f"t{t}", 1, 1) for i in range(9) for t in range(4)]
