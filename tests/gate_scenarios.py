@@ -2,7 +2,8 @@
 
 The records were computed by the gate as it stood before the gate was split into checks, rule, record and
 triggers (main at e7ce629, ``tests/data/make_gate_records.py``), so ``tests/gating/test_gate_records.py`` proves the
-split changed no decision and no byte of a record. They cover the committed loop example
+split changed no decision and no field of a record (floats to their last digits, which BLAS and summation order
+move by CPU). They cover the committed loop example
 (``data/example_loop/``) with its own config and with a config that turns on every check, override and trigger,
 continuous scores with repeated trials and missing verdicts, tag strata, unpaired examples, a "no failure"
 threshold, and a calibrated judge.
@@ -15,6 +16,7 @@ config hash (which covers the calibration path) do not depend on where the check
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,20 @@ def scenarios() -> dict[str, tuple[Any, Any, Any]]:
 def normalized(record: dict[str, Any]) -> str:
     """The record as indented JSON with the moment and the machine fixed (``created_at``, ``versions``)."""
     return json.dumps({**record, "created_at": "<created_at>", "versions": "<versions>"}, indent=2) + "\n"
+
+
+def mismatches(actual: Any, expected: Any, where: str = "record") -> list[str]:
+    """Where two parsed records differ: floats beyond 1e-9 relative (BLAS and summation order differ by CPU and by
+    thread count in the last digits), anything else (strings, ints, keys, lengths) exactly."""
+    if isinstance(actual, float) and isinstance(expected, float):
+        ok = math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12)
+        return [] if ok else [f"{where}: {actual!r} != {expected!r}"]
+    if isinstance(actual, dict) and isinstance(expected, dict):
+        if list(actual) != list(expected):
+            return [f"{where}: keys {list(actual)} != {list(expected)}"]
+        return [m for key in actual for m in mismatches(actual[key], expected[key], f"{where}.{key}")]
+    if isinstance(actual, list) and isinstance(expected, list):
+        if len(actual) != len(expected):
+            return [f"{where}: {len(actual)} items != {len(expected)}"]
+        return [m for i, (a, e) in enumerate(zip(actual, expected)) for m in mismatches(a, e, f"{where}[{i}]")]
+    return [] if type(actual) is type(expected) and actual == expected else [f"{where}: {actual!r} != {expected!r}"]

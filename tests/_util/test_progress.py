@@ -45,8 +45,10 @@ def test_inner_step_silences_the_outer_ones_periodic_lines(lines):
         with pg.step("inner", every=0.05):
             time.sleep(0.2)
     out = lines()
-    assert not [line for line in out if line.startswith("[agentstats] outer: running")]
-    assert [line for line in out if line.startswith("[agentstats] inner: running")]
+    inner_done = next(i for i, line in enumerate(out) if line.startswith("[agentstats] inner: done"))
+    # while the inner step runs, only it beats; once it is done the outer one may beat again (a loaded machine)
+    assert not [line for line in out[:inner_done] if line.startswith("[agentstats] outer: running")]
+    assert [line for line in out[:inner_done] if line.startswith("[agentstats] inner: running")]
     assert out[-1].startswith("[agentstats] outer: done")
 
 
