@@ -127,5 +127,6 @@ def mismatches(actual: Any, expected: Any, where: str = "record") -> list[str]:
     if isinstance(actual, list) and isinstance(expected, list):
         if len(actual) != len(expected):
             return [f"{where}: {len(actual)} items != {len(expected)}"]
-        return [m for i, (a, e) in enumerate(zip(actual, expected)) for m in mismatches(a, e, f"{where}[{i}]")]
+        pairs = enumerate(zip(actual, expected, strict=True))
+        return [m for i, (a, e) in pairs for m in mismatches(a, e, f"{where}[{i}]")]
     return [] if type(actual) is type(expected) and actual == expected else [f"{where}: {actual!r} != {expected!r}"]
