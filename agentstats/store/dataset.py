@@ -156,6 +156,7 @@ class DatasetExport(TrialReader):
         if not ids:
             raise StoreError(f"{self.path} holds no run to export")
         out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
         if replace and out.exists():
             _check_replaceable(out)
         select = ", ".join(f"{sql} AS {name}" for name, sql in DATASET_COLUMNS.items())

@@ -37,20 +37,28 @@ def _store(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path]:
+    """A store of two runs and its dataset partitioned by run,agent (read only by the tests that share them)."""
+    tmp = tmp_path_factory.mktemp("exported")
+    store = _store(tmp)
+    with RunStore(store, read_only=True) as st:
+        st.export_dataset(tmp / "ds", partition_by="run,agent")
+    return store, tmp / "ds"
+
+
 def _files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-def test_export_writes_hive_partitions_that_read_back_as_the_stores_counts_and_trials(tmp_path):
-    store = _store(tmp_path)
-    out = tmp_path / "ds"
+def test_export_writes_hive_partitions_that_read_back_as_the_stores_counts_and_trials(exported):
+    store, out = exported
     with RunStore(store, read_only=True) as st:
-        st.export_dataset(out, partition_by="run,agent")
         want = {run: st.counts(run) for run in ("r1", "r2")}
         trials = st.trials("r1")
     assert _files(out) == ["run=r1/agent=a/part-0.parquet", "run=r1/agent=org%2Fb/part-0.parquet",
                            "run=r2/agent=a/part-0.parquet"]
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith((".tmp", ".old"))]
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
     # the partition columns are folders, not columns of the files; the outcome is coded
     part = pq.read_table(out / "run=r1" / "agent=a" / "part-0.parquet")
     assert {"agent", "run"}.isdisjoint(part.column_names) and {"task_id", "trial", "outcome_code", "record"} <= set(
@@ -66,8 +74,8 @@ def test_export_writes_hive_partitions_that_read_back_as_the_stores_counts_and_t
     pd.testing.assert_frame_equal(agentstats.load_counts(str(out / "run=r2" / "*" / "*.parquet")), want["r2"])
 
 
-def test_several_runs_are_never_mixed_silently(tmp_path):
-    store = _store(tmp_path)
+def test_several_runs_are_never_mixed_silently(tmp_path, exported):
+    store, _ = exported
     with RunStore(store, read_only=True) as st:
         st.export_dataset(tmp_path / "ds", partition_by=["agent"])  # the run a column of the files
     with pytest.raises(ValueError, match=r"2 runs \(r1, r2\): pick one with run="):
@@ -134,8 +142,8 @@ def test_unscored_trials_and_repeated_keys_are_refused(tmp_path):
         agentstats.load_counts(root)
 
 
-def test_partition_columns_are_checked_and_a_foreign_folder_is_never_replaced(tmp_path):
-    store = _store(tmp_path)
+def test_partition_columns_are_checked_and_a_foreign_folder_is_never_replaced(tmp_path, exported):
+    store, _ = exported
     with RunStore(store, read_only=True) as st:
         with pytest.raises(StoreError, match=r"unknown partition column\(s\) 'model'; partition by any of: run, agent, "
                                              r"task_id, status"):
@@ -156,12 +164,13 @@ def test_partition_columns_are_checked_and_a_foreign_folder_is_never_replaced(tm
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-def test_cli_export_and_estimate_read_the_dataset(tmp_path):
-    store = _store(tmp_path)
+def test_cli_export_refuses_bad_arguments(tmp_path, exported):
+    store, _ = exported
     out = tmp_path / "ds"
     r = runner.invoke(app, ["runs", "export", "--store", str(store), "--partition-by", "run,agent",
                             "--out-dir", str(out)])
     assert r.exit_code == 0, r.output
+    assert _files(out) == _files(exported[1])
     r = runner.invoke(app, ["runs", "export", "r1", "--store", str(store), "--partition-by", "run,model",
                             "--out-dir", str(tmp_path / "y")])
     assert r.exit_code == 2 and "partition by any of: run, agent, task_id, status" in r.output
@@ -170,15 +179,23 @@ def test_cli_export_and_estimate_read_the_dataset(tmp_path):
     assert r.exit_code == 2 and "--partition-by writes Parquet" in r.output
     r = runner.invoke(app, ["runs", "export", "--store", str(store), "--partition-by", "agent", "--out-dir", str(out)])
     assert r.exit_code == 2 and "pass --force" in r.output
+    r = runner.invoke(app, ["runs", "export", "--store", str(store), "--out", str(tmp_path / "x.parquet")])
+    assert r.exit_code == 2 and "name the run to export" in r.output
+
+
+@pytest.mark.slow  # estimate's bootstrap (about 3 s)
+def test_estimate_reads_the_dataset_one_run_at_a_time(exported):
+    _, out = exported
     r = runner.invoke(app, ["estimate", str(out), "--run", "r2", "--k", "1", "--json"])
     assert r.exit_code == 0, r.output
     r = runner.invoke(app, ["estimate", str(out), "--k", "1"])
     assert r.exit_code == 2 and "pick one with --run" in r.output
 
 
-def test_sigterm_during_a_dataset_export_leaves_the_previous_dataset_and_no_temporary(tmp_path, monkeypatch):
+def test_sigterm_during_a_dataset_export_leaves_the_previous_dataset_and_no_temporary(tmp_path, monkeypatch,
+                                                                                      exported):
     """The COPY writes into a temporary folder: SIGTERM mid-write exits 143, the old dataset stays, nothing else."""
-    store = _store(tmp_path)
+    store, _ = exported
     out = tmp_path / "out" / "ds"
     with RunStore(store, read_only=True) as st:
         st.export_dataset(out, runs=["r2"])
