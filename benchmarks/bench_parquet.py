@@ -56,14 +56,14 @@ def make_store(path: Path, n: int) -> None:
         st.import_trials([Trial(agent="seed", task_id="seed", trial=0, success=True)], "big")
         rid = st.run_id("big")
         st.con.execute("DELETE FROM trials")
+        agent = f"'agent-' || (i // ({n_tasks} * 10))"
+        task = f"'task-' || lpad(((i // 10) % {n_tasks})::VARCHAR, 7, '0')"
         st.con.execute(f"""
             INSERT INTO trials (run_id, seq, agent, task_id, trial, status, success, outcome, record)
-            SELECT {rid}, i, 'agent-' || (i // ({n_tasks} * 10)), 'task-' || lpad(((i // 10) % {n_tasks})::VARCHAR, 7, '0'),
+            SELECT {rid}, i, {agent}, {task},
                    (i % 10)::INTEGER, CASE WHEN h < 0.02 THEN 'infra_error' ELSE 'completed' END, h > 0.5,
                    CASE WHEN h < 0.02 THEN 'missing' WHEN h > 0.5 THEN 'success' ELSE 'failure' END,
-                   json_object('agent', 'agent-' || (i // ({n_tasks} * 10)), 'task_id',
-                               'task-' || lpad(((i // 10) % {n_tasks})::VARCHAR, 7, '0'), 'trial', i % 10,
-                               'success', h > 0.5)
+                   json_object('agent', {agent}, 'task_id', {task}, 'trial', i % 10, 'success', h > 0.5)
             FROM (SELECT i, (hash(i * 7919 + 20261203) % 1000000) / 1e6 AS h FROM range({n}) r(i))""")
 
 

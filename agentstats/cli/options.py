@@ -106,8 +106,9 @@ AgentsOpt = Annotated[
                  "('gpt-*,!gpt-3.5*'). An entry that matches no agent is an error."),
 ]
 RunOpt = Annotated[
-    str | None, typer.Option("--run", help="The run to read from a run store (.duckdb) or a Parquet dataset; default its "
-                                "only run.")
+    str | None,
+    typer.Option("--run", help="The run to read from a run store (.duckdb) or a Parquet dataset; default its only "
+                 "run."),
 ]
 ScoreScaleOpt = Annotated[
     str | None,

@@ -87,7 +87,8 @@ def runs_export(
         if out_path is None:
             raise fail(ValueError("give the file to write with --out FILE (--out-dir with --partition-by)"), EXIT_USAGE)
         suffix = out_path.name.lower()
-        said = "parquet" if suffix.endswith(".parquet") else "jsonl" if suffix.endswith((".jsonl", ".jsonl.gz")) else None
+        said = ("parquet" if suffix.endswith(".parquet") else "jsonl" if suffix.endswith((".jsonl", ".jsonl.gz"))
+                else None)
         if fmt is not None and said is not None and said != fmt:
             raise fail(ValueError(f"--format {fmt} and --out {out_path.name} disagree"), EXIT_USAGE)
         dest = out_path

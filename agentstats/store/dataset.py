@@ -215,10 +215,12 @@ def is_parquet_dataset(path: str | os.PathLike) -> bool:
     import pyarrow.parquet as pq
 
     text = str(path)
+    first: Path | None
+    root: Path | None = None
     try:
         if _GLOB.search(text) and not os.path.exists(text):
-            found = next(iter(sorted(glob.iglob(text, recursive=True))), None)
-            first, root = (Path(found), None) if found else (None, None)
+            found = next(glob.iglob(text, recursive=True), None)
+            first = Path(found) if found else None
         elif os.path.isdir(text):
             first, root = _first_file(Path(text)), Path(text)
         else:
@@ -380,7 +382,7 @@ def _check_keys(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) ->
         first = con.execute(f"SELECT agent, task_id, trial FROM {src}{where}{glue}outcome_code = {CODE_UNSCORED} "
                             "ORDER BY agent, task_id, trial LIMIT 5").fetchall()
         raise ValueError(_unscored_message(n_unscored, [((a, t, int(k)), "") for a, t, k in first]))
-    repeated = np.flatnonzero(cells["nd"] != cells["total"]) if len(cells["agent"]) else []
+    repeated = np.flatnonzero(cells["nd"] != cells["total"]) if len(cells["agent"]) else np.zeros(0, np.int64)
     if len(repeated):
         named = ", ".join(f"({cells['agent'][i]!r}, {cells['task_id'][i]!r})" for i in repeated[:5])
         raise ValueError(f"{len(repeated)} (agent, task_id) cell(s) repeat a trial number, e.g. {named}; each "

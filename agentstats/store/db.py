@@ -13,8 +13,8 @@ for writing, with every record it had flushed kept.
 
 from __future__ import annotations
 
-from agentstats.store.decisions import DecisionLog
 from agentstats.store.dataset import DatasetExport
+from agentstats.store.decisions import DecisionLog
 
 __all__ = ["RunStore"]
 

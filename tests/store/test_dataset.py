@@ -124,7 +124,8 @@ def test_bad_outcome_codes_are_located_by_file_row_and_field(tmp_path):
     with pytest.warns(LoadWarning):
         kept = agentstats.load_counts(root, on_error="skip")
     assert kept[["task_id", "n", "c"]].values.tolist() == [["t0", 1, 1]] and len(kept.attrs["skipped"]) == 2
-    pq.write_table(pa.table({"task_id": ["t0"], "trial": pa.array([0], pa.int32())}), root / "agent=a" / "part-0.parquet")
+    no_code = pa.table({"task_id": ["t0"], "trial": pa.array([0], pa.int32())})
+    pq.write_table(no_code, root / "agent=a" / "part-0.parquet")
     with pytest.raises(ValueError, match="no column 'outcome_code'"):
         agentstats.load_counts(root, format="parquet_dataset")
 
