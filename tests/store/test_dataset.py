@@ -141,6 +141,16 @@ def test_unscored_trials_and_repeated_keys_are_refused(tmp_path):
                              "outcome_code": pa.array([0, 1], pa.int8())}), root / "p.parquet")
     with pytest.raises(ValueError, match=r"repeat a trial number, e\.g\. \('a', 't'\)"):
         agentstats.load_counts(root)
+    # trial numbers from 64 up are told apart too (they are counted by a query of their own)
+    many = list(range(100))
+    pq.write_table(pa.table({"agent": ["a"] * 101, "task_id": ["t"] * 100 + ["u"], "trial": [*many, 70],
+                             "outcome_code": pa.array([1] * 101, pa.int8())}), root / "p.parquet")
+    got = agentstats.load_counts(root)
+    assert got[["task_id", "n"]].values.tolist() == [["t", 100], ["u", 1]]
+    pq.write_table(pa.table({"agent": ["a"] * 101, "task_id": ["t"] * 101, "trial": [*many, 70],
+                             "outcome_code": pa.array([1] * 101, pa.int8())}), root / "p.parquet")
+    with pytest.raises(ValueError, match="repeat a trial number"):
+        agentstats.load_counts(root)
 
 
 def test_partition_columns_are_checked_and_a_foreign_folder_is_never_replaced(tmp_path, exported):
