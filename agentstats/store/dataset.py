@@ -404,9 +404,10 @@ def _check_keys(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) ->
 
 
 def _gaps(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) -> Any:
-    """Return the grid gaps of counted cells (sorted by agent, task_id), reading trial numbers of gap cells only."""
-    agents, a_codes = np.unique(np.asarray(cells["agent"], dtype=object), return_inverse=True)
-    tasks, t_codes = np.unique(np.asarray(cells["task_id"], dtype=object), return_inverse=True)
+    """Return the grid gaps of counted cells, reading the trial numbers of (at most 10,000) gap cells only."""
+    a_codes, agents = pd.factorize(np.asarray(cells["agent"], dtype=object))  # hashing: sorting names costs more
+    t_codes, tasks = pd.factorize(np.asarray(cells["task_id"], dtype=object))
+    agents, tasks = np.asarray(agents, dtype=object), np.asarray(tasks, dtype=object)
     flat = a_codes.astype(np.int64) * len(tasks) + t_codes
     k = int(cells["mx"].max()) + 1
 
