@@ -17,10 +17,11 @@ pyarrow read as one table. Such a dataset (the folder, or a glob of its files) i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +314,18 @@ def _bad_rows(con: Any, src: str, where: str, name: str, on_error: OnError) -> t
     return f"NOT {bad}", problems
 
 
+@contextlib.contextmanager
+def _sql_errors(name: str) -> Iterator[None]:
+    """Say what DuckDB refused in a dataset (a column of another type, a damaged file) as a ValueError naming it."""
+    duckdb = duckdb_module()
+    try:
+        yield
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{name}: the Parquet dataset cannot be counted (a column of another type, or a damaged "
+                         f"file?): {first}") from None
+
+
 def dataset_counts(path: Any, name: str, on_error: OnError, options: dict[str, Any]) -> pd.DataFrame | None:
     """Count a Parquet dataset per (agent, task) in DuckDB: the table :func:`agentstats.io.load_counts` gives.
 
@@ -354,29 +367,35 @@ def dataset_counts(path: Any, name: str, on_error: OnError, options: dict[str, A
         return None
     con, cols = _connect(path)
     try:
-        src = _source(path)
-        where = dataset_run(con, cols, src, name, options.get("run"))
-        good, problems = _bad_rows(con, src, where, name, on_error)
-        log = ProblemLog(name, on_error, unit="row")
-        for i, p in enumerate(problems):
-            log.problems.append(p)
-            log.bad_records.add(i)
-        if good:
-            where = f"{where} AND {good}" if where else f" WHERE {good}"
-        code = "outcome_code"
-        cells = con.execute(
-            f"""SELECT agent, task_id, count(*) AS total, {cell_counts_sql(code)}, max(trial) AS mx,
-                       {_DISTINCT_LOW} AS nd, count(*) FILTER (trial >= 64) AS high,
-                       count(*) FILTER ({code} = {CODE_UNSCORED}) AS unscored
-                FROM {src}{where} GROUP BY agent, task_id ORDER BY agent, task_id""").fetchnumpy()
-        skipped = log.finish(kept=int(cells["total"].sum()) if len(cells["agent"]) else 0)
-        _check_keys(con, src, where, cells)
-        out = counts_frame(cells["agent"], cells["task_id"], cells["n"], cells["c"], cells["m"])
-        out.attrs["gaps"] = _gaps(con, src, where, cells) if len(out) else None
+        with _sql_errors(name):
+            out = _count(con, cols, _source(path), name, on_error, options.get("run"))
     finally:
         con.close()
-    out.attrs.update(source=name, format="parquet_dataset", skipped=skipped, excluded_agents=[])
     return select_counts(out, options.get("agents"), name)
+
+
+def _count(con: Any, cols: set[str], src: str, name: str, on_error: OnError, run: str | None) -> pd.DataFrame:
+    """Count the dataset ``src`` on the connection ``con`` (see :func:`dataset_counts`)."""
+    where = dataset_run(con, cols, src, name, run)
+    good, problems = _bad_rows(con, src, where, name, on_error)
+    log = ProblemLog(name, on_error, unit="row")
+    for i, p in enumerate(problems):
+        log.problems.append(p)
+        log.bad_records.add(i)
+    if good:
+        where = f"{where} AND {good}" if where else f" WHERE {good}"
+    code = "outcome_code"
+    cells = con.execute(
+        f"""SELECT agent, task_id, count(*) AS total, {cell_counts_sql(code)}, max(trial) AS mx,
+                   {_DISTINCT_LOW} AS nd, count(*) FILTER (trial >= 64) AS high,
+                   count(*) FILTER ({code} = {CODE_UNSCORED}) AS unscored
+            FROM {src}{where} GROUP BY agent, task_id ORDER BY agent, task_id""").fetchnumpy()
+    skipped = log.finish(kept=int(cells["total"].sum()) if len(cells["agent"]) else 0)
+    _check_keys(con, src, where, cells)
+    out = counts_frame(cells["agent"], cells["task_id"], cells["n"], cells["c"], cells["m"])
+    out.attrs["gaps"] = _gaps(con, src, where, cells) if len(out) else None
+    out.attrs.update(source=name, format="parquet_dataset", skipped=skipped, excluded_agents=[])
+    return out
 
 
 def _check_keys(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) -> None:
@@ -454,10 +473,11 @@ def dataset_trials(path: str | os.PathLike, log: ProblemLog, **options: Any) -> 
             raise ValueError(f"{log.source} is a Parquet dataset without a 'record' column: it gives counts only "
                              "(agentstats.load_counts, or any command's counts); export it with `agentstats runs "
                              "export --partition-by` to keep the trials")
-        where = dataset_run(con, cols, _source(path), log.source, options.get("run"))
-        order = "seq" if "seq" in cols else "agent, task_id, trial"
-        rows = con.execute(f"SELECT filename, file_row_number, record FROM {_source(path)}{where} "
-                           f"ORDER BY {order}").fetchall()
+        with _sql_errors(log.source):
+            where = dataset_run(con, cols, _source(path), log.source, options.get("run"))
+            order = "seq" if "seq" in cols else "agent, task_id, trial"
+            rows = con.execute(f"SELECT filename, file_row_number, record FROM {_source(path)}{where} "
+                               f"ORDER BY {order}").fetchall()
     finally:
         con.close()
     out = []

@@ -128,6 +128,10 @@ def test_bad_outcome_codes_are_located_by_file_row_and_field(tmp_path):
     pq.write_table(no_code, root / "agent=a" / "part-0.parquet")
     with pytest.raises(ValueError, match="no column 'outcome_code'"):
         agentstats.load_counts(root, format="parquet_dataset")
+    labels = pa.table({"task_id": ["t0"], "trial": pa.array([0], pa.int32()), "outcome_code": ["success"]})
+    pq.write_table(labels, root / "agent=a" / "part-0.parquet")
+    with pytest.raises(ValueError, match=r"bad: the Parquet dataset cannot be counted \(a column of another type"):
+        agentstats.load_counts(root)
 
 
 def test_unscored_trials_and_repeated_keys_are_refused(tmp_path):
@@ -171,7 +175,11 @@ def test_partition_columns_are_checked_and_a_foreign_folder_is_never_replaced(tm
         with pytest.raises(FileExistsError):
             st.export_dataset(tmp_path / "ds", runs=["r2"])
         st.export_dataset(tmp_path / "ds", runs=["r1"], partition_by="run", replace=True)
+        st.export("r2", tmp_path / "one", partition_by="agent")  # the export of one run, as a dataset
+        with pytest.raises(StoreError, match="--partition-by exports the trials table|partition_by="):
+            st.export("r2", tmp_path / "two", table="tool_calls", partition_by="agent")
     assert _files(tmp_path / "ds") == ["run=r1/part-0.parquet"]
+    assert _files(tmp_path / "one") == ["agent=a/part-0.parquet"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
