@@ -35,7 +35,7 @@ from agentstats.records.counts import _unscored_message, counts_frame
 from agentstats.records.gaps import gaps_from_cells
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, Trial
-from agentstats.store.connection import StoreError, duckdb_module
+from agentstats.store.connection import StoreError, duckdb_module, quiet
 from agentstats.store.reading import TrialReader, cell_counts_sql, outcome_code_sql
 from agentstats.store.runs import _sql_text
 
@@ -241,7 +241,7 @@ def is_parquet_dataset(path: str | os.PathLike) -> bool:
 def _connect(path: Any) -> Any:
     """Open an in-memory DuckDB and check the dataset has the columns counting needs; return it and its columns."""
     duckdb = duckdb_module()
-    con = duckdb.connect()
+    con = quiet(duckdb.connect())
     try:
         cols = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_source(path)}").fetchall()}
     except duckdb.Error as exc:
