@@ -31,7 +31,7 @@ import pandas as pd
 from agentstats._util.options import option_name
 from agentstats.files.atomic import atomic_dir
 from agentstats.io.loaders import select_counts
-from agentstats.records.counts import _unscored_message, counts_frame
+from agentstats.records.counts import _unscored_message, frame_from_codes
 from agentstats.records.gaps import gaps_from_cells
 from agentstats.records.problems import OnError, Problem, ProblemLog
 from agentstats.records.trial import CODE_UNSCORED, OUTCOME_CODE, Trial
@@ -375,7 +375,12 @@ def dataset_counts(path: Any, name: str, on_error: OnError, options: dict[str, A
 
 
 def _count(con: Any, cols: set[str], src: str, name: str, on_error: OnError, run: str | None) -> pd.DataFrame:
-    """Count the dataset ``src`` on the connection ``con`` (see :func:`dataset_counts`)."""
+    """Count the dataset ``src`` on the connection ``con`` (see :func:`dataset_counts`).
+
+    The cells stay in DuckDB (a temporary table of this private connection); they come back as integer codes of the
+    agent and task names, which come back once each: turning a million cells' names into Python strings would cost
+    twice the ``GROUP BY`` itself.
+    """
     where = dataset_run(con, cols, src, name, run)
     good, problems = _bad_rows(con, src, where, name, on_error)
     log = ProblemLog(name, on_error, unit="row")
@@ -385,67 +390,76 @@ def _count(con: Any, cols: set[str], src: str, name: str, on_error: OnError, run
     if good:
         where = f"{where} AND {good}" if where else f" WHERE {good}"
     code = "outcome_code"
-    cells = con.execute(
-        f"""SELECT agent, task_id, count(*) AS total, {cell_counts_sql(code)}, max(trial) AS mx,
+    con.execute(
+        f"""CREATE TEMP TABLE cells AS
+            SELECT agent, task_id, count(*) AS total, {cell_counts_sql(code)}, max(trial) AS mx,
                    {_DISTINCT_LOW} AS nd, count(*) FILTER (trial >= 64) AS high,
                    count(*) FILTER ({code} = {CODE_UNSCORED}) AS unscored
-            FROM {src}{where} GROUP BY agent, task_id ORDER BY agent, task_id""").fetchnumpy()
-    skipped = log.finish(kept=int(cells["total"].sum()) if len(cells["agent"]) else 0)
-    _check_keys(con, src, where, cells)
-    out = counts_frame(cells["agent"], cells["task_id"], cells["n"], cells["c"], cells["m"])
-    out.attrs["gaps"] = _gaps(con, src, where, cells) if len(out) else None
+            FROM {src}{where} GROUP BY agent, task_id""")
+    for col, key in (("agent", "a"), ("task_id", "t")):
+        con.execute(f"""CREATE TEMP TABLE {col}_codes AS SELECT {col}, (row_number() OVER (ORDER BY {col}) - 1)::BIGINT
+                        AS {key} FROM (SELECT DISTINCT {col} FROM cells)""")
+    names = {col: np.asarray([r[0] for r in con.execute(f"SELECT {col} FROM {col}_codes ORDER BY 1").fetchall()],
+                             dtype=object) for col in ("agent", "task_id")}
+    cells = con.execute("SELECT a, t, total, n, c, m, mx, nd, high, unscored FROM cells JOIN agent_codes USING (agent) "
+                        "JOIN task_id_codes USING (task_id)").fetchnumpy()
+    cells = {k: np.asarray(v, dtype=np.int64) for k, v in cells.items()}
+    skipped = log.finish(kept=int(cells["total"].sum()))
+    _check_keys(con, src, where, cells, names)
+    out = frame_from_codes(cells["a"], names["agent"], cells["t"], names["task_id"], cells["n"], cells["c"],
+                           cells["m"])
+    out.attrs["gaps"] = _gaps(con, src, where, cells, names) if len(out) else None
     out.attrs.update(source=name, format="parquet_dataset", skipped=skipped, excluded_agents=[])
     return out
 
 
-def _check_keys(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) -> None:
+def _check_keys(con: Any, src: str, where: str, cells: dict[str, np.ndarray], names: dict[str, np.ndarray]) -> None:
     """Refuse unscored trials (code -1) and repeated (agent, task_id, trial) keys, naming the first few."""
-    n_unscored = int(cells["unscored"].sum()) if len(cells["agent"]) else 0
+    n_unscored = int(cells["unscored"].sum())
+    glue = " AND " if where else " WHERE "
     if n_unscored:
-        glue = " AND " if where else " WHERE "
         first = con.execute(f"SELECT agent, task_id, trial FROM {src}{where}{glue}outcome_code = {CODE_UNSCORED} "
                             "ORDER BY agent, task_id, trial LIMIT 5").fetchall()
         raise ValueError(_unscored_message(n_unscored, [((a, t, int(k)), "") for a, t, k in first]))
-    distinct = np.asarray(cells["nd"], dtype=np.int64).copy()
-    high = np.flatnonzero(cells["high"]) if len(cells["agent"]) else np.zeros(0, np.int64)
-    if len(high):  # cells with trial numbers from 64 up: count those distinct numbers in SQL, for those rows only
-        glue = " AND " if where else " WHERE "
-        rows = con.execute(f"SELECT agent, task_id, count(DISTINCT trial) FROM {src}{where}{glue}trial >= 64 "
-                           "GROUP BY agent, task_id").fetchall()
-        more = {(a, t): int(n) for a, t, n in rows}
-        for i in high:
-            distinct[i] += more.get((cells["agent"][i], cells["task_id"][i]), 0)
+    distinct = cells["nd"].copy()
+    if cells["high"].any():  # cells with trial numbers from 64 up: count those distinct numbers in SQL, those rows only
+        more = con.execute(f"""SELECT a, t, count(DISTINCT trial) AS d
+                               FROM (SELECT agent, task_id, trial FROM {src}{where}{glue}trial >= 64)
+                               JOIN agent_codes USING (agent) JOIN task_id_codes USING (task_id)
+                               GROUP BY a, t""").fetchnumpy()
+        extra = dict(zip(zip(more["a"].tolist(), more["t"].tolist(), strict=True), more["d"].tolist(), strict=True))
+        for i in np.flatnonzero(cells["high"]):
+            distinct[i] += extra.get((int(cells["a"][i]), int(cells["t"][i])), 0)
     repeated = np.flatnonzero(distinct != cells["total"])
     if len(repeated):
-        named = ", ".join(f"({cells['agent'][i]!r}, {cells['task_id'][i]!r})" for i in repeated[:5])
+        named = ", ".join(f"({names['agent'][cells['a'][i]]!r}, {names['task_id'][cells['t'][i]]!r})"
+                          for i in repeated[:5])
         raise ValueError(f"{len(repeated)} (agent, task_id) cell(s) repeat a trial number, e.g. {named}; each "
                          "(agent, task_id, trial) key must be unique (was a run exported twice into one dataset?)")
 
 
-def _gaps(con: Any, src: str, where: str, cells: dict[str, np.ndarray]) -> Any:
+def _gaps(con: Any, src: str, where: str, cells: dict[str, np.ndarray], names: dict[str, np.ndarray]) -> Any:
     """Return the grid gaps of counted cells, reading the trial numbers of (at most 10,000) gap cells only."""
-    a_codes, agents = pd.factorize(np.asarray(cells["agent"], dtype=object))  # hashing: sorting names costs more
-    t_codes, tasks = pd.factorize(np.asarray(cells["task_id"], dtype=object))
-    agents, tasks = np.asarray(agents, dtype=object), np.asarray(tasks, dtype=object)
-    flat = a_codes.astype(np.int64) * len(tasks) + t_codes
+    n_t = len(names["task_id"])
+    flat = cells["a"] * n_t + cells["t"]
     k = int(cells["mx"].max()) + 1
 
     def trials_of(wanted: np.ndarray) -> list[np.ndarray]:
-        have = np.isin(wanted, flat)
-        found: dict[tuple[str, str], np.ndarray] = {}
-        if have.any():
-            keys = pd.DataFrame({"agent": agents[wanted[have] // len(tasks)],
-                                 "task_id": tasks[wanted[have] % len(tasks)]})
-            con.register("gap_cells", keys)
-            rows = con.execute(f"""SELECT d.agent, d.task_id, list(d.trial ORDER BY d.trial)
+        found: dict[int, np.ndarray] = {}
+        have = wanted[np.isin(wanted, flat)]
+        if len(have):
+            con.register("gap_cells", pd.DataFrame({"a": have // n_t, "t": have % n_t}))
+            rows = con.execute(f"""SELECT g.a, g.t, list(d.trial ORDER BY d.trial)
                                    FROM (SELECT agent, task_id, trial FROM {src}{where}) d
-                                   JOIN gap_cells USING (agent, task_id) GROUP BY d.agent, d.task_id""").fetchall()
+                                   JOIN agent_codes USING (agent) JOIN task_id_codes USING (task_id)
+                                   JOIN gap_cells g ON g.a = agent_codes.a AND g.t = task_id_codes.t
+                                   GROUP BY g.a, g.t""").fetchall()
             con.unregister("gap_cells")
-            found = {(a, t): np.asarray(v, dtype=np.int64) for a, t, v in rows}
+            found = {int(a) * n_t + int(t): np.asarray(v, dtype=np.int64) for a, t, v in rows}
         empty = np.zeros(0, np.int64)
-        return [found.get((agents[c // len(tasks)], tasks[c % len(tasks)]), empty) for c in wanted]
+        return [found.get(int(c), empty) for c in wanted]
 
-    return gaps_from_cells(flat, cells["total"], k, list(agents), list(tasks), trials_of)
+    return gaps_from_cells(flat, cells["total"], k, list(names["agent"]), list(names["task_id"]), trials_of)
 
 
 def dataset_trials(path: str | os.PathLike, log: ProblemLog, **options: Any) -> list[Trial]:
