@@ -1,15 +1,17 @@
 """A run store's trials as a hive-partitioned Parquet dataset: written by DuckDB's ``COPY``, counted by DuckDB.
 
-``agentstats runs export --format parquet --partition-by run,agent -o DIR`` (:meth:`DatasetExport.export_dataset`)
-writes ``DIR/run=<name>/agent=<name>/part-0.parquet`` (values percent-encoded: ``agent=openai%2Fgpt-4o``), one
-table of trials with the columns :data:`DATASET_COLUMNS`, which DuckDB, Spark, Ray (``ray.data.read_parquet``) and
-pyarrow read as one table. Such a dataset (the folder, or a glob of its files) is an input format of
-:mod:`agentstats.io` (``parquet_dataset``, registered by :func:`agentstats.store.format.register`):
+``agentstats runs export --format parquet --partition-by run,agent --out-dir DIR``
+(:meth:`DatasetExport.export_dataset`) writes ``DIR/run=<name>/agent=<name>/part-0.parquet`` (values
+percent-encoded: ``agent=openai%2Fgpt-4o``), one table of trials with the columns :data:`DATASET_COLUMNS`, which
+DuckDB, Spark, Ray (``ray.data.read_parquet``) and pyarrow read as one table. Such a dataset (the folder, or a glob
+of its files) is an input format of :mod:`agentstats.io` (``parquet_dataset``, registered by
+:func:`agentstats.store.format.register`):
 
 * counts: :func:`dataset_counts` aggregates it to (agent, task) cells with one SQL ``GROUP BY`` over
   ``read_parquet(..., hive_partitioning = true)``: no trial becomes a Python object, so the size of the dataset is
-  DuckDB's concern (it streams, spills and runs on every core). ``n``, ``c`` and ``n_missing`` come from the column
-  ``outcome_code`` through :func:`agentstats.store.reading.cell_counts_sql`, the store's one SQL spelling of
+  DuckDB's concern (it streams the files on the cores it is given) and memory follows the cells, not the rows.
+  ``n``, ``c`` and ``n_missing`` come from the column ``outcome_code`` through
+  :func:`agentstats.store.reading.cell_counts_sql`, the store's one SQL spelling of
   :data:`~agentstats.records.trial.OUTCOME_CODE`;
 * trials: read back from the ``record`` column (the trial as JSON, as the store keeps it), like a store's run;
 * runs: a dataset of several runs is read one run at a time (``run=``), as a store is (:func:`dataset_run`).
