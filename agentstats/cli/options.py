@@ -90,7 +90,8 @@ FormatOpt = Annotated[
         "--format",
         "-f",
         help="Input format: auto (from the content), jsonl, json, tau_bench, runs (alias metr), counts, fair_forge, "
-        "fai_jsonl, bfcl, tau2, inspect, otel, promptfoo, lm_eval, duckdb (a run store); docs/data-format.md.",
+        "fai_jsonl, bfcl, tau2, inspect, otel, promptfoo, lm_eval, duckdb (a run store), parquet_dataset (a "
+        "partitioned export's folder or glob); docs/data-format.md.",
     ),
 ]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent name for single-agent files (tau-bench).")]
@@ -105,7 +106,9 @@ AgentsOpt = Annotated[
                  "('gpt-*,!gpt-3.5*'). An entry that matches no agent is an error."),
 ]
 RunOpt = Annotated[
-    str | None, typer.Option("--run", help="The run to read from a run store (.duckdb); default its only run.")
+    str | None,
+    typer.Option("--run", help="The run to read from a run store (.duckdb) or a Parquet dataset; default its only "
+                 "run."),
 ]
 ScoreScaleOpt = Annotated[
     str | None,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, Command, CommandGroup, command, console, fail, open_store
-from agentstats.cli.options import JsonOpt, StoreOpt, check_output_path, out_file_opt
+from agentstats.cli.options import JsonOpt, StoreOpt, check_output_path, out_dir_opt, out_file_opt
 
 __all__ = ["runs_app"]
 
@@ -50,31 +50,67 @@ def runs_show(run: RunArg, store: StoreOpt = Path("agentstats.duckdb"), as_json:
     print_run(info, as_json, metrics)
 
 
+ExportFormat = Literal["parquet", "jsonl"]
+
+
 def runs_export(
-    run: RunArg,
-    out_path: Annotated[Path, out_file_opt(".parquet (DuckDB COPY) or .jsonl[.gz] (the trial schema, with a "
-                                           "manifest).", "-o")],
+    run: Annotated[str | None, typer.Argument(help="Run name (with --partition-by: default every run).")] = None,
+    out_path: Annotated[Path | None, out_file_opt(".parquet (DuckDB COPY) or .jsonl[.gz] (the trial schema, with a "
+                                                  "manifest).", "-o")] = None,
+    out_dir: Annotated[Path | None, out_dir_opt("With --partition-by: the dataset's folder "
+                                                "(DIR/run=NAME/agent=NAME/part-0.parquet).")] = None,
     store: StoreOpt = Path("agentstats.duckdb"),
+    fmt: Annotated[ExportFormat | None, typer.Option("--format", help="parquet or jsonl (default: from the --out "
+                                                     "suffix; parquet with --partition-by).")] = None,
+    partition_by: Annotated[str | None, typer.Option(
+        "--partition-by", metavar="COL,...", help="Parquet only: write the trials as a hive-partitioned dataset "
+        "folder, one level per column (run, agent, task_id, status), e.g. run,agent; DuckDB, Spark, Ray and "
+        "agentstats itself read it (docs/store.md).")] = None,
     table: Annotated[str, typer.Option(help="Parquet only: the table to export (trials, interactions, tool_calls, "
                                        "node_invocations, metric_results, judge_verdicts, gate_decisions).")]
     = "trials",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file or dataset folder.")] = False,
 ) -> None:
-    """Export a run to Parquet or to JSONL trials (written atomically)."""
+    """Export a run to Parquet or to JSONL trials, or runs to a partitioned Parquet dataset (written atomically)."""
     from agentstats.store import StoreError
 
-    check_output_path(out_path, "--out", make_parents=True)
-    if out_path.exists() and not force:
-        raise fail(FileExistsError(f"{out_path} exists; pass --force to overwrite it"), EXIT_USAGE)
+    if partition_by is not None:
+        if fmt == "jsonl":
+            raise fail(ValueError("--partition-by writes Parquet; leave out --format jsonl"), EXIT_USAGE)
+        if out_path is not None or out_dir is None:
+            raise fail(ValueError("a partitioned dataset is a folder: give it with --out-dir DIR"), EXIT_USAGE)
+        dest = out_dir
+    else:
+        if run is None:
+            raise fail(ValueError("name the run to export (every run is exported only with --partition-by)"),
+                       EXIT_USAGE)
+        if out_path is None:
+            raise fail(ValueError("give the file to write with --out FILE (--out-dir with --partition-by)"), EXIT_USAGE)
+        suffix = out_path.name.lower()
+        said = ("parquet" if suffix.endswith(".parquet") else "jsonl" if suffix.endswith((".jsonl", ".jsonl.gz"))
+                else None)
+        if fmt is not None and said is not None and said != fmt:
+            raise fail(ValueError(f"--format {fmt} and --out {out_path.name} disagree"), EXIT_USAGE)
+        dest = out_path
+    if partition_by is not None:
+        check_output_path(dest, "--out-dir", folder=True)
+    else:
+        check_output_path(dest, "--out", make_parents=True)
+    if dest.exists() and not force:
+        raise fail(FileExistsError(f"{dest} exists; pass --force to overwrite it"), EXIT_USAGE)
     with open_store(store, read_only=True) as st:
         try:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            st.export(run, out_path, table=table)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if partition_by is not None:
+                st.export_dataset(dest, runs=None if run is None else [run], partition_by=partition_by,
+                                  replace=force)
+            else:
+                st.export(run, dest, table=table)
         except StoreError as exc:
             raise fail(exc, EXIT_USAGE) from exc
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
-    console.print(f"wrote {out_path}")
+    console.print(f"wrote {dest}")
 
 
 def runs_delete(

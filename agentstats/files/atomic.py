@@ -165,26 +165,36 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, *, replace: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside ``path`` for a writer of a folder (a Zarr store); it becomes ``path`` at the end.
 
     On a clean exit every file written is ``fsync``-ed and the folder is renamed to ``path`` (one ``rename`` on one
-    file system: ``path`` appears complete or not at all); on an exception the folder is removed and nothing is left
-    at ``path``. A folder is never written over: ``path`` must not exist.
+    file system: ``path`` appears complete or not at all); on an exception the folder is removed and ``path`` is left
+    as it was. A folder is written over only with ``replace=True``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder to write. Its parent must exist.
+    replace : bool
+        Replace a folder already at ``path`` (the caller has checked it is one of its own outputs): the old folder is
+        renamed aside, the new one renamed in, the old one removed, with SIGINT and SIGTERM ignored for those three
+        steps (a stop signal cannot leave ``path`` empty; a ``kill -9`` between the two renames can, with the old
+        folder kept as ``.<name>.*.old`` beside it).
 
     Raises
     ------
     FileExistsError
-        When ``path`` exists (before anything is written, or when it appeared meanwhile: then the new folder is
-        removed).
+        When ``path`` exists and ``replace`` is false (before anything is written, or when it appeared meanwhile:
+        then the new folder is removed), or when ``path`` is a file.
     OSError
         When the directory is not writable or the disk is full.
     """
     import shutil
 
     path = Path(path)
-    if path.exists():
-        raise FileExistsError(f"{path} exists")
+    if path.exists() and (not replace or not path.is_dir()):
+        raise FileExistsError(f"{path} exists" + (" and is not a folder" if replace else ""))
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
@@ -196,9 +206,30 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
                 finally:
                     os.close(fd)
         os.chmod(tmp, 0o777 & ~_umask())
+        if replace and path.is_dir():
+            _swap_in(tmp, path)
+            return
         if path.exists():  # rename would put an empty folder's place, or fail on a full one: refuse both alike
             raise FileExistsError(f"{path} exists")
         os.rename(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _swap_in(tmp: Path, path: Path) -> None:
+    """Put the folder ``tmp`` at ``path`` in place of the folder there, then remove the old one (signals ignored)."""
+    import shutil
+
+    from agentstats._util.signals import stop_signals_ignored
+
+    with stop_signals_ignored():
+        old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+        os.rmdir(old)  # a free name beside path, on the same file system
+        os.rename(path, old)
+        try:
+            os.rename(tmp, path)
+        except BaseException:
+            os.rename(old, path)
+            raise
+        shutil.rmtree(old, ignore_errors=True)

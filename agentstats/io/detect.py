@@ -193,6 +193,14 @@ def detect_format(
     path = Path(src)
     name = str(path)
     if not path.exists():
+        if re.search(r"[*?\[]", name):  # a glob: a format of many files that says so from the pattern
+            for fmt, sniff in registry.sniffers():
+                try:
+                    if sniff(path):
+                        return fmt
+                except OSError:
+                    continue
+            raise FileNotFoundError(f"no file matches {path} (a glob of a Parquet dataset's files, or no such file)")
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
         for fmt, sniff in registry.sniffers():  # a folder format that says so from its path (tau2's "dir" results)

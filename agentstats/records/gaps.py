@@ -7,7 +7,7 @@ never counted: they are neither failures nor missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +15,7 @@ import pandas as pd
 
 from agentstats._util.text import plural
 
-__all__ = ["GridGaps", "grid_gaps"]
+__all__ = ["GridGaps", "gaps_from_cells", "grid_gaps"]
 
 #: Gap cells whose absent trial numbers are spelled out in :attr:`GridGaps.frame` (the rest have counts only).
 _GAPS_SPELLED = 10_000
@@ -117,37 +117,79 @@ def grid_gaps(
         Cost O(m log m + cells with gaps); memory O(m).
     """
     n_a, n_t = len(agents), len(tasks)
-    empty = pd.DataFrame(
-        {"agent": pd.Series([], dtype=object), "task_id": pd.Series([], dtype=object),
-         "n_recorded": pd.Series([], dtype=np.int64), "n_absent": pd.Series([], dtype=np.int64),
-         "absent_trials": pd.Series([], dtype=object)}
-    )
     if len(trials) == 0:
-        return GridGaps(0, empty)
+        return GridGaps(0, _EMPTY.copy())
     k = int(np.max(trials)) + 1
     cell = agent_codes.astype(np.int64) * n_t + task_codes.astype(np.int64)
+    if n_a * n_t <= _DENSE_CELLS:
+        per_cell = np.bincount(cell, minlength=n_a * n_t)
+        present = np.flatnonzero(per_cell)
+        per_cell = per_cell[present]
+    else:
+        present, per_cell = np.unique(cell, return_counts=True)
+
+    def trials_of(cells: np.ndarray) -> list[np.ndarray]:
+        order = np.lexsort((trials, cell))
+        cell_sorted, trial_sorted = cell[order], trials[order]
+        starts = np.searchsorted(cell_sorted, cells, side="left")
+        ends = np.searchsorted(cell_sorted, cells, side="right")
+        return [trial_sorted[s:e] for s, e in zip(starts, ends, strict=True)]
+
+    return gaps_from_cells(present, per_cell, k, agents, tasks, trials_of)
+
+
+_EMPTY = pd.DataFrame(
+    {"agent": pd.Series([], dtype=object), "task_id": pd.Series([], dtype=object),
+     "n_recorded": pd.Series([], dtype=np.int64), "n_absent": pd.Series([], dtype=np.int64),
+     "absent_trials": pd.Series([], dtype=object)}
+)
+
+
+def gaps_from_cells(
+    cells: np.ndarray, n_recorded: np.ndarray, k: int, agents: Sequence[str], tasks: Sequence[str],
+    trials_of: Callable[[np.ndarray], list[np.ndarray]],
+) -> GridGaps:
+    """Find the trials absent from the grid from per-cell counts (trials counted elsewhere, e.g. in SQL).
+
+    Parameters
+    ----------
+    cells : numpy.ndarray of int, shape (p,)
+        The cells holding at least one trial, each ``agent_code * len(tasks) + task_code``, unique.
+    n_recorded : numpy.ndarray of int, shape (p,)
+        Trials recorded in each of ``cells`` (any outcome), keys unique.
+    k : int
+        Trials per cell in the grid (the largest trial number plus one).
+    agents, tasks : sequence of str
+        Names behind the codes.
+    trials_of : callable
+        ``trials_of(cells) -> list of numpy.ndarray``: the sorted trial numbers recorded in each cell asked for (an
+        empty array for a cell without trials); asked once, for at most 10,000 cells with gaps.
+
+    Returns
+    -------
+    GridGaps
+        As :func:`grid_gaps`; cost O(cells with trials + cells with gaps) besides ``trials_of``.
+    """
+    n_a, n_t = len(agents), len(tasks)
+    cells = np.asarray(cells, dtype=np.int64)
+    n_recorded = np.asarray(n_recorded, dtype=np.int64)
     unlisted = 0
     if n_a * n_t <= _DENSE_CELLS:
-        recorded = np.bincount(cell, minlength=n_a * n_t)
+        recorded = np.zeros(n_a * n_t, dtype=np.int64)
+        recorded[cells] = n_recorded
         gap_cells = np.flatnonzero(recorded < k)
+        recorded_of_gaps = recorded[gap_cells]
     else:  # a sparse grid too large to list: cells with no trial at all are counted, not listed
-        present, per_cell = np.unique(cell, return_counts=True)
-        unlisted = n_a * n_t - len(present)
-        recorded = np.zeros(0, dtype=np.int64)
-        gap_cells = present[per_cell < k]
-        recorded_of_gaps = per_cell[per_cell < k]
+        unlisted = n_a * n_t - len(cells)
+        gap_cells = cells[n_recorded < k]
+        recorded_of_gaps = n_recorded[n_recorded < k]
     if len(gap_cells) == 0 and not unlisted:
-        return GridGaps(k, empty)
+        return GridGaps(k, _EMPTY.copy())
     # absent trial numbers of the first cells with gaps, from each cell's sorted trial numbers
-    order = np.lexsort((trials, cell))
-    cell_sorted, trial_sorted = cell[order], trials[order]
-    starts = np.searchsorted(cell_sorted, gap_cells[:_GAPS_SPELLED], side="left")
-    ends = np.searchsorted(cell_sorted, gap_cells[:_GAPS_SPELLED], side="right")
-    spelled: list[str | None] = []
-    for s, e in zip(starts, ends, strict=True):
-        present = trial_sorted[s:e]
-        absent = np.setdiff1d(np.arange(k), present, assume_unique=True)
-        spelled.append(_ranges(absent.tolist()))
+    spelled: list[str | None] = [
+        _ranges(np.setdiff1d(np.arange(k), present, assume_unique=True).tolist())
+        for present in trials_of(gap_cells[:_GAPS_SPELLED])
+    ]
     spelled.extend([None] * (len(gap_cells) - len(spelled)))
     agents_arr = np.asarray(agents, dtype=object)
     tasks_arr = np.asarray(tasks, dtype=object)
@@ -155,8 +197,8 @@ def grid_gaps(
         {
             "agent": agents_arr[gap_cells // n_t],
             "task_id": tasks_arr[gap_cells % n_t],
-            "n_recorded": (recorded[gap_cells] if not unlisted else recorded_of_gaps).astype(np.int64),
-            "n_absent": (k - (recorded[gap_cells] if not unlisted else recorded_of_gaps)).astype(np.int64),
+            "n_recorded": recorded_of_gaps.astype(np.int64),
+            "n_absent": (k - recorded_of_gaps).astype(np.int64),
             "absent_trials": pd.Series(spelled, dtype=object),
         }
     )

@@ -27,6 +27,7 @@ __all__ = [
     "StoreError",
     "duckdb_module",
     "is_store_file",
+    "quiet",
 ]
 
 #: The store file used when none is named.
@@ -42,6 +43,16 @@ class StoreError(ValueError):
 
 class StoreConnectionError(StoreError):
     """The store is already open in this process with other settings (for writing, when read-only was asked)."""
+
+
+def quiet(con: Any) -> Any:
+    """Turn DuckDB's progress bar off on a connection and return it.
+
+    DuckDB draws it on standard output for a query over about two seconds (a large run's counts), where it would land
+    inside a command's output (``--json`` included).
+    """
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def duckdb_module() -> Any:
@@ -118,6 +129,7 @@ class StoreConnection:
         try:
             config = {"memory_limit": memory_limit} if memory_limit else {}
             self.con = duckdb.connect(str(self.path), read_only=read_only, config=config)
+            quiet(self.con)
         except duckdb.IOException as exc:
             raise StoreError(f"cannot open the run store {self.path}: {exc}") from exc
         except duckdb.ConnectionException as exc:

@@ -13,18 +13,19 @@ for writing, with every record it had flushed kept.
 
 from __future__ import annotations
 
+from agentstats.store.dataset import DatasetExport
 from agentstats.store.decisions import DecisionLog
-from agentstats.store.reading import TrialReader
 
 __all__ = ["RunStore"]
 
 
-class RunStore(DecisionLog, TrialReader):
+class RunStore(DecisionLog, DatasetExport):
     """One store file, opened for reading and writing (or read only).
 
     Its parts, one job each: the connection, schema and migrations (:mod:`agentstats.store.connection`), runs
     (:mod:`agentstats.store.runs`), writing trials (:mod:`agentstats.store.writing`), reading trials and counts
-    (:mod:`agentstats.store.reading`), gate decision records (:mod:`agentstats.store.decisions`).
+    (:mod:`agentstats.store.reading`), gate decision records (:mod:`agentstats.store.decisions`), the partitioned
+    Parquet export (:mod:`agentstats.store.dataset`).
 
     Parameters
     ----------

@@ -30,6 +30,7 @@ from agentstats.io.registry import register_format
 from agentstats.records.problems import OnError, ProblemLog
 from agentstats.records.trial import Trial
 from agentstats.store.connection import StoreError, duckdb_module
+from agentstats.store.dataset import dataset_counts, dataset_trials, is_parquet_dataset
 from agentstats.store.db import RunStore
 
 __all__ = ["read_store_counts", "read_store_trials", "register", "store_run"]
@@ -94,5 +95,11 @@ def read_store_counts(path: Any, name: str, on_error: OnError, options: dict[str
 
 
 def register() -> None:
-    """Register the ``duckdb`` format (the entry point of the group ``agentstats.formats``)."""
+    """Register the ``duckdb`` and ``parquet_dataset`` formats (the entry point of the group ``agentstats.formats``).
+
+    ``parquet_dataset`` (aliases ``dataset``, ``hive``): a hive-partitioned Parquet dataset of trials, the store's
+    ``runs export --partition-by`` (:mod:`agentstats.store.dataset`), counted in DuckDB.
+    """
     register_format("duckdb", read_store_trials, aliases=("store",), sniff=is_duckdb_file, counts=read_store_counts)
+    register_format("parquet_dataset", dataset_trials, aliases=("dataset", "hive"), sniff=is_parquet_dataset,
+                    counts=dataset_counts)

@@ -24,7 +24,7 @@ from agentstats.store.nodes import USAGE_KEYS, node_view
 from agentstats.store.runs import RunCatalog
 from agentstats.store.writing import BATCH
 
-__all__ = ["TrialReader", "outcome_code_sql"]
+__all__ = ["TrialReader", "cell_counts_sql", "outcome_code_sql"]
 
 
 def outcome_code_sql(column: str = "outcome") -> str:
@@ -35,6 +35,19 @@ def outcome_code_sql(column: str = "outcome") -> str:
     """
     whens = " ".join(f"WHEN '{label}' THEN {code}" for label, code in OUTCOME_CODE.items())
     return f"CASE {column} {whens} ELSE {CODE_UNSCORED} END"
+
+
+def cell_counts_sql(code: str) -> str:
+    """Return the SQL aggregates ``n, c, m`` (``n_missing``) of a cell from an outcome-code expression.
+
+    ``n`` counts failures and successes, ``c`` successes, ``m`` missing trials, each code taken from
+    :data:`~agentstats.records.trial.OUTCOME_CODE`: the one SQL spelling of the rule of
+    :func:`agentstats.records.counts.counts_from_codes`, shared by the store and its Parquet datasets
+    (:mod:`agentstats.store.dataset`). An unscored code (-1) is in none of them.
+    """
+    scored = ", ".join(str(OUTCOME_CODE[o]) for o in ("failure", "success"))
+    return (f"count(*) FILTER ({code} IN ({scored})) AS n, count(*) FILTER ({code} = {OUTCOME_CODE['success']}) AS c, "
+            f"count(*) FILTER ({code} = {OUTCOME_CODE['missing']}) AS m")
 
 
 class TrialReader(RunCatalog):
@@ -131,9 +144,7 @@ class TrialReader(RunCatalog):
             ).fetchone()[0]
             raise ValueError(_unscored_message(int(n), [((a, t, int(k)), "") for a, t, k in unscored]))
         cells = self.con.execute(
-            """SELECT agent, task_id, count(*) AS total, count(*) FILTER (outcome <> 'missing') AS n,
-                      count(*) FILTER (outcome = 'success') AS c, count(*) FILTER (outcome = 'missing') AS m,
-                      max(trial) AS mx
+            f"""SELECT agent, task_id, count(*) AS total, {cell_counts_sql(outcome_code_sql())}, max(trial) AS mx
                FROM trials WHERE run_id = ? GROUP BY agent, task_id""",
             [rid],
         ).fetchnumpy()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentstats.files.atomic import atomic_write, atomic_write_bytes, atomic_write_text
+from agentstats.files.atomic import atomic_dir, atomic_write, atomic_write_bytes, atomic_write_text
 
 
 def test_complete_write_replaces_the_file(tmp_path):
@@ -52,3 +52,24 @@ def test_written_files_get_the_usual_permissions(tmp_path):
         assert stat.S_IMODE(q.stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+def test_atomic_dir_replaces_a_folder_only_when_asked_and_keeps_it_on_failure(tmp_path):
+    out = tmp_path / "ds"
+    with atomic_dir(out) as tmp:
+        (tmp / "a=1").mkdir()
+        (tmp / "a=1" / "part-0.parquet").write_bytes(b"old")
+    with pytest.raises(FileExistsError), atomic_dir(out):
+        pass
+    with pytest.raises(RuntimeError, match="cut short"), atomic_dir(out, replace=True) as tmp:
+        (tmp / "a=2").mkdir()
+        raise RuntimeError("cut short")
+    assert [p.name for p in out.iterdir()] == ["a=1"]  # the previous folder, untouched
+    with atomic_dir(out, replace=True) as tmp:
+        (tmp / "a=2").mkdir()
+        (tmp / "a=2" / "part-0.parquet").write_bytes(b"new")
+    assert [p.name for p in out.iterdir()] == ["a=2"] and (out / "a=2" / "part-0.parquet").read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no temporary or old folder left beside it
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(FileExistsError, match="is not a folder"), atomic_dir(tmp_path / "f", replace=True):
+        pass

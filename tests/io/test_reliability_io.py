@@ -398,7 +398,7 @@ def test_fast_counts_refuse_anything_unusual(tmp_path, line):
 def test_formats_lists_every_format():
     from agentstats.io.registry import aliases, format_spec
 
-    builtin = {"jsonl", "json", "tau_bench", "runs", "counts", "duckdb"}
+    builtin = {"jsonl", "json", "tau_bench", "runs", "counts", "duckdb", "parquet_dataset"}
     readers = {"fair_forge", "fai_jsonl", "bfcl", "tau2", "inspect", "otel", "promptfoo", "lm_eval"}
     record_sets = {"scores": "scores", "eval_set": "eval_set", "calibration": "calibration"}
     assert set(formats()) == builtin | readers | set(record_sets)
