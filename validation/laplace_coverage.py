@@ -236,7 +236,8 @@ s (10,695 cells each).
 
 {md_table(summ)}
 """)
-    body = f"Command: `.venv/bin/python validation/laplace_coverage.py --part sim|lcb`. {time.strftime('%Y-%m-%d')}.\n\n"
+    body = (f"Command: `.venv/bin/python validation/laplace_coverage.py --part sim|lcb`. "
+            f"{time.strftime('%Y-%m-%d')}.\n\n")
     body += "\n".join(parts)
     print(body)
     if not args.no_write and parts:

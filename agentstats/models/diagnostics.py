@@ -212,7 +212,7 @@ def diagnose(
 
 
 def _laplace_diagnostics(dt: xr.DataTree) -> Diagnostics:
-    """The checks that apply to the Laplace tier's independent draws (:func:`agentstats.models.laplace.laplace_diagnostics`).
+    """Check the Laplace tier's independent draws (:func:`agentstats.models.laplace.laplace_diagnostics`).
 
     The table lists the variables with R-hat and ESS left NaN: they do not apply to independent draws, and are not
     estimated (a number there would be noise around the draw count, not a check).

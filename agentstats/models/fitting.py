@@ -22,8 +22,8 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from agentstats.calibration.judge_error import JudgeError
 from agentstats._util.progress import step
+from agentstats.calibration.judge_error import JudgeError
 from agentstats.intervals import DEFAULT_SEED, resolve_random_seed
 from agentstats.models.data import CountsData, prepare_counts
 from agentstats.models.diagnostics import warn_if_not_converged

@@ -203,7 +203,7 @@ class _Layout:
 
 
 def _zero_sum_basis(n: int) -> np.ndarray:
-    """Orthonormal basis (n, n - 1) of the vectors summing to zero: ``V z`` with ``z ~ N(0, s^2 I)`` is ZeroSumNormal."""
+    """Return an orthonormal basis (n, n - 1) of the zero-sum vectors (``V z``, ``z ~ N(0, s^2 I)``: ZeroSumNormal)."""
     q, _ = np.linalg.qr(np.eye(n)[:, :-1] - 1.0 / n)
     return q[:, : n - 1]
 
@@ -292,9 +292,9 @@ class _Problem:
         grad[L.z] = -z / sa**2
         grad[L.log_sa] += -k + float(z @ z) / sa**2
         for idx, scale in ((L.log_sa, pr.sigma_agent), (L.log_st, pr.sigma_task)):
-            v, g = _log_halfnormal_log(float(theta[idx]), scale)
+            v, dv = _log_halfnormal_log(float(theta[idx]), scale)
             total += v
-            grad[idx] += g
+            grad[idx] += dv
         for sl, on, per_agent, (mu_sd, sd), (a, b) in (
             (L.rho, True, L.per_agent_rho, (pr.rho_mu_sd, pr.rho_sd), (pr.rho_a, pr.rho_b)),
             (L.det, L.inflated, L.per_agent_det, (pr.det_mu_sd, pr.det_sd), (pr.det_a, pr.det_b)),
@@ -426,7 +426,7 @@ class _Problem:
 
     def effect_information(self, theta: np.ndarray, x: np.ndarray, logw: np.ndarray, bhat: np.ndarray,
                            h: np.ndarray) -> np.ndarray:
-        """The data's information about each per-agent effect (``-d^2 log lik / d effect^2``), zeros elsewhere.
+        """Return the data's information about each per-agent effect (``-d^2 log lik / d effect^2``), 0 elsewhere.
 
         Central differences of the gradient of :meth:`log_marginal` along each effect, less the prior's curvature
         ``1 / scale^2``; clipped at 0.
@@ -464,7 +464,7 @@ class _Problem:
         return v, g
 
     def start(self, data_rate: float) -> np.ndarray:
-        """A starting ``theta``: the overall logit rate, no agent effects, unit scales, rho 0.3, det_share 0.2."""
+        """Return a starting ``theta``: the overall logit rate, no agent effects, unit scales, rho 0.3, det 0.2."""
         L = self.layout
         theta = np.zeros(L.size)
         theta[L.gamma] = math.log(data_rate / (1.0 - data_rate))
@@ -544,7 +544,7 @@ def laplace_posterior(
     bounds = [(math.log(MIN_SCALE), None) if i in scales else (None, None) for i in range(theta.size)]
     rounds = 0
     info_diag: np.ndarray | None = None
-    for rounds in range(1, 10):  # noqa: B007 - the count is reported
+    for rounds in range(1, 10):
         free = ~fixed if rounds == 1 else np.ones(theta.size, bool)
 
         def neg(th_free: np.ndarray, free: np.ndarray = free, base: np.ndarray = theta, bhat: np.ndarray = bhat,
@@ -626,7 +626,7 @@ def laplace_posterior(
 
 def _task_draws(prob: _Problem, theta: np.ndarray, p_hat: Mapping[str, Any], bhat: np.ndarray, h: np.ndarray,
                 thetas: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Task effects ``b`` per draw (draws, task): inverse CDF at ``theta_hat``, shifted by ``J_t (theta - theta_hat)``."""
+    """Draw the task effects ``b`` (draws, task): inverse CDF at ``theta_hat``, moved by ``J_t (theta - theta_hat)``."""
     T = prob.T
     sd = 1.0 / np.sqrt(h)
     u = np.linspace(-7.0, 7.0, GRID)
@@ -662,7 +662,7 @@ def _task_draws(prob: _Problem, theta: np.ndarray, p_hat: Mapping[str, Any], bha
 
 def _posterior(prob: _Problem, thetas: np.ndarray, b: np.ndarray, chains: int, draws: int, data: CountsData
                ) -> xr.Dataset:
-    """The posterior group in the family's centred variables (``mu``, ``alpha``, ``beta``, ...)."""
+    """Return the posterior group in the family's centred variables (``mu``, ``alpha``, ``beta``, ...)."""
     L = prob.layout
     shape = (chains, draws)
     mean_b = b.mean(axis=1)
@@ -700,7 +700,7 @@ def _posterior(prob: _Problem, thetas: np.ndarray, b: np.ndarray, chains: int, d
 
 
 def laplace_diagnostics(checks: Mapping[str, Any], draws: int) -> tuple[bool, list[str], str]:
-    """The checks that apply to a Laplace fit: ``(ok, problems, note)``.
+    """Return the checks that apply to a Laplace fit: ``(ok, problems, note)``.
 
     R-hat and ESS do not apply (independent draws, not a chain); the mode must be a maximum found to tolerance
     (largest gradient component <= 1e-2 in the unconstrained scale), and the quadrature error of the log marginal
