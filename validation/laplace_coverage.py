@@ -1,7 +1,7 @@
 """Does the Laplace tier's credible interval cover at NUTS's rate? Simulated truth and real data.
 
 Run:  .venv/bin/python validation/laplace_coverage.py --part sim [--datasets 40] [--size 8x150x4] [--workers 2]
-      .venv/bin/python validation/laplace_coverage.py --part lcb [--subsets 3]
+      .venv/bin/python validation/laplace_coverage.py --part lcb [--subsets 3] [--shared-data DIR]
       .venv/bin/python validation/laplace_coverage.py --aggregate-only     # tables from the saved rows
 
 ``sim``. Dataset ``i`` (seed ``--seed + i``) is drawn from the default model's own shape, as
@@ -131,9 +131,16 @@ def aggregate_sim(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return cov_t, agree_t
 
 
-def run_lcb(subsets: int, seed: int) -> pd.DataFrame:
-    """Fit the real-data check's LCB subsets with the Laplace tier; rows as ``real_data_lcb.csv``'s."""
+def run_lcb(subsets: int, seed: int, shared: Path | None = None) -> pd.DataFrame:
+    """Fit the real-data check's LCB subsets with the Laplace tier; rows as ``real_data_lcb.csv``'s.
+
+    ``shared``: the folder holding ``livecodebench-repair`` (default: the real-data check's, ``../shared/data``).
+    """
+    import real_data_check
     from real_data_check import load_lcb, plugin, reference, subsample
+
+    if shared is not None:
+        real_data_check.SHARED = shared
 
     from agentstats.models import fit
     from agentstats.models.data import prepare_counts
@@ -189,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--lcb-seed", type=int, default=20261201, help="the real-data check's seed (its saved rows)")
     ap.add_argument("--subsets", type=int, default=3)
+    ap.add_argument("--shared-data", type=Path, default=None,
+                    help="folder with livecodebench-repair (default: validation/real_data_check.py's ../shared/data)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--no-write", action="store_true")
@@ -206,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"dataset {futs[fut]} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr,
                       flush=True)
     if not args.aggregate_only and args.part == "lcb":
-        run_lcb(args.subsets, args.lcb_seed).to_csv(LCB, index=False, float_format="%.6g")
+        run_lcb(args.subsets, args.lcb_seed, args.shared_data).to_csv(LCB, index=False, float_format="%.6g")
     parts = []
     if SIM.exists():
         sim = pd.read_csv(SIM)
