@@ -135,12 +135,15 @@ def _laplace_tree(checks: dict) -> xr.DataTree:
 
 
 def test_diagnostics_of_independent_draws_say_r_hat_and_ess_do_not_apply():
-    """No R-hat or ESS is estimated (NaN in the table, said in the note); the tier's own checks decide."""
-    good = diagnose(_laplace_tree({"grad_norm": 1e-4, "quadrature_error": 1e-6, "min_eigenvalue": 0.5}))
+    """No R-hat or ESS is estimated (NaN in the table, said in the note); the tier's own checks decide: how far the
+    mode is from the one found, and how far twice the nodes would move it, in posterior sd (a constant error of the
+    log marginal likelihood, 0.5 here, does not count)."""
+    good = diagnose(_laplace_tree({"mode_shift_sd": 1e-3, "quadrature_shift_sd": 0.01, "quadrature_error": 0.5,
+                                   "min_eigenvalue": 0.5}))
     assert good.ok and good.problems == [] and good.table["r_hat"].isna().all() and good.table["ess_bulk"].isna().all()
     assert "R-hat and ESS do not apply" in good.note and "100 independent draws" in good.note
     assert "R-hat and ESS do not apply" in str(good)
-    bad = diagnose(_laplace_tree({"grad_norm": 0.5, "quadrature_error": 0.01, "min_eigenvalue": 0.5}))
+    bad = diagnose(_laplace_tree({"mode_shift_sd": 0.2, "quadrature_shift_sd": 0.3, "min_eigenvalue": 0.5}))
     assert not bad.ok and len(bad.problems) == 2 and "method='nuts'" in bad.problems[0]
 
 
