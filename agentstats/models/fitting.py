@@ -175,7 +175,8 @@ def fit(
     sampler_given = bool(sampler_options.get("sampler") or config.sampler or config.sample_kwargs
                          or config.nutpie_kwargs)
     chosen = choose_method(method, family, data, judge_error, sampler_given)
-    target_accept = float(config.target_accept or family.target_accept(data)) if chosen == "nuts" else float("nan")
+    # the Laplace tier has no acceptance rate (NaN: printed as such, None in summary())
+    target_accept = float(config.target_accept or family.target_accept(data)) if chosen != "laplace" else float("nan")
     spec = _Spec(family, data, priors, judge_error, config, seed, target_accept)
     if chosen == "exact":
         run = _draw_exact(spec, parameterization)

@@ -343,7 +343,8 @@ class Fit:
 
         Keys ``model``, ``dispersion`` (``"none"`` for a family without one), ``method``, ``sampler``, ``chains``,
         ``draws``,
-        ``tune``, ``draws_max``, ``target_accept``, ``random_seed``, ``checkpoints`` (list of dicts).
+        ``tune``, ``draws_max``, ``target_accept`` (None without NUTS), ``random_seed``, ``checkpoints`` (list of
+        dicts).
         """
         s = self.sampler
         return {
@@ -351,7 +352,7 @@ class Fit:
             "sampler": s.sampler,
             "model": self.family.name,
             "dispersion": self.family.dispersion or "none",
-            "target_accept": s.target_accept,
+            "target_accept": s.target_accept if np.isfinite(s.target_accept) else None,  # None: no NUTS (Laplace)
             "chains": s.chains,
             "draws": s.draws,
             "tune": s.tune,
