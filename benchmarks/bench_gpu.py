@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     diag = diagnose(result)
     stats = result.idata["sample_stats"].to_dataset() if "sample_stats" in result.idata.children else None
-    sampling = result.idata["sample_stats"].attrs.get("sampling_time") if stats is not None else None
+    # PyMC records the sampling time (compilation excluded) on the posterior or the sample_stats group
+    sampling = next((result.idata[g].attrs["sampling_time"] for g in ("posterior", "sample_stats")
+                     if g in result.idata.children and "sampling_time" in result.idata[g].attrs), None)
     mem = device.memory_stats() or {}
     row = dict(
         size=args.size, cells=a * t, device=f"{device.platform}:{getattr(device, 'device_kind', '')}",
