@@ -172,8 +172,8 @@ def fit(
     data = prepare_counts(counts)
     priors = as_priors(priors, "fit")
     seed = resolve_random_seed(random_seed, "fit")
-    sampler_given = bool(sampler_options.get("sampler") or config.sampler or config.sample_kwargs
-                         or config.nutpie_kwargs)
+    # a NUTS setting asked for keeps NUTS at any size
+    sampler_given = bool(config.sampler or config.sample_kwargs or config.nutpie_kwargs or config.until_converged)
     chosen = choose_method(method, family, data, judge_error, sampler_given)
     # the Laplace tier has no acceptance rate (NaN: printed as such, None in summary())
     target_accept = float(config.target_accept or family.target_accept(data)) if chosen != "laplace" else float("nan")
@@ -261,8 +261,8 @@ def _draw_laplace(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
     """
     if parameterization:
         raise ValueError("parameterization applies to NUTS; method='laplace' has its own coordinates")
-    if spec.config.sample_kwargs or spec.config.nutpie_kwargs:
-        raise ValueError("sample_kwargs and nutpie_kwargs apply to NUTS, not to method='laplace'")
+    if spec.config.sample_kwargs or spec.config.nutpie_kwargs or spec.config.until_converged:
+        raise ValueError("sample_kwargs, nutpie_kwargs and until_converged apply to NUTS, not to method='laplace'")
     draws = int(spec.config.draws) if spec.config.draws is not None else LAPLACE_DRAWS
     chains = int(spec.config.chains)
     with step(f"Laplace tier: mode, Hessian and {chains * draws:,} independent draws"):

@@ -114,8 +114,9 @@ def choose_method(
     """Resolve ``fit``'s ``method``: the one asked for, else by size (module constants).
 
     ``None`` picks ``"exact"`` for a family drawn exactly, ``"laplace"`` when :data:`LAPLACE_MIN_CELLS` is set, the
-    family is supported (:func:`supports_laplace`), no NUTS sampler setting was given (``sampler_given``) and the
-    data have at least that many observed cells; else ``"nuts"``.
+    family is supported (:func:`supports_laplace`), no NUTS setting was given (``sampler_given``: ``sampler``,
+    ``sample_kwargs``, ``nutpie_kwargs``, ``until_converged=True``) and the data have at least that many observed
+    cells; else ``"nuts"``.
 
     Raises
     ------
