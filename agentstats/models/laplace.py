@@ -70,9 +70,9 @@ __all__ = [
 #: Inference methods of ``fit``: NUTS (sampled), the Laplace tier (this module), exact draws (``no_pooling``).
 METHODS = ("nuts", "laplace", "exact")
 #: Observed cells from which ``fit(method=None)`` uses the Laplace tier for a family that supports it (None: never
-#: by default). Where NUTS stops meeting its time goals on two cores (30,000 cells 99-167 s, 100,000 cells 695-1,011
-#: s); the tier's intervals covered at NUTS's rate on simulated truth and on LiveCodeBench (docs/validation.md,
-#: "Laplace tier").
+#: by default). Where NUTS takes minutes on two cores (30,000 cells 99-167 s, 100,000 cells 695-1,011 s against a
+#: 5-minute goal); the tier's intervals covered at NUTS's rate on simulated truth and on LiveCodeBench
+#: (docs/validation.md, "Laplace tier").
 LAPLACE_MIN_CELLS: int | None = 50_000
 #: Adaptive Gauss-Hermite nodes per task integral.
 NODES = 9
