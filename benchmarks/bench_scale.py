@@ -112,9 +112,11 @@ def run_one(
     consistency(counts, dt)
     total_s = time.perf_counter() - t0
     checks = list(dt.sampler.checkpoints)
+    stats = dt.idata["sample_stats"].to_dataset() if "sample_stats" in dt.idata.children else {}
     return dict(
         size=size,
         cells=a * t,
+        method=dt.sampler.method,
         sampler=dt.sampler.sampler,
         options=json.dumps(options, sort_keys=True) if options else "",
         data_seed=data_seed,
@@ -127,19 +129,62 @@ def run_one(
         compile_s=dt.sampler.compile_seconds,
         fit_s=round(fit_s, 1),
         total_s=round(total_s, 1),
+        # NaN for the Laplace tier: R-hat and ESS do not apply to its independent draws
         max_r_hat=round(float(diag.table.r_hat.max()), 4),
-        min_ess_bulk=round(float(diag.table.ess_bulk.min())),
+        min_ess_bulk=round(float(diag.table.ess_bulk.min())) if diag.table.ess_bulk.notna().any() else None,
+        laplace_s=dt.sampler.laplace.get("seconds"),
         divergences=int(diag.divergences),
         target_accept=dt.sampler.target_accept,
         tune=dt.sampler.tune,
         draws=dt.sampler.draws,
         # leapfrog steps a draw and the adapted step size (nutpie and PyMC name them so): where the time goes
-        steps_per_draw=round(float(dt.sample_stats["n_steps"].mean()), 1) if "n_steps" in dt.sample_stats else None,
-        step_size=round(float(dt.sample_stats["step_size"].mean()), 3) if "step_size" in dt.sample_stats else None,
+        steps_per_draw=round(float(stats["n_steps"].mean()), 1) if "n_steps" in stats else None,
+        step_size=round(float(stats["step_size"].mean()), 3) if "step_size" in stats else None,
         peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
         cpu_s=round(sum(resource.getrusage(resource.RUSAGE_SELF)[:2]), 1),
         load_1min=round(os.getloadavg()[0], 1),
     )
+
+
+def agree_one(size: str, data_seed: int = 0) -> dict:
+    """Fit one dataset by NUTS (fit's defaults) and by the Laplace tier; how far apart their numbers are.
+
+    Per agent and quantity (pass@1, pass^4, pass^8 of the observed tasks; pass^1 and pass^4 of a new task): the
+    difference of the posterior means and of the 95 % interval ends, over NUTS's posterior sd; the largest over
+    agents and quantities, and the mean.
+    """
+    import warnings
+
+    from agentstats.models import fit
+    from agentstats.posterior import posterior_pass_k
+
+    counts = _counts(size, data_seed, "scale")
+    out: dict = dict(size=size, data_seed=data_seed)
+    summaries = {}
+    for method in ("nuts", "laplace"):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f = fit(counts, random_seed=1, check_convergence=False, method=method)
+        out[f"{method}_fit_s"] = round(time.perf_counter() - t0, 1)
+        obs = posterior_pass_k(f, [1, 4, 8])["pass_hat_k"]
+        new = posterior_pass_k(f, [1, 4], population="new")["pass_hat_k"]
+        summaries[method] = {
+            name: (d.mean(("chain", "draw")).to_numpy(), d.std(("chain", "draw")).to_numpy(),
+                   d.quantile([0.025, 0.975], ("chain", "draw")).to_numpy())
+            for name, d in (("observed", obs), ("new", new))
+        }
+    for name in ("observed", "new"):
+        m_n, sd_n, q_n = summaries["nuts"][name]
+        m_l, _, q_l = summaries["laplace"][name]
+        mean_d = np.abs(m_l - m_n) / sd_n
+        end_d = np.abs(q_l - q_n) / sd_n
+        out[f"{name}_mean_diff_sd_max"] = round(float(mean_d.max()), 3)
+        out[f"{name}_mean_diff_sd_mean"] = round(float(mean_d.mean()), 3)
+        out[f"{name}_ci_end_diff_sd_max"] = round(float(end_d.max()), 3)
+        out[f"{name}_ci_end_diff_sd_mean"] = round(float(end_d.mean()), 3)
+    out["peak_rss_gb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+    return out
 
 
 def spawn(
@@ -170,12 +215,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", help="append every row as one JSON line to this file (kept under benchmarks/results)")
     ap.add_argument("--data-seed", type=int, default=0, help="seed of the simulated counts (a new seed: new data)")
     ap.add_argument("--truth", choices=["scale", "shared-spread"], default="scale", help="simulated truth")
+    ap.add_argument("--agreement", help="sizes whose data are fitted by NUTS and by the Laplace tier in one process, "
+                    "printing how far apart their numbers are (agree_one); nothing else runs")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--sampler", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         options = json.loads(args.fit_options) if args.fit_options else None
         print(json.dumps(run_one(args.one, args.sampler, options, args.data_seed, args.truth)))
+        return 0
+    if args.agreement:
+        for size in args.agreement.split(","):
+            row = agree_one(size, args.data_seed)
+            row["date"] = time.strftime("%Y-%m-%d %H:%M")
+            print(json.dumps(row), flush=True)
+            if args.results:
+                with open(args.results, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
         return 0
     rows: list[dict] = []
 

@@ -17,6 +17,7 @@ from agentstats.cli.options import (
     FitKOpt,
     InputOptions,
     JsonOpt,
+    MethodOpt,
     PopulationOpt,
     SamplerOpt,
     StrictOpt,
@@ -42,6 +43,7 @@ def fit(
     bayes_model: BayesModelOpt = DEFAULT_MODEL,
     dispersion: DispersionOpt = DEFAULT_DISPERSION,
     sampler: SamplerOpt = None,
+    method: MethodOpt = None,
     draws: Annotated[int | None, typer.Option(min=1, help=_DRAWS_HELP)] = None,
     tune: Annotated[int | None, typer.Option(min=1, help="Tuning steps per chain (default 1000; 300 with nutpie for "
                                              "those many-cell agents).")] = None,
@@ -92,6 +94,7 @@ def fit(
                 result = fit_model(
                     counts, bayes_model, dispersion=dispersion, sampler=sampler, draws=draws, tune=tune,
                     chains=chains, random_seed=seed, target_accept=target_accept, judge_calibration=calibration,
+                    method=method,
                 )
         except (ValueError, ImportError) as exc:
             raise fail(exc, EXIT_USAGE) from exc

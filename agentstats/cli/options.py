@@ -50,6 +50,7 @@ __all__ = [
     "InputOptions",
     "Judge",
     "Matcher",
+    "Method",
     "MetricLevel",
     "ModelName",
     "Population",
@@ -76,6 +77,8 @@ else:  # the registry's names, the default first (agentstats.models.families.reg
 Population = Literal["observed", "new"]
 #: NUTS implementations (agentstats.models.sampling.SAMPLERS).
 Sampler = Literal["nutpie", "numpyro", "pymc"]
+#: Inference methods of a fit (agentstats.models.laplace.METHODS, less ``exact``, which only no_pooling uses).
+Method = Literal["nuts", "laplace"]
 #: Answer judges (agentstats.scoring.resolve_judge).
 Judge = Literal["deterministic", "openai"]
 #: Deterministic answer matchers (agentstats.scoring.answers.MATCHERS).
@@ -171,6 +174,9 @@ PopulationOpt = Annotated[
 ]
 SamplerOpt = Annotated[Sampler | None, typer.Option("--sampler", help="NUTS implementation (default: the fastest "
                                                     "installed).")]
+MethodOpt = Annotated[Method | None, typer.Option("--method", help="Inference: nuts (MCMC) or laplace (the faster "
+                                                  "Laplace tier of the Beta-Binomial models, docs/models.md); "
+                                                  "default chosen by size.")]
 JudgeOpt = Annotated[
     Judge,
     typer.Option("--judge", help="Answer judge: text/number matchers (no network) or an LLM through any "

@@ -76,15 +76,20 @@ class Diagnostics:
         All thresholds met and no divergences.
     problems : list of str
         Human-readable violations (empty when ``ok``).
+    note : str
+        What was checked when R-hat and ESS do not apply (independent draws of the Laplace tier); empty for NUTS.
     """
 
     table: pd.DataFrame
     divergences: int
     ok: bool
     problems: list[str] = field(default_factory=list)
+    note: str = ""
 
     def __str__(self) -> str:
         head = "diagnostics OK" if self.ok else "diagnostics FAILED:\n  " + "\n  ".join(self.problems)
+        if self.note:
+            return f"{head}\n{self.note}"
         # R-hat to 3 decimals (the 1.01 rule's precision), ESS as whole draws; the table itself keeps full precision
         fmt = {"r_hat": "{:.3f}".format, "ess_bulk": "{:,.0f}".format, "ess_tail": "{:,.0f}".format}
         shown = {c: f for c, f in fmt.items() if c in self.table.columns}
@@ -142,6 +147,8 @@ def diagnose(
     dt = fit if isinstance(fit, xr.DataTree) else fit.idata
     if "posterior" not in dt.children:
         raise ValueError("diagnose: the DataTree has no 'posterior' group")
+    if dt.attrs.get("method") == "laplace":
+        return _laplace_diagnostics(dt)
     post = dt["posterior"].to_dataset()
     if var_names is not None:
         names = list(var_names)
@@ -202,6 +209,27 @@ def diagnose(
             "0.99) or another parameterization (fit(..., parameterization={'agent': ..., 'task': ...}))"
         )
     return Diagnostics(table=table, divergences=divergences, ok=not problems, problems=problems)
+
+
+def _laplace_diagnostics(dt: xr.DataTree) -> Diagnostics:
+    """Check the Laplace tier's independent draws (:func:`agentstats.models.laplace.laplace_diagnostics`).
+
+    The table lists the variables with R-hat and ESS left NaN: they do not apply to independent draws, and are not
+    estimated (a number there would be noise around the draw count, not a check).
+    """
+    import json
+
+    from agentstats.models.laplace import laplace_diagnostics
+
+    post = dt["posterior"].to_dataset()
+    checks = json.loads(str(dt.attrs.get("laplace", "{}")))
+    draws = int(post.sizes.get("chain", 1) * post.sizes.get("draw", 1))
+    ok, problems, note = laplace_diagnostics(checks, draws)
+    rows = [dict(variable=str(v), size=int(np.prod([post[v].sizes[d] for d in post[v].dims
+                                                     if d not in ("chain", "draw")])),
+                 r_hat=np.nan, ess_bulk=np.nan, ess_tail=np.nan, ok=ok) for v in post.data_vars]
+    table = pd.DataFrame(rows, columns=["variable", "size", "r_hat", "ess_bulk", "ess_tail", "ok"])
+    return Diagnostics(table=table, divergences=0, ok=ok, problems=problems, note=note)
 
 
 def warn_if_not_converged(diag: Diagnostics, stacklevel: int = 3) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from agentstats._util.progress import step
 from agentstats.calibration.judge_error import JudgeError
 from agentstats.intervals import DEFAULT_SEED, resolve_random_seed
 from agentstats.models.data import CountsData, prepare_counts
@@ -29,6 +30,7 @@ from agentstats.models.diagnostics import warn_if_not_converged
 from agentstats.models.families.base import BuildInfo, ModelFamily
 from agentstats.models.families.no_pooling import exact_posterior
 from agentstats.models.families.registry import DEFAULT_MODEL, get_family
+from agentstats.models.laplace import choose_method, laplace_posterior
 from agentstats.models.priors import Priors, as_priors
 from agentstats.models.result import Fit, SamplerInfo
 from agentstats.models.sampling import (
@@ -43,7 +45,11 @@ from agentstats.models.sampling import (
     sample_pymc,
 )
 
-__all__ = ["build_model", "fit"]
+__all__ = ["LAPLACE_DRAWS", "build_model", "fit"]
+
+#: Default draws per chain of the Laplace tier: 4 x 500 = 2,000 independent draws, more than the effective draws of a
+#: converged NUTS fit at these sizes (ESS_bulk 860-1,700 at 10,000-100,000 cells, docs/benchmarks.md).
+LAPLACE_DRAWS = 500
 
 
 def _judge_error(judge_calibration: Any) -> JudgeError | None:
@@ -72,6 +78,7 @@ def fit(
     store_p: bool = False,
     check_convergence: bool = True,
     judge_calibration: Any = None,
+    method: str | None = None,
     **sampler_options: Any,
 ) -> Fit:
     """Fit a model of per-cell success counts and return the :class:`~agentstats.models.result.Fit`.
@@ -118,6 +125,13 @@ def fit(
         ``judge_specificity`` estimated jointly (Beta priors = their calibration posteriors;
         :mod:`agentstats.models.misclassification`), and pass@k / pass^k from the fit are of the *true* outcome.
         Not available for ``no_pooling``. None (default): the counts are taken as true.
+    method : {"nuts", "laplace", "exact"} or None
+        Inference method. ``"nuts"``: NUTS (``sampler``); ``"laplace"``: the Laplace tier for the Beta-Binomial
+        families (:mod:`agentstats.models.laplace`: Gaussian hyperparameters at their marginal mode, task effects
+        integrated by quadrature; ``chains x draws`` independent draws, :data:`LAPLACE_DRAWS` per chain by default,
+        ``tune`` and ``target_accept`` unused); ``"exact"``: ``no_pooling``'s exact draws. None: chosen by size
+        (:func:`agentstats.models.laplace.choose_method`). Recorded in ``fit.sampler.method`` and printed with every
+        number (``SamplerInfo.describe``).
     **sampler_options
         Fields of :class:`SamplerConfig`.
 
@@ -158,9 +172,18 @@ def fit(
     data = prepare_counts(counts)
     priors = as_priors(priors, "fit")
     seed = resolve_random_seed(random_seed, "fit")
-    target_accept = float(config.target_accept or family.target_accept(data))
+    # a NUTS setting asked for keeps NUTS at any size
+    sampler_given = bool(config.sampler or config.sample_kwargs or config.nutpie_kwargs or config.until_converged)
+    chosen = choose_method(method, family, data, judge_error, sampler_given)
+    # the Laplace tier has no acceptance rate (NaN: printed as such, None in summary())
+    target_accept = float(config.target_accept or family.target_accept(data)) if chosen != "laplace" else float("nan")
     spec = _Spec(family, data, priors, judge_error, config, seed, target_accept)
-    run = _draw_exact(spec, parameterization) if family.p_draws == "exact" else _draw_mcmc(spec, parameterization)
+    if chosen == "exact":
+        run = _draw_exact(spec, parameterization)
+    elif chosen == "laplace":
+        run = _draw_laplace(spec, parameterization)
+    else:
+        run = _draw_mcmc(spec, parameterization)
     versions = {pkg: package_version(pkg) for pkg in ("agentstats", "pymc", "pytensor", "arviz", "xarray", "numpy")}
     if run.sampler in ("nutpie", "numpyro"):
         versions[run.sampler] = package_version(run.sampler)
@@ -172,6 +195,7 @@ def fit(
         target_accept=target_accept, random_seed=seed, checkpoints=tuple(run.checkpoints),
         nutpie_kwargs=dict(config.nutpie_kwargs), versions=versions,
         compile_seconds=float(compiled) if compiled is not None else None,
+        method=chosen, laplace=dict(run.laplace),
     )
     result = Fit.assemble(family, data, run.idata, info, priors, run.info, judge_error)
     if log_likelihood:
@@ -186,7 +210,7 @@ def fit(
         p = np.concatenate([blk for _, blk in family.iter_cell_p(post, data, seed)], axis=-1)
         post["p"] = (("chain", "draw", "agent", "task"), p)
         run.idata["posterior"] = post
-    if check_convergence and run.sampler != "exact":
+    if check_convergence and chosen != "exact":
         warn_if_not_converged(result.diagnostics(), stacklevel=2)
     return result
 
@@ -217,6 +241,7 @@ class _Run:
     draws_max: int
     tune: int
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    laplace: dict[str, Any] = field(default_factory=dict)
 
 
 def _draw_exact(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
@@ -225,6 +250,25 @@ def _draw_exact(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
     draws = spec.config.resolved_draws(spec.family, info)
     idata = exact_posterior(spec.data, spec.priors, draws, spec.config.chains, spec.seed)
     return _Run(idata, None, info, parameterization, "exact", draws, draws, 0)
+
+
+def _draw_laplace(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
+    """Draw a Beta-Binomial family by the Laplace tier (:func:`agentstats.models.laplace.laplace_posterior`).
+
+    ``parameterization`` is not used (the tier has its own coordinates); the fit records the centred forms its
+    posterior variables take (``alpha``, ``beta``, ``rho_logit``), which is also the model PyMC builds for
+    ``log_likelihood=True``.
+    """
+    if parameterization:
+        raise ValueError("parameterization applies to NUTS; method='laplace' has its own coordinates")
+    if spec.config.sample_kwargs or spec.config.nutpie_kwargs or spec.config.until_converged:
+        raise ValueError("sample_kwargs, nutpie_kwargs and until_converged apply to NUTS, not to method='laplace'")
+    draws = int(spec.config.draws) if spec.config.draws is not None else LAPLACE_DRAWS
+    chains = int(spec.config.chains)
+    with step(f"Laplace tier: mode, Hessian and {chains * draws:,} independent draws"):
+        res = laplace_posterior(spec.family, spec.data, spec.priors, chains, draws, spec.seed)
+    return _Run(res.idata, None, res.info, dict(res.info.parameterization), "laplace", draws, draws, 0,
+                laplace=res.checks)
 
 
 def _draw_mcmc(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:

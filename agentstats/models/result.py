@@ -59,7 +59,8 @@ class SamplerInfo:
     Attributes
     ----------
     sampler : str
-        ``"nutpie"``, ``"numpyro"``, ``"pymc"`` or ``"exact"`` (no MCMC: ``no_pooling``).
+        ``"nutpie"``, ``"numpyro"``, ``"pymc"``, ``"exact"`` (no MCMC: ``no_pooling``) or ``"laplace"`` (no sampler:
+        the Laplace tier, :mod:`agentstats.models.laplace`).
     chains, draws, tune : int
         Chains, posterior draws kept per chain, tuning steps per chain.
     draws_max : int
@@ -77,6 +78,11 @@ class SamplerInfo:
         Package versions of the run.
     compile_seconds : float or None
         nutpie's compile time, when it compiled.
+    method : str
+        The inference method (:data:`agentstats.models.laplace.METHODS`): ``"nuts"`` (a Markov chain per chain),
+        ``"laplace"`` (independent draws of the Laplace tier) or ``"exact"`` (independent exact draws).
+    laplace : dict
+        The Laplace tier's checks (``grad_norm``, ``quadrature_error``, ``min_eigenvalue``, ...); empty otherwise.
     """
 
     sampler: str
@@ -90,6 +96,22 @@ class SamplerInfo:
     nutpie_kwargs: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     compile_seconds: float | None = None
+    method: str = "nuts"
+    laplace: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """How the draws were made, in one phrase for every printed number (the CLI's fit output, the report).
+
+        NUTS: ``"NUTS (nutpie), 4 chains x 300 tuning + 1000 draws, target_accept 0.85"``; Laplace: ``"Laplace tier
+        (not MCMC), 2000 independent draws"``; exact: ``"exact draws, 4 x 2000"``.
+        """
+        if self.method == "laplace":
+            return (f"Laplace tier (not MCMC: Gaussian hyperparameters, task effects by quadrature), "
+                    f"{self.chains * self.draws} independent draws")
+        if self.method == "exact":
+            return f"exact draws, {self.chains} x {self.draws}"
+        return (f"NUTS ({self.sampler}), {self.chains} chains x {self.tune} tuning + {self.draws} draws, "
+                f"target_accept {self.target_accept}")
 
     @property
     def abandoned(self) -> list[dict[str, Any]]:
@@ -165,7 +187,8 @@ class Fit:
         ``agentstats_model``, ``dispersion``, ``p_draws`` (and the family's options, e.g. ``det_by_agent``),
         ``sampler``, ``versions``, ``parameterization``, ``parameterization_ratios``, ``priors``, ``counts_hash``,
         ``random_seed``, ``draws``, ``tune``, ``draws_max``, ``checkpoints``, ``chains``, ``target_accept``,
-        ``nutpie_kwargs``, ``has_agent_effect``, ``has_cell_effect`` (0/1), ``agentstats_fit_schema``; with a
+        ``nutpie_kwargs``, ``has_agent_effect``, ``has_cell_effect`` (0/1), ``agentstats_fit_schema``, ``method``;
+        the Laplace tier's checks ``laplace`` (JSON); with a
         judge calibration ``judge_calibration``; after a nutpie compile ``compile_seconds``.
         """
         s = self.sampler
@@ -189,7 +212,10 @@ class Fit:
             "has_agent_effect": int(self.build.has_agent_effect),
             "has_cell_effect": int(self.build.has_cell_effect),
             "agentstats_fit_schema": SCHEMA_VERSION,
+            "method": s.method,
         }
+        if s.laplace:
+            out["laplace"] = json.dumps(s.laplace, sort_keys=True)
         if s.compile_seconds is not None:
             out["compile_seconds"] = round(float(s.compile_seconds), 2)
         if self.judge_error is not None:
@@ -225,6 +251,9 @@ class Fit:
             nutpie_kwargs=_json(attrs, "nutpie_kwargs", {}),
             versions=_json(attrs, "versions", {}),
             compile_seconds=float(attrs["compile_seconds"]) if "compile_seconds" in attrs else None,
+            # fits made before the Laplace tier existed: NUTS, or exact draws
+            method=str(attrs.get("method") or ("exact" if str(attrs["sampler"]) == "exact" else "nuts")),
+            laplace=_json(attrs, "laplace", {}),
         )
         build = BuildInfo(
             parameterization=_json(attrs, "parameterization", {}),
@@ -312,15 +341,18 @@ class Fit:
     def summary(self) -> dict[str, Any]:
         """Return the fit's provenance as a JSON-ready dict.
 
-        Keys ``model``, ``dispersion`` (``"none"`` for a family without one), ``sampler``, ``chains``, ``draws``,
-        ``tune``, ``draws_max``, ``target_accept``, ``random_seed``, ``checkpoints`` (list of dicts).
+        Keys ``model``, ``dispersion`` (``"none"`` for a family without one), ``method``, ``sampler``, ``chains``,
+        ``draws``,
+        ``tune``, ``draws_max``, ``target_accept`` (None without NUTS), ``random_seed``, ``checkpoints`` (list of
+        dicts).
         """
         s = self.sampler
         return {
+            "method": s.method,
             "sampler": s.sampler,
             "model": self.family.name,
             "dispersion": self.family.dispersion or "none",
-            "target_accept": s.target_accept,
+            "target_accept": s.target_accept if np.isfinite(s.target_accept) else None,  # None: no NUTS (Laplace)
             "chains": s.chains,
             "draws": s.draws,
             "tune": s.tune,
@@ -333,4 +365,4 @@ class Fit:
         s = self.sampler
         disp = f" (dispersion {self.family.dispersion})" if self.family.dispersion else ""
         return (f"Fit({self.family.name}{disp}, {len(self.data.agents)} agents x {len(self.data.tasks)} tasks, "
-                f"{s.sampler} {s.chains} x {s.draws} draws, seed {s.random_seed})")
+                f"{s.describe()}, seed {s.random_seed})")

@@ -76,6 +76,13 @@ def fit_status(fit: Fit) -> str:
             f"**NOT converged**: {md_text(said)}. Treat the numbers below with care; rerun with more draws "
             "(`agentstats report ... -p draws=4000`) or, on divergences, a higher `-p target_accept` (e.g. 0.99)"
         )
+    if s.method == "laplace":
+        checks = "its checks passed" if diag.ok else f"**its checks FAILED**: {md_text('; '.join(diag.problems))}"
+        return (
+            f"Model {md_code(fit.family.name)}, fitted by the **Laplace tier** (not MCMC: the hyperparameters from a "
+            f"Gaussian at their marginal posterior mode, task effects integrated by quadrature; every number below "
+            f"comes from its {s.chains * s.draws} independent draws); R-hat and ESS do not apply; {checks}.{refit}"
+        )
     return (
         f"Model {md_code(fit.family.name)}, sampler {md_code(s.sampler)}, "
         f"{s.chains} chains × {s.draws} draws, target_accept {s.target_accept}; "

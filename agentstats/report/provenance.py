@@ -114,11 +114,15 @@ def run_details(
         rows.append(("Bayesian model", f"{model}; pass^k for {'new' if population == 'new' else 'these'} tasks"))
         if fit is not None:
             s = fit.sampler
-            sampler = (
-                f"{s.sampler}, {s.chains} chains × {s.draws} draws ({s.tune} tuning), target_accept "
-                f"{s.target_accept}, seed {s.random_seed}"
-            )
-            sampler += "; convergence checks passed" if fit.diagnostics().ok else "; convergence checks FAILED"
+            if s.method == "nuts":
+                sampler = (
+                    f"{s.sampler}, {s.chains} chains × {s.draws} draws ({s.tune} tuning), target_accept "
+                    f"{s.target_accept}, seed {s.random_seed}"
+                )
+                sampler += "; convergence checks passed" if fit.diagnostics().ok else "; convergence checks FAILED"
+            else:  # the Laplace tier or exact draws: no chain, its own checks
+                sampler = f"method {s.method}: {s.describe()}, seed {s.random_seed}"
+                sampler += "; its checks passed" if fit.diagnostics().ok else "; its checks FAILED"
         else:
             sampler = "pending (the fit runs in the Bayesian section)"
         rows.append(("sampler", sampler))

@@ -169,3 +169,29 @@ def test_interval_options_name_the_kind_and_probability(zero_trials, stand_in):
     res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--ci-kind", "shortest"])
     assert res.exit_code == 2 and "'--ci-kind': 'shortest' is not one of 'eti', 'hdi'" in res.output
     assert runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--hdi"]).exit_code == 2
+
+
+def test_the_method_is_passed_on_and_printed_with_the_numbers(zero_trials, stand_in, monkeypatch):
+    """`--method laplace` reaches fit; the fit line says the method (the Laplace tier: not MCMC, independent draws)
+    instead of a sampler's chains, and without divergences (there is no chain)."""
+    from dataclasses import replace
+
+    import agentstats.models as models
+
+    seen = {}
+
+    def fake_fit(counts, model, **kw):
+        seen.update(kw)
+        out = StandInFit(_Diag(), model, draws=500, chains=4)
+        out.sampler = replace(out.sampler, method="laplace", sampler="laplace")
+        return out
+
+    monkeypatch.setattr(models, "fit", fake_fit)
+    res = runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--method", "laplace"])
+    assert res.exit_code == 0, res.output
+    assert seen["method"] == "laplace"
+    text = " ".join(res.output.split())
+    assert ("method laplace: Laplace tier (not MCMC: Gaussian hyperparameters, task effects by quadrature), 2000 "
+            "independent draws") in text
+    assert "divergences" not in text.split("method laplace")[1]
+    assert runner.invoke(app, ["fit", str(zero_trials), "--k", "1", "--method", "vi"]).exit_code == 2

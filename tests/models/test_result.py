@@ -39,7 +39,7 @@ def test_fields_are_the_fit_resolved_once(exact_fit):
     attrs = exact_fit.idata.attrs
     assert attrs["agentstats_model"] == "no_pooling" and attrs["random_seed"] == 3 and attrs["draws"] == 200
     assert json.loads(attrs["priors"])["beta_a"] == 2.0 and attrs["agentstats_fit_schema"] == 1
-    assert exact_fit.summary() == {"sampler": "exact", "model": "no_pooling", "dispersion": "none",
+    assert exact_fit.summary() == {"method": "exact", "sampler": "exact", "model": "no_pooling", "dispersion": "none",
                                    "target_accept": s.target_accept, "chains": 2, "draws": 200, "tune": 0,
                                    "draws_max": 200, "checkpoints": [], "random_seed": 3}
     assert "no_pooling" in repr(exact_fit) and "2 agents x 3 tasks" in repr(exact_fit)

@@ -224,10 +224,10 @@ def print_fit(
 def _print_run(fit: Any, calibration: Any) -> None:
     """Print the model and sampler, an abandoned attempt, the stopping rule's checkpoints, the judge, diagnostics."""
     s, diag = fit.sampler, fit.diagnostics()
-    out.print(
-        f"model {fit.family.name} (dispersion {fit.family.dispersion or 'none'}), sampler {s.sampler}, {s.chains} "
-        f"chains x {s.tune} tuning + {s.draws} draws, target_accept {s.target_accept}, divergences {diag.divergences}"
-    )
+    # the method once, here: every number printed above came from these draws
+    tail = f", divergences {diag.divergences}" if s.method == "nuts" else ""
+    out.print(f"model {fit.family.name} (dispersion {fit.family.dispersion or 'none'}), method {s.method}: "
+              f"{s.describe()}{tail}")
     for c in s.abandoned:
         out.print(checkpoint_text(c))
     if s.stops:
