@@ -343,7 +343,7 @@ def resolve_random_seed(random_seed: Any, func: str) -> int:
 
 
 def derive_seed(random_seed: int, *keys: Any) -> int:
-    """The seed of one slice, replicate or chunk of a call whose seed is ``random_seed``.
+    """Return the seed of one slice, replicate or chunk of a call whose seed is ``random_seed``.
 
     ``numpy.random.SeedSequence([random_seed, *keys])`` (keys that are not integers >= 0 are hashed from their text
     with BLAKE2b, the same in every process and Python version), reduced to one integer in [0, 2**63). It depends on

@@ -1,4 +1,4 @@
-"""Inputs shared by the executor tests (tests/metrics, tests/posterior, tests/parallel): trials to score, counts to fit."""
+"""Inputs shared by the executor tests (tests/metrics, tests/posterior, tests/parallel): trials, counts to fit."""
 
 from __future__ import annotations
 

@@ -63,8 +63,8 @@ __all__ = [
     "check_n_boot",
     "check_output_path",
     "ci_options",
-    "executor_options",
     "command_ks",
+    "executor_options",
     "input_options",
     "out_dir_opt",
     "out_file_opt",
@@ -254,11 +254,6 @@ StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to 
 #: The run store ``agentstats import`` writes to: created when absent.
 ImportStoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to write to (a DuckDB file; "
                                               "created when absent).")]
-ExecutorOpt = Annotated[
-    ExecutorName,
-    typer.Option("--executor", help="Where the work runs: this process, a process pool or a Ray cluster "
-                 "(agentstats[ray]); the same numbers on each."),
-]
 WorkersOpt = Annotated[
     int | None, typer.Option("--workers", min=1, help="Processes of --executor process (default: every CPU).")
 ]
@@ -497,7 +492,7 @@ class ExecutorOptions:
     address: str | None = None
 
     def keywords(self) -> dict[str, Any]:
-        """The keyword arguments ``executor``, ``workers``, ``address`` of the library call."""
+        """Return the keyword arguments ``executor``, ``workers``, ``address`` of the library call."""
         return {"executor": self.executor, "workers": self.workers, "address": self.address}
 
 
@@ -600,13 +595,24 @@ def ci_options[F: Callable[..., Any]](*, kinds: Sequence[CiKind] = CI_KINDS) -> 
     return lambda f: _group(f, "ci", added, make)
 
 
-def executor_options[F: Callable[..., Any]](fn: F) -> F:
+def executor_options[F: Callable[..., Any]](what: str) -> Callable[[F], F]:
     """Give a command ``--executor``, ``--workers`` and ``--address``, checked before it runs.
 
     The command declares a parameter ``run: ExecutorOptions``; the options take its place. ``--workers`` without
     ``--executor process`` / ``ray`` and ``--address`` without ``--executor ray`` exit 2 naming the flags.
+
+    Parameters
+    ----------
+    what : str
+        What the executor runs, for the help (``"the --metrics"``).
     """
-    added = [_kw("executor", ExecutorOpt, "local"), _kw("workers", WorkersOpt, None), _kw("address", AddressOpt, None)]
+    executor_opt = Annotated[
+        ExecutorName,
+        typer.Option("--executor", help=f"Where {what} run: this process, a process pool or a Ray cluster "
+                     "(agentstats\\[ray]); the same numbers on each."),
+    ]
+    added = [_kw("executor", executor_opt, "local"), _kw("workers", WorkersOpt, None),
+             _kw("address", AddressOpt, None)]
 
     def make(given: dict[str, Any]) -> ExecutorOptions:
         chosen = ExecutorOptions(**given)
@@ -616,4 +622,4 @@ def executor_options[F: Callable[..., Any]](fn: F) -> F:
             raise fail(typer.BadParameter("--address needs --executor ray"), EXIT_USAGE)
         return chosen
 
-    return _group(fn, "run", added, make)
+    return lambda f: _group(f, "run", added, make)

@@ -17,9 +17,9 @@ import typer
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail, load_trials, stem
 from agentstats.cli.options import (
     CI_DEFAULT,
+    EXECUTOR_DEFAULT,
     BaseUrlOpt,
     CacheDirOpt,
-    EXECUTOR_DEFAULT,
     CiOptions,
     ConcurrencyOpt,
     ExecutorOptions,
@@ -51,7 +51,7 @@ _MISSING = ("rerun when the judge is reachable (cached verdicts are not asked ag
 
 @input_options
 @ci_options(kinds=("eti",))  # the metric summary's intervals (agentstats.metrics.summarize_with_intervals)
-@executor_options  # where the --metrics are computed (agentstats.metrics.compute)
+@executor_options("the --metrics")  # agentstats.metrics.compute(executor=...)
 def score(
     input: Annotated[Path, typer.Argument(help="Trials file with answers / tool calls and ground truth.")],
     inputs: InputOptions,

@@ -16,7 +16,14 @@ import pandas as pd
 from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
 from agentstats.metrics.usage import BadValue, checked_number
-from agentstats.parallel.executor import ByValue, ExecutorLike, chunk_slices, executor_workers, map_ordered, resolve_executor
+from agentstats.parallel.executor import (
+    ByValue,
+    ExecutorLike,
+    chunk_slices,
+    executor_workers,
+    map_ordered,
+    resolve_executor,
+)
 from agentstats.records.trial import Interaction, Trial
 
 __all__ = ["COLUMNS", "MetricInputError", "compute", "not_computed", "records", "trial_view"]
@@ -317,8 +324,8 @@ def _chunk_task(task: tuple[list[Trial], list[str | None], ByValue[list[Metric]]
     return _compute(chunk, ms.get(), errors, (lambda t: where.get(id(t))) if any(places) else None)
 
 
-def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str,
-                     locate: Callable[[Trial], str | None] | None, ex: Executor, chunk_size: int | None) -> pd.DataFrame:
+def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str, locate: Callable[[Trial], str | None] | None,
+                     ex: Executor, chunk_size: int | None) -> pd.DataFrame:
     """:func:`compute` on an executor: chunks of trials scored by workers, rows in the in-process order.
 
     The in-process frame holds, for each metric in turn, the rows of every trial in order, and its errors metric by
@@ -331,7 +338,7 @@ def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str,
     remote = [m for m, b in zip(ms, batch, strict=True) if not b]
     local = [m for m, b in zip(ms, batch, strict=True) if b]
     slices = chunk_slices(len(trials), executor_workers(ex), chunk_size)
-    places = [locate(t) for t in trials] if locate is not None else [None] * len(trials)
+    places: list[str | None] = [locate(t) for t in trials] if locate is not None else [None] * len(trials)
     sent = ByValue([m.replace(methods={m.method: m.methods[m.method]}) for m in remote])  # closures go by value
     tasks = [(trials[s], places[s], sent, errors) for s in slices] if remote else []
     results = map_ordered(_chunk_task, tasks, ex, return_exceptions=True)

@@ -24,16 +24,16 @@ import contextlib
 import math
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, get_args
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal, get_args
 
 from agentstats._util.options import option_name
 
 __all__ = [
     "EXECUTOR_NAMES",
-    "ByValue",
     "MAX_CHUNK",
     "MIN_CHUNK",
+    "ByValue",
     "ExecutorLike",
     "ExecutorName",
     "chunk_slices",
@@ -53,9 +53,6 @@ ExecutorLike = ExecutorName | cf.Executor | None
 #: are held at once by a worker and the parent, and a lost worker repeats more work.
 MIN_CHUNK = 500
 MAX_CHUNK = 20_000
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 def _cpus() -> int:
@@ -185,7 +182,7 @@ def chunk_slices(n: int, workers: int = 1, chunk_size: int | None = None) -> lis
     return [slice(start, min(start + chunk_size, n)) for start in range(0, n, chunk_size)]
 
 
-def map_ordered(
+def map_ordered[T, R](
     fn: Callable[[T], R],
     items: Iterable[T],
     executor: cf.Executor | None,
@@ -247,7 +244,7 @@ def map_ordered(
 
 
 
-class ByValue[T]:
+class ByValue[V]:
     """An object sent to a worker by value: pickled with cloudpickle, so functions made inside functions go too.
 
     The standard pickle sends a function by its importable name, which a closure (a metric's method built by a
@@ -255,13 +252,13 @@ class ByValue[T]:
     that may hold such functions; the worker calls :meth:`get`. Made once, sent with every task as bytes.
     """
 
-    def __init__(self, obj: T) -> None:
+    def __init__(self, obj: V) -> None:
         import cloudpickle
 
         self.blob = cloudpickle.dumps(obj)
 
-    def get(self) -> T:
-        """The object, unpickled (a copy, in a worker or here)."""
+    def get(self) -> V:
+        """Return the object, unpickled (a copy, in a worker or here)."""
         import cloudpickle
 
-        return cloudpickle.loads(self.blob)  # type: ignore[no-any-return]
+        return cloudpickle.loads(self.blob)

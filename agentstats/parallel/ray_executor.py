@@ -108,7 +108,7 @@ class RayExecutor(cf.Executor):
         key = id(ref)
         self._refs[key] = ref  # until it finishes: shutdown cancels or waits for these
         future: cf.Future[Any] = ref.future()
-        future.add_done_callback(lambda _, key=key: self._refs.pop(key, None))
+        future.add_done_callback(lambda _done: self._refs.pop(key, None))
         return future
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

@@ -207,7 +207,7 @@ def _fit_slice(task: _SliceTask) -> list[dict[str, Any]]:
     rows = []
     for (agent, kk), r in wide.iterrows():
         rows.append({
-            "agent": agent, "k": int(kk), "n_cells": int(len(tried)), "n_tasks": int(per_agent.get(agent, 0)),
+            "agent": agent, "k": int(kk), "n_cells": len(tried), "n_tasks": int(per_agent.get(agent, 0)),
             "model": task.model, "population": task.population,
             **{f"{q}{suffix}": float(r[(col, q)]) for q in ("pass_at_k", "pass_hat_k")
                for col, suffix in (("mean", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))},

@@ -7,12 +7,13 @@ import json
 
 import pandas as pd
 import pytest
+from parallel_helpers import METRICS, METRICS_FULL
+from parallel_helpers import trial_records as _records
 
 from agentstats.io import load_trials
 from agentstats.metrics import MetricInputError, compute, get_metric
 from agentstats.records.trial import Trial
-from parallel_helpers import METRICS, METRICS_FULL
-from parallel_helpers import trial_records as _records
+
 
 @pytest.fixture(scope="module")
 def trials() -> list[Trial]:

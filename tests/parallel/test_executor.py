@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-import re
 import concurrent.futures as cf
+import re
 import subprocess
 import sys
 import threading

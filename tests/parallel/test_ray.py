@@ -24,11 +24,12 @@ from agentstats.posterior import fit_many  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-from agentstats.records.trial import Trial  # noqa: E402
 from parallel_helpers import FIT_OPTIONS as OPTIONS  # noqa: E402
 from parallel_helpers import METRICS_FULL as METRICS  # noqa: E402
 from parallel_helpers import slice_counts as _counts  # noqa: E402
 from parallel_helpers import trial_records as _records  # noqa: E402
+
+from agentstats.records.trial import Trial  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,13 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 import pandas as pd
 import pytest
+from parallel_helpers import FIT_OPTIONS as OPTIONS
+from parallel_helpers import slice_counts as _counts
 
 from agentstats.intervals import derive_seed
 from agentstats.posterior import fit_many
 from agentstats.posterior.many import FIT_MANY_COLUMNS
-from parallel_helpers import FIT_OPTIONS as OPTIONS
-from parallel_helpers import slice_counts as _counts
+
 
 def _beta_moments(sub: pd.DataFrame, k: int) -> float:
     """Suite E[p^k] of the no-pooling posterior: mean over tasks of prod_{j<k} (a + j) / (a + b + j)."""
