@@ -36,6 +36,7 @@ __all__ = [
     "ByValue",
     "ExecutorLike",
     "ExecutorName",
+    "as_finished",
     "chunk_slices",
     "executor_workers",
     "map_ordered",
@@ -182,6 +183,62 @@ def chunk_slices(n: int, workers: int = 1, chunk_size: int | None = None) -> lis
     return [slice(start, min(start + chunk_size, n)) for start in range(0, n, chunk_size)]
 
 
+def as_finished[T, R](
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    executor: cf.Executor | None,
+    *,
+    return_exceptions: bool = False,
+) -> Iterator[tuple[int, R | BaseException]]:
+    """Run ``fn`` on every item on ``executor``; yield ``(position, result)`` as each finishes.
+
+    For callers that keep each result as it comes (a long simulation writing its rows, so a stopped run resumes);
+    :func:`map_ordered` puts them back in input order.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of one item that a worker can run: module level for a process pool (pickled by name; Ray pickles
+        with cloudpickle, so a closure goes too).
+    items : iterable
+        The inputs; each is sent to a worker once (Ray re-runs a task whose worker died, ``max_retries``).
+    executor : concurrent.futures.Executor or None
+        None: one after another in this process, in input order.
+    return_exceptions : bool
+        False: the first exception to arrive is raised, after the tasks not yet started are cancelled. True: an item
+        whose call raised (or whose worker was lost) yields the exception as its result, and the others go on.
+
+    Yields
+    ------
+    (int, object)
+        The item's position in ``items`` and its result.
+    """
+    items = list(items)
+    if executor is None:
+        for i, item in enumerate(items):
+            try:
+                result: Any = fn(item)
+            except Exception as exc:
+                if not return_exceptions:
+                    raise
+                result = exc
+            yield i, result
+        return
+    futures = {executor.submit(fn, item): i for i, item in enumerate(items)}
+    try:
+        for future in cf.as_completed(futures):
+            try:
+                result = future.result()
+            except Exception as exc:
+                if not return_exceptions:
+                    raise
+                result = exc
+            yield futures[future], result
+    finally:  # raised, or the caller stopped early: nothing left running for nobody
+        for future in futures:
+            future.cancel()
+
+
 def map_ordered[T, R](
     fn: Callable[[T], R],
     items: Iterable[T],
@@ -190,19 +247,12 @@ def map_ordered[T, R](
     return_exceptions: bool = False,
     on_done: Callable[[int], None] | None = None,
 ) -> list[R | BaseException]:
-    """``[fn(item) for item in items]``, run on ``executor``, in the order of ``items``.
+    """``[fn(item) for item in items]``, run on ``executor``, in the order of ``items`` whatever order they finish in.
 
     Parameters
     ----------
-    fn : callable
-        A function a worker can import (module level: process pools and Ray pickle it by name); it gets one item.
-    items : iterable
-        The inputs; each is sent to a worker once (Ray re-runs a task whose worker died, ``max_retries``).
-    executor : concurrent.futures.Executor or None
-        None: a plain loop in this process.
-    return_exceptions : bool
-        False: the first exception to arrive is raised, after the tasks not yet started are cancelled. True: an item
-        whose call raised (or whose worker was lost) has the exception in its place, and every other result is kept.
+    fn, items, executor, return_exceptions
+        As :func:`as_finished`.
     on_done : callable, optional
         Called with the number of items finished so far, as each finishes (progress lines).
 
@@ -213,35 +263,11 @@ def map_ordered[T, R](
     """
     items = list(items)
     out: list[Any] = [None] * len(items)
-    if executor is None:
-        for i, item in enumerate(items):
-            try:
-                out[i] = fn(item)
-            except Exception as exc:
-                if not return_exceptions:
-                    raise
-                out[i] = exc
-            if on_done is not None:
-                on_done(i + 1)
-        return out
-    futures = {executor.submit(fn, item): i for i, item in enumerate(items)}
-    try:
-        for done, future in enumerate(cf.as_completed(futures), start=1):
-            i = futures[future]
-            try:
-                out[i] = future.result()
-            except Exception as exc:
-                if not return_exceptions:
-                    raise
-                out[i] = exc
-            if on_done is not None:
-                on_done(done)
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
+    for done, (i, result) in enumerate(as_finished(fn, items, executor, return_exceptions=return_exceptions), 1):
+        out[i] = result
+        if on_done is not None:
+            on_done(done)
     return out
-
 
 
 class ByValue[V]:

@@ -15,7 +15,14 @@ import numpy as np
 import pytest
 
 from agentstats.intervals import derive_seed
-from agentstats.parallel import EXECUTOR_NAMES, chunk_slices, executor_workers, map_ordered, resolve_executor
+from agentstats.parallel import (
+    EXECUTOR_NAMES,
+    as_finished,
+    chunk_slices,
+    executor_workers,
+    map_ordered,
+    resolve_executor,
+)
 from agentstats.parallel.executor import MAX_CHUNK, MIN_CHUNK
 
 PACKAGE = Path(__file__).resolve().parents[2] / "agentstats"
@@ -187,3 +194,11 @@ print("ok")
     seeds, ok = done.stdout.strip().splitlines()
     assert ok == "ok"
     assert [int(x) for x in seeds.split()] == [derive_seed(11, "slice-a"), derive_seed(11, 4)]  # in any process
+
+
+def test_as_finished_yields_each_position_once_as_it_finishes():
+    with cf.ThreadPoolExecutor(max_workers=10) as pool:
+        got = list(as_finished(_slow_square, range(10), pool))
+    assert sorted(got) == [(i, i * i) for i in range(10)]
+    assert [i for i, _ in got] != list(range(10))  # the first items finish last
+    assert list(as_finished(_slow_square, range(3), None)) == [(0, 0), (1, 1), (2, 4)]
