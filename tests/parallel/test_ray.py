@@ -2,8 +2,11 @@
 
 One cluster for the module (started once, shut down at the end, its temp dir under pytest's). Slow: starting Ray
 takes seconds, and the workers import agentstats. On a machine loaded past its cores Ray's node can fail to start: the
-raylet waits a fixed 15 s for its dashboard agent's port file (ray-project/ray#65983), and the agent's imports
-(jsonschema's format checkers, rfc3987-syntax's grammar) take about 6 s of CPU; the fixture tries three times.
+raylet waits a fixed 15 s for its dashboard agent's port file (ray-project/ray#65983), and the agent's imports take
+about 6 s of CPU, nearly all of it jsonschema importing rfc3987-syntax, which builds an Earley grammar for IRI format
+checks. So the cluster's processes (agent, workers) start with that optional module left out (a stub on their
+PYTHONPATH that raises ImportError, which jsonschema expects when it is absent; no metric here checks IRI formats),
+and the fixture tries three times.
 """
 
 from __future__ import annotations
@@ -34,16 +37,29 @@ from agentstats.records.trial import Trial  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    for attempt in range(3):
-        temp = tmp_path_factory.mktemp("ray")
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(temp),
-                     runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(sys.path)}})
-            break
-        except Exception:  # the node timed out during startup (module docstring): stop what started, try again
-            ray.shutdown()
-            if attempt == 2:
-                raise
+    stub = tmp_path_factory.mktemp("stub")
+    (stub / "rfc3987_syntax").mkdir()
+    (stub / "rfc3987_syntax" / "__init__.py").write_text(
+        'raise ImportError("left out of the test cluster: its grammar takes seconds to build")\n')
+    path = os.pathsep.join([str(stub), *sys.path])
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = path  # read by the processes ray.init starts (agent, raylet, workers)
+    try:
+        for attempt in range(3):
+            temp = tmp_path_factory.mktemp("ray")
+            try:
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(temp),
+                         runtime_env={"env_vars": {"PYTHONPATH": path}})
+                break
+            except Exception:  # the node timed out during startup (module docstring): stop what started, retry
+                ray.shutdown()
+                if attempt == 2:
+                    raise
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the killer below runs in the workers
     try:
         yield
