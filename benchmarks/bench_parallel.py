@@ -13,11 +13,12 @@ worker count:
    interactions each: answers, expected answers, contexts, usage, tool calls), the deterministic metrics below.
 
 Reported per row: wall time, speed-up over the in-process run, parallel efficiency (speed-up / workers), and the
-1-minute load average at the end. Before the timed runs the PyTensor/numba caches are warmed by one fit in this
-process, so the in-process baseline does not pay the first compilation; the workers of a process pool or a Ray
-cluster start fresh (import agentstats and PyMC, load the compiled model from the on-disk cache): that start-up is in
-their times, as it is in a user's. Each row checks that the executor's table equals the in-process one (the numbers
-are the same whatever the executor) and says so (``same``).
+1-minute load average at the end. A Ray cluster is started before the clock (``ray.init(num_cpus=workers)``) and
+stopped after, as a user's job joins a running cluster. Before the timed runs the PyTensor/numba caches are warmed by
+one fit in this process, so the in-process baseline does not pay the first compilation; the workers of a process pool
+or a Ray cluster start fresh (import agentstats and PyMC, load the compiled model from the on-disk cache): that
+start-up is in their times, as it is in a user's. Each row checks that the executor's table equals the in-process one
+(the numbers are the same whatever the executor) and says so (``same``).
 """
 
 from __future__ import annotations
@@ -93,6 +94,24 @@ def _rows(work: str, size: int, runs: dict[tuple[str, int], tuple[float, bool, f
             for (ex, w), (secs, same, load) in runs.items()]
 
 
+def timed(call: Any, ex: str, w: int) -> tuple[Any, float]:
+    """Run ``call(executor_options)``; Ray's local cluster of ``w`` CPUs is started before the clock and stopped after
+    (as a user joins a running cluster: ``ray start --head`` then ``--address auto``)."""
+    options: dict[str, Any] = {} if ex == "local" else {"executor": ex, "workers": w}
+    if ex == "ray":
+        import ray
+
+        ray.init(num_cpus=w, include_dashboard=False, log_to_driver=False)
+        options = {"executor": "ray"}
+    try:
+        t0 = time.perf_counter()
+        result = call(options)
+        return result, time.perf_counter() - t0
+    finally:
+        if ex == "ray":
+            ray.shutdown()
+
+
 def bench_fits(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[dict[str, Any]]:
     from agentstats import fit, fit_many
 
@@ -104,10 +123,7 @@ def bench_fits(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[d
     runs: dict[tuple[str, int], tuple[float, bool, float]] = {}
     base = None
     for ex, w in [("local", 1), *plans]:
-        t0 = time.perf_counter()
-        table = fit_many(counts, by="slice", k=[1, 4], **({} if ex == "local" else {"executor": ex, "workers": w}),
-                         **options)
-        secs = time.perf_counter() - t0
+        table, secs = timed(lambda o: fit_many(counts, by="slice", k=[1, 4], **o, **options), ex, w)
         cols = [c for c in table.columns if c != "seconds"]
         same = True if base is None else table[cols].equals(base[cols])
         base = table if base is None else base
@@ -127,9 +143,7 @@ def bench_scoring(args: argparse.Namespace, plans: list[tuple[str, int]]) -> lis
     runs: dict[tuple[str, int], tuple[float, bool, float]] = {}
     base = None
     for ex, w in [("local", 1), *plans]:
-        t0 = time.perf_counter()
-        frame = compute(trials, METRICS, **({} if ex == "local" else {"executor": ex, "workers": w}))
-        secs = time.perf_counter() - t0
+        frame, secs = timed(lambda o: compute(trials, METRICS, **o), ex, w)
         same = True if base is None else frame.drop(columns="evidence").equals(base.drop(columns="evidence"))
         base = frame if base is None else base
         runs[(ex, w)] = (secs, same, _load())
@@ -157,18 +171,18 @@ def main(argv: list[str] | None = None) -> None:
         except ImportError:
             executors.remove("ray")
     plans = [(e, int(w)) for e in executors for w in args.workers.split(",")]
-    rows = []
-    if not args.skip_fits:
-        rows += bench_fits(args, plans)
-    if not args.skip_scoring:
-        rows += bench_scoring(args, plans)
-    table = pd.DataFrame(rows)
-    print(table.to_markdown(index=False) if hasattr(table, "to_markdown") else table.to_string(index=False))
-    if not args.no_write:
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        with args.results.open("a", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row) + "\n")
+    rows: list[dict[str, Any]] = []
+    for skip, bench in ((args.skip_fits, bench_fits), (args.skip_scoring, bench_scoring)):
+        if skip:
+            continue
+        new = bench(args, plans)
+        rows += new
+        if not args.no_write:  # each workload's rows as soon as it is done
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+            with args.results.open("a", encoding="utf-8") as fh:
+                for row in new:
+                    fh.write(json.dumps(row) + "\n")
+    print(pd.DataFrame(rows).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 * ``None`` or ``"local"`` (default): in this process, the same code path as a call without ``executor=``;
 * ``"process"``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``workers`` processes (default: the CPUs
   this process may use), started with ``spawn`` (a fork of a process holding PyTensor, numba or BLAS threads can
-  deadlock) and shut down when the call ends;
+  deadlock), each limited to one BLAS / OpenMP thread as Ray limits its workers (the workers, not threads inside
+  each, use the CPUs; :func:`_one_thread`), and shut down when the call ends;
 * ``"ray"``: :class:`~agentstats.parallel.ray_executor.RayExecutor`, Ray tasks on the cluster at ``address``
   (default: a running one, else a local one started for the call and stopped after it); needs ``agentstats[ray]``;
 * any :class:`concurrent.futures.Executor` (a thread pool, a process pool you keep, a Dask or Ray executor): used as
@@ -127,7 +128,8 @@ def resolve_executor(
         return
     made: cf.Executor
     if executor == "process":
-        made = cf.ProcessPoolExecutor(max_workers=workers or _cpus(), mp_context=multiprocessing.get_context("spawn"))
+        made = cf.ProcessPoolExecutor(max_workers=workers or _cpus(), mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=_one_thread)
     else:
         from agentstats.parallel.ray_executor import RayExecutor
 
@@ -136,6 +138,22 @@ def resolve_executor(
         yield made
     finally:
         made.shutdown(wait=True, cancel_futures=True)
+
+
+#: Thread-count variables a pool's worker sets to 1 (BLAS, OpenMP, numba), before it loads the libraries that read them.
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def _one_thread() -> None:
+    """Start of a process-pool worker: one BLAS / OpenMP / numba thread (N workers on N CPUs, not N x N threads)."""
+    for name in _THREAD_VARIABLES:
+        os.environ[name] = "1"
+    try:  # libraries already loaded in the worker (by unpickling the first task's module) read no variable again
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scipy and PyMC
+        pass
 
 
 def executor_workers(executor: cf.Executor | None) -> int:
