@@ -154,6 +154,9 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names in _API (tests/tes
         contrast_table as contrast_table,
     )
     from agentstats.posterior import (
+        fit_many as fit_many,
+    )
+    from agentstats.posterior import (
         posterior_pass_at_k as posterior_pass_at_k,
     )
     from agentstats.posterior import (
@@ -297,6 +300,7 @@ _API: dict[str, str] = {
     "SamplerConfig": "agentstats.models",
     "Priors": "agentstats.models",
     "ConvergenceWarning": "agentstats.models",
+    "fit_many": "agentstats.posterior",
     "posterior_pass_at_k": "agentstats.posterior",
     "posterior_pass_hat_k": "agentstats.posterior",
     "posterior_pass_k": "agentstats.posterior",

@@ -10,7 +10,8 @@
   report use; :func:`check_k_reach` refuses k a command cannot answer from the counts.
 * Seeds: :data:`DEFAULT_SEED` (0) is the one default seed of every function and command;
   :func:`resolve_random_seed` turns ``random_seed`` (an int, a ``numpy.random.Generator`` or None) into the
-  integer recorded with a result, so that passing it back reproduces the result.
+  integer recorded with a result, so that passing it back reproduces the result; :func:`derive_seed` gives each
+  slice, replicate or chunk of a parallel call its own seed from that one, from the slice's key alone.
 
 Messages name an option as the caller knows it (``ci_prob`` in Python, ``--ci-prob`` on the command line:
 :mod:`agentstats._util.options`), so the command line reports these errors as its own usage errors.
@@ -18,6 +19,7 @@ Messages name an option as the caller knows it (``ci_prob`` in Python, ``--ci-pr
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,6 +49,7 @@ __all__ = [
     "check_ks",
     "ci_percent",
     "default_ks",
+    "derive_seed",
     "n_boot_problem",
     "parse_k",
     "resolve_random_seed",
@@ -337,6 +340,36 @@ def resolve_random_seed(random_seed: Any, func: str) -> int:
             f"got {random_seed!r}"
         )
     return int(random_seed)
+
+
+def derive_seed(random_seed: int, *keys: Any) -> int:
+    """Return the seed of one slice, replicate or chunk of a call whose seed is ``random_seed``.
+
+    ``numpy.random.SeedSequence([random_seed, *keys])`` (keys that are not integers >= 0 are hashed from their text
+    with BLAKE2b, the same in every process and Python version), reduced to one integer in [0, 2**63). It depends on
+    the base seed and the keys only: never on which worker runs the slice or when it finishes, so the same seed gives
+    the same numbers whatever the executor, and a slice keeps its seed when other slices are added or removed.
+
+    Parameters
+    ----------
+    random_seed : int
+        The call's base seed (:func:`resolve_random_seed`).
+    *keys : int or str or object
+        What names the slice: a replicate's index, a slice's value (its ``str``), a chunk's start.
+
+    Returns
+    -------
+    int
+        Passed as ``random_seed`` to the function run on the slice (recorded with its result).
+    """
+    words = [int(random_seed)]
+    for key in keys:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)) and int(key) >= 0:
+            words.append(int(key))
+        else:
+            words.append(int.from_bytes(hashlib.blake2b(str(key).encode("utf-8"), digest_size=8).digest(), "little"))
+    state = np.random.SeedSequence(words).generate_state(2, np.uint32)
+    return int(state[0]) << 31 | int(state[1]) >> 1
 
 
 #: Fewest bootstrap resamples accepted (0 still means "no bootstrap"). A percentile interval's ends are quantiles of

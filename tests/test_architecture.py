@@ -21,6 +21,7 @@ LAYERS = {
     "records": 1,  # the records every stage reads and writes
     "files": 1,  # file mechanics: atomic writes, manifests, magic bytes
     "intervals": 1,  # the interval, k and seed vocabulary
+    "parallel": 1,  # where work runs: executors, chunks, results in input order
     "io": 2,  # the format registry and its readers
     "llm": 2,  # the one client of OpenAI-compatible endpoints, the prompt shelf
     "estimators": 2,  # closed-form and bootstrap estimators, the Dirichlet engine

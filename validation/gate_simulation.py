@@ -1,6 +1,7 @@
 """Error rates of the release gate against the published point-score gate, on simulated candidate/baseline pairs.
 
 Run:  OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv/bin/python validation/gate_simulation.py [--quick] [--reps 1000]
+      [--executor process --workers 2]
       (``--prior-check``: only the comparison of the paired difference's prior with Jeffreys', 3,000 sets per n;
       ``--family``: only the family-wise scenario; ``--looks``: only the repeated-look scenario; each ``--reps`` sets)
 
@@ -21,6 +22,11 @@ PASS is an error), a true 10-point improvement (a PASS is right), and a regressi
 examples (0.25 worse there, better elsewhere so that the overall mean is flat: a PASS is an error). The results
 table goes into docs/gate.md (between its markers) and validation/results/gate_simulation.csv.
 
+The eval sets are drawn in this process, one random stream as before; the gate decisions on them (the work) run
+where ``--executor`` says (``local``, ``process`` with ``--workers``, ``ray`` with ``--address``;
+:func:`agentstats.parallel.resolve_executor`), in chunks of sets, each decision seeded by its set's index, so every
+executor gives the same table (the main table and the family-wise scenario; the repeated looks run here).
+
 Two scenarios of the way the gate is used (issue 31), each with its own table in docs/gate.md:
 
 * family-wise (:func:`family_scenario`): an unchanged candidate on 8 metrics x 3 risk levels, 120 examples; a FAIL
@@ -37,6 +43,7 @@ import itertools
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, md_table, write_block
 
 from agentstats.gating import GateConfig, gate
+from agentstats.parallel import EXECUTOR_NAMES, chunk_slices, executor_workers, map_ordered, resolve_executor
 
 THRESHOLD, TOL, MU, KAPPA = 0.6, 0.05, 0.75, 2.0
 START_N, MAX_LOOKS, POOL_N = 30, 10, 2000
@@ -70,6 +78,20 @@ def records(values: np.ndarray, risk: list[str] | None) -> pd.DataFrame:
     if risk is not None:
         df["risk_level"] = risk
     return df
+
+
+def _decide(task: tuple[list[tuple[int, Any, Any]], GateConfig]) -> list[Any]:
+    """Gate decisions of one chunk of sets (in a worker): ``(set index, candidate, baseline)`` -> the decision,
+    with the set's index as the gate's seed."""
+    sets, cfg = task
+    return [gate(c, b, cfg.model_copy(update={"random_seed": r})) for r, c, b in sets]
+
+
+def decide_all(sets: list[tuple[Any, Any]], cfg: GateConfig, ex: Any) -> list[Any]:
+    """The gate's decision on every set, set ``r`` seeded with ``r``, on the executor ``ex``, in order."""
+    indexed = [(r, c, b) for r, (c, b) in enumerate(sets)]
+    chunks = [(indexed[s], cfg) for s in chunk_slices(len(sets), executor_workers(ex), max(1, len(sets) // 8))]
+    return [d for part in map_ordered(_decide, chunks, ex) for d in part]
 
 
 def point_gate(cand: np.ndarray, base: np.ndarray) -> str:
@@ -105,7 +127,7 @@ def prior_check(reps: int, seed: int) -> str:
     return f"{reps} simulated sets per n (seed {seed}).\n\n" + "\n".join(lines)
 
 
-def family_scenario(reps: int, seed: int) -> tuple[pd.DataFrame, float]:
+def family_scenario(reps: int, seed: int, ex: Any = None) -> tuple[pd.DataFrame, float]:
     """The family-wise scenario: an unchanged candidate on 8 binary metrics x 3 risk levels, 120 examples.
 
     Each metric has its own example difficulties and outcomes (independent metrics: the most checks that can fail
@@ -122,11 +144,13 @@ def family_scenario(reps: int, seed: int) -> tuple[pd.DataFrame, float]:
     counts = {"PASS": 0, "FAIL": 0, "RETRY": 0}
     per_check_fail, family = 0, set()
     t0 = time.perf_counter()
-    for r in range(reps):
+    sets = []
+    for _ in range(reps):
         c, b = zip(*(simulate(n, np.zeros(n), rng) for _ in metrics), strict=True)
         side = [[{"id": f"q{i}", "risk_level": risk[i], "scores": {m: float(v[j][i]) for j, m in enumerate(metrics)}}
                  for i in range(n)] for v in (c, b)]
-        d = gate(side[0], side[1], cfg.model_copy(update={"random_seed": r}))
+        sets.append((side[0], side[1]))
+    for r, d in enumerate(decide_all(sets, cfg, ex)):
         counts[d.decision] += 1
         family.add(d.family_size)
         per_check_fail += any((k.kind == "threshold" and k.probability <= 0.05)
@@ -142,7 +166,7 @@ def family_scenario(reps: int, seed: int) -> tuple[pd.DataFrame, float]:
 
 def _next_n(d: object, n: int) -> int:
     """How many examples RETRY asks for next: the most any undecided check needs (double when none says)."""
-    more = [c.more_examples for c in d.checks if c.state == "undecided" and c.more_examples]  # type: ignore[attr-defined]
+    more = [c.more_examples for c in d.checks if c.state == "undecided" and c.more_examples]
     return n + (max(more) if more else n)
 
 
@@ -211,10 +235,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--prior-check", action="store_true", help="only the prior comparison (3,000 sets per n)")
     ap.add_argument("--family", action="store_true", help="only the family-wise scenario (--reps sets)")
     ap.add_argument("--looks", action="store_true", help="only the repeated-look scenario (--reps pools)")
+    ap.add_argument("--executor", choices=EXECUTOR_NAMES, default="local",
+                    help="where the gate decisions run: here, a process pool, a Ray cluster")
+    ap.add_argument("--workers", type=int, default=None, help="processes of --executor process (default: every CPU)")
+    ap.add_argument("--address", default=None, help="Ray cluster of --executor ray (default: running, else local)")
     args = ap.parse_args(argv)
+    with resolve_executor(args.executor, workers=args.workers, address=args.address) as ex:
+        _main(args, ex)
+
+
+def _main(args: argparse.Namespace, ex: Any) -> None:
     if args.family or args.looks:
-        name, run = ("gate_family", family_scenario) if args.family else ("gate_looks", looks_scenario)
-        table, secs = run(args.reps, args.seed)
+        if args.family:
+            name, (table, secs) = "gate_family", family_scenario(args.reps, args.seed, ex)
+        else:
+            name, (table, secs) = "gate_looks", looks_scenario(args.reps, args.seed)
         sets = f"{args.reps} simulated sets" + (" per scenario (the old use: the first 100)" if args.looks else "")
         body = (f"{sets} (seed {args.seed}); {secs:.0f} s on one busy core (`nice`).\n\n"
                 + md_table(table, ".3f"))
@@ -257,10 +292,10 @@ def main(argv: list[str] | None = None) -> None:
                 cfg_s = cfg
             ours = {"PASS": 0, "FAIL": 0, "RETRY": 0}
             point = {"PASS": 0, "FAIL": 0}
-            for r in range(reps):
-                c, b = simulate(n, beta, rng)
-                d = gate(records(c, risk), records(b, risk), cfg_s.model_copy(update={"random_seed": r}))
+            sets = [simulate(n, beta, rng) for _ in range(reps)]  # the one random stream, in order, as before
+            for d in decide_all([(records(c, risk), records(b, risk)) for c, b in sets], cfg_s, ex):
                 ours[d.decision] += 1
+            for c, b in sets:
                 point[point_gate(c, b)] += 1
             rows.append(
                 {

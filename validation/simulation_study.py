@@ -1,6 +1,6 @@
 """Simulation study of the default hierarchical model.
 
-Run:  .venv/bin/python validation/simulation_study.py [--datasets 50] [--quick] [--workers 1]
+Run:  .venv/bin/python validation/simulation_study.py [--datasets 50] [--quick] [--executor process --workers 2]
       .venv/bin/python validation/simulation_study.py --aggregate-only   # tables from the saved raw results
 
 Truth. For each dataset i (seed ``--seed + i``) the per-cell success probabilities are drawn once from the
@@ -29,6 +29,10 @@ Reported: coverage of the 95 % credible intervals with its Monte Carlo error ``+
 dataset x agent pairs; the 3 agents of a dataset share tasks, so this error is somewhat optimistic), RMSE of the
 three estimators against the truth, and the share of fits with R-hat > 1.01, ESS_bulk < 400 or divergences.
 
+Fits run where ``--executor`` says (``local``: one after another; ``process``: ``--workers`` processes; ``ray``: a
+Ray cluster, ``--address``; :func:`agentstats.parallel.resolve_executor`). Dataset i's fit with n trials has the seed
+``seed * 1000 + i * 10 + n`` whatever runs it, so every executor gives the same rows.
+
 Raw per-(dataset, design, agent, k) rows are appended to ``validation/results/simulation_study.csv`` as fits finish
 (a run can be stopped and its results tabulated with ``--aggregate-only``). The table is printed as Markdown and
 written into ``docs/validation.md`` between ``<!-- BEGIN simulation_study -->`` markers.
@@ -41,7 +45,6 @@ import os
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +52,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _docs import ROOT, md_table, write_block
+
+from agentstats.parallel import EXECUTOR_NAMES, as_finished, resolve_executor
 
 RESULTS = ROOT / "validation" / "results" / "simulation_study.csv"
 #: 8-trial fits made before the parameterization rule change of 2026-11-30 (all levels centred at cell ratio 1.6).
@@ -136,6 +141,12 @@ def one_fit(i: int, n_trials: int, seed: int, n_tasks: int, chains: int, draws: 
     return rows
 
 
+def _job(job: tuple[int, int, dict]) -> list[dict]:
+    """One fit of the study in a worker: ``one_fit(i, n_trials, **settings)``."""
+    i, n_trials, kw = job
+    return one_fit(i, n_trials, **kw)
+
+
 def aggregate(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Coverage/RMSE table per (n_trials, k), pooled coverage per n_trials, diagnostics per n_trials."""
     df = df.copy()
@@ -186,7 +197,10 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--tune", type=int, default=700)
     ap.add_argument("--cores", type=int, default=1, help="parallel chains per fit")
-    ap.add_argument("--workers", type=int, default=1, help="fits in parallel processes (max 2 on this machine)")
+    ap.add_argument("--executor", choices=EXECUTOR_NAMES, default="local",
+                    help="where the fits run: one after another here, a process pool, a Ray cluster")
+    ap.add_argument("--workers", type=int, default=None, help="processes of --executor process (default: every CPU)")
+    ap.add_argument("--address", default=None, help="Ray cluster of --executor ray (default: running, else local)")
     ap.add_argument("--seed", type=int, default=20261130)
     ap.add_argument("--quick", action="store_true", help="smoke run: 2 datasets, 2 chains x 200, no docs write")
     ap.add_argument("--aggregate-only", action="store_true")
@@ -221,18 +235,11 @@ def main(argv=None) -> int:
         def save(rows):
             pd.DataFrame(rows).to_csv(args.results, mode="a", header=not args.results.exists(), index=False)
 
-        if args.workers <= 1:
-            for i, n in jobs:
-                save(one_fit(i, n, **kw))
-                print(f"dataset {i} trials {n} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr,
-                      flush=True)
-        else:
-            with ProcessPoolExecutor(max_workers=min(args.workers, 2)) as ex:
-                futs = {ex.submit(one_fit, i, n, **kw): (i, n) for i, n in jobs}
-                for f in as_completed(futs):
-                    save(f.result())
-                    print(f"dataset {futs[f]} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr,
-                          flush=True)
+        with resolve_executor(args.executor, workers=args.workers, address=args.address) as ex:
+            for j, rows in as_finished(_job, [(i, n, kw) for i, n in jobs], ex):  # saved as each fit finishes
+                save(rows)
+                print(f"dataset {jobs[j][0]} trials {jobs[j][1]} done ({time.perf_counter() - t_start:.0f} s)",
+                      file=sys.stderr, flush=True)
     df = pd.read_csv(args.results)
     table, pooled, diag = aggregate(df)
     settings = df.drop_duplicates(["dataset", "n_trials"])

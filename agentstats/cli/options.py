@@ -10,6 +10,8 @@
   :mod:`agentstats.models.families.registry`); the others' owners import pandas or PyMC, which the command line does
   not load to start, so they are spelled here and ``tests/cli/test_cli_help.py`` holds each to its owner. ``--format``
   stays text: the format registry is open (plugins add formats) and is read when a file is loaded.
+* :func:`executor_options` gives a command ``--executor local|process|ray``, ``--workers`` and ``--address`` as one
+  :class:`ExecutorOptions` (:func:`agentstats.parallel.resolve_executor` reads them).
 * One meaning per flag: ``--out FILE`` is a file and ``--out-dir DIR`` a folder (:func:`out_file_opt`,
   :func:`out_dir_opt`); ``--run`` names a run to read and ``--store-run`` the run a command writes
   (:func:`store_run_opt`).
@@ -42,10 +44,13 @@ from agentstats.intervals import (
 )
 from agentstats.intervals import parse_k as parse_k_spec
 from agentstats.models.families.registry import MODEL_NAMES, Dispersion
+from agentstats.parallel.executor import ExecutorName
 
 __all__ = [
     "CI_DEFAULT",
+    "EXECUTOR_DEFAULT",
     "CiOptions",
+    "ExecutorOptions",
     "ImportStoreOpt",
     "InputOptions",
     "Judge",
@@ -60,6 +65,7 @@ __all__ = [
     "check_output_path",
     "ci_options",
     "command_ks",
+    "executor_options",
     "input_options",
     "out_dir_opt",
     "out_file_opt",
@@ -257,6 +263,12 @@ StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to 
 #: The run store ``agentstats import`` writes to: created when absent.
 ImportStoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to write to (a DuckDB file; "
                                               "created when absent).")]
+WorkersOpt = Annotated[
+    int | None, typer.Option("--workers", min=1, help="Processes of --executor process (default: every CPU).")
+]
+AddressOpt = Annotated[
+    str | None, typer.Option("--address", help="Ray cluster of --executor ray (default: a running one, else local).")
+]
 RequireToolsOpt = Annotated[
     bool, typer.Option("--require-tools", help="A trial succeeds only if its tool calls pass too.")
 ]
@@ -471,6 +483,32 @@ class CiOptions:
 CI_DEFAULT = CiOptions()
 
 
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where a command's work runs: ``--executor``, ``--workers``, ``--address``.
+
+    Attributes
+    ----------
+    executor : {"local", "process", "ray"}
+    workers : int or None
+        Processes of ``process`` (default: every CPU this process may use).
+    address : str or None
+        The Ray cluster of ``ray``.
+    """
+
+    executor: ExecutorName = "local"
+    workers: int | None = None
+    address: str | None = None
+
+    def keywords(self) -> dict[str, Any]:
+        """Return the keyword arguments ``executor``, ``workers``, ``address`` of the library call."""
+        return {"executor": self.executor, "workers": self.workers, "address": self.address}
+
+
+#: A command's ``run: ExecutorOptions = EXECUTOR_DEFAULT`` (replaced by the options :func:`executor_options` adds).
+EXECUTOR_DEFAULT = ExecutorOptions()
+
+
 def _kw(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
@@ -564,3 +602,33 @@ def ci_options[F: Callable[..., Any]](*, kinds: Sequence[CiKind] = CI_KINDS) -> 
         return CiOptions(prob=float(prob), kind=kind)
 
     return lambda f: _group(f, "ci", added, make)
+
+
+def executor_options[F: Callable[..., Any]](what: str) -> Callable[[F], F]:
+    """Give a command ``--executor``, ``--workers`` and ``--address``, checked before it runs.
+
+    The command declares a parameter ``run: ExecutorOptions``; the options take its place. ``--workers`` without
+    ``--executor process`` / ``ray`` and ``--address`` without ``--executor ray`` exit 2 naming the flags.
+
+    Parameters
+    ----------
+    what : str
+        What the executor runs, for the help (``"the --metrics"``).
+    """
+    executor_opt = Annotated[
+        ExecutorName,
+        typer.Option("--executor", help=f"Where {what} run: this process, a process pool or a Ray cluster "
+                     "(agentstats\\[ray]); the same numbers on each."),
+    ]
+    added = [_kw("executor", executor_opt, "local"), _kw("workers", WorkersOpt, None),
+             _kw("address", AddressOpt, None)]
+
+    def make(given: dict[str, Any]) -> ExecutorOptions:
+        chosen = ExecutorOptions(**given)
+        if chosen.workers is not None and chosen.executor == "local":
+            raise fail(typer.BadParameter("--workers needs --executor process or ray"), EXIT_USAGE)
+        if chosen.address is not None and chosen.executor != "ray":
+            raise fail(typer.BadParameter("--address needs --executor ray"), EXIT_USAGE)
+        return chosen
+
+    return lambda f: _group(f, "run", added, make)

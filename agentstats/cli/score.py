@@ -17,10 +17,12 @@ import typer
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail, load_trials, stem
 from agentstats.cli.options import (
     CI_DEFAULT,
+    EXECUTOR_DEFAULT,
     BaseUrlOpt,
     CacheDirOpt,
     CiOptions,
     ConcurrencyOpt,
+    ExecutorOptions,
     GuardianOpt,
     InputOptions,
     JsonOpt,
@@ -39,6 +41,7 @@ from agentstats.cli.options import (
     ToolWeightsOpt,
     check_output_path,
     ci_options,
+    executor_options,
     input_options,
     out_file_opt,
 )
@@ -48,6 +51,7 @@ _MISSING = ("rerun when the judge is reachable (cached verdicts are not asked ag
 
 @input_options
 @ci_options(kinds=("eti",))  # the metric summary's intervals (agentstats.metrics.summarize_with_intervals)
+@executor_options("the --metrics")  # agentstats.metrics.compute(executor=...)
 def score(
     input: Annotated[Path, typer.Argument(help="Trials file with answers / tool calls and ground truth.")],
     inputs: InputOptions,
@@ -71,6 +75,7 @@ def score(
     metrics_level: MetricsLevelOpt = None,
     guardian: GuardianOpt = None,
     ci: CiOptions = CI_DEFAULT,
+    run: ExecutorOptions = EXECUTOR_DEFAULT,
 ) -> None:
     """Score answers and tool calls of each trial (matchers or an LLM judge) and set each trial's outcome."""
     from agentstats.cli.render.score import judging_progress, print_score, warn_judge_missing
@@ -122,7 +127,7 @@ def score(
     summary = None if metric_list is None else _metrics(
         trials, metric_list, metrics_out or Path(f"{stem(input)}.metrics.jsonl"), ci.prob, level=metrics_level,
         judge=the_judge if hasattr(the_judge, "judge_prompt") else None,  # judged metrics need --judge openai
-        guardian=classifier, tool_weights=weights)
+        guardian=classifier, tool_weights=weights, **run.keywords())
     print_score(input, result, frame, readings, tool_threshold, summary, as_json)
     if summary is not None:
         warn_judge_missing(summary)
@@ -166,7 +171,7 @@ def _metrics(trials: Any, metric_list: list[Any], path: Path, ci_prob: float, **
     try:
         frame = compute(trials, metric_list, errors="collect", **options)
         write_metrics(frame, path)
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:  # ImportError: --executor ray without Ray installed
         raise fail(exc, EXIT_USAGE) from exc
     except OSError as exc:
         raise fail(exc, EXIT_FAILURE) from exc

@@ -7,7 +7,8 @@ with ``value`` NaN, ``applicable`` False, ``passed`` missing and the reason in `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import pandas as pd
@@ -15,6 +16,14 @@ import pandas as pd
 from agentstats.metrics.base import Level, Metric, RecordValues, Score, field_value
 from agentstats.metrics.registry import resolve_metrics
 from agentstats.metrics.usage import BadValue, checked_number
+from agentstats.parallel.executor import (
+    ByValue,
+    ExecutorLike,
+    chunk_slices,
+    executor_workers,
+    map_ordered,
+    resolve_executor,
+)
 from agentstats.records.trial import Interaction, Trial
 
 __all__ = ["COLUMNS", "MetricInputError", "compute", "not_computed", "records", "trial_view"]
@@ -130,6 +139,10 @@ def compute(
     judge: Any = None,
     guardian: Any = None,
     tool_weights: Mapping[str, float] | None = None,
+    executor: ExecutorLike = None,
+    workers: int | None = None,
+    address: str | None = None,
+    chunk_size: int | None = None,
 ) -> pd.DataFrame:
     """Compute metrics on every record of every trial: one tidy row per (trial, record, metric).
 
@@ -156,6 +169,16 @@ def compute(
     errors : {"raise", "collect"}
         On a record a metric cannot read: raise :class:`MetricInputError`, or keep going (that row is not
         applicable with the error as its reason, and every error is listed in ``frame.attrs["errors"]``).
+    executor : None, "local", "process", "ray" or concurrent.futures.Executor
+        Where the metrics are computed (:func:`agentstats.parallel.resolve_executor`; default in this process). The
+        trials are cut into chunks (``chunk_size`` trials each; default about four per worker, 500 to 20,000), each
+        chunk is scored by a worker and the rows are put back in the order of the in-process call, so the frame is
+        the same whatever the executor. Metrics computed by one batch of requests (a judge, a guardian, an embedder)
+        run in this process, concurrently by their client's own ``concurrency``.
+    workers, address : optional
+        Processes of ``executor="process"``, the Ray cluster of ``executor="ray"``.
+    chunk_size : int, optional
+        Trials per chunk sent to a worker.
 
     Returns
     -------
@@ -170,7 +193,8 @@ def compute(
     Raises
     ------
     ValueError
-        For an unknown metric or group name, or an unknown ``errors`` mode.
+        For an unknown metric or group name, an unknown ``errors`` mode, or a bad ``executor`` / ``workers`` /
+        ``address`` / ``chunk_size``.
     MetricInputError
         (``errors="raise"``) naming the trial key, interaction, node, metric and the field problem.
     """
@@ -192,15 +216,34 @@ def compute(
               and "weights" not in m.params else m for m in ms]
     locate = getattr(trials, "location", None)  # a TrialSet read from the project's JSONL knows file and line
     trials = list(trials)
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"compute: chunk_size must be an integer >= 1, got {chunk_size!r}")
+    with resolve_executor(executor, workers=workers, address=address) as ex:
+        if ex is None:
+            frame = _compute(trials, ms, errors, locate)
+        else:
+            frame = _compute_chunked(trials, ms, errors, locate, ex, chunk_size)
+    del frame.attrs["error_keys"]
+    return frame
+
+
+def _compute(trials: list[Trial], ms: list[Metric], errors: str,
+             locate: Callable[[Trial], str | None] | None) -> pd.DataFrame:
+    """:func:`compute` of configured metrics ``ms`` over ``trials``, in this process (the frame and its attrs).
+
+    ``attrs["error_keys"]`` (dropped by :func:`compute`) gives each error's ``(metric position, pass)``: a record
+    that cannot be read (pass 0) is found before any value is scored (pass 1), metric by metric.
+    """
     cols: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     problems: list[str] = []
+    keys: list[tuple[int, int]] = []
 
     def where(t: Trial, i: int | None, node: str | None) -> str:
         place = locate(t) if locate is not None else None
         return (f"{place}: " if place else "") + f"trial {_key(t)}" + (
             f" interaction {i}" if i is not None else "") + (f" node {node}" if node is not None else "")
 
-    for m in ms:
+    for pos, m in enumerate(ms):
         names, passed, fn, params = m.field_names(), m.passed, m.methods[m.method], m.params
         recs: list[tuple[Trial, int | None, str | None, Any]] = []
         unreadable: dict[int, Score] = {}  # position in recs -> the not-applicable score of a trial it cannot read
@@ -213,6 +256,7 @@ def compute(
                 if errors == "raise":
                     raise MetricInputError(msg) from exc
                 problems.append(msg)
+                keys.append((pos, 0))
                 unreadable[len(recs)] = Score(None, {"not_applicable": f"input error: {exc}"})
                 recs.append((t, None, None, None))
         todo = [r for j, r in enumerate(recs) if j not in unreadable] if unreadable else recs
@@ -226,6 +270,7 @@ def compute(
                 if errors == "raise":
                     raise MetricInputError(msg) from exc
                 problems.append(msg)
+                keys.append((pos, 1))
                 scores = [Score(None, {"not_applicable": f"input error: {exc}"}) for _ in todo]
         else:
             for t, i, node, rec in todo:
@@ -236,6 +281,7 @@ def compute(
                     if errors == "raise":
                         raise MetricInputError(msg) from exc
                     problems.append(msg)
+                    keys.append((pos, 1))
                     s = Score(None, {"not_applicable": f"input error: {exc}"})
                 scores.append(s)
         if unreadable:
@@ -267,6 +313,55 @@ def compute(
                                        "value_range": tuple(m.value_range), "lower_limit": m.lower_limit,
                                        "upper_limit": m.upper_limit} for m in ms}
     frame.attrs["errors"] = problems
+    frame.attrs["error_keys"] = keys
+    return frame
+
+
+def _chunk_task(task: tuple[list[Trial], list[str | None], ByValue[list[Metric]], str]) -> pd.DataFrame:
+    """Score one chunk in a worker: :func:`_compute` with the chunk's file and line locations."""
+    chunk, places, ms, errors = task
+    where = {id(t): p for t, p in zip(chunk, places, strict=True)}
+    return _compute(chunk, ms.get(), errors, (lambda t: where.get(id(t))) if any(places) else None)
+
+
+def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str, locate: Callable[[Trial], str | None] | None,
+                     ex: Executor, chunk_size: int | None) -> pd.DataFrame:
+    """:func:`compute` on an executor: chunks of trials scored by workers, rows in the in-process order.
+
+    The in-process frame holds, for each metric in turn, the rows of every trial in order, and its errors metric by
+    metric (unreadable records first, then values, each in trial order); each chunk's frame holds the same for its
+    trials, so chunk after chunk, per metric, restores both orders. Batch metrics (one batch of requests to a judge,
+    guardian or embedder) are computed here over all trials. With ``errors="raise"`` the error raised is the first
+    of the first chunk that has one.
+    """
+    batch = [getattr(m.methods[m.method], "batch", False) for m in ms]
+    remote = [m for m, b in zip(ms, batch, strict=True) if not b]
+    local = [m for m, b in zip(ms, batch, strict=True) if b]
+    slices = chunk_slices(len(trials), executor_workers(ex), chunk_size)
+    places: list[str | None] = [locate(t) for t in trials] if locate is not None else [None] * len(trials)
+    sent = ByValue([m.replace(methods={m.method: m.methods[m.method]}) for m in remote])  # closures go by value
+    tasks = [(trials[s], places[s], sent, errors) for s in slices] if remote else []
+    results = map_ordered(_chunk_task, tasks, ex, return_exceptions=True)
+    for r in results:  # the first error in chunk order, as the in-process loop would meet a chunk's trials
+        if isinstance(r, BaseException):
+            raise r
+    parts: list[tuple[list[int], pd.DataFrame]] = [([i for i, b in enumerate(batch) if not b], r) for r in results]
+    if local:
+        parts.append(([i for i, b in enumerate(batch) if b], _compute(trials, local, errors, locate)))
+    frames: list[tuple[int, int, pd.DataFrame]] = []  # (metric position, part, rows)
+    tagged: list[tuple[int, int, int, str]] = []  # (metric position, pass, part, message)
+    for j, (positions, part) in enumerate(parts):
+        for (pos, step), msg in zip(part.attrs["error_keys"], part.attrs["errors"], strict=True):
+            tagged.append((positions[pos], step, j, msg))
+        for pos, name in enumerate(ms[i].name for i in positions):
+            frames.append((positions[pos], j, part.loc[part["metric"] == name]))
+    empty = _compute([], ms, errors, None)
+    frames.sort(key=lambda f: (f[0], f[1]))  # metric by metric, then chunk by chunk (the batch part is alone)
+    rows = [f for _, _, f in frames if len(f)]
+    frame = pd.concat(rows, ignore_index=True) if rows else empty
+    frame.attrs = {"metrics": empty.attrs["metrics"]}
+    frame.attrs["errors"] = [msg for *_, msg in sorted(tagged, key=lambda e: e[:3])]
+    frame.attrs["error_keys"] = []
     return frame
 
 

@@ -16,6 +16,8 @@ Two populations:
   within-cell variation by Gauss-Hermite quadrature and adds the uncertainty of the population mean (one shift
   ``Normal(0, sigma_task / sqrt(T))`` per draw; the reason is in :mod:`agentstats.models.families.base`).
 
+:func:`fit_many` fits one model per slice of the counts (a column's values), on any executor, into one table.
+
 ``extrapolated`` (per agent and k) is the share of the agent's attempted tasks with fewer than k trials: the unbiased
 estimators are undefined there, so those tasks' values rest on the model (its cell distribution) more than on data.
 """
@@ -29,6 +31,7 @@ from agentstats._util.lazy import lazy_attributes
 if TYPE_CHECKING:
     from agentstats.posterior.consistency import consistency, task_effects
     from agentstats.posterior.contrasts import contrast_matrix, contrast_table
+    from agentstats.posterior.many import fit_many
     from agentstats.posterior.pass_k import (
         posterior_pass_at_k,
         posterior_pass_hat_k,
@@ -43,6 +46,7 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "task_effects": "agentstats.posterior.consistency",
     "contrast_matrix": "agentstats.posterior.contrasts",
     "contrast_table": "agentstats.posterior.contrasts",
+    "fit_many": "agentstats.posterior.many",
     "posterior_pass_at_k": "agentstats.posterior.pass_k",
     "posterior_pass_hat_k": "agentstats.posterior.pass_k",
     "posterior_pass_k": "agentstats.posterior.pass_k",
@@ -54,6 +58,7 @@ __all__ = [
     "consistency",
     "contrast_matrix",
     "contrast_table",
+    "fit_many",
     "posterior_pass_at_k",
     "posterior_pass_hat_k",
     "posterior_pass_k",

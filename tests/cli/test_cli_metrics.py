@@ -204,3 +204,27 @@ def test_score_guardian_reaches_the_guardian_method(tmp_path, monkeypatch):
     none = runner.invoke(app, ["score", str(data), "--metrics", "latency", "--guardian", "g", "--base-url",
                                "http://127.0.0.1:9/v1", "--metrics-out", str(out)])
     assert none.exit_code == 2 and "none of --metrics 'latency' has method guardian" in " ".join(none.output.split())
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--workers", "2"], "--workers needs --executor process or ray"),
+    (["--executor", "process", "--address", "auto"], "--address needs --executor ray"),
+    (["--executor", "threads"], "'threads' is not one of 'local', 'process', 'ray'"),
+])
+def test_score_executor_options_are_checked_before_any_work(tmp_path, args, message):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    res = runner.invoke(app, ["score", str(data), "--metrics", "latency", *args])
+    assert res.exit_code == 2 and message in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "t.metrics.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_score_metrics_on_a_process_pool_writes_the_same_table(tmp_path):
+    data = _write(tmp_path / "t.jsonl", [{**r, "task_id": f"q{i}"} for i in range(20) for r in RECORDS])
+    here, pool = tmp_path / "here.jsonl", tmp_path / "pool.jsonl"
+    metrics = ["--metrics", "answer_similarity,retrieval_quality,latency"]
+    assert runner.invoke(app, ["score", str(data), *metrics, "--metrics-out", str(here)]).exit_code == 0
+    res = runner.invoke(app, ["score", str(data), *metrics, "--metrics-out", str(pool), "--executor", "process",
+                              "--workers", "2"])
+    assert res.exit_code == 0, res.output
+    assert pool.read_text() == here.read_text() and len(here.read_text().splitlines()) == 40 * 8
