@@ -343,7 +343,16 @@ def check_n_boot(n_boot: int) -> None:
         raise fail(typer.BadParameter(f"--n-boot {problem}"), EXIT_USAGE)
 
 
-def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False) -> None:
+def force_opt(what: str = "the output that already exists") -> Any:
+    """Declare the ``--force`` option of a command that refuses to replace its output.
+
+    The rule itself is :func:`check_output_path` with ``force=``: one message, checked before any work.
+    """
+    return typer.Option("--force", help=f"Replace {what}.")
+
+
+def check_output_path(path: Path | None, flag: str, *, folder: bool = False, make_parents: bool = False,
+                      force: bool | None = None) -> None:
     """Refuse an output path the command could not write to, naming the option (exit status 2), before any work.
 
     Parameters
@@ -358,18 +367,25 @@ def check_output_path(path: Path | None, flag: str, *, folder: bool = False, mak
     make_parents : bool
         A file whose missing folders the command creates (``simulate --out``); otherwise a file in a folder that
         does not exist is refused.
+    force : bool or None
+        The command's ``--force``: ``False`` refuses an output that already exists ("pass --force to overwrite it"),
+        before any work (a judge's calls are not paid for a file that cannot be written); ``None``: the command
+        replaces its output without asking (outputs named by the input, e.g. a report's folder).
 
     Raises
     ------
     typer.Exit
         With status 2 and one line: a file given as a folder or the other way round, a missing folder, a folder
-        that cannot be written to.
+        that cannot be written to, an existing output without ``--force``.
     """
     if path is None:
         return
 
     def refuse(why: str) -> typer.Exit:
         return fail(typer.BadParameter(f"{flag} {path}: {why}"), EXIT_USAGE)
+
+    if force is False and path.exists():
+        raise refuse(f"exists; pass --force to overwrite it, or {flag} elsewhere")
 
     if folder:
         if path.exists() and not path.is_dir():

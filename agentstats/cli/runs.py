@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, Command, CommandGroup, command, console, fail, open_store
-from agentstats.cli.options import JsonOpt, StoreOpt, check_output_path, out_dir_opt, out_file_opt
+from agentstats.cli.options import JsonOpt, StoreOpt, check_output_path, force_opt, out_dir_opt, out_file_opt
 
 __all__ = ["runs_app"]
 
@@ -69,7 +69,7 @@ def runs_export(
     table: Annotated[str, typer.Option(help="Parquet only: the table to export (trials, interactions, tool_calls, "
                                        "node_invocations, metric_results, judge_verdicts, gate_decisions).")]
     = "trials",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file or dataset folder.")] = False,
+    force: Annotated[bool, force_opt("an existing file or dataset folder")] = False,
 ) -> None:
     """Export a run to Parquet or to JSONL trials, or runs to a partitioned Parquet dataset (written atomically)."""
     from agentstats.store import StoreError
@@ -93,11 +93,9 @@ def runs_export(
             raise fail(ValueError(f"--format {fmt} and --out {out_path.name} disagree"), EXIT_USAGE)
         dest = out_path
     if partition_by is not None:
-        check_output_path(dest, "--out-dir", folder=True)
+        check_output_path(dest, "--out-dir", folder=True, force=force)
     else:
-        check_output_path(dest, "--out", make_parents=True)
-    if dest.exists() and not force:
-        raise fail(FileExistsError(f"{dest} exists; pass --force to overwrite it"), EXIT_USAGE)
+        check_output_path(dest, "--out", make_parents=True, force=force)
     with open_store(store, read_only=True) as st:
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)

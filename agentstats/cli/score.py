@@ -42,6 +42,7 @@ from agentstats.cli.options import (
     check_output_path,
     ci_options,
     executor_options,
+    force_opt,
     input_options,
     out_file_opt,
 )
@@ -69,6 +70,7 @@ def score(
     concurrency: ConcurrencyOpt = 16,
     cache_dir: CacheDirOpt = None,
     out_path: Annotated[Path | None, out_file_opt("Write the scored trials here (JSONL, .gz ok).")] = None,
+    force: Annotated[bool, force_opt("an existing --out file")] = False,
     as_json: JsonOpt = False,
     metrics: MetricsOpt = None,
     metrics_out: MetricsOutOpt = None,
@@ -85,7 +87,7 @@ def score(
     from agentstats.scoring import JudgeConfigError, read_only_tools, resolve_judge, score_trials
     from agentstats.scoring.tools import parse_weights
 
-    check_output_path(out_path, "--out")
+    check_output_path(out_path, "--out", force=force)
     for flag, given in (("--metrics-level", metrics_level), ("--guardian", guardian)):
         if given is not None and metrics is None:
             raise fail(ValueError(f"{flag} needs --metrics"), EXIT_USAGE)

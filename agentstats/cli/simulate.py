@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agentstats.cli.common import EXIT_FAILURE, EXIT_USAGE, console, fail
-from agentstats.cli.options import check_output_path, out_file_opt
+from agentstats.cli.options import check_output_path, force_opt, out_file_opt
 
 #: Where ``simulate`` writes by default: the working directory, never the shipped example data.
 DEFAULT_OUT = Path("simulated_trials.jsonl")
@@ -22,7 +22,7 @@ def simulate(
     truth: Annotated[
         Path | None, typer.Option(help="Also write the true per-cell success probabilities (CSV).")
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files that already exist.")] = False,
+    force: Annotated[bool, force_opt("files that already exist")] = False,
 ) -> None:
     """Draw example trials (3 agents x tasks x trials) from the crossed logit-normal model with known truth.
 
@@ -33,13 +33,8 @@ def simulate(
     from agentstats.io import save_trials
     from agentstats.simulate import simulate_trials
 
-    check_output_path(out_path, "--out", make_parents=True)
-    check_output_path(truth, "--truth", make_parents=True)
-    for path, flag in ((out_path, "--out"), (truth, "--truth")):
-        if path is not None and path.exists() and not force:
-            raise fail(
-                FileExistsError(f"{flag} {path}: exists; pass --force to overwrite it, or {flag} elsewhere"), EXIT_USAGE
-            )
+    check_output_path(out_path, "--out", make_parents=True, force=force)
+    check_output_path(truth, "--truth", make_parents=True, force=force)
     try:
         runs = simulate_trials(n_tasks=n_tasks, n_trials=n_trials, seed=seed)
     except ValueError as exc:

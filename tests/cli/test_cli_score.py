@@ -355,10 +355,26 @@ def test_out_is_written_atomically(data, tmp_path, monkeypatch):
         return res
 
     monkeypatch.setattr(scoring, "score_trials", failing_write)
-    res = runner.invoke(app, ["score", str(data), "--out", str(out_file)])
+    res = runner.invoke(app, ["score", str(data), "--out", str(out_file), "--force"])
     assert res.exit_code == 1 and "disk full" in res.output
     assert out_file.read_bytes() == before  # the earlier complete file is untouched, no short file
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".scored")] == []  # no temporary file left
+
+
+def test_an_existing_out_file_is_refused_before_any_scoring_and_replaced_with_force(data, tmp_path, monkeypatch):
+    import agentstats.scoring as scoring
+
+    out_file = tmp_path / "scored.jsonl"
+    out_file.write_text("earlier work\n", encoding="utf-8")
+    called = []
+    monkeypatch.setattr(scoring, "score_trials", lambda *a, **k: called.append(1))
+    res = runner.invoke(app, ["score", str(data), "--out", str(out_file)])
+    assert res.exit_code == 2 and called == []  # refused before a judge call could be paid for
+    assert f"--out {out_file}: exists; pass --force to overwrite it, or --out elsewhere" in " ".join(res.output.split())
+    assert out_file.read_text(encoding="utf-8") == "earlier work\n"
+    monkeypatch.undo()
+    assert runner.invoke(app, ["score", str(data), "--out", str(out_file), "--force"]).exit_code == 0
+    assert out_file.read_text(encoding="utf-8").count("\n") == len(RECORDS)
 
 
 def test_score_skip_bad_lists_every_skipped_record(tmp_path):
