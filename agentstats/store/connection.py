@@ -49,9 +49,15 @@ def quiet(con: Any) -> Any:
     """Turn DuckDB's progress bar off on a connection and return it.
 
     DuckDB draws it on standard output for a query over about two seconds (a large run's counts), where it would land
-    inside a command's output (``--json`` included).
+    inside a command's output (``--json`` included). Only its printing is turned off (``enable_progress_bar_print``):
+    changing ``enable_progress_bar`` itself inside a Jupyter kernel makes DuckDB look for ipywidgets and refuse without
+    it, which stopped every notebook that reads a store. A setting this cosmetic never stops a read: where DuckDB
+    refuses it, the connection is used as it is.
     """
-    con.execute("SET enable_progress_bar = false")
+    try:
+        con.execute("SET enable_progress_bar_print = false")
+    except Exception:  # cosmetic: a refused display setting must not cost the user the data
+        pass
     return con
 
 

@@ -57,7 +57,7 @@ def test_export_writes_hive_partitions_that_read_back_as_the_stores_counts_and_t
         want = {run: st.counts(run) for run in ("r1", "r2")}
         trials = st.trials("r1")
         # DuckDB draws a progress bar on stdout for long queries (into `--json`): every store connection turns it off
-        assert st.con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+        assert st.con.execute("SELECT current_setting('enable_progress_bar_print')").fetchone() == (False,)
     assert _files(out) == ["run=r1/agent=a/part-0.parquet", "run=r1/agent=org%2Fb/part-0.parquet",
                            "run=r2/agent=a/part-0.parquet"]
     assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
