@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ __all__ = ["FIT_MANY_COLUMNS", "fit_many"]
 
 #: Columns of :func:`fit_many`'s table after the slice column, in order.
 FIT_MANY_COLUMNS = (
-    "agent", "k", "n_cells", "n_tasks", "model", "population",
+    "agent", "k", "n_cells", "n_tasks", "model", "method", "population",
     "pass_at_k", "pass_at_k_ci_low", "pass_at_k_ci_high", "pass_hat_k", "pass_hat_k_ci_low", "pass_hat_k_ci_high",
     "ci_kind", "ci_prob", "max_r_hat", "min_ess_bulk", "divergences", "converged", "random_seed", "seconds", "error",
 )
@@ -101,7 +102,9 @@ def fit_many(
         One row per slice, agent and k (one row per slice when each slice is one agent and one k is asked), slices
         in sorted order, then agents and k as the fit orders them. Columns: ``by`` (the slice's value), then
         :data:`FIT_MANY_COLUMNS`: ``agent``, ``k``, ``n_cells`` (cells of the slice with a trial), ``n_tasks`` (the
-        agent's tasks with a trial), ``model``, ``population``, ``pass_at_k`` and ``pass_hat_k`` (posterior means of
+        agent's tasks with a trial), ``model``, ``method`` (the inference method that made the draws: ``nuts``,
+        ``laplace`` from its size threshold, ``exact``; R-hat and ESS are NaN where they do not apply),
+        ``population``, ``pass_at_k`` and ``pass_hat_k`` (posterior means of
         the suite values, means over tasks of 1 - (1 - p)^k and p^k; Chen et al. 2021, arXiv 2107.03374; Yao et al.
         2024, arXiv 2406.12045) each with ``_ci_low`` / ``_ci_high`` credible interval bounds, ``ci_kind``,
         ``ci_prob``, the slice's diagnostics ``max_r_hat``, ``min_ess_bulk``, ``divergences``, ``converged`` (R-hat
@@ -116,6 +119,9 @@ def fit_many(
     ValueError
         ``by`` not a column of ``counts`` (or one of ``agent, task_id, n, c``), a slice value missing, bad ``k``,
         ``ci_prob``, ``ci_kind``, seed or executor options.
+    RuntimeError
+        Every worker of a process pool died before any fit ended (typically a script without the
+        ``if __name__ == "__main__":`` guard that the ``spawn`` start method needs); the message says so.
     """
     func = "fit_many"
     if not isinstance(counts, pd.DataFrame):
@@ -123,8 +129,9 @@ def fit_many(
     missing = [c for c in (*_COUNT_COLUMNS, by) if c not in counts.columns]
     if missing:
         raise ValueError(f"{func}: counts lack the column(s) {missing}; it has {list(counts.columns)}")
-    if by in ("n", "c"):
-        raise ValueError(f"{func}: by={by!r} is a count, not a slice; give a column that names groups of cells")
+    if by in _COUNT_COLUMNS:
+        raise ValueError(f"{func}: by={by!r} is a column of the counts themselves (every slice's table has a row per "
+                         "agent already); give a column that names groups of cells, e.g. a task category")
     blank = counts[by].isna()
     if blank.any():
         first = counts.index[blank.to_numpy()][0]
@@ -148,6 +155,12 @@ def fit_many(
         with step(f"{func}: {len(tasks)} fits of {model} by {by}", lambda: f"{finished[0]} of {len(tasks)} done"):
             results = map_ordered(_fit_slice, tasks, ex, return_exceptions=True,
                                   on_done=lambda n: finished.__setitem__(0, n))
+    lost = [r for r in results if isinstance(r, BrokenProcessPool)]
+    if lost and len(lost) == len(results):  # nothing was computed: say the likely cause, not a table of errors
+        raise RuntimeError(f"{func}: every worker of the process pool died before a fit ended ({lost[0]}). With "
+                           "executor='process' the workers start by importing your script (the 'spawn' start "
+                           "method): a script must call fit_many under `if __name__ == \"__main__\":`; otherwise "
+                           "see the workers' messages above (docs/scaling.md)") from lost[0]
     rows: list[dict[str, Any]] = []
     for task, result in zip(tasks, results, strict=True):
         if isinstance(result, BaseException):  # the worker was lost, or the task could not be sent or run
@@ -208,7 +221,7 @@ def _fit_slice(task: _SliceTask) -> list[dict[str, Any]]:
     for (agent, kk), r in wide.iterrows():
         rows.append({
             "agent": agent, "k": int(kk), "n_cells": len(tried), "n_tasks": int(per_agent.get(agent, 0)),
-            "model": task.model, "population": task.population,
+            "model": task.model, "method": result.sampler.method, "population": task.population,
             **{f"{q}{suffix}": float(r[(col, q)]) for q in ("pass_at_k", "pass_hat_k")
                for col, suffix in (("mean", ""), ("ci_low", "_ci_low"), ("ci_high", "_ci_high"))},
             "ci_kind": task.ci_kind, "ci_prob": task.ci_prob,

@@ -45,6 +45,7 @@ def test_one_row_per_slice_agent_and_k_with_the_closed_form_values(counts, local
     assert local[["version", "agent", "k"]].to_numpy().tolist() == [
         [v, a, k] for v in ("v1", "v2", "v3") for a in ("a", "b") for k in (1, 2)]
     assert local["error"].isna().all() and local["converged"].all()
+    assert (local["method"] == "exact").all()  # no_pooling's draws are exact (no chain): what made them is said
     for (version, agent), rows in local.groupby(["version", "agent"]):
         sub = counts[(counts["version"] == version) & (counts["agent"] == agent)]
         one, two = rows.set_index("k").loc[1], rows.set_index("k").loc[2]
@@ -104,9 +105,24 @@ def test_a_lost_worker_fails_only_its_slice(counts, local):
     assert table["error"].isna().sum() == 4  # v1 and v3, two agents each
 
 
+class _LosesAll(cf.ThreadPoolExecutor):
+    """A pool whose every worker dies, as a script without the __main__ guard makes a spawned pool's workers do."""
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
+        future: cf.Future = cf.Future()
+        future.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
+        return future
+
+
+def test_a_pool_whose_every_worker_died_names_the_main_guard(counts):
+    with _LosesAll(max_workers=1) as pool, pytest.raises(RuntimeError, match=r'if __name__ == "__main__":'):
+        fit_many(counts, by="version", k=1, executor=pool, **OPTIONS)
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"by": "nope"}, r"lack the column\(s\) \['nope'\]"),
-    ({"by": "n"}, "is a count, not a slice"),
+    ({"by": "n"}, "is a column of the counts themselves"),
+    ({"by": "agent"}, "has a row per agent already"),
     ({"by": "version", "k": 0}, "every k must be an integer >= 1"),
     ({"by": "version", "ci_prob": 2}, "ci_prob must be in"),
     ({"by": "version", "executor": "gpu"}, "executor must be one of"),
