@@ -87,7 +87,8 @@ def fit(
         raise fail(exc, EXIT_USAGE) from exc
     counts = load_counts(input, inputs.format, inputs.loader_options())
     ks = command_ks(ks, counts, "fit", str(input))
-    with step(f"fitting {bayes_model} ({chains} chains; the first run compiles)"):
+    how = "" if method == "laplace" else f" ({chains} chains; the first run compiles)"
+    with step(f"fitting {bayes_model}{how}"):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # reported below instead

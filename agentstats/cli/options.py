@@ -181,8 +181,9 @@ PopulationOpt = Annotated[
 SamplerOpt = Annotated[Sampler | None, typer.Option("--sampler", help="NUTS implementation (default: the fastest "
                                                     "installed).")]
 MethodOpt = Annotated[Method | None, typer.Option("--method", help="Inference: nuts (MCMC) or laplace (the faster "
-                                                  "Laplace tier of the Beta-Binomial models, docs/models.md); "
-                                                  "default chosen by size.")]
+                                                  "Laplace tier of the Beta-Binomial models, docs/models.md). "
+                                                  "Default: laplace from 50,000 cells with a trial, unless a NUTS "
+                                                  "option (--sampler, --tune, --target-accept) is given; else nuts.")]
 JudgeOpt = Annotated[
     Judge,
     typer.Option("--judge", help="Answer judge: text/number matchers (no network) or an LLM through any "

@@ -173,7 +173,8 @@ def fit(
     priors = as_priors(priors, "fit")
     seed = resolve_random_seed(random_seed, "fit")
     # a NUTS setting asked for keeps NUTS at any size
-    sampler_given = bool(config.sampler or config.sample_kwargs or config.nutpie_kwargs or config.until_converged)
+    sampler_given = bool(config.sampler or config.tune or config.target_accept or config.sample_kwargs
+                         or config.nutpie_kwargs or config.until_converged)
     chosen = choose_method(method, family, data, judge_error, sampler_given)
     # the Laplace tier has no acceptance rate (NaN: printed as such, None in summary())
     target_accept = float(config.target_accept or family.target_accept(data)) if chosen != "laplace" else float("nan")
@@ -261,8 +262,12 @@ def _draw_laplace(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
     """
     if parameterization:
         raise ValueError("parameterization applies to NUTS; method='laplace' has its own coordinates")
-    if spec.config.sample_kwargs or spec.config.nutpie_kwargs or spec.config.until_converged:
-        raise ValueError("sample_kwargs, nutpie_kwargs and until_converged apply to NUTS, not to method='laplace'")
+    c = spec.config
+    nuts_only = {"sampler": c.sampler, "tune": c.tune, "target_accept": c.target_accept, "sample_kwargs":
+                 c.sample_kwargs, "nutpie_kwargs": c.nutpie_kwargs, "until_converged": c.until_converged}
+    given = [name for name, value in nuts_only.items() if value]
+    if given:  # never silently ignored
+        raise ValueError(f"{', '.join(given)} apply to NUTS, not to method='laplace' (which takes chains and draws)")
     draws = int(spec.config.draws) if spec.config.draws is not None else LAPLACE_DRAWS
     chains = int(spec.config.chains)
     with step(f"Laplace tier: mode, Hessian and {chains * draws:,} independent draws"):

@@ -115,8 +115,8 @@ def choose_method(
 
     ``None`` picks ``"exact"`` for a family drawn exactly, ``"laplace"`` when :data:`LAPLACE_MIN_CELLS` is set, the
     family is supported (:func:`supports_laplace`), no NUTS setting was given (``sampler_given``: ``sampler``,
-    ``sample_kwargs``, ``nutpie_kwargs``, ``until_converged=True``) and the data have at least that many observed
-    cells; else ``"nuts"``.
+    ``tune``, ``target_accept``, ``sample_kwargs``, ``nutpie_kwargs``, ``until_converged=True``) and the data have
+    at least that many observed cells; else ``"nuts"``.
 
     Raises
     ------

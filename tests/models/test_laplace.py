@@ -127,6 +127,24 @@ def test_the_method_rule(monkeypatch):
         lap.choose_method("vi", zoi, data)
 
 
+@pytest.mark.parametrize("option", [{"sampler": "numpyro"}, {"tune": 500}, {"target_accept": 0.9},
+                                    {"nutpie_kwargs": {"maxdepth": 4}}])
+def test_a_nuts_option_with_method_laplace_is_refused_not_ignored(option):
+    from agentstats.models.fitting import fit
+
+    with pytest.raises(ValueError, match=f"{next(iter(option))} apply to NUTS, not to method='laplace'"):
+        fit(TINY, method="laplace", **option)
+
+
+def test_the_fit_help_states_the_size_threshold():
+    from typer.testing import CliRunner
+
+    from agentstats.cli import app
+
+    text = " ".join(CliRunner(env={"COLUMNS": "200"}).invoke(app, ["fit", "--help"]).output.replace("│", " ").split())
+    assert f"laplace from {lap.LAPLACE_MIN_CELLS:,} cells with a trial" in text
+
+
 def _laplace_tree(checks: dict) -> xr.DataTree:
     post = xr.Dataset({"mu": (("chain", "draw"), np.random.default_rng(0).normal(size=(2, 50)))})
     dt = xr.DataTree.from_dict({"posterior": post})
