@@ -265,7 +265,8 @@ StoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to 
 ImportStoreOpt = Annotated[Path, typer.Option("--store", "-s", help="The run store to write to (a DuckDB file; "
                                               "created when absent).")]
 WorkersOpt = Annotated[
-    int | None, typer.Option("--workers", min=1, help="Processes of --executor process (default: every CPU).")
+    int | None, typer.Option("--workers", min=1, help="Processes of --executor process, or CPUs of the local cluster "
+                             "--executor ray starts (default: every CPU).")
 ]
 AddressOpt = Annotated[
     str | None, typer.Option("--address", help="Ray cluster of --executor ray (default: a running one, else local).")

@@ -88,7 +88,8 @@ def score(
     from agentstats.scoring.tools import parse_weights
 
     check_output_path(out_path, "--out", force=force)
-    for flag, given in (("--metrics-level", metrics_level), ("--guardian", guardian)):
+    executor = None if run.executor == "local" else f"--executor {run.executor}"  # it runs the --metrics only
+    for flag, given in (("--metrics-level", metrics_level), ("--guardian", guardian), (executor, executor)):
         if given is not None and metrics is None:
             raise fail(ValueError(f"{flag} needs --metrics"), EXIT_USAGE)
     try:  # unknown metrics, no API key, bad weights (JudgeConfigError is a ValueError)

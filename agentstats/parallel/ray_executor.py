@@ -74,6 +74,8 @@ class RayExecutor(cf.Executor):
     ------
     ImportError
         Ray not installed.
+    RuntimeError
+        Ray could not start or join the cluster (Ray's exception is the cause).
     """
 
     def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
@@ -86,7 +88,13 @@ class RayExecutor(cf.Executor):
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address is None:
                 options["num_cpus"] = num_cpus
-            ray.init(address=address, **(options | dict(init_options or {})))
+            try:
+                ray.init(address=address, **(options | dict(init_options or {})))
+            except Exception as exc:  # Ray's own error stays the cause; the user gets one line and where to look
+                where = f"join the Ray cluster at {address}" if address else "start a local Ray cluster"
+                first = (str(exc).splitlines() or [""])[0]
+                raise RuntimeError(f"could not {where}: {type(exc).__name__}: {first} (busy machine, token "
+                                   "authentication: docs/scaling.md, 'Failures')") from exc
             self._owns = True
         self._task = ray.remote(_call).options(max_retries=int(max_retries), num_cpus=num_cpus_per_task)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))

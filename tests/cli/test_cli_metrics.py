@@ -218,6 +218,12 @@ def test_score_executor_options_are_checked_before_any_work(tmp_path, args, mess
     assert not (tmp_path / "t.metrics.jsonl").exists()
 
 
+def test_score_executor_without_metrics_is_refused_not_ignored(tmp_path):
+    data = _write(tmp_path / "t.jsonl", RECORDS)
+    res = runner.invoke(app, ["score", str(data), "--executor", "process"])
+    assert res.exit_code == 2 and "--executor process needs --metrics" in res.output
+
+
 @pytest.mark.slow
 def test_score_metrics_on_a_process_pool_writes_the_same_table(tmp_path):
     data = _write(tmp_path / "t.jsonl", [{**r, "task_id": f"q{i}"} for i in range(20) for r in RECORDS])

@@ -202,3 +202,24 @@ def test_as_finished_yields_each_position_once_as_it_finishes():
     assert sorted(got) == [(i, i * i) for i in range(10)]
     assert [i for i, _ in got] != list(range(10))  # the first items finish last
     assert list(as_finished(_slow_square, range(3), None)) == [(0, 0), (1, 1), (2, 4)]
+
+
+def test_a_ray_cluster_that_cannot_start_is_one_line_naming_the_docs(monkeypatch):
+    """Ray's traceback ("The current node timed out during startup", a missing auth token) becomes one line that says
+    what failed and where to read about it, with Ray's exception as the cause."""
+    import types
+
+    from agentstats.parallel import ray_executor
+
+    def init(**kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:6379\nmore lines")
+
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=init)
+    monkeypatch.setattr(ray_executor, "import_ray", lambda: fake)
+    with pytest.raises(RuntimeError, match=r"^could not join the Ray cluster at auto: ConnectionError: Failed to "
+                       r"connect to Ray cluster at 192\.0\.2\.2:6379 \(busy machine, token authentication: "
+                       r"docs/scaling\.md, 'Failures'\)$") as caught:
+        ray_executor.RayExecutor("auto")
+    assert isinstance(caught.value.__cause__, ConnectionError)
+    with pytest.raises(RuntimeError, match=r"^could not start a local Ray cluster: "):
+        ray_executor.RayExecutor()
