@@ -16,13 +16,11 @@ interpreter and libraries included), with the load average at start and end (the
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _measure import run_case
 
 CHILD = r"""
 import sys, time, json, hashlib
@@ -69,19 +67,7 @@ def make_store(path: Path, n: int) -> None:
 
 
 def run_child(case: str, store: Path, dataset: Path, threads: int) -> dict:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, case, str(store), str(dataset), str(threads)],
-                            stdout=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    out = proc.stdout.read() if proc.stdout else ""
-    if proc.stdout:
-        proc.stdout.close()
-    if status != 0:
-        raise SystemExit(f"{case} failed ({status})")
-    rec = json.loads(out.strip().splitlines()[-1])
-    rec.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
-    return rec
+    return run_case(CHILD, case, str(store), str(dataset), str(threads))
 
 
 def main() -> None:

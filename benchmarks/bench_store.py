@@ -23,13 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from _measure import run_case
 
 CHILD = r"""
 import sys, time, json
@@ -75,19 +73,7 @@ def write_trials(path: Path, n: int, seed: int = 20261201) -> None:
 
 
 def run_child(case: str, src: Path, store: Path, limit: str = "512MB") -> dict:
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, case, str(src), str(store), limit], stdout=subprocess.PIPE,
-                            text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    out = proc.stdout.read() if proc.stdout else ""
-    if proc.stdout:
-        proc.stdout.close()
-    if status != 0:
-        raise SystemExit(f"{case} failed ({status})")
-    rec = json.loads(out.strip().splitlines()[-1])
-    rec.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
-    return rec
+    return run_case(CHILD, case, str(src), str(store), limit)
 
 
 def main() -> None:
