@@ -180,7 +180,9 @@ def chunk_slices(n: int, workers: int = 1, chunk_size: int | None = None) -> lis
         Items (>= 0).
     workers : int
         Tasks run at once. Without ``chunk_size``, about four chunks per worker (so a slow chunk does not leave the
-        others idle), each of :data:`MIN_CHUNK` to :data:`MAX_CHUNK` items; one chunk when ``workers`` is 1.
+        others idle), each of :data:`MIN_CHUNK` to :data:`MAX_CHUNK` items, with one worker too: a single chunk of
+        everything would be pickled whole by the parent and held whole, with its result, by the worker (1,000,000
+        conversations took 15 GB in one worker).
     chunk_size : int, optional
         Items per chunk (the last may hold fewer).
 
@@ -197,7 +199,7 @@ def chunk_slices(n: int, workers: int = 1, chunk_size: int | None = None) -> lis
     if n < 0 or workers < 1 or (chunk_size is not None and chunk_size < 1):
         raise ValueError(f"chunk_slices: need n >= 0, workers >= 1, chunk_size >= 1; got {n}, {workers}, {chunk_size}")
     if chunk_size is None:
-        chunk_size = max(n, 1) if workers == 1 else min(MAX_CHUNK, max(MIN_CHUNK, math.ceil(n / (4 * workers))))
+        chunk_size = min(MAX_CHUNK, max(MIN_CHUNK, math.ceil(n / (4 * workers))))
     return [slice(start, min(start + chunk_size, n)) for start in range(0, n, chunk_size)]
 
 

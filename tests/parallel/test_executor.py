@@ -81,8 +81,6 @@ def test_chunks_cover_every_item_once_in_order(n, workers, size):
     lengths = [s.stop - s.start for s in slices]
     if size is not None:
         assert all(x == size for x in lengths[:-1]) and 0 < lengths[-1] <= size
-    elif workers == 1:
-        assert len(slices) == (1 if n else 0)
     elif n:
         assert all(x <= MAX_CHUNK for x in lengths)
         assert all(x >= MIN_CHUNK for x in lengths[:-1])
@@ -91,6 +89,9 @@ def test_chunks_cover_every_item_once_in_order(n, workers, size):
 def test_chunk_sizes_follow_the_workers():
     # 100,001 items, 2 workers: about 4 chunks per worker -> ceil(100001 / 8) = 12,501 each
     assert [s.stop - s.start for s in chunk_slices(100_001, 2)] == [12_501] * 7 + [100_001 - 7 * 12_501]
+    # one worker: still chunks of at most MAX_CHUNK (a million trials in one pickled chunk took 15 GB in the worker)
+    assert [s.stop - s.start for s in chunk_slices(1_000_000, 1)] == [MAX_CHUNK] * (1_000_000 // MAX_CHUNK)
+    assert [s.stop - s.start for s in chunk_slices(1_000, 1)] == [500, 500]
     with pytest.raises(ValueError):
         chunk_slices(5, 0)
 
