@@ -421,6 +421,11 @@ def merge_parts(parts: Sequence[tuple[list[int], pd.DataFrame]], ms: list[Metric
     frames.sort(key=lambda f: (f[0], f[1]))  # metric by metric, then part by part (the batch part is alone)
     rows = [f for _, _, f in frames if len(f)]
     frame = pd.concat(rows, ignore_index=True) if rows else empty
+    for col in COLUMNS:
+        # a text column that is all missing in one piece (risk_level, node) is object there and text in another;
+        # the concatenation is object. Inferred again from the values, as the in-process frame's constructor does.
+        if col != "evidence" and frame[col].dtype == object:
+            frame[col] = pd.Series(frame[col].tolist(), index=frame.index)
     frame.attrs = {"metrics": empty.attrs["metrics"]}
     frame.attrs["errors"] = [msg for *_, msg in sorted(tagged, key=lambda e: e[:3])]
     frame.attrs["error_keys"] = []
