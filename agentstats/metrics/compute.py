@@ -174,7 +174,8 @@ def compute(
         trials are cut into chunks (``chunk_size`` trials each; default about four per worker, 500 to 20,000), each
         chunk is scored by a worker and the rows are put back in the order of the in-process call, so the frame is
         the same whatever the executor. Metrics computed by one batch of requests (a judge, a guardian, an embedder)
-        run in this process, concurrently by their client's own ``concurrency``.
+        run in this process, concurrently by their client's own ``concurrency``. Trials still in files:
+        :func:`agentstats.metrics.compute_files` gives the same frame with each worker reading its own file.
     workers, address : optional
         Processes of ``executor="process"``, the Ray cluster of ``executor="ray"``.
     chunk_size : int, optional
@@ -389,10 +390,10 @@ def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str, locate:
 def merge_parts(parts: Sequence[tuple[list[int], pd.DataFrame]], ms: list[Metric], errors: str) -> pd.DataFrame:
     """Merge frames of :func:`_compute` over consecutive pieces of the trials into the frame of one call over all.
 
-    The one merge of every split computation (chunks of trials: :func:`compute` on an executor). The in-process frame
-    holds, for each metric in turn, the rows of every trial in order, and its errors metric by metric (unreadable
-    records first, then values, each in trial order); each piece's frame holds the same for its trials, so piece after
-    piece, per metric, restores both orders.
+    The one merge of every split computation: chunks of trials (:func:`compute` on an executor), shard files
+    (:func:`agentstats.metrics.sharded.compute_files`). The in-process frame holds, for each metric in turn, the rows
+    of every trial in order, and its errors metric by metric (unreadable records first, then values, each in trial
+    order); each piece's frame holds the same for its trials, so piece after piece, per metric, restores both orders.
 
     Parameters
     ----------
