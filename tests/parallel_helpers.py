@@ -1,6 +1,12 @@
-"""Inputs shared by the executor tests (tests/metrics, tests/posterior, tests/parallel): trials, counts to fit."""
+"""Inputs shared by the executor tests (tests/metrics, tests/posterior, tests/parallel): trials, shard files of them,
+counts to fit."""
 
 from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +42,27 @@ def trial_records(n: int, seed: int = 0) -> list[dict]:
             its[0]["nodes"] = "not a list"
         out.append({"agent": f"a{t % 2}", "task_id": f"t{t // 2}", "trial": t % 2, "success": bool(t % 2),
                     "interactions": its, "expected_tool_calls": [{"name": "search", "arguments": {"q": "paris"}}]})
+    return out
+
+
+#: The shards of :func:`trial_records` (23): plain JSONL, gzip JSONL, a JSON array. Trial 7 (latency "slow") is
+#: line 8 of a.jsonl, trial 11 (nodes not a list) line 3 of b.jsonl.gz.
+SHARDS: dict[str, range] = {"a.jsonl": range(0, 9), "b.jsonl.gz": range(9, 16), "c.json": range(16, 23)}
+
+
+def write_shards(folder: Path, records: Sequence[dict], split: Mapping[str, range] = SHARDS) -> dict[str, Path]:
+    """Write ``records`` as shard files (``split``: file name -> record positions); return name -> path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, rows in split.items():
+        path = folder / name
+        chosen = [records[i] for i in rows]
+        if name.endswith(".json"):
+            path.write_text(json.dumps(chosen))
+        else:
+            text = "".join(json.dumps(r) + "\n" for r in chosen).encode()
+            path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+        out[name] = path
     return out
 
 

@@ -6,10 +6,13 @@ record, metric) with the value, pass/fail against the metric's threshold and the
 :class:`Metric` (name, group, level, the fields it reads, method, value range, ``lower_limit`` / ``upper_limit``);
 :data:`CATALOGUE` lists them and ``docs/metrics.md`` describes each. Live capture (:mod:`agentstats.capture`), the
 run comparison (:func:`agentstats.compare.runs.trial_metrics`) and the command line read the same catalogue; a
-function ``(answer, expected)`` becomes a metric with :func:`function_metric`.
+function ``(answer, expected)`` becomes a metric with :func:`function_metric`. :func:`compute_files` gives the same
+frame from trial files, one shard per file, each read and scored by a worker (a process pool, ``ray.data``), so the
+caller never loads the trials.
 
 Modules: :mod:`~agentstats.metrics.base` (the interface), :mod:`~agentstats.metrics.registry` (the catalogue),
-:mod:`~agentstats.metrics.compute` (the frame), :mod:`~agentstats.metrics.output` (files, summaries), and
+:mod:`~agentstats.metrics.compute` (the frame), :mod:`~agentstats.metrics.sharded` (the frame from
+files), :mod:`~agentstats.metrics.output` (files, summaries), and
 the methods: :mod:`~agentstats.metrics.answer`, :mod:`~agentstats.metrics.matching`,
 :mod:`~agentstats.metrics.tool_use`, :mod:`~agentstats.metrics.response_format`,
 :mod:`~agentstats.metrics.retrieval`, :mod:`~agentstats.metrics.readability`, :mod:`~agentstats.metrics.pii`,
@@ -23,6 +26,7 @@ from agentstats.metrics.compute import COLUMNS, MetricInputError, compute, not_c
 from agentstats.metrics.matching import MATCHER_METRICS, function_metric
 from agentstats.metrics.output import judge_missing_over, summarize_frame, summarize_with_intervals, write_metrics
 from agentstats.metrics.registry import CATALOGUE, MetricSpec, get_metric, metric_names, resolve_metrics
+from agentstats.metrics.sharded import compute_files
 
 __all__ = [
     "CATALOGUE",
@@ -36,6 +40,7 @@ __all__ = [
     "MetricSpec",
     "Score",
     "compute",
+    "compute_files",
     "function_metric",
     "get_metric",
     "judge_missing_over",

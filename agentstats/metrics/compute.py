@@ -174,7 +174,8 @@ def compute(
         trials are cut into chunks (``chunk_size`` trials each; default about four per worker, 500 to 20,000), each
         chunk is scored by a worker and the rows are put back in the order of the in-process call, so the frame is
         the same whatever the executor. Metrics computed by one batch of requests (a judge, a guardian, an embedder)
-        run in this process, concurrently by their client's own ``concurrency``.
+        run in this process, concurrently by their client's own ``concurrency``. Trials still in files:
+        :func:`agentstats.metrics.compute_files` gives the same frame with each worker reading its own file.
     workers, address : optional
         Processes of ``executor="process"``, the Ray cluster of ``executor="ray"``.
     chunk_size : int, optional
@@ -198,6 +199,44 @@ def compute(
     MetricInputError
         (``errors="raise"``) naming the trial key, interaction, node, metric and the field problem.
     """
+    ms = configure(metrics, errors, fields=fields, level=level, judge=judge, guardian=guardian,
+                   tool_weights=tool_weights)
+    locate = getattr(trials, "location", None)  # a TrialSet read from the project's JSONL knows file and line
+    trials = list(trials)
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"compute: chunk_size must be an integer >= 1, got {chunk_size!r}")
+    with resolve_executor(executor, workers=workers, address=address) as ex:
+        if ex is None:
+            frame = _compute(trials, ms, errors, locate)
+        else:
+            frame = _compute_chunked(trials, ms, errors, locate, ex, chunk_size)
+    del frame.attrs["error_keys"]
+    return frame
+
+
+def configure(
+    metrics: str | Metric | Iterable[str | Metric],
+    errors: str = "raise",
+    *,
+    fields: Mapping[str, str] | None = None,
+    level: Level | None = None,
+    judge: Any = None,
+    guardian: Any = None,
+    tool_weights: Mapping[str, float] | None = None,
+) -> list[Metric]:
+    """Resolve ``metrics`` and apply the options every metric shares (the options of :func:`compute`).
+
+    Returns
+    -------
+    list of Metric
+        In the order named, each with ``fields``, ``level`` (where it supports it), the judge, guardian and tool
+        weights given here unless its own ``params`` has one.
+
+    Raises
+    ------
+    ValueError
+        An unknown metric or group name, or ``errors`` neither ``"raise"`` nor ``"collect"``.
+    """
     if errors not in ("raise", "collect"):
         raise ValueError(f"errors must be 'raise' or 'collect', got {errors!r}")
     ms = resolve_metrics(metrics)
@@ -214,17 +253,17 @@ def compute(
     if tool_weights is not None:
         ms = [m.replace(params={**m.params, "weights": dict(tool_weights)}) if m.group == "tool_use"
               and "weights" not in m.params else m for m in ms]
-    locate = getattr(trials, "location", None)  # a TrialSet read from the project's JSONL knows file and line
-    trials = list(trials)
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"compute: chunk_size must be an integer >= 1, got {chunk_size!r}")
-    with resolve_executor(executor, workers=workers, address=address) as ex:
-        if ex is None:
-            frame = _compute(trials, ms, errors, locate)
-        else:
-            frame = _compute_chunked(trials, ms, errors, locate, ex, chunk_size)
-    del frame.attrs["error_keys"]
-    return frame
+    return ms
+
+
+def is_batch(m: Metric) -> bool:
+    """Whether ``m`` is computed by one batch of requests (a judge, guardian or embedder), in the calling process."""
+    return bool(getattr(m.methods[m.method], "batch", False))
+
+
+def by_value(ms: list[Metric]) -> ByValue[list[Metric]]:
+    """``ms`` packed for workers: each metric with its one method, sent by value (closures included)."""
+    return ByValue([m.replace(methods={m.method: m.methods[m.method]}) for m in ms])
 
 
 def _compute(trials: list[Trial], ms: list[Metric], errors: str,
@@ -328,18 +367,15 @@ def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str, locate:
                      ex: Executor, chunk_size: int | None) -> pd.DataFrame:
     """:func:`compute` on an executor: chunks of trials scored by workers, rows in the in-process order.
 
-    The in-process frame holds, for each metric in turn, the rows of every trial in order, and its errors metric by
-    metric (unreadable records first, then values, each in trial order); each chunk's frame holds the same for its
-    trials, so chunk after chunk, per metric, restores both orders. Batch metrics (one batch of requests to a judge,
-    guardian or embedder) are computed here over all trials. With ``errors="raise"`` the error raised is the first
-    of the first chunk that has one.
+    Batch metrics (one batch of requests to a judge, guardian or embedder) are computed here over all trials. With
+    ``errors="raise"`` the error raised is the first of the first chunk that has one.
     """
-    batch = [getattr(m.methods[m.method], "batch", False) for m in ms]
+    batch = [is_batch(m) for m in ms]
     remote = [m for m, b in zip(ms, batch, strict=True) if not b]
     local = [m for m, b in zip(ms, batch, strict=True) if b]
     slices = chunk_slices(len(trials), executor_workers(ex), chunk_size)
     places: list[str | None] = [locate(t) for t in trials] if locate is not None else [None] * len(trials)
-    sent = ByValue([m.replace(methods={m.method: m.methods[m.method]}) for m in remote])  # closures go by value
+    sent = by_value(remote)  # closures go by value
     tasks = [(trials[s], places[s], sent, errors) for s in slices] if remote else []
     results = map_ordered(_chunk_task, tasks, ex, return_exceptions=True)
     for r in results:  # the first error in chunk order, as the in-process loop would meet a chunk's trials
@@ -348,17 +384,49 @@ def _compute_chunked(trials: list[Trial], ms: list[Metric], errors: str, locate:
     parts: list[tuple[list[int], pd.DataFrame]] = [([i for i, b in enumerate(batch) if not b], r) for r in results]
     if local:
         parts.append(([i for i, b in enumerate(batch) if b], _compute(trials, local, errors, locate)))
+    return merge_parts(parts, ms, errors)
+
+
+def merge_parts(parts: Sequence[tuple[list[int], pd.DataFrame]], ms: list[Metric], errors: str) -> pd.DataFrame:
+    """Merge frames of :func:`_compute` over consecutive pieces of the trials into the frame of one call over all.
+
+    The one merge of every split computation: chunks of trials (:func:`compute` on an executor), shard files
+    (:func:`agentstats.metrics.sharded.compute_files`). The in-process frame holds, for each metric in turn, the rows
+    of every trial in order, and its errors metric by metric (unreadable records first, then values, each in trial
+    order); each piece's frame holds the same for its trials, so piece after piece, per metric, restores both orders.
+
+    Parameters
+    ----------
+    parts : sequence of (list of int, DataFrame)
+        In trial order: each piece's frame and, for each of its metrics, that metric's position in ``ms`` (a piece
+        may compute some of the metrics: the batch metrics run apart, over all trials, as one more piece). An error
+        key ``(-1, 0)`` in a piece's ``attrs["error_keys"]`` is a problem met before any metric (a record its file's
+        reader skipped): such errors come first, piece by piece.
+    ms : list of Metric
+        Every metric, in the order of the frame.
+    errors : {"raise", "collect"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frame of :func:`_compute` over all the pieces' trials (``attrs["error_keys"]`` empty).
+    """
     frames: list[tuple[int, int, pd.DataFrame]] = []  # (metric position, part, rows)
     tagged: list[tuple[int, int, int, str]] = []  # (metric position, pass, part, message)
     for j, (positions, part) in enumerate(parts):
         for (pos, step), msg in zip(part.attrs["error_keys"], part.attrs["errors"], strict=True):
-            tagged.append((positions[pos], step, j, msg))
+            tagged.append((positions[pos] if pos >= 0 else pos, step, j, msg))
         for pos, name in enumerate(ms[i].name for i in positions):
             frames.append((positions[pos], j, part.loc[part["metric"] == name]))
     empty = _compute([], ms, errors, None)
-    frames.sort(key=lambda f: (f[0], f[1]))  # metric by metric, then chunk by chunk (the batch part is alone)
+    frames.sort(key=lambda f: (f[0], f[1]))  # metric by metric, then part by part (the batch part is alone)
     rows = [f for _, _, f in frames if len(f)]
     frame = pd.concat(rows, ignore_index=True) if rows else empty
+    for col in COLUMNS:
+        # a text column that is all missing in one piece (risk_level, node) is object there and text in another;
+        # the concatenation is object. Inferred again from the values, as the in-process frame's constructor does.
+        if col != "evidence" and frame[col].dtype == object:
+            frame[col] = pd.Series(frame[col].tolist(), index=frame.index)
     frame.attrs = {"metrics": empty.attrs["metrics"]}
     frame.attrs["errors"] = [msg for *_, msg in sorted(tagged, key=lambda e: e[:3])]
     frame.attrs["error_keys"] = []

@@ -121,6 +121,22 @@ class LoadError(ValueError):
                     f"{option_text(cli='--skip-bad', python='on_error=' + repr('skip'))}.")
         super().__init__("\n".join([head + ":", *lines, *([hint] if hint else [])]))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle as the error it is, message and attributes unchanged (from a worker process or a Ray task).
+
+        An exception pickles as ``type(*args)``, and ``args`` here is the message alone, which ``__init__`` does not
+        take; the message is not rebuilt either (its hint may name a command-line option, as said where it was raised).
+        """
+        return _rebuilt_error, (type(self), str(self), dict(self.__dict__))
+
+
+def _rebuilt_error(cls: type[LoadError], message: str, state: dict[str, object]) -> LoadError:
+    """Return a :class:`LoadError` (or subclass) with ``message`` and the attributes ``state``, without ``__init__``."""
+    err = cls.__new__(cls)
+    ValueError.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
 
 class LoadWarning(UserWarning):
     """Warned when ``on_error="skip"`` dropped records."""

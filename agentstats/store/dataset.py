@@ -3,8 +3,8 @@
 ``agentstats runs export --format parquet --partition-by run,agent --out-dir DIR``
 (:meth:`DatasetExport.export_dataset`) writes ``DIR/run=<name>/agent=<name>/part-0.parquet`` (values
 percent-encoded: ``agent=openai%2Fgpt-4o``), one table of trials with the columns :data:`DATASET_COLUMNS`, which
-DuckDB, Spark, Ray (``ray.data.read_parquet``) and pyarrow read as one table. Such a dataset (the folder, or a glob
-of its files) is an input format of :mod:`agentstats.io` (``parquet_dataset``, registered by
+DuckDB, Spark, Ray (``ray.data.read_parquet``) and pyarrow read as one table. Such a dataset (the folder, a glob
+of its files, or one of its files) is an input format of :mod:`agentstats.io` (``parquet_dataset``, registered by
 :func:`agentstats.store.format.register`):
 
 * counts: :func:`dataset_counts` aggregates it to (agent, task) cells with one SQL ``GROUP BY`` over
@@ -196,9 +196,12 @@ _GLOB = re.compile(r"[*?\[]")
 
 
 def _source(path: str | os.PathLike) -> str:
-    """Return the ``read_parquet`` of a dataset: a folder (its ``.parquet`` files at any depth) or a glob."""
+    """Return the ``read_parquet`` of a dataset: a folder (its ``.parquet`` files at any depth), a glob, or one file.
+
+    One file of a dataset keeps its partition columns: DuckDB reads them from the ``key=value`` folders of its path.
+    """
     text = str(path)
-    pattern = text if _GLOB.search(text) else os.path.join(text, "**", "*.parquet")
+    pattern = text if _GLOB.search(text) or os.path.isfile(text) else os.path.join(text, "**", "*.parquet")
     return (f"read_parquet('{_sql_text(pattern)}', hive_partitioning = true, hive_types_autocast = false, "
             "union_by_name = true, filename = true, file_row_number = true)")
 
@@ -214,9 +217,11 @@ def _first_file(path: Path) -> Path | None:
 
 
 def is_parquet_dataset(path: str | os.PathLike) -> bool:
-    """Tell whether ``path`` is a Parquet dataset of trials: a folder or a glob whose files hold :data:`_NEEDED`.
+    """Tell whether ``path`` is a Parquet dataset of trials: a folder, a glob or one ``.parquet`` file of one.
 
-    Looks at one file's schema and the ``key=value`` folders above it (hive partitions); never raises.
+    Looks at one file's schema and the ``key=value`` folders above it (hive partitions): together they hold
+    :data:`_NEEDED`. One file of a dataset (``run=r1/agent=a/part-0.parquet``) is a dataset too, read with the partition
+    values of its path: one shard of :func:`agentstats.metrics.compute_files`. Never raises.
     """
     import glob
 
@@ -231,6 +236,8 @@ def is_parquet_dataset(path: str | os.PathLike) -> bool:
             first = Path(found) if found else None
         elif os.path.isdir(text):
             first, root = _first_file(Path(text)), Path(text)
+        elif os.path.isfile(text):
+            first = Path(text)
         else:
             return False
         if first is None or not first.name.endswith(".parquet"):

@@ -64,3 +64,18 @@ def test_a_process_pool_gives_the_in_process_frame(trials):
     chunked = compute(trials, METRICS_FULL, errors="collect", judge="deterministic", executor="process", workers=2,
                       chunk_size=5)
     _same(chunked, local)
+
+
+def test_a_text_column_missing_in_one_chunk_keeps_the_in_process_type():
+    """risk_level and node missing in every trial of one chunk: that chunk's column is object, the others text; the
+    merged frame has the in-process text column (missing values NaN), not object."""
+    trials = [Trial(agent="a", task_id=f"t{i}", trial=0, risk_level="high" if i < 2 else None,
+                    interactions=[{"answer": "x y", "usage": {"latency_s": 1.0},
+                                   **({"nodes": [{"name": "plan", "output_tokens": 3}]} if i >= 2 else {})}])
+              for i in range(4)]
+    metrics = ["latency", get_metric("output_tokens", level="node", name="node_tokens")]
+    local = compute(trials, metrics)
+    assert local["risk_level"].dtype != object and local["node"].dtype != object
+    assert local["risk_level"].tolist()[:2] == ["high", "high"] and local["node"].tolist()[-2:] == ["plan", "plan"]
+    with cf.ThreadPoolExecutor(max_workers=2) as pool:
+        _same(compute(trials, metrics, executor=pool, chunk_size=2), local)

@@ -172,7 +172,8 @@ def test_only_the_ray_adapter_imports_ray_and_only_inside_a_function():
 
 @pytest.mark.slow
 def test_importing_agentstats_and_the_default_paths_do_not_import_ray():
-    """In a fresh interpreter: the default paths leave Ray unimported, and the derived seeds are this process's."""
+    """In a fresh interpreter: the default paths (compute_files' too) leave Ray unimported, and the derived seeds are
+    this process's."""
     code = """
 import sys
 import agentstats
@@ -183,6 +184,14 @@ from agentstats.records.trial import Trial
 trials = [Trial(agent="a", task_id=f"t{i}", trial=0, interactions=[{"answer": "x y", "usage": {"latency_s": 1.0}}])
           for i in range(3)]
 assert len(compute(trials, "latency,reading_ease")) == 6
+import json, pathlib, tempfile
+from agentstats.metrics import compute_files
+with tempfile.TemporaryDirectory() as shards:
+    for i in range(2):
+        record = {"agent": "a", "task_id": f"t{i}", "trial": 0,
+                  "interactions": [{"answer": "x y", "usage": {"latency_s": 1.0}}]}
+        pathlib.Path(shards, f"s{i}.jsonl").write_text(json.dumps(record))
+    assert len(compute_files(shards, "latency,reading_ease")) == 4
 import pandas as pd
 table = agentstats.fit_many(pd.DataFrame({"agent": ["a", "a"], "task_id": ["t1", "t2"], "n": [2, 2], "c": [1, 2],
                                           "g": ["x", "y"]}), by="g", model="no_pooling", k=1, draws=50, chains=2)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import agentstats
 from agentstats.cli import app
+from agentstats.io import detect_format
 from agentstats.records.problems import LoadError, LoadWarning
 from agentstats.records.trial import Trial
 from agentstats.store import RunStore, StoreError
@@ -74,6 +75,20 @@ def test_export_writes_hive_partitions_that_read_back_as_the_stores_counts_and_t
     assert list(agentstats.load_trials(out, run="r1")) == trials
     # a glob of the files is the same dataset
     pd.testing.assert_frame_equal(agentstats.load_counts(str(out / "run=r2" / "*" / "*.parquet")), want["r2"])
+
+
+def test_one_file_of_a_dataset_is_read_with_the_partition_values_of_its_path(exported):
+    """A shard of agentstats.metrics.compute_files: one part file, its run and agent taken from its folders."""
+    store, out = exported
+    part = out / "run=r1" / "agent=org%2Fb" / "part-0.parquet"
+    assert detect_format(part) == "parquet_dataset"
+    with RunStore(store, read_only=True) as st:
+        want = [t for t in st.trials("r1") if t.agent == "org/b"]
+        counts = st.counts("r1")
+    assert want and list(agentstats.load_trials(part)) == want
+    got = agentstats.load_counts(part)
+    pd.testing.assert_frame_equal(got, counts[counts["agent"] == "org/b"].reset_index(drop=True))
+    assert got.attrs["format"] == "parquet_dataset"
 
 
 def test_several_runs_are_never_mixed_silently(tmp_path, exported):
