@@ -21,6 +21,21 @@ if TYPE_CHECKING:  # the fit's types only: describing a fit needs no PyMC import
     from agentstats.models.diagnostics import Diagnostics
     from agentstats.models.result import Fit
 
+#: What a table shows for a model-based consistency a Laplace-tier fit does not give (:data:`NOT_GIVEN_LAPLACE`).
+_NOT_GIVEN = "not given (Laplace tier)"
+
+
+
+def _not_given(rows: pd.DataFrame | pd.Series) -> bool:
+    """Tell whether a consistency table (or row) is of a Laplace-tier fit, which gives no model-based ICC."""
+    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE  # here: this module imports no PyMC
+
+    note = rows.get("icc_cell_note")
+    if isinstance(rows, pd.DataFrame):
+        return note is not None and bool((note == NOT_GIVEN_LAPLACE).any())
+    return bool(note == NOT_GIVEN_LAPLACE)
+
+
 __all__ = [
     "format_consistency",
     "format_consistency_pass_hat_k",
@@ -241,7 +256,7 @@ def format_consistency_pass_hat_k(
             ok = bool(r.get("icc_cell_estimable", True)) and np.isfinite(v)
             row["within-cell correlation"] = (
                 f"{num(v, digits)} {interval(float(r['icc_cell_low']), float(r['icc_cell_high']), digits)}"
-                if ok else "not estimable"
+                if ok else _NOT_GIVEN if _not_given(r) else "not estimable"
             )
         if agent in cons.index:
             row["flip share"] = num(float(cons.loc[agent, "flip_share"]), digits)
@@ -276,11 +291,12 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         values that are not estimable (empty when there are none).
     """
     has_model = "icc_model" in table.columns
+    laplace = _not_given(table)
 
     def with_ci(r: pd.Series, name: str) -> str:
         v = float(r[name])
         if not np.isfinite(v):
-            return "not estimable"
+            return _NOT_GIVEN if laplace else "not estimable"
         return f"{num(v, digits)} {interval(float(r[f'{name}_low']), float(r[f'{name}_high']), digits)}"
 
     rows = []
@@ -297,10 +313,11 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         if has_model:
             row["ICC incl. task (model)"] = with_ci(r, "icc_model")
             estimable = bool(r.get("icc_cell_estimable", True)) and np.isfinite(float(r["icc_cell"]))
-            row["within-cell correlation (model)"] = with_ci(r, "icc_cell") if estimable else "not estimable"
+            row["within-cell correlation (model)"] = (with_ci(r, "icc_cell") if estimable else _NOT_GIVEN if laplace
+                                                      else "not estimable")
             single = not estimable and int(r["n_tasks_multi"]) == 0 and table["agent"].nunique() > 1
-            one_trial |= single
-            cell_missing |= not estimable and not single
+            one_trial |= single and not laplace
+            cell_missing |= not estimable and not single and not laplace
         rows.append(row)
     out = pd.DataFrame(rows).set_index("agent")
     notes = []
@@ -324,6 +341,13 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
             "The within-cell correlation is **not estimable from these data** for an agent with one trial per task "
             "(no task with 2+ trials): how alike two tries of a task are never shows, and the model's value would "
             "be its prior."
+        )
+    if laplace:
+        notes.append(
+            "The model-based consistency is **not given** for this fit: it was made by the Laplace tier, whose "
+            "consistency intervals under-cover on the simulation study (validated for pass@k and pass^k only; "
+            "docs/validation.md, *Laplace tier*). Fit with `method=\"nuts\"` for it; the ANOVA ICC and the flip "
+            "share come from the data and stand."
         )
     if has_model and len(table) > 1 and table["icc_model"].nunique() == 1:
         notes.append(

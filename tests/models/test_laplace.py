@@ -203,3 +203,28 @@ def test_a_laplace_fit_agrees_with_nuts_and_reads_back(tmp_path):
     back = Fit.load(tmp_path / "f.zarr")
     assert back.sampler.method == "laplace" and back.sampler.laplace == laplace.sampler.laplace
     assert back.summary()["method"] == "laplace"
+
+
+def test_a_laplace_fit_gives_no_model_consistency_and_says_why():
+    """The tier's consistency intervals under-cover on the simulation study (docs/validation.md, 'Laplace tier'), so
+    it gives no model-based ICC: NaN with the reason, in the table, the report's display and its note; the data's
+    own consistency (flip share, ANOVA ICC) stands and equals that of the counts alone."""
+    from agentstats.posterior import consistency
+    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE
+    from agentstats.report.model_tables import format_consistency
+
+    counts = _counts(3, 30, 4, 11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        laplace = fit(counts, method="laplace", random_seed=1)
+    cons = consistency(fit=laplace)
+    assert not cons["icc_cell_estimable"].any() and (cons["icc_cell_note"] == NOT_GIVEN_LAPLACE).all()
+    model_cols = ["icc_cell", "icc_cell_low", "icc_cell_high", "icc_model", "icc_model_low", "icc_model_high"]
+    assert cons[model_cols].isna().all().all()
+    data_only = consistency(counts)
+    pd.testing.assert_frame_equal(cons[data_only.columns], data_only)
+    shown, note = format_consistency(cons, laplace)
+    assert (shown["within-cell correlation (model)"] == "not given (Laplace tier)").all()
+    assert (shown["ICC incl. task (model)"] == "not given (Laplace tier)").all()
+    assert "Laplace tier" in note and 'method="nuts"' in note
+    assert "no within-cell term" not in note and "not estimable from these data" not in note
