@@ -1,7 +1,7 @@
 """Parallel efficiency of fit_many and of scoring at 1, 2, ... workers (run by hand; results in docs/benchmarks.md).
 
 Run:  .venv/bin/python benchmarks/bench_parallel.py [--workers 1,2] [--executors process,ray] [--fits 200]
-      [--n 1000000] [--fit-options JSON] [--skip-fits] [--skip-scoring] [--no-write]
+      [--n 1000000] [--shards 16] [--fit-options JSON] [--skip-fits] [--skip-scoring] [--skip-files] [--no-write]
 
 Two workloads, each first in this process (``executor="local"``, the baseline), then on every executor at every
 worker count:
@@ -10,7 +10,10 @@ worker count:
    trials, simulated with known truth; the default model and sampler unless ``--fit-options`` says otherwise; with an
    executor, one core per fit);
 2. ``agentstats.metrics.compute(trials, METRICS)`` over ``--n`` simulated conversations (one trial of 1-3
-   interactions each: answers, expected answers, contexts, usage, tool calls), the deterministic metrics below.
+   interactions each: answers, expected answers, contexts, usage, tool calls), the deterministic metrics below: the
+   caller holds the trials and sends chunks of them to the workers;
+3. ``agentstats.metrics.compute_files(folder, METRICS)`` over the same conversations written as ``--shards`` JSONL
+   files: each worker reads its own shard (Ray: ``ray.data`` over the shards), so no trial is pickled.
 
 Reported per row: wall time, speed-up over the in-process run, parallel efficiency (speed-up / workers), and the
 1-minute load average at the end. A Ray cluster is started before the clock (``ray.init(num_cpus=workers)``) and
@@ -18,7 +21,8 @@ stopped after, as a user's job joins a running cluster. Before the timed runs th
 one fit in this process, so the in-process baseline does not pay the first compilation; the workers of a process pool
 or a Ray cluster start fresh (import agentstats and PyMC, load the compiled model from the on-disk cache): that
 start-up is in their times, as it is in a user's. Each row checks that the executor's table equals the in-process one
-(the numbers are the same whatever the executor) and says so (``same``).
+(the numbers are the same whatever the executor) and says so (``same``; for scoring through the column types and a
+hash of every row, ``evidence`` left out, so that a million conversations' frames are not held twice).
 """
 
 from __future__ import annotations
@@ -133,6 +137,12 @@ def bench_fits(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[d
     return _rows(f"fit_many ({options or 'defaults'})", args.fits, runs)
 
 
+def _digest(frame: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
+    """The frame without ``evidence`` as its column types and one hash per row (order, values and index)."""
+    rest = frame.drop(columns="evidence")
+    return tuple(f"{c}:{t}" for c, t in rest.dtypes.items()), pd.util.hash_pandas_object(rest, index=True).to_numpy()
+
+
 def bench_scoring(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[dict[str, Any]]:
     from agentstats.metrics import compute
 
@@ -144,11 +154,54 @@ def bench_scoring(args: argparse.Namespace, plans: list[tuple[str, int]]) -> lis
     base = None
     for ex, w in [("local", 1), *plans]:
         frame, secs = timed(lambda o: compute(trials, METRICS, **o), ex, w)
-        same = True if base is None else frame.drop(columns="evidence").equals(base.drop(columns="evidence"))
-        base = frame if base is None else base
+        digest = _digest(frame)
+        del frame  # a million conversations' frame is gigabytes: keep its digest, not a second copy
+        same = True if base is None else (len(digest[1]) == len(base[1]) and digest[0] == base[0]
+                                          and bool((digest[1] == base[1]).all()))
+        base = digest if base is None else base
         runs[(ex, w)] = (secs, same, _load())
         print(f"scoring {args.n:,}, {ex} x {w}: {secs:.1f} s, same={same}", file=sys.stderr, flush=True)
     return _rows("scoring (compute, 6 metrics)", args.n, runs)
+
+
+def bench_files(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """``compute_files`` over ``--shards`` JSONL files of the ``--n`` conversations: each worker reads its shard.
+
+    The baseline is the in-process path a user has without executors: ``load_trials`` of every shard, then
+    ``compute`` (``local``: ``compute_files`` in this process, which reads and scores one shard after the other).
+    The shards are written before the clock (``save_trials``, in a temporary folder, removed after).
+    """
+    import shutil
+    import tempfile
+
+    from agentstats.io import save_trials
+    from agentstats.metrics import compute_files
+
+    folder = Path(tempfile.mkdtemp(prefix="bench_parallel_shards_"))
+    try:
+        t0 = time.perf_counter()
+        trials = conversations(args.n)
+        per = -(-args.n // args.shards)
+        for i in range(args.shards):
+            save_trials(trials[i * per:(i + 1) * per], folder / f"shard-{i:03d}.jsonl")
+        del trials
+        print(f"{args.n:,} conversations in {args.shards} shards written in {time.perf_counter() - t0:.0f} s",
+              file=sys.stderr, flush=True)
+        runs: dict[tuple[str, int], tuple[float, bool, float]] = {}
+        base = None
+        for ex, w in [("local", 1), *plans]:
+            frame, secs = timed(lambda o: compute_files(folder, METRICS, **o), ex, w)
+            digest = _digest(frame)
+            del frame
+            same = True if base is None else (len(digest[1]) == len(base[1]) and digest[0] == base[0]
+                                              and bool((digest[1] == base[1]).all()))
+            base = digest if base is None else base
+            runs[(ex, w)] = (secs, same, _load())
+            print(f"compute_files {args.n:,} in {args.shards} shards, {ex} x {w}: {secs:.1f} s, same={same}",
+                  file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return _rows(f"scoring files (compute_files, {args.shards} JSONL shards, 6 metrics)", args.n, runs)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -161,6 +214,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=1_000_000, help="conversations to score")
     ap.add_argument("--skip-fits", action="store_true")
     ap.add_argument("--skip-scoring", action="store_true")
+    ap.add_argument("--skip-files", action="store_true", help="skip compute_files over JSONL shards")
+    ap.add_argument("--shards", type=int, default=16, help="JSONL shards of the files workload")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
@@ -172,7 +227,8 @@ def main(argv: list[str] | None = None) -> None:
             executors.remove("ray")
     plans = [(e, int(w)) for e in executors for w in args.workers.split(",")]
     rows: list[dict[str, Any]] = []
-    for skip, bench in ((args.skip_fits, bench_fits), (args.skip_scoring, bench_scoring)):
+    for skip, bench in ((args.skip_fits, bench_fits), (args.skip_scoring, bench_scoring),
+                        (args.skip_files, bench_files)):
         if skip:
             continue
         new = bench(args, plans)
