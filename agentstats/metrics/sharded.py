@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pandas as pd
 
@@ -132,6 +133,40 @@ def shard_files(sources: PathLike | Sequence[PathLike], format: str | None = Non
     return out
 
 
+def _one_run(folder: Path, shards: list[tuple[str, str]],
+             options: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """Keep one run of a folder partitioned by run (``run=NAME/...``, ``agentstats runs export --partition-by``).
+
+    A frame of several runs' trials would hold each (agent, task, trial) once per run with nothing to tell them
+    apart, so such a folder needs ``run=`` (the shards under ``run=NAME``, the option not passed on to each file's
+    reader, whose file holds that run only) or one run's folder, as :func:`agentstats.io.load_counts` asks.
+
+    Raises
+    ------
+    ValueError
+        Several runs and no ``run=``; a ``run=`` the folder does not hold (its runs named).
+    """
+    runs: dict[str, list[tuple[str, str]]] = {}
+    for path, fmt in shards:
+        part = next((x for x in Path(path).relative_to(folder).parts[:-1] if x.startswith("run=")), None)
+        runs.setdefault(unquote(part[4:]) if part else "", []).append((path, fmt))
+    names = sorted(n for n in runs if n)
+    if not names:
+        return shards, options
+    listed = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    if "run" in options:
+        run = options["run"]
+        if run not in runs:
+            raise ValueError(f"compute_files: {folder} has no run {run!r}; its runs: {listed}")
+        return runs[run], {k: v for k, v in options.items() if k != "run"}
+    if len(names) > 1 or "" in runs:
+        example = folder / f"run={names[0]}"
+        raise ValueError(f"compute_files: {folder} holds the trials of several runs ({listed}"
+                         f"{' and files outside run= folders' if '' in runs else ''}); the frame would mix them: "
+                         f"pick one with run='NAME' or give that run's folder ({example})")
+    return shards, options
+
+
 def _shard_task(task: tuple[str, str, dict[str, Any], ByValue[list[Metric]], str]) -> pd.DataFrame:
     """Read one shard with agentstats' reader and score it in this worker: the frame of :func:`_compute` over it.
 
@@ -151,6 +186,10 @@ def _shard_task(task: tuple[str, str, dict[str, Any], ByValue[list[Metric]], str
             warnings.simplefilter("ignore", LoadWarning)  # the skipped records are listed in attrs["errors"]
             trials = load_trials(path, fmt, on_error="skip" if errors == "collect" else "raise", **options)
     except LoadError as exc:
+        if errors == "raise" and exc.skippable and type(exc) is LoadError:  # the hint names compute_files' option
+            raise LoadError(exc.problems, exc.source, head=exc.head, hint=(
+                "Fix them, or skip the bad records and get a list of what was skipped: errors='collect' "
+                "(in frame.attrs['errors'])")) from None
         if errors == "raise":
             raise
         frame, problems = _compute([], ms, errors, None), [str(p) for p in exc.problems]
@@ -259,6 +298,8 @@ def compute_files(
         if key in options:
             raise ValueError(f"compute_files: {option_name(key)} does not apply: {why}")
     shards = shard_files(sources, format)
+    if isinstance(sources, (str, os.PathLike)) and Path(sources).is_dir():
+        shards, options = _one_run(Path(sources), shards, options)
     sent = by_value(ms)
     tasks = [(path, fmt, options, sent, errors) for path, fmt in shards]
     with resolve_executor(executor, workers=workers, address=address) as ex:

@@ -267,7 +267,9 @@ def _draw_laplace(spec: _Spec, parameterization: dict[str, str] | None) -> _Run:
                  c.sample_kwargs, "nutpie_kwargs": c.nutpie_kwargs, "until_converged": c.until_converged}
     given = [name for name, value in nuts_only.items() if value]
     if given:  # never silently ignored
-        raise ValueError(f"{', '.join(given)} apply to NUTS, not to method='laplace' (which takes chains and draws)")
+        raise ValueError(f"{', '.join(given)}: NUTS setting{'s' if len(given) > 1 else ''}, not taken by "
+                         "method='laplace' (which takes chains and draws); leave "
+                         f"{'them' if len(given) > 1 else 'it'} out, or use method='nuts'")
     draws = int(spec.config.draws) if spec.config.draws is not None else LAPLACE_DRAWS
     chains = int(spec.config.chains)
     with step(f"Laplace tier: mode, Hessian and {chains * draws:,} independent draws"):

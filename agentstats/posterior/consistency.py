@@ -23,7 +23,7 @@ NOT_ESTIMABLE_NO_TERM = "not estimable: the model has no within-cell term"
 #: 0.78 / 0.80 at 2 / 4 / 8 trials against NUTS's 0.78 / 0.88 / 0.95, its mean biased upwards; an interval that
 #: does not cover at NUTS's rate is not used.
 NOT_GIVEN_LAPLACE = ("not given by the Laplace tier (its consistency intervals under-cover, docs/validation.md); "
-                     "fit with method='nuts' for it")
+                     "fit NUTS for it: method='nuts', on the command line --method nuts")
 
 
 def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:

@@ -477,7 +477,8 @@ def _bayes_section(params: ReportParams, counts: pd.DataFrame, ks: list[int]) ->
         with warnings.catch_warnings(), step(f"fitting {p.bayes_model} to {n_agents} agents x {n_tasks} tasks"):
             warnings.simplefilter("ignore", ConvergenceWarning)  # the diagnostics are shown in full (verdict)
             fitted = fit(counts, p.bayes_model, draws=p.draws, tune=p.tune, chains=p.chains, random_seed=p.seed,
-                         sampler=p.sampler, cores=p.cores, target_accept=p.target_accept, progressbar=False)
+                         sampler=p.sampler, cores=p.cores, target_accept=p.target_accept, method=p.method,
+                         progressbar=False)
         with step("convergence diagnostics (R-hat, ESS)"):
             diagnostics = fitted.diagnostics()
         curve_ks = list(range(1, max(p.k_max_bayes, max(ks)) + 1))

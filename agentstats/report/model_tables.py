@@ -346,7 +346,8 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         notes.append(
             "The model-based consistency is **not given** for this fit: it was made by the Laplace tier, whose "
             "consistency intervals under-cover on the simulation study (validated for pass@k and pass^k only; "
-            "docs/validation.md, *Laplace tier*). Fit with `method=\"nuts\"` for it; the ANOVA ICC and the flip "
+            "docs/validation.md, *Laplace tier*). Fit NUTS for it (`method=\"nuts\"`; on the command line "
+            "`--method nuts`, in a report `-p method=nuts`); the ANOVA ICC and the flip "
             "share come from the data and stand."
         )
     if has_model and len(table) > 1 and table["icc_model"].nunique() == 1:

@@ -485,7 +485,14 @@ class ReportParams(NotebookParams):
         None, ge=1, description="Posterior draws per chain; None: the fit's default (2,000). 1,000 when every "
         "agent has 250+ cells of 4+ trials; a large fit stops once it has converged."
     )
-    tune: int = Field(1000, ge=1, description="Tuning steps per chain.")
+    tune: int | None = Field(
+        None, ge=1, description="Tuning steps per chain of NUTS; None: the fit's default (1,000; 300 with nutpie "
+        "for many-cell agents), as agentstats fit. A value asks for NUTS."
+    )
+    method: Literal["nuts", "laplace"] | None = Field(
+        None, description="Inference of the Bayesian section, as agentstats fit --method: nuts (MCMC) or laplace "
+        "(the faster tier, docs/models.md); None: by size, the Laplace tier from 50,000 observed cells."
+    )
     chains: int = Field(4, ge=1, description="Number of chains.")
     sampler: Literal["nutpie", "numpyro", "pymc"] | None = Field(
         None, description="NUTS implementation: nutpie, numpyro or pymc; None: the fastest installed."

@@ -136,8 +136,8 @@ def run_details(
 
 
 #: Parameters that apply only with the Bayesian section (left out of the command with ``--no-bayes``).
-_BAYES_ONLY = ("bayes_model", "population", "draws", "tune", "chains", "sampler", "cores", "target_accept",
-               "k_max_bayes")
+_BAYES_ONLY = ("bayes_model", "population", "draws", "tune", "method", "chains", "sampler", "cores",
+               "target_accept", "k_max_bayes")
 #: Parameters never written: where the report was made (the judge's URL), how it was run (kernel, HTML code).
 _NOT_WRITTEN = ("input_path", "loader_options", "k_values", "judge_base_url", "kernel", "show_code")
 #: ``--columns`` keys of the run-table column options.

@@ -80,6 +80,7 @@ def test_a_bad_record_is_named_by_file_line_and_field_and_collect_keeps_the_rest
     paths = write_shards(tmp_path / "in", rows, split)
     with pytest.raises(LoadError, match=rf"{re.escape(str(paths['b.jsonl']))}, line 1, field 'trial'") as caught:
         compute_files(tmp_path / "in", "latency,answer_similarity")
+    assert "errors='collect'" in str(caught.value) and "on_error" not in str(caught.value)  # this function's option
     assert [(p.source, p.line, p.field) for p in caught.value.problems] == [(str(paths["b.jsonl"]), 1, "trial")]
     got = compute_files(tmp_path / "in", "latency,answer_similarity", errors="collect")
     kept = [Trial(**r) for i, r in enumerate(records) if i != 3]
@@ -181,9 +182,13 @@ def test_a_partitioned_parquet_export_is_one_shard_per_file(tmp_path):
                                 (str(run / "agent=a1" / "part-0.parquet"), "parquet_dataset")]
     by_agent = [t for t in trials if t.agent == "a0"] + [t for t in trials if t.agent == "a1"]
     _same_rows(compute_files(run, METRICS, errors="collect"), compute(by_agent, METRICS, errors="collect"))
-    # the whole dataset: each file holds one run (its folder says which), so no file needs run=
+    # the whole dataset holds two runs: their frames would mix (the same trial keys twice), so it needs run=
+    with pytest.raises(ValueError, match=r"holds the trials of several runs \(r1, r2\).*run='NAME'.*run=r1"):
+        compute_files(tmp_path / "ds", "output_tokens")
     r2 = [t for t in trials[:3] if t.agent == "a0"] + [t for t in trials[:3] if t.agent == "a1"]
-    _same_rows(compute_files(tmp_path / "ds", "output_tokens"), compute(by_agent + r2, "output_tokens"))
+    _same_rows(compute_files(tmp_path / "ds", "output_tokens", run="r2"), compute(r2, "output_tokens"))
+    with pytest.raises(ValueError, match=r"has no run 'r3'; its runs: r1, r2"):
+        compute_files(tmp_path / "ds", "output_tokens", run="r3")
 
 
 def test_a_text_column_missing_in_one_shard_keeps_the_in_process_type(tmp_path):

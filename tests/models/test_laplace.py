@@ -132,7 +132,7 @@ def test_the_method_rule(monkeypatch):
 def test_a_nuts_option_with_method_laplace_is_refused_not_ignored(option):
     from agentstats.models.fitting import fit
 
-    with pytest.raises(ValueError, match=f"{next(iter(option))} apply to NUTS, not to method='laplace'"):
+    with pytest.raises(ValueError, match=f"{next(iter(option))}: NUTS setting, not taken by method='laplace'"):
         fit(TINY, method="laplace", **option)
 
 
@@ -228,3 +228,25 @@ def test_a_laplace_fit_gives_no_model_consistency_and_says_why():
     assert (shown["ICC incl. task (model)"] == "not given (Laplace tier)").all()
     assert "Laplace tier" in note and 'method="nuts"' in note
     assert "no within-cell term" not in note and "not estimable from these data" not in note
+
+
+def test_a_report_follows_the_size_rule_and_takes_the_method(monkeypatch):
+    """The report's Bayesian section chooses the method as `fit` does: by size unless asked (`-p method=...`); its
+    default tuning is the fit's (None), not a number that would count as a NUTS setting and keep NUTS at any size.
+    Its consistency table says the tier gives no model-based ICC."""
+    from agentstats.report.build import _bayes_section
+    from agentstats.report.model_tables import format_consistency
+    from agentstats.report.params import ReportParams
+
+    counts = _counts(3, 30, 4, 5)
+    monkeypatch.setattr(lap, "LAPLACE_MIN_CELLS", 60)  # 90 observed cells: "large" here
+    params = ReportParams(input_path="unused.jsonl", n_boot=0)
+    assert params.tune is None and params.method is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        section = _bayes_section(params, counts, [1, 2])
+    assert section.fit.sampler.method == "laplace"
+    shown, note = format_consistency(section.consistency, section.fit)
+    assert (shown["within-cell correlation (model)"] == "not given (Laplace tier)").all() and "-p method=nuts" in note
+    with pytest.raises(ValueError, match="tune: NUTS setting, not taken by method='laplace'"):
+        _bayes_section(params.model_copy(update={"method": "laplace", "tune": 300}), counts, [1])

@@ -35,7 +35,7 @@ runner = CliRunner()
 #: The full sizes a report runs with (once run_report's REPORT_DEFAULTS, now ReportParams' defaults and so the
 #: template's own): bootstrap resamples, draws (None: the fit's own default, at least 1000), tuning, chains, sampler
 #: (None: the fastest installed) and cores (None: one per chain).
-FULL_SIZES = {"n_boot": 2000, "draws": None, "tune": 1000, "chains": 4, "sampler": None, "cores": None}
+FULL_SIZES = {"n_boot": 2000, "draws": None, "tune": None, "chains": 4, "sampler": None, "cores": None}
 
 
 # ---- a stand-in for papermill.execute_notebook
@@ -177,7 +177,9 @@ def test_the_template_and_run_report_have_the_full_sizes_and_nbval_runs_small_on
         assert ast.literal_eval(declared[key]["default"]) == full == ReportParams.default(key)
     # nbval: PyMC (its compiled C is cached across runs), chains one after the other, and smaller sizes
     assert small["sampler"] == "pymc" and small["cores"] == 1
-    assert small["draws"] < 1000 and all(small[key] < FULL_SIZES[key] for key in ("n_boot", "tune", "chains"))
+    # (tune None is the fit's default, 1,000 tuning steps, as draws None is its 1,000-2,000 draws)
+    assert small["draws"] < 1000 and small["tune"] < 1000
+    assert all(small[key] < FULL_SIZES[key] for key in ("n_boot", "chains"))
     assert Path(small["input_path"]).is_absolute() and Path(small["input_path"]).is_file()
 
 
@@ -520,7 +522,7 @@ def test_report_command_writes_exactly_the_options_that_differ_from_the_defaults
     from agentstats.report.provenance import report_command
 
     default = {"input_path": "r.jsonl", "threshold": 0.7, "judge": "deterministic", "seed": 0, "run_bayes": True,
-               "population": "observed", "ci_prob": 0.95, "n_boot": 2000, "tune": 1000}
+               "population": "observed", "ci_prob": 0.95, "n_boot": 2000, "tune": None, "method": None}
     assert report_command(default) == "agentstats report r.jsonl"
     new = {"input_path": "r.jsonl", "threshold": 0.8, "judge": "openai", "seed": 3, "run_bayes": False}
     assert report_command(new) == "agentstats report r.jsonl --no-bayes --judge openai -p seed=3 -p threshold=0.8"

@@ -144,11 +144,16 @@ def consistency_table(cons: pd.DataFrame) -> tuple[Table, list[str]]:
     ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
     for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
         ct.add_column(c, justify="left" if c == "agent" else "right")
-    anova_missing = False
+    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE
+
+    anova_missing = laplace = False
     for _, r in cons.iterrows():
+        not_given = r.get("icc_cell_note") == NOT_GIVEN_LAPLACE
+        laplace |= not_given
         model_icc = (
             f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
             if r["icc_cell_estimable"]
+            else "not given (Laplace tier)" if not_given  # the reason once, below the table
             else str(r.get("icc_cell_note") or "not estimable: the model has no within-cell term")
         )
         anova = float(r["icc_anova"])
@@ -159,6 +164,8 @@ def consistency_table(cons: pd.DataFrame) -> tuple[Table, list[str]]:
     if anova_missing:
         notes.append("icc_anova not estimable: fewer than two tasks with trials, or every outcome the same "
                      "(no variance to split).")
+    if laplace:
+        notes.append(f"icc_cell {NOT_GIVEN_LAPLACE}.")
     return ct, notes
 
 
@@ -172,7 +179,9 @@ def fit_payload(fit: Any, summary: pd.DataFrame, cons: pd.DataFrame | None, reru
         "problems": list(diag.problems),
         "variables": [{c: clean(v) for c, v in row.items()} for _, row in diag.table.iterrows()],
     } | fit.summary()
-    payload: dict[str, Any] = {"summary": summary_records(summary), "diagnostics": diag_json}
+    # the inference method beside every number it produced (also in diagnostics, with the fit's provenance)
+    payload: dict[str, Any] = {"summary": [r | {"method": fit.sampler.method} for r in summary_records(summary)],
+                               "diagnostics": diag_json}
     if cons is not None:
         payload["consistency"] = [{c: clean(v) for c, v in row.items()} for _, row in cons.iterrows()]
     if calibration is not None:
@@ -194,7 +203,8 @@ def print_fit(
     """Print the tables and lines of ``agentstats fit``: posterior, consistency, re-run, the run, diagnostics."""
     kind = str(summary["ci_kind"].iloc[0]) if len(summary) else "eti"
     prob = float(summary["ci_prob"].iloc[0]) if len(summary) else float("nan")
-    out.print(pass_k_table(f"{label}: posterior ({fit.family.name}, {population} tasks), {prob:.0%} "
+    how = {"laplace": ", Laplace tier (not MCMC)", "exact": ", exact draws"}.get(fit.sampler.method, ", NUTS")
+    out.print(pass_k_table(f"{label}: posterior ({fit.family.name}{how}, {population} tasks), {prob:.0%} "
                            f"{_KIND_NAMES.get(kind, kind)} credible intervals", summary))
     under = [t for t in (summary, rerun[1] if rerun else None) if t is not None and t["under_half"].any()]
     out.print(
