@@ -108,7 +108,13 @@ def runs_export(
             raise fail(exc, EXIT_USAGE) from exc
         except OSError as exc:
             raise fail(exc, EXIT_FAILURE) from exc
-    console.print(f"wrote {dest}")
+    if partition_by is not None:  # what a reader of the dataset will find (its Parquet files hold the trials)
+        files = sorted(dest.rglob("*.parquet"))
+        size = sum(f.stat().st_size for f in files) / 1e6
+        console.print(f"wrote {dest}: {len(files)} Parquet file{'s' if len(files) != 1 else ''} ({size:,.1f} MB), "
+                      f"partitioned by {partition_by}")
+    else:
+        console.print(f"wrote {dest}")
 
 
 def runs_delete(

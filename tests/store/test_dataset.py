@@ -207,6 +207,9 @@ def test_cli_export_refuses_bad_arguments(tmp_path, exported):
                             "--out-dir", str(out)])
     assert r.exit_code == 0, r.output
     assert _files(out) == _files(exported[1])
+    n_files = len(list(out.rglob("*.parquet")))
+    said = " ".join(r.output.split())  # the console may wrap the line
+    assert f"{n_files} Parquet files (" in said and "MB), partitioned by run,agent" in said
     r = runner.invoke(app, ["runs", "export", "r1", "--store", str(store), "--partition-by", "run,model",
                             "--out-dir", str(tmp_path / "y")])
     assert r.exit_code == 2 and "partition by any of: run, agent, task_id, status" in r.output
