@@ -31,3 +31,13 @@ def run_case(code: str, case: str, *args: str) -> dict:
     rec = json.loads(out.strip().splitlines()[-1])
     rec.update(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, rss_mb=usage.ru_maxrss / 1024)
     return rec
+
+
+def print_table(rows: list[tuple[str, dict]], preamble: str) -> None:
+    """Print ``preamble`` (the machine and its load) and one Markdown row per ``(label, run_case result)``."""
+    print(f"\n{preamble}\n")
+    print("| operation | wall time (s) | CPU time (s) | timed part (s) | peak RSS (MB) |")
+    print("|---|---|---|---|---|")
+    for label, r in rows:
+        print(f"| {label} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['timed_s']:.2f} | {r['rss_mb']:,.0f} |")
+

@@ -143,6 +143,11 @@ def _digest(frame: pd.DataFrame) -> tuple[tuple[str, ...], np.ndarray]:
     return tuple(f"{c}:{t}" for c, t in rest.dtypes.items()), pd.util.hash_pandas_object(rest, index=True).to_numpy()
 
 
+def _same(a: tuple[tuple[str, ...], np.ndarray], b: tuple[tuple[str, ...], np.ndarray]) -> bool:
+    """Whether two :func:`_digest` results are of the same frame (column types, and every row's hash in order)."""
+    return a[0] == b[0] and len(a[1]) == len(b[1]) and bool((a[1] == b[1]).all())
+
+
 def bench_scoring(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[dict[str, Any]]:
     from agentstats.metrics import compute
 
@@ -156,8 +161,7 @@ def bench_scoring(args: argparse.Namespace, plans: list[tuple[str, int]]) -> lis
         frame, secs = timed(lambda o: compute(trials, METRICS, **o), ex, w)
         digest = _digest(frame)
         del frame  # a million conversations' frame is gigabytes: keep its digest, not a second copy
-        same = True if base is None else (len(digest[1]) == len(base[1]) and digest[0] == base[0]
-                                          and bool((digest[1] == base[1]).all()))
+        same = base is None or _same(digest, base)
         base = digest if base is None else base
         runs[(ex, w)] = (secs, same, _load())
         print(f"scoring {args.n:,}, {ex} x {w}: {secs:.1f} s, same={same}", file=sys.stderr, flush=True)
@@ -193,8 +197,7 @@ def bench_files(args: argparse.Namespace, plans: list[tuple[str, int]]) -> list[
             frame, secs = timed(lambda o: compute_files(folder, METRICS, **o), ex, w)
             digest = _digest(frame)
             del frame
-            same = True if base is None else (len(digest[1]) == len(base[1]) and digest[0] == base[0]
-                                              and bool((digest[1] == base[1]).all()))
+            same = base is None or _same(digest, base)
             base = digest if base is None else base
             runs[(ex, w)] = (secs, same, _load())
             print(f"compute_files {args.n:,} in {args.shards} shards, {ex} x {w}: {secs:.1f} s, same={same}",

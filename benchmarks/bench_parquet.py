@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _measure import run_case
+from _measure import print_table, run_case
 
 CHILD = r"""
 import sys, time, json, hashlib
@@ -47,6 +47,10 @@ print(json.dumps({"timed_s": timed if case != "export" else time.perf_counter() 
 """
 
 
+#: The generated rows: ``i`` and a seeded uniform ``h`` that sets the outcome (missing below 0.02, success above 0.5).
+_ROWS = "(SELECT i, (hash(i * 7919 + 20261203) % 1000000) / 1e6 AS h FROM range({n}) r(i))"
+
+
 def make_store(path: Path, n: int) -> None:
     """Fill a store with one run of ``n`` trials generated in SQL (10 agents x n/100 tasks x 10 trials)."""
     from agentstats.records.trial import Trial
@@ -65,7 +69,7 @@ def make_store(path: Path, n: int) -> None:
                    (i % 10)::INTEGER, CASE WHEN h < 0.02 THEN 'infra_error' ELSE 'completed' END, h > 0.5,
                    CASE WHEN h < 0.02 THEN 'missing' WHEN h > 0.5 THEN 'success' ELSE 'failure' END,
                    json_object('agent', {agent}, 'task_id', {task}, 'trial', i % 10, 'success', h > 0.5)
-            FROM (SELECT i, (hash(i * 7919 + 20261203) % 1000000) / 1e6 AS h FROM range({n}) r(i))""")
+            FROM {_ROWS.format(n=n)}""")
 
 
 def make_dataset(path: Path, n: int, threads: int, per_cell: int = 10) -> None:
@@ -88,7 +92,7 @@ def make_dataset(path: Path, n: int, threads: int, per_cell: int = 10) -> None:
                      'task-' || lpad(((i // {per_cell}) % {n_tasks})::VARCHAR, 7, '0') AS task_id,
                      (i % {per_cell})::INTEGER AS trial,
                      CAST(CASE WHEN h < 0.02 THEN 2 WHEN h > 0.5 THEN 1 ELSE 0 END AS TINYINT) AS outcome_code
-              FROM (SELECT i, (hash(i * 7919 + 20261203) % 1000000) / 1e6 AS h FROM range({n}) r(i)))
+              FROM {_ROWS.format(n=n)})
         TO '{path}' (FORMAT parquet, PARTITION_BY (run, agent))""")
     con.close()
 
@@ -141,12 +145,8 @@ def main() -> None:
         rows.append((f"{n:,} trials ({args.per_cell} a cell) written by DuckDB ({size:,.0f} MB, {made:.0f} s to "
                      f"write): `load_counts(dataset_dir)` -> {ds['result'][3]:,} cells", ds))
     load_end = os.getloadavg()
-    print(f"\n{os.cpu_count()} CPUs visible; load average (1, 5, 15 min) at start "
-          f"{', '.join(f'{x:.1f}' for x in load_start)}, at end {', '.join(f'{x:.1f}' for x in load_end)}\n")
-    print("| operation | wall time (s) | CPU time (s) | timed part (s) | peak RSS (MB) |")
-    print("|---|---|---|---|---|")
-    for label, r in rows:
-        print(f"| {label} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['timed_s']:.2f} | {r['rss_mb']:,.0f} |")
+    print_table(rows, f"{os.cpu_count()} CPUs visible; load average (1, 5, 15 min) at start "
+          f"{', '.join(f'{x:.1f}' for x in load_start)}, at end {', '.join(f'{x:.1f}' for x in load_end)}")
 
 
 if __name__ == "__main__":

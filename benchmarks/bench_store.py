@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _measure import run_case
+from _measure import print_table, run_case
 
 CHILD = r"""
 import sys, time, json
@@ -105,13 +105,9 @@ def main() -> None:
             rows.append(("`load_counts(store, run=...)` (what `agentstats estimate` reads)", lca))
             size = store.stat().st_size / 1e6
     load_end = os.getloadavg()
-    print(f"\nstore file ({sizes[-1]:,} trials): {size:.0f} MB; {os.cpu_count()} CPUs visible; "
+    print_table(rows, f"store file ({sizes[-1]:,} trials): {size:.0f} MB; {os.cpu_count()} CPUs visible; "
           f"taskset: {os.sched_getaffinity(0)}; load average (1, 5, 15 min) at start "
-          f"{', '.join(f'{x:.1f}' for x in load_start)}, at end {', '.join(f'{x:.1f}' for x in load_end)}\n")
-    print("| operation | wall time (s) | CPU time (s) | timed part (s) | peak RSS (MB) |")
-    print("|---|---|---|---|---|")
-    for label, r in rows:
-        print(f"| {label} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['timed_s']:.2f} | {r['rss_mb']:,.0f} |")
+          f"{', '.join(f'{x:.1f}' for x in load_start)}, at end {', '.join(f'{x:.1f}' for x in load_end)}")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,14 @@ class SamplerInfo:
     method: str = "nuts"
     laplace: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """The inference method in a few words, for a table's title.
+
+        ``"NUTS"``, ``"Laplace tier (not MCMC)"`` or ``"exact draws"`` (:meth:`describe` gives the settings too).
+        """
+        return {"laplace": "Laplace tier (not MCMC)", "exact": "exact draws"}.get(self.method, "NUTS")
+
     def describe(self) -> str:
         """How the draws were made, in one phrase for every printed number (the CLI's fit output, the report).
 

@@ -11,7 +11,15 @@ from agentstats.models.data import prepare_counts
 from agentstats.models.result import Fit
 from agentstats.posterior._common import as_fit, interval
 
-__all__ = ["NOT_ESTIMABLE_NO_TERM", "NOT_ESTIMABLE_ONE_TRIAL", "NOT_GIVEN_LAPLACE", "consistency", "task_effects"]
+__all__ = [
+    "NOT_ESTIMABLE_NO_TERM",
+    "NOT_ESTIMABLE_ONE_TRIAL",
+    "NOT_GIVEN_LAPLACE",
+    "NOT_GIVEN_LAPLACE_LABEL",
+    "consistency",
+    "not_given_laplace",
+    "task_effects",
+]
 
 #: Why an agent's within-cell correlation is not given: one trial per task (the data cannot show how alike two tries
 #: of one task are, so its posterior would be the prior's).
@@ -24,6 +32,16 @@ NOT_ESTIMABLE_NO_TERM = "not estimable: the model has no within-cell term"
 #: does not cover at NUTS's rate is not used.
 NOT_GIVEN_LAPLACE = ("not given by the Laplace tier (its consistency intervals under-cover, docs/validation.md); "
                      "fit NUTS for it: method='nuts', on the command line --method nuts")
+#: What a table shows in place of such a value (the reason, :data:`NOT_GIVEN_LAPLACE`, once below it).
+NOT_GIVEN_LAPLACE_LABEL = "not given (Laplace tier)"
+
+
+def not_given_laplace(rows: pd.DataFrame | pd.Series) -> bool:
+    """Tell whether a :func:`consistency` table (any row) or one row is of a Laplace-tier fit (no model ICC)."""
+    note = rows.get("icc_cell_note")
+    if isinstance(rows, pd.DataFrame):
+        return note is not None and bool((note == NOT_GIVEN_LAPLACE).any())
+    return bool(note == NOT_GIVEN_LAPLACE)
 
 
 def _anova_icc(n: np.ndarray, c: np.ndarray) -> float:

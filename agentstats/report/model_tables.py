@@ -21,19 +21,18 @@ if TYPE_CHECKING:  # the fit's types only: describing a fit needs no PyMC import
     from agentstats.models.diagnostics import Diagnostics
     from agentstats.models.result import Fit
 
-#: What a table shows for a model-based consistency a Laplace-tier fit does not give (:data:`NOT_GIVEN_LAPLACE`).
-_NOT_GIVEN = "not given (Laplace tier)"
-
-
-
 def _not_given(rows: pd.DataFrame | pd.Series) -> bool:
-    """Tell whether a consistency table (or row) is of a Laplace-tier fit, which gives no model-based ICC."""
-    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE  # here: this module imports no PyMC
+    """:func:`agentstats.posterior.consistency.not_given_laplace`, imported here: this module imports no PyMC."""
+    from agentstats.posterior.consistency import not_given_laplace
 
-    note = rows.get("icc_cell_note")
-    if isinstance(rows, pd.DataFrame):
-        return note is not None and bool((note == NOT_GIVEN_LAPLACE).any())
-    return bool(note == NOT_GIVEN_LAPLACE)
+    return not_given_laplace(rows)
+
+
+def _not_given_label() -> str:
+    """:data:`agentstats.posterior.consistency.NOT_GIVEN_LAPLACE_LABEL` (imported here, as above)."""
+    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE_LABEL
+
+    return NOT_GIVEN_LAPLACE_LABEL
 
 
 __all__ = [
@@ -256,7 +255,7 @@ def format_consistency_pass_hat_k(
             ok = bool(r.get("icc_cell_estimable", True)) and np.isfinite(v)
             row["within-cell correlation"] = (
                 f"{num(v, digits)} {interval(float(r['icc_cell_low']), float(r['icc_cell_high']), digits)}"
-                if ok else _NOT_GIVEN if _not_given(r) else "not estimable"
+                if ok else _not_given_label() if _not_given(r) else "not estimable"
             )
         if agent in cons.index:
             row["flip share"] = num(float(cons.loc[agent, "flip_share"]), digits)
@@ -296,7 +295,7 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
     def with_ci(r: pd.Series, name: str) -> str:
         v = float(r[name])
         if not np.isfinite(v):
-            return _NOT_GIVEN if laplace else "not estimable"
+            return _not_given_label() if laplace else "not estimable"
         return f"{num(v, digits)} {interval(float(r[f'{name}_low']), float(r[f'{name}_high']), digits)}"
 
     rows = []
@@ -313,8 +312,8 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
         if has_model:
             row["ICC incl. task (model)"] = with_ci(r, "icc_model")
             estimable = bool(r.get("icc_cell_estimable", True)) and np.isfinite(float(r["icc_cell"]))
-            row["within-cell correlation (model)"] = (with_ci(r, "icc_cell") if estimable else _NOT_GIVEN if laplace
-                                                      else "not estimable")
+            missing = _not_given_label() if laplace else "not estimable"
+            row["within-cell correlation (model)"] = with_ci(r, "icc_cell") if estimable else missing
             single = not estimable and int(r["n_tasks_multi"]) == 0 and table["agent"].nunique() > 1
             one_trial |= single and not laplace
             cell_missing |= not estimable and not single and not laplace

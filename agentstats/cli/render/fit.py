@@ -144,16 +144,16 @@ def consistency_table(cons: pd.DataFrame) -> tuple[Table, list[str]]:
     ct = Table(title="consistency per agent: correlation of two trials on one task (icc_cell)")
     for c in ("agent", "tasks", "flip share", "icc_anova (data)", "icc_cell (model, interval)"):
         ct.add_column(c, justify="left" if c == "agent" else "right")
-    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE
+    from agentstats.posterior.consistency import NOT_GIVEN_LAPLACE, NOT_GIVEN_LAPLACE_LABEL, not_given_laplace
 
     anova_missing = laplace = False
     for _, r in cons.iterrows():
-        not_given = r.get("icc_cell_note") == NOT_GIVEN_LAPLACE
+        not_given = not_given_laplace(r)
         laplace |= not_given
         model_icc = (
             f"{r['icc_cell']:.3f} [{r['icc_cell_low']:.3f}, {r['icc_cell_high']:.3f}]"
             if r["icc_cell_estimable"]
-            else "not given (Laplace tier)" if not_given  # the reason once, below the table
+            else NOT_GIVEN_LAPLACE_LABEL if not_given  # the reason once, below the table
             else str(r.get("icc_cell_note") or "not estimable: the model has no within-cell term")
         )
         anova = float(r["icc_anova"])
@@ -203,9 +203,8 @@ def print_fit(
     """Print the tables and lines of ``agentstats fit``: posterior, consistency, re-run, the run, diagnostics."""
     kind = str(summary["ci_kind"].iloc[0]) if len(summary) else "eti"
     prob = float(summary["ci_prob"].iloc[0]) if len(summary) else float("nan")
-    how = {"laplace": ", Laplace tier (not MCMC)", "exact": ", exact draws"}.get(fit.sampler.method, ", NUTS")
-    out.print(pass_k_table(f"{label}: posterior ({fit.family.name}{how}, {population} tasks), {prob:.0%} "
-                           f"{_KIND_NAMES.get(kind, kind)} credible intervals", summary))
+    out.print(pass_k_table(f"{label}: posterior ({fit.family.name}, {fit.sampler.label}, {population} tasks), "
+                           f"{prob:.0%} {_KIND_NAMES.get(kind, kind)} credible intervals", summary))
     under = [t for t in (summary, rerun[1] if rerun else None) if t is not None and t["under_half"].any()]
     out.print(
         "tasks: the tasks behind each value / the tasks in the input (posterior: the agent's tasks with a recorded "
