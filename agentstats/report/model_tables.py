@@ -58,8 +58,9 @@ def format_diagnostics(fit: Fit | Diagnostics | pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Indexed by ``variable``; columns ``elements``, ``R-hat`` (3 decimals; ``n/a (constant draws)`` for a NaN
-        R-hat), ``ESS bulk`` and ``ESS tail`` (whole numbers with thousands separators), ``meets thresholds``
+        Indexed by ``variable``; columns ``elements``, ``R-hat`` (3 decimals; for a NaN R-hat ``n/a (independent
+        draws)`` where the diagnostics say R-hat does not apply (the Laplace tier's ``note``), else ``n/a (constant
+        draws)``), ``ESS bulk`` and ``ESS tail`` (whole numbers with thousands separators), ``meets thresholds``
         (``yes`` / ``NO``). Values are strings.
     """
 
@@ -67,12 +68,14 @@ def format_diagnostics(fit: Fit | Diagnostics | pd.DataFrame) -> pd.DataFrame:
         return "n/a" if pd.isna(x) else f"{round(float(x)):,}"
 
     if isinstance(fit, pd.DataFrame):
-        table = fit
+        table, independent = fit, False
     else:
-        table = (fit.diagnostics() if hasattr(fit, "diagnostics") else fit).table
+        diag = fit.diagnostics() if hasattr(fit, "diagnostics") else fit
+        table, independent = diag.table, bool(diag.note)  # a note: independent draws, R-hat does not apply
+    missing = "n/a (independent draws)" if independent else "n/a (constant draws)"
     out = pd.DataFrame({
         "elements": [f"{int(n):,}" for n in table["size"]],
-        "R-hat": ["n/a (constant draws)" if pd.isna(r) else f"{float(r):.3f}" for r in table["r_hat"]],
+        "R-hat": [missing if pd.isna(r) else f"{float(r):.3f}" for r in table["r_hat"]],
         "ESS bulk": [ess(x) for x in table["ess_bulk"]],
         "ESS tail": [ess(x) for x in table["ess_tail"]],
         "meets thresholds": ["yes" if ok else "NO" for ok in table["ok"]],

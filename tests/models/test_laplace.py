@@ -161,6 +161,10 @@ def test_diagnostics_of_independent_draws_say_r_hat_and_ess_do_not_apply():
     assert good.ok and good.problems == [] and good.table["r_hat"].isna().all() and good.table["ess_bulk"].isna().all()
     assert "R-hat and ESS do not apply" in good.note and "100 independent draws" in good.note
     assert "R-hat and ESS do not apply" in str(good)
+    from agentstats.report.model_tables import format_diagnostics
+
+    # the report's table says why there is no R-hat: independent draws, not a constant chain
+    assert set(format_diagnostics(good)["R-hat"]) == {"n/a (independent draws)"}
     bad = diagnose(_laplace_tree({"mode_shift_sd": 0.2, "quadrature_shift_sd": 0.3, "min_eigenvalue": 0.5}))
     assert not bad.ok and len(bad.problems) == 2 and "method='nuts'" in bad.problems[0]
 
