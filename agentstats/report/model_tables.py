@@ -357,7 +357,7 @@ def format_consistency(table: pd.DataFrame, fit: Fit | None = None, digits: int 
             "*ICC incl. task (model)* is the share of outcome variance due to the task in this model, the same for "
             "every agent; the agents' own consistency is the within-cell correlation."
         )
-    if has_model:
+    if has_model and not laplace:  # compares with a model value the tier does not give
         notes.append(
             "*ICC (ANOVA)* is computed from the outcomes and includes task difficulty; the within-cell correlation "
             "is the model's correlation of two tries of one agent on one task, after task difficulty, so it is "
